@@ -1,0 +1,136 @@
+"""The active debug session of this process: event bus, driver, target and runtime.
+
+A script run as ``python script.py`` gets a default session (CPU backend, no
+subscribers); ``kdebug run`` configures one before the script starts.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from kdebug.driver import events as E
+from kdebug.driver.driver import Driver
+from kdebug.errors import BackendUnavailable, KdebugError, LaunchError
+
+BACKENDS = ("cpu", "gpu", "auto")
+STRATEGIES = ("worklist", "toplevel", "recursive")
+
+
+def gpu_available() -> tuple[bool, str]:
+    """Whether pycuda imports and a CUDA device is present, and if not, why."""
+    try:
+        import pycuda.driver as drv  # noqa: F401
+    except Exception as exc:  # noqa: BLE001 - any import failure means no GPU backend
+        return False, f"pycuda is not importable ({exc.__class__.__name__}: {exc})"
+    try:
+        drv.init()
+        if drv.Device.count() == 0:
+            return False, "pycuda found no CUDA device"
+    except Exception as exc:  # noqa: BLE001
+        return False, f"the CUDA driver failed to start ({exc})"
+    return True, ""
+
+
+class Session:
+    def __init__(self, backend: str = "auto", strategy: str = "worklist", memcheck: bool = True,
+                 bus: E.EventBus | None = None) -> None:
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}")
+        if strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}")
+        self.bus = bus or E.EventBus()
+        self.requested_backend = backend
+        self.backend = self._resolve_backend(backend)
+        self.strategy = strategy
+        self.memcheck = memcheck
+        from kdebug.targets.cpu import CpuTarget
+        from kdebug.runtime.cpu import CpuRuntime
+        self.target = CpuTarget()
+        self.runtime = CpuRuntime()
+        self.driver = Driver(self.bus, self.target, strategy)
+        self._launches = 0
+        self.failed = False
+
+    @staticmethod
+    def _resolve_backend(backend: str) -> str:
+        if backend == "cpu":
+            return "cpu"
+        ok, why = gpu_available()
+        if backend == "gpu":
+            raise BackendUnavailable(f"the gpu backend is not available yet in this build of kdebug ({why or 'not implemented'})",
+                                     hint="run with --backend cpu (the default when no GPU is present)")
+        return "cpu"
+
+    # ---- compilation ---------------------------------------------------------------
+    def compile_kernel(self, dispatcher, argtypes: tuple):
+        try:
+            return self.driver.compile_kernel(dispatcher, argtypes)
+        except KdebugError:
+            self.failed = True
+            raise
+
+    def compiled_for(self, dispatcher) -> dict:
+        return {c.record.argtypes: c for c in self.driver.cache.values() if c.record.job.function is dispatcher}
+
+    # ---- launches ---------------------------------------------------------------------
+    def launch(self, dispatcher, args, argtypes, grid, block, shared, loc) -> None:
+        compiled = self.compile_kernel(dispatcher, argtypes)
+        self._launches += 1
+        lid = self._launches
+        self.bus.emit(E.LaunchStarted(launch=lid, job=compiled.record.id, name=dispatcher.__name__,
+                                      grid=list(grid), block=list(block), backend=self.backend))
+        t0 = time.perf_counter()
+        staged, copy_back = self._stage_arguments(args)
+        error = None
+        try:
+            self.runtime.launch(compiled, staged, argtypes, grid, block, shared)
+        except KdebugError as exc:
+            error = exc
+        finally:
+            for dst, src in copy_back:
+                np.copyto(dst, src)
+            dt = time.perf_counter() - t0
+            self.bus.emit(E.LaunchFinished(launch=lid, name=dispatcher.__name__, duration=dt,
+                                           error=str(error) if error else None))
+        if error is not None:
+            self.failed = True
+            self.bus.emit(E.Diagnostic(severity="error", message=error.message, category=getattr(error, "category", "launch"),
+                                       job=compiled.record.id, location=error.loc.to_json() if error.loc else None,
+                                       text=str(error)))
+            raise error
+
+    @staticmethod
+    def _stage_arguments(args):
+        """numpy arrays are copied to the device and back, as numba does; on the CPU, in place when contiguous."""
+        staged, copy_back = [], []
+        for a in args:
+            if isinstance(a, np.ndarray):
+                if a.flags.c_contiguous and a.flags.writeable:
+                    staged.append(a)
+                else:
+                    tmp = np.ascontiguousarray(a).copy()
+                    staged.append(tmp)
+                    if a.flags.writeable:
+                        copy_back.append((a, tmp))
+            else:
+                staged.append(a)
+        return staged, copy_back
+
+    def report_launch_error(self, message: str, loc) -> None:
+        raise LaunchError(message, loc)
+
+
+_current: Session | None = None
+
+
+def get_session() -> Session:
+    global _current
+    if _current is None:
+        _current = Session()
+    return _current
+
+
+def set_session(session: Session | None) -> None:
+    global _current
+    _current = session

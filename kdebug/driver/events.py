@@ -1,0 +1,204 @@
+"""Typed, JSON-serialisable events: the only thing the UI ever sees of the driver.
+
+Every event serialises to one JSON object with ``v`` (schema version),
+``event`` (its kind, snake_case) and ``t`` (seconds since the session
+started). Job events also carry ``job``, ``name``, ``parent`` and ``key``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class Event:
+    kind: ClassVar[str] = "event"
+    t: float = field(default=0.0, kw_only=True)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"v": SCHEMA_VERSION, "event": self.kind, "t": round(self.t, 6)}
+        for f in dataclasses.fields(self):
+            if f.name != "t":
+                out[f.name] = getattr(self, f.name)
+        return out
+
+
+@dataclass
+class JobEvent(Event):
+    job: int
+    name: str
+    parent: int | None
+    key: str
+
+
+@dataclass
+class JobRequested(JobEvent):
+    kind: ClassVar[str] = "job_requested"
+    reason: str = "host"  # host, launch, pointer, grad
+    argtypes: list[str] = field(default_factory=list)
+    job_kind: str = "kernel"  # kernel or device
+    target: str = "cpu"
+    source_file: str | None = None
+    source_line: int | None = None
+    source: str | None = None
+
+
+@dataclass
+class JobStarted(JobEvent):
+    kind: ClassVar[str] = "job_started"
+
+
+@dataclass
+class JobFinished(JobEvent):
+    kind: ClassVar[str] = "job_finished"
+    duration: float = 0.0
+
+
+@dataclass
+class JobFailed(JobEvent):
+    kind: ClassVar[str] = "job_failed"
+    error: str = ""
+
+
+@dataclass
+class CacheHit(JobEvent):
+    kind: ClassVar[str] = "cache_hit"
+
+
+@dataclass
+class PhaseStarted(JobEvent):
+    kind: ClassVar[str] = "phase_started"
+    phase: str = ""
+
+
+@dataclass
+class PhaseFinished(JobEvent):
+    kind: ClassVar[str] = "phase_finished"
+    phase: str = ""
+    duration: float = 0.0
+    snapshot: int | None = None  # id of the Snapshot event holding this phase's IR
+
+
+@dataclass
+class Snapshot(JobEvent):
+    """The IR of one job after one phase (``before_finish``/``after_finish`` included)."""
+
+    kind: ClassVar[str] = "snapshot"
+    id: int = 0
+    phase: str = ""
+    language: str = "llvm"  # llvm, python, text, ptx, asm
+    text: str = ""
+
+
+@dataclass
+class DeferredResolved(JobEvent):
+    """A deferred-codegen marker in job ``job`` was replaced by job ``target``'s entry."""
+
+    kind: ClassVar[str] = "deferred_resolved"
+    target_job: int = 0
+    marker: str = ""
+    entry: str = ""
+
+
+@dataclass
+class Reentrant(JobEvent):
+    """A job asked, through its deferred jobs, for a job already on its request chain."""
+
+    kind: ClassVar[str] = "reentrant"
+    target_job: int = 0
+    cycle: list[int] = field(default_factory=list)
+    cycle_names: list[str] = field(default_factory=list)
+    resolution: str = "reference"  # reference or stopped
+
+
+@dataclass
+class Diagnostic(Event):
+    kind: ClassVar[str] = "diagnostic"
+    severity: str = "error"  # error, warning, note
+    message: str = ""
+    category: str = "compile"  # compile, launch, runtime, memcheck, barrier, reentrant, finish, script
+    job: int | None = None
+    location: dict | None = None  # {"file", "line", "col"}
+    text: str = ""  # the whole formatted message, with source line and caret
+
+
+@dataclass
+class LaunchStarted(Event):
+    kind: ClassVar[str] = "launch_started"
+    launch: int = 0
+    job: int | None = None
+    name: str = ""
+    grid: list[int] = field(default_factory=list)
+    block: list[int] = field(default_factory=list)
+    backend: str = "cpu"
+    parent_launch: int | None = None  # set for device-side launches
+
+
+@dataclass
+class LaunchFinished(Event):
+    kind: ClassVar[str] = "launch_finished"
+    launch: int = 0
+    name: str = ""
+    duration: float = 0.0
+    error: str | None = None
+
+
+@dataclass
+class SessionStarted(Event):
+    kind: ClassVar[str] = "session_started"
+    script: str = ""
+    backend: str = "cpu"
+    strategy: str = "worklist"
+    argv: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SessionEnded(Event):
+    kind: ClassVar[str] = "session_ended"
+    status: str = "ok"  # ok, failed, crashed, killed
+    exit_code: int = 0
+    error: str | None = None
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.kind: cls for cls in (
+        JobRequested, JobStarted, JobFinished, JobFailed, CacheHit, PhaseStarted, PhaseFinished,
+        Snapshot, DeferredResolved, Reentrant, Diagnostic, LaunchStarted, LaunchFinished,
+        SessionStarted, SessionEnded,
+    )
+}
+
+
+def event_from_json(obj: dict[str, Any]) -> Event:
+    """Rebuild a typed event from its JSON object (unknown fields are ignored)."""
+    cls = EVENT_TYPES[obj["event"]]
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in obj.items() if k in names})
+
+
+class EventBus:
+    """Delivers events, stamped with session time, to every subscriber in order."""
+
+    def __init__(self) -> None:
+        self.t0 = time.perf_counter()
+        self._subscribers: list[Callable[[Event], None]] = []
+        self._lock = threading.RLock()
+
+    def subscribe(self, callback: Callable[[Event], None]) -> None:
+        self._subscribers.append(callback)
+
+    def unsubscribe(self, callback: Callable[[Event], None]) -> None:
+        if callback in self._subscribers:
+            self._subscribers.remove(callback)
+
+    def emit(self, event: Event) -> Event:
+        with self._lock:
+            event.t = time.perf_counter() - self.t0
+            for callback in list(self._subscribers):
+                callback(event)
+        return event

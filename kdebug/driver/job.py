@@ -1,0 +1,78 @@
+"""CompilerJob: one function, specialised on argument types, for a target — and its record."""
+from __future__ import annotations
+
+import hashlib
+import inspect
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class CompilerJob:
+    """What to compile. Frozen and hashable; ``key`` is stable across runs."""
+
+    function: object  # the Dispatcher
+    argtypes: tuple
+    target: str  # cpu or ptx
+    kind: str  # kernel or device
+
+    @property
+    def name(self) -> str:
+        return self.function.__name__
+
+    @property
+    def key(self) -> str:
+        return job_key(self.function, self.argtypes, self.target, self.kind)
+
+    def __str__(self) -> str:
+        return f"{self.name}({', '.join(map(str, self.argtypes))}) [{self.kind}, {self.target}]"
+
+
+_source_hash: dict = {}
+
+
+def job_key(function, argtypes, target: str, kind: str) -> str:
+    """``module.qualname(types)/kind/target#hash``: the hash is of the function's source text."""
+    py = function.py_func
+    h = _source_hash.get(py)
+    if h is None:
+        try:
+            text = inspect.getsource(py)
+        except (OSError, TypeError):
+            text = py.__code__.co_code.hex()
+        h = _source_hash[py] = hashlib.sha1(text.encode()).hexdigest()[:8]
+    types = ", ".join(map(str, argtypes))
+    return f"{py.__module__}.{py.__qualname__}({types})/{kind}/{target}#{h}"
+
+
+@dataclass
+class JobRecord:
+    """A job as the driver tracks it: identity, tree position, state and artifacts."""
+
+    id: int
+    job: CompilerJob
+    parent: int | None
+    reason: str  # host, launch, pointer
+    state: str = "queued"  # queued, compiling, done, failed
+    entry: str = ""  # name of the entry function in the IR
+    typed: object = None  # TypedFunction
+    module_ir: object = None  # llvmlite.ir.Module after lower
+    snapshots: dict = field(default_factory=dict)  # phase -> text
+    finished: bool = False  # the finish passes ran on its entry
+    compile_time: float = 0.0
+    functions: list = field(default_factory=list)  # names of functions belonging to this job
+
+    @property
+    def name(self) -> str:
+        return self.job.name
+
+    @property
+    def kind(self) -> str:
+        return self.job.kind
+
+    @property
+    def argtypes(self) -> tuple:
+        return self.job.argtypes
+
+    @property
+    def key(self) -> str:
+        return self.job.key

@@ -1,0 +1,80 @@
+"""User-facing errors. Each carries a source location and says what to do instead.
+
+Errors from user input are never shown as a Python traceback from inside the
+compiler: the CLI prints ``str(error)``, which is the located message.
+"""
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    file: str
+    line: int
+    col: int  # 1-based, as editors show it
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+    def source_line(self) -> str:
+        return linecache.getline(self.file, self.line).rstrip("\n")
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "line": self.line, "col": self.col}
+
+
+class KdebugError(Exception):
+    """Base of every error kdebug reports to a user."""
+
+    kind = "error"
+
+    def __init__(self, message: str, loc: SourceLocation | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.loc = loc
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return format_error(self.kind, self.message, self.loc, self.hint)
+
+
+class CompileError(KdebugError):
+    """A kernel outside the supported subset, or badly typed."""
+
+    kind = "compile error"
+
+
+class LaunchError(KdebugError):
+    """A bad launch configuration or bad arguments to a kernel."""
+
+    kind = "launch error"
+
+
+class KernelRuntimeError(KdebugError):
+    """Something a kernel did while running: out-of-bounds access, divergent barrier..."""
+
+    kind = "kernel error"
+
+
+class ReentrantLoopError(KdebugError):
+    """The recursive strategy asked for a job already on its own request chain."""
+
+    kind = "re-entrant codegen loop"
+
+
+class BackendUnavailable(KdebugError):
+    kind = "backend unavailable"
+
+
+def format_error(kind: str, message: str, loc: SourceLocation | None, hint: str | None) -> str:
+    lines = [f"{loc}: {kind}: {message}" if loc else f"{kind}: {message}"]
+    if loc is not None:
+        text = loc.source_line()
+        if text:
+            lines.append("    " + text)
+            lines.append("    " + " " * (loc.col - 1) + "^")
+    if hint:
+        lines.append(f"hint: {hint}")
+    return "\n".join(lines)

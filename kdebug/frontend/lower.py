@@ -1,0 +1,759 @@
+"""Lowering: a TypedFunction -> LLVM IR (llvmlite.ir), one function per kernel or device function.
+
+Every local is an alloca in the entry block (LLVM's mem2reg turns them into
+SSA values). Targets shape a few things through small hooks (see
+``kdebug/targets/base.py``): the hidden thread-context parameter, special
+registers, device-side launches and function pointers.
+"""
+from __future__ import annotations
+
+import ast
+import math
+
+import numpy as np
+from llvmlite import ir
+
+from kdebug.frontend.typeinfer import PyValue, TypedFunction, LaunchTarget, infer_function
+from kdebug.lang import intrinsics as I
+from kdebug.lang import types as T
+
+i1, i8, i32, i64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+f32, f64 = ir.FloatType(), ir.DoubleType()
+
+
+def llvm_type(t: T.Type) -> ir.Type:
+    """The register type of a kernel-language value."""
+    if isinstance(t, T.Scalar):
+        if t.is_bool:
+            return i1
+        if t.is_int:
+            return ir.IntType(t.bits)
+        return f32 if t.bits == 32 else f64
+    if isinstance(t, T.Array):
+        return ir.LiteralStructType([ir.PointerType(mem_type(t.dtype)), ir.ArrayType(i64, t.ndim)])
+    if isinstance(t, T.Tuple):
+        return ir.LiteralStructType([llvm_type(x) for x in t.types])
+    if isinstance(t, T.NoneType):
+        return ir.VoidType()
+    if isinstance(t, T.FunctionPointer):
+        return ir.PointerType(i8)
+    raise TypeError(f"no LLVM type for {t}")
+
+
+def mem_type(t: T.Scalar) -> ir.Type:
+    """The in-memory type of an array element (booleans are bytes in memory)."""
+    return i8 if t.is_bool else llvm_type(t)
+
+
+def const(t: T.Type, value) -> ir.Constant:
+    if isinstance(t, T.Tuple):
+        return ir.Constant(llvm_type(t), [const(x, v) for x, v in zip(t.types, value)])
+    if t.is_float:
+        return ir.Constant(llvm_type(t), float(value))
+    if t.is_bool:
+        return ir.Constant(i1, int(bool(value)))
+    v = int(value)
+    return ir.Constant(llvm_type(t), v & ((1 << t.bits) - 1))
+
+
+_LLVM_MATH = {"sqrt", "sin", "cos", "exp", "log", "log2", "log10", "fabs", "floor", "ceil", "trunc", "exp2"}
+_LIBM_MATH = {"tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "expm1",
+              "log1p", "erf", "erfc", "lgamma", "atan2", "hypot", "fmod", "pow", "copysign"}
+_LIBM_RENAME = {"gamma": "tgamma"}
+
+
+class FunctionLowerer:
+    """Lowers one typed function into an llvmlite function of ``module``."""
+
+    def __init__(self, module: ir.Module, tf: TypedFunction, target, name: str, linkage: str,
+                 functions: dict, markers: dict | None = None) -> None:
+        self.module, self.tf, self.target = module, tf, target
+        self.functions = functions  # (py_func, argtypes) -> ir.Function, shared by one module
+        self.markers = markers if markers is not None else {}  # id(DeferredRequest node) -> marker name
+        self.src = tf.source
+        params = [llvm_type(t) for t in tf.argtypes]
+        ctx_t = target.context_type()
+        if ctx_t is not None:
+            params = [ctx_t] + params
+        fnty = ir.FunctionType(llvm_type(tf.restype), params)
+        self.fn = ir.Function(module, fnty, name=name)
+        self.fn.linkage = linkage
+        self.functions[(tf.source.function, tf.argtypes)] = self.fn
+        self.ctx = self.fn.args[0] if ctx_t is not None else None
+        self.entry = self.fn.append_basic_block("entry")
+        self.builder = ir.IRBuilder(self.entry)
+        self.slots: dict[str, ir.Value] = {}
+        self.loops: list[tuple[ir.Block, ir.Block]] = []
+        self.counter = 0
+
+    # ---- helpers --------------------------------------------------------------
+    def loc(self, node):
+        return self.src.loc(node)
+
+    def alloca(self, ty: ir.Type, name: str = "") -> ir.Value:
+        with self.builder.goto_entry_block():
+            if self.entry.instructions:
+                self.builder.position_before(self.entry.instructions[0])
+            return self.builder.alloca(ty, name=name)
+
+    def new_block(self, name: str) -> ir.Block:
+        self.counter += 1
+        return self.fn.append_basic_block(f"{name}.{self.counter}")
+
+    def branch(self, target: ir.Block) -> None:
+        if not self.builder.block.is_terminated:
+            self.builder.branch(target)
+
+    def after_jump(self) -> None:
+        """Statements after return/break/continue go to an unreachable block."""
+        self.builder.position_at_end(self.new_block("dead"))
+
+    def type_of(self, node) -> T.Type:
+        return self.tf.types[node]
+
+    # ---- driving --------------------------------------------------------------
+    def lower(self) -> ir.Function:
+        b = self.builder
+        args = self.fn.args[1:] if self.ctx is not None else self.fn.args
+        for name, t in self.tf.locals.items():
+            self.slots[name] = self.alloca(llvm_type(t), name=name)
+        for name, t, arg in zip(self.tf.argnames, self.tf.argtypes, args):
+            arg.name = f"arg.{name}"
+            b.store(self.cast(arg, t, self.tf.locals[name]), self.slots[name])
+        self.exit = self.fn.append_basic_block("exit")
+        if self.tf.restype != T.void:
+            self.retslot = self.alloca(llvm_type(self.tf.restype), name="retval")
+        self.body(self.tf.source.tree.body)
+        self.branch(self.exit)
+        b.position_at_end(self.exit)
+        if self.tf.restype == T.void:
+            b.ret_void()
+        else:
+            b.ret(b.load(self.retslot))
+        return self.fn
+
+    # ---- statements -----------------------------------------------------------
+    def body(self, stmts) -> None:
+        for s in stmts:
+            getattr(self, "stmt_" + type(s).__name__)(s)
+
+    def stmt_Pass(self, node) -> None:
+        pass
+
+    def stmt_Expr(self, node) -> None:
+        if isinstance(node.value, ast.Constant):
+            return
+        self.expr(node.value)
+
+    def stmt_Assign(self, node) -> None:
+        value = self.expr(node.value)
+        vt = self.type_of(node.value)
+        for target in node.targets:
+            self.store_target(target, value, vt)
+
+    def store_target(self, target, value, vt) -> None:
+        b = self.builder
+        if isinstance(target, ast.Name):
+            lt = self.tf.locals[target.id]
+            b.store(self.cast(value, vt, lt), self.slots[target.id])
+        elif isinstance(target, ast.Tuple):
+            for i, elt in enumerate(target.elts):
+                self.store_target(elt, b.extract_value(value, i), vt.types[i])
+        elif isinstance(target, ast.Subscript):
+            ptr, elem_t = self.element_pointer(target)
+            self.store_element(ptr, elem_t, self.cast(value, vt, elem_t))
+
+    def store_element(self, ptr, elem_t, value) -> None:
+        if elem_t.is_bool:
+            value = self.builder.zext(value, i8)
+        self.builder.store(value, ptr)
+
+    def load_element(self, ptr, elem_t):
+        v = self.builder.load(ptr)
+        return self.builder.icmp_unsigned("!=", v, ir.Constant(i8, 0)) if elem_t.is_bool else v
+
+    def stmt_AugAssign(self, node) -> None:
+        rt = self.type_of(node)
+        target = node.target
+        rhs = self.expr(node.value)
+        if isinstance(target, ast.Name):
+            lt = self.tf.locals[target.id]
+            cur = self.builder.load(self.slots[target.id])
+            result = self.binop(node.op, cur, lt, rhs, self.type_of(node.value), rt)
+            self.builder.store(self.cast(result, rt, lt), self.slots[target.id])
+        else:
+            ptr, elem_t = self.element_pointer(target)
+            cur = self.load_element(ptr, elem_t)
+            result = self.binop(node.op, cur, elem_t, rhs, self.type_of(node.value), rt)
+            self.store_element(ptr, elem_t, self.cast(result, rt, elem_t))
+
+    def stmt_If(self, node) -> None:
+        b = self.builder
+        cond = self.truth(self.expr(node.test), self.type_of(node.test))
+        then, merge = self.new_block("if.then"), self.new_block("if.end")
+        other = self.new_block("if.else") if node.orelse else merge
+        b.cbranch(cond, then, other)
+        b.position_at_end(then)
+        self.body(node.body)
+        self.branch(merge)
+        if node.orelse:
+            b.position_at_end(other)
+            self.body(node.orelse)
+            self.branch(merge)
+        b.position_at_end(merge)
+
+    def stmt_While(self, node) -> None:
+        b = self.builder
+        head, body, end = self.new_block("while.cond"), self.new_block("while.body"), self.new_block("while.end")
+        self.branch(head)
+        b.position_at_end(head)
+        b.cbranch(self.truth(self.expr(node.test), self.type_of(node.test)), body, end)
+        b.position_at_end(body)
+        self.loops.append((head, end))
+        self.body(node.body)
+        self.loops.pop()
+        self.branch(head)
+        b.position_at_end(end)
+
+    def stmt_For(self, node) -> None:
+        b = self.builder
+        it = node.iter
+        lt = self.type_of(it)
+        ty = llvm_type(lt)
+        vals = [self.cast(self.expr(a), self.type_of(a), lt) for a in it.args]
+        if len(vals) == 1:
+            start, stop, step = ir.Constant(ty, 0), vals[0], ir.Constant(ty, 1)
+        elif len(vals) == 2:
+            start, stop, step = vals[0], vals[1], ir.Constant(ty, 1)
+        else:
+            start, stop, step = vals
+        counter = self.alloca(ty, name="range.i")
+        b.store(start, counter)
+        head, body, latch, end = (self.new_block(n) for n in ("for.cond", "for.body", "for.inc", "for.end"))
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.load(counter)
+        sign = _constant_sign(it.args[2]) if len(it.args) == 3 else 1
+        if sign > 0:
+            cond = b.icmp_signed("<", i, stop)
+        elif sign < 0:
+            cond = b.icmp_signed(">", i, stop)
+        else:
+            cond = self._range_cond_dynamic(i, stop, step)
+        b.cbranch(cond, body, end)
+        b.position_at_end(body)
+        b.store(i, self.slots[node.target.id]) if self.tf.locals[node.target.id] == lt else \
+            b.store(self.cast(i, lt, self.tf.locals[node.target.id]), self.slots[node.target.id])
+        self.loops.append((latch, end))
+        self.body(node.body)
+        self.loops.pop()
+        self.branch(latch)
+        b.position_at_end(latch)
+        b.store(b.add(b.load(counter), step), counter)
+        b.branch(head)
+        b.position_at_end(end)
+
+    def _range_cond_dynamic(self, i, stop, step):
+        b = self.builder
+        up = b.icmp_signed(">", step, ir.Constant(step.type, 0))
+        return b.select(up, b.icmp_signed("<", i, stop), b.icmp_signed(">", i, stop))
+
+    def stmt_Break(self, node) -> None:
+        self.builder.branch(self.loops[-1][1])
+        self.after_jump()
+
+    def stmt_Continue(self, node) -> None:
+        self.builder.branch(self.loops[-1][0])
+        self.after_jump()
+
+    def stmt_Return(self, node) -> None:
+        if node.value is not None:
+            v = self.expr(node.value)
+            self.builder.store(self.cast(v, self.type_of(node.value), self.tf.restype), self.retslot)
+        self.builder.branch(self.exit)
+        self.after_jump()
+
+    # ---- expressions ------------------------------------------------------------
+    def expr(self, node):
+        if node in self.tf.consts:
+            return self.constant_value(node, self.tf.consts[node])
+        return getattr(self, "expr_" + type(node).__name__)(node)
+
+    def constant_value(self, node, value):
+        t = self.type_of(node)
+        if isinstance(t, T.Array):
+            return self.target.array_constant(self, value, t)
+        return const(t, value)
+
+    def expr_Constant(self, node):
+        t = self.type_of(node)
+        if isinstance(t, T.NoneType):
+            return None
+        return const(t, node.value)
+
+    def expr_Name(self, node):
+        if node.id in self.slots:
+            return self.builder.load(self.slots[node.id])
+        return None  # a compile-time Python object; its use is resolved by the parent node
+
+    def expr_Attribute(self, node):
+        t = self.type_of(node)
+        base_t = self.type_of(node.value)
+        if isinstance(base_t, T.Array):
+            arr = self.expr(node.value)
+            if node.attr == "shape":
+                return self.shape_tuple(arr, base_t)
+            if node.attr == "ndim":
+                return ir.Constant(i64, base_t.ndim)
+            size = ir.Constant(i64, 1)
+            for k in range(base_t.ndim):
+                size = self.builder.mul(size, self.builder.extract_value(arr, [1, k]))
+            return size
+        if isinstance(base_t, PyValue) and isinstance(base_t.value, I.Dim3Intrinsic):
+            return self.target.special_register(self, base_t.value.name, node.attr)
+        if isinstance(t, PyValue):
+            return None
+        raise AssertionError(f"unexpected attribute lowering for {ast.dump(node)}")
+
+    def shape_tuple(self, arr, arr_t):
+        tup = ir.Constant(llvm_type(T.Tuple((T.int64,) * arr_t.ndim)), ir.Undefined)
+        for k in range(arr_t.ndim):
+            tup = self.builder.insert_value(tup, self.builder.extract_value(arr, [1, k]), k)
+        return tup
+
+    def expr_Tuple(self, node):
+        t = self.type_of(node)
+        tup = ir.Constant(llvm_type(t), ir.Undefined)
+        for k, e in enumerate(node.elts):
+            tup = self.builder.insert_value(tup, self.cast(self.expr(e), self.type_of(e), t.types[k]), k)
+        return tup
+
+    def expr_Subscript(self, node):
+        base_t = self.type_of(node.value)
+        if isinstance(base_t, T.Array):
+            ptr, elem_t = self.element_pointer(node)
+            return self.load_element(ptr, elem_t)
+        if isinstance(base_t, T.Tuple):
+            tup = self.expr(node.value)
+            idx = node.slice
+            if isinstance(idx, ast.Constant):
+                k = idx.value % len(base_t.types)
+                return self.builder.extract_value(tup, k)
+            # a uniform tuple indexed at run time: spill it to memory
+            slot = self.alloca(llvm_type(base_t))
+            self.builder.store(tup, slot)
+            k = self.cast(self.expr(idx), self.type_of(idx), T.int64)
+            k = self.wrap_negative(k, ir.Constant(i64, len(base_t.types)))
+            arr_ptr = self.builder.bitcast(slot, ir.PointerType(llvm_type(base_t.types[0])))
+            return self.builder.load(self.builder.gep(arr_ptr, [k]))
+        return None  # kernel[grid, block]: resolved by the call
+
+    def wrap_negative(self, i, extent):
+        """numba's wraparound: a negative index counts from the end."""
+        b = self.builder
+        return b.select(b.icmp_signed("<", i, ir.Constant(i64, 0)), b.add(i, extent), i)
+
+    def element_pointer(self, node):
+        """Address of ``array[indices]`` (bounds-checked by the target when memcheck is on)."""
+        b = self.builder
+        arr_t = self.type_of(node.value)
+        arr = self.expr(node.value)
+        idx = node.slice
+        if isinstance(idx, ast.Tuple):
+            indices = [(self.expr(p), self.type_of(p)) for p in idx.elts]
+        elif arr_t.ndim > 1:
+            tup = self.expr(idx)
+            tt = self.type_of(idx)
+            indices = [(b.extract_value(tup, k), tt.types[k]) for k in range(arr_t.ndim)]
+        else:
+            indices = [(self.expr(idx), self.type_of(idx))]
+        data = b.extract_value(arr, 0)
+        extents = [b.extract_value(arr, [1, k]) for k in range(arr_t.ndim)]
+        linear_parts = []
+        for (v, vt), extent in zip(indices, extents):
+            k = self.cast(v, vt, T.int64)
+            if vt.signed:
+                k = self.wrap_negative(k, extent)
+            linear_parts.append(k)
+        self.target.check_bounds(self, node, arr_t, linear_parts, extents)
+        linear = linear_parts[0]
+        for k, extent in zip(linear_parts[1:], extents[1:]):
+            linear = b.add(b.mul(linear, extent), k)
+        return b.gep(data, [linear], inbounds=True), arr_t.dtype
+
+    def expr_BinOp(self, node):
+        lt, rt = self.type_of(node.left), self.type_of(node.right)
+        return self.binop(node.op, self.expr(node.left), lt, self.expr(node.right), rt, self.type_of(node))
+
+    def binop(self, op, a, at, c, ct, result_t):
+        b = self.builder
+        if isinstance(op, ast.Div):
+            x, y = self.cast(a, at, result_t), self.cast(c, ct, result_t)
+            return b.fdiv(x, y)
+        if result_t.is_bool:  # & | ^ on booleans
+            return {ast.BitAnd: b.and_, ast.BitOr: b.or_, ast.BitXor: b.xor}[type(op)](a, c)
+        x, y = self.cast(a, at, result_t), self.cast(c, ct, result_t)
+        if result_t.is_float:
+            if isinstance(op, ast.Add):
+                return b.fadd(x, y)
+            if isinstance(op, ast.Sub):
+                return b.fsub(x, y)
+            if isinstance(op, ast.Mult):
+                return b.fmul(x, y)
+            if isinstance(op, ast.FloorDiv):
+                return self.call_intrinsic("llvm.floor", [b.fdiv(x, y)])
+            if isinstance(op, ast.Mod):
+                r = b.frem(x, y)
+                zero = ir.Constant(x.type, 0.0)
+                fix = b.and_(b.fcmp_unordered("!=", r, zero),
+                             b.icmp_unsigned("!=", b.fcmp_ordered("<", r, zero), b.fcmp_ordered("<", y, zero)))
+                return b.select(fix, b.fadd(r, y), r)
+            if isinstance(op, ast.Pow):
+                return self.call_intrinsic("llvm.pow", [x, y])
+        signed = result_t.signed
+        if isinstance(op, ast.Add):
+            return b.add(x, y)
+        if isinstance(op, ast.Sub):
+            return b.sub(x, y)
+        if isinstance(op, ast.Mult):
+            return b.mul(x, y)
+        if isinstance(op, (ast.FloorDiv, ast.Mod)):
+            return self.int_divmod(op, x, y, signed)
+        if isinstance(op, ast.Pow):
+            return b.call(self.ipow_function(x.type), [x, y])
+        if isinstance(op, ast.BitAnd):
+            return b.and_(x, y)
+        if isinstance(op, ast.BitOr):
+            return b.or_(x, y)
+        if isinstance(op, ast.BitXor):
+            return b.xor(x, y)
+        if isinstance(op, ast.LShift):
+            return b.shl(x, y)
+        if isinstance(op, ast.RShift):
+            return b.ashr(x, y) if signed else b.lshr(x, y)
+        raise AssertionError(op)
+
+    def int_divmod(self, op, x, y, signed):
+        """Python's // and % (rounding toward -inf); x // 0 and x % 0 give 0, as numba on a GPU."""
+        b = self.builder
+        ty = x.type
+        zero, one = ir.Constant(ty, 0), ir.Constant(ty, 1)
+        is_zero = b.icmp_unsigned("==", y, zero)
+        if not signed:
+            safe = b.select(is_zero, one, y)
+            r = b.udiv(x, safe) if isinstance(op, ast.FloorDiv) else b.urem(x, safe)
+            return b.select(is_zero, zero, r)
+        minus_one = ir.Constant(ty, -1)
+        is_m1 = b.icmp_signed("==", y, minus_one)  # avoids INT_MIN / -1, which traps on x86
+        safe = b.select(b.or_(is_zero, is_m1), one, y)
+        q, r = b.sdiv(x, safe), b.srem(x, safe)
+        adjust = b.and_(b.icmp_signed("!=", r, zero),
+                        b.icmp_unsigned("!=", b.icmp_signed("<", r, zero), b.icmp_signed("<", y, zero)))
+        if isinstance(op, ast.FloorDiv):
+            q = b.select(adjust, b.sub(q, one), q)
+            q = b.select(is_m1, b.neg(x), q)
+            return b.select(is_zero, zero, q)
+        r = b.select(adjust, b.add(r, y), r)
+        return b.select(b.or_(is_zero, is_m1), zero, r)
+
+    def ipow_function(self, ty):
+        name = f"kdebug.ipow.i{ty.width}"
+        if name in self.module.globals:
+            return self.module.globals[name]
+        fn = ir.Function(self.module, ir.FunctionType(ty, [ty, ty]), name=name)
+        fn.linkage = "internal"
+        base, exp = fn.args
+        entry, loop, body, done = (fn.append_basic_block(n) for n in ("entry", "loop", "body", "done"))
+        b = ir.IRBuilder(entry)
+        b.branch(loop)
+        b.position_at_end(loop)
+        acc = b.phi(ty)
+        cur = b.phi(ty)
+        e = b.phi(ty)
+        acc.add_incoming(ir.Constant(ty, 1), entry)
+        cur.add_incoming(base, entry)
+        e.add_incoming(exp, entry)
+        b.cbranch(b.icmp_signed(">", e, ir.Constant(ty, 0)), body, done)
+        b.position_at_end(body)
+        odd = b.trunc(e, i1)
+        acc2 = b.select(odd, b.mul(acc, cur), acc)
+        cur2 = b.mul(cur, cur)
+        e2 = b.ashr(e, ir.Constant(ty, 1))
+        acc.add_incoming(acc2, body)
+        cur.add_incoming(cur2, body)
+        e.add_incoming(e2, body)
+        b.branch(loop)
+        b.position_at_end(done)
+        b.ret(acc)  # negative exponents give 1 here; numba raises on the CPU and is undefined on a GPU
+        return fn
+
+    def call_intrinsic(self, name, args):
+        ty = args[0].type
+        suffix = "f32" if ty == f32 else "f64"
+        full = f"{name}.{suffix}"
+        fn = self.module.globals.get(full)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(ty, [a.type for a in args]), name=full)
+        return self.builder.call(fn, args)
+
+    def call_libm(self, name, args):
+        ty = args[0].type
+        full = self.target.libm_name(name, ty == f32)
+        fn = self.module.globals.get(full)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(ty, [a.type for a in args]), name=full)
+        return self.builder.call(fn, args)
+
+    def expr_UnaryOp(self, node):
+        b = self.builder
+        t, rt = self.type_of(node.operand), self.type_of(node)
+        v = self.expr(node.operand)
+        if isinstance(node.op, ast.Not):
+            return b.not_(self.truth(v, t))
+        if isinstance(node.op, ast.Invert):
+            return b.not_(v) if rt.is_bool else b.not_(self.cast(v, t, rt))
+        v = self.cast(v, t, rt)
+        if isinstance(node.op, ast.USub):
+            return b.fneg(v) if rt.is_float else b.neg(v)
+        return v
+
+    def truth(self, v, t):
+        b = self.builder
+        if t.is_bool:
+            return v
+        if t.is_float:
+            return b.fcmp_unordered("!=", v, ir.Constant(v.type, 0.0))
+        return b.icmp_unsigned("!=", v, ir.Constant(v.type, 0))
+
+    def expr_BoolOp(self, node):
+        b = self.builder
+        rt = self.type_of(node)
+        slot = self.alloca(llvm_type(rt))
+        end = self.new_block("bool.end")
+        for k, value in enumerate(node.values):
+            v = self.expr(value)
+            vt = self.type_of(value)
+            b.store(self.cast(v, vt, rt), slot)
+            if k == len(node.values) - 1:
+                b.branch(end)
+                break
+            nxt = self.new_block("bool.next")
+            t = self.truth(v, vt)
+            if isinstance(node.op, ast.And):
+                b.cbranch(t, nxt, end)
+            else:
+                b.cbranch(t, end, nxt)
+            b.position_at_end(nxt)
+        b.position_at_end(end)
+        return b.load(slot)
+
+    def expr_Compare(self, node):
+        b = self.builder
+        operands = [node.left] + node.comparators
+        if len(node.ops) == 1:
+            return self.compare(node.ops[0], self.expr(node.left), self.type_of(node.left),
+                                self.expr(node.comparators[0]), self.type_of(node.comparators[0]))
+        slot = self.alloca(i1)
+        end = self.new_block("cmp.end")
+        left, lt = self.expr(node.left), self.type_of(node.left)
+        for k, (op, right_node) in enumerate(zip(node.ops, node.comparators)):
+            right, rt = self.expr(right_node), self.type_of(right_node)
+            r = self.compare(op, left, lt, right, rt)
+            b.store(r, slot)
+            if k == len(node.ops) - 1:
+                b.branch(end)
+                break
+            nxt = self.new_block("cmp.next")
+            b.cbranch(r, nxt, end)
+            b.position_at_end(nxt)
+            left, lt = right, rt
+        b.position_at_end(end)
+        del operands
+        return b.load(slot)
+
+    def compare(self, op, a, at, c, ct):
+        b = self.builder
+        sym = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}[type(op)]
+        common = T.arith_result(at, ct) if not (at.is_bool and ct.is_bool) else T.boolean
+        if at.is_float or ct.is_float:
+            common = T.unify(at, ct) if T.unify(at, ct).is_float else T.float64
+        x, y = self.cast(a, at, common), self.cast(c, ct, common)
+        if common.is_float:
+            return b.fcmp_unordered(sym, x, y) if sym == "!=" else b.fcmp_ordered(sym, x, y)
+        if common.is_bool or not common.signed:
+            return b.icmp_unsigned(sym, x, y)
+        return b.icmp_signed(sym, x, y)
+
+    def expr_IfExp(self, node):
+        b = self.builder
+        rt = self.type_of(node)
+        slot = self.alloca(llvm_type(rt))
+        then, other, end = self.new_block("ifexp.then"), self.new_block("ifexp.else"), self.new_block("ifexp.end")
+        b.cbranch(self.truth(self.expr(node.test), self.type_of(node.test)), then, other)
+        for block, value in ((then, node.body), (other, node.orelse)):
+            b.position_at_end(block)
+            b.store(self.cast(self.expr(value), self.type_of(value), rt), slot)
+            b.branch(end)
+        b.position_at_end(end)
+        return b.load(slot)
+
+    def expr_Call(self, node):
+        from kdebug.frontend import intrinsics as registry
+        from kdebug.lang.dispatcher import Dispatcher
+        from kdebug import deferred as deferred_fn
+
+        func_t = self.type_of(node.func)
+        if isinstance(func_t, LaunchTarget):
+            return self.device_launch(node)
+        fn = func_t.value
+        if fn is deferred_fn:
+            return self.target.function_pointer(self, node)
+        if isinstance(fn, (I.Intrinsic, I.IntrinsicNamespace)):
+            return registry.lower_call(self, node, fn)
+        rt = self.type_of(node)
+        args = [self.expr(a) for a in node.args]
+        argts = [self.type_of(a) for a in node.args]
+        if isinstance(fn, T.Scalar) or fn in (int, float, bool):
+            return self.cast(args[0], argts[0], rt)
+        if isinstance(fn, Dispatcher):
+            return self.device_call(node, fn, args, argts)
+        if fn is len:
+            if isinstance(argts[0], T.Tuple):
+                return ir.Constant(i64, len(argts[0].types))
+            return self.builder.extract_value(args[0], [1, 0])
+        if fn is abs:
+            v = self.cast(args[0], argts[0], rt)
+            if rt.is_float:
+                return self.call_intrinsic("llvm.fabs", [v])
+            if not rt.signed:
+                return v
+            return self.builder.select(self.builder.icmp_signed("<", v, ir.Constant(v.type, 0)), self.builder.neg(v), v)
+        if fn in (min, max):
+            if len(argts) == 1:
+                tup, tt = args[0], argts[0]
+                args = [self.builder.extract_value(tup, k) for k in range(len(tt.types))]
+                argts = list(tt.types)
+            return self.minmax(fn is min, args, argts, rt)
+        if fn is round:
+            v = self.cast(args[0], argts[0], T.float64) if not argts[0].is_float else args[0]
+            return self.cast(self.call_intrinsic("llvm.roundeven", [v]), T.float64 if v.type == f64 else T.float32, rt)
+        return self.math_call(node, fn.__name__, args, argts, rt)
+
+    def minmax(self, is_min, args, argts, rt):
+        b = self.builder
+        vals = [self.cast(a, t, rt) for a, t in zip(args, argts)]
+        acc = vals[0]
+        for v in vals[1:]:
+            if rt.is_float:
+                # Python semantics: min(a, b) keeps a unless b is strictly smaller
+                better = b.fcmp_ordered("<" if is_min else ">", v, acc)
+            elif rt.is_bool or not rt.signed:
+                better = b.icmp_unsigned("<" if is_min else ">", v, acc)
+            else:
+                better = b.icmp_signed("<" if is_min else ">", v, acc)
+            acc = b.select(better, v, acc)
+        return acc
+
+    def math_call(self, node, name, args, argts, rt):
+        b = self.builder
+        if name in ("isnan", "isinf", "isfinite"):
+            t = argts[0]
+            if not t.is_float:
+                return ir.Constant(i1, int(name == "isfinite"))
+            v = args[0]
+            if name == "isnan":
+                return b.fcmp_unordered("uno", v, v)
+            absv = self.call_intrinsic("llvm.fabs", [v])
+            inf = ir.Constant(v.type, math.inf)
+            return b.fcmp_ordered("==", absv, inf) if name == "isinf" else b.fcmp_ordered("<", absv, inf)
+        if name in ("floor", "ceil", "trunc"):
+            t = argts[0]
+            if not t.is_float:
+                return self.cast(args[0], t, rt)
+            return self.cast(self.call_intrinsic(f"llvm.{name}", [args[0]]), t, rt)
+        ft = rt if rt.is_float else T.float64
+        vals = [self.cast(a, t, ft) for a, t in zip(args, argts)]
+        if name == "radians":
+            return b.fmul(vals[0], ir.Constant(vals[0].type, math.pi / 180))
+        if name == "degrees":
+            return b.fmul(vals[0], ir.Constant(vals[0].type, 180 / math.pi))
+        if name == "fma":
+            return self.call_intrinsic("llvm.fma", vals)
+        if name in _LLVM_MATH:
+            return self.call_intrinsic(f"llvm.{name}", vals)
+        if name == "copysign":
+            return self.call_intrinsic("llvm.copysign", vals)
+        if name == "pow":
+            return self.call_intrinsic("llvm.pow", vals)
+        return self.call_libm(_LIBM_RENAME.get(name, name), vals)
+
+    def device_call(self, node, fn, args, argts):
+        callee_tf = self.tf.callees[node]
+        key = (fn.py_func, callee_tf.argtypes)
+        callee = self.functions.get(key)
+        if callee is None:
+            name = f"{fn.__name__}.{len(self.functions)}"
+            lowerer = FunctionLowerer(self.module, callee_tf, self.target, name, "internal", self.functions, self.markers)
+            callee = lowerer.lower()
+        vals = [self.cast(a, t, ct) for a, t, ct in zip(args, argts, callee_tf.argtypes)]
+        if self.ctx is not None:
+            vals = [self.ctx] + vals
+        result = self.builder.call(callee, vals)
+        return None if callee_tf.restype == T.void else result
+
+    def device_launch(self, node):
+        """``child[grid, block](args)`` inside a kernel: the target lowers the launch."""
+        return self.target.device_launch(self, node)
+
+    # ---- casts ----------------------------------------------------------------
+    def cast(self, v, src: T.Type, dst: T.Type):
+        b = self.builder
+        if src == dst or v is None:
+            return v
+        if isinstance(src, T.Tuple) and isinstance(dst, T.Tuple):
+            out = ir.Constant(llvm_type(dst), ir.Undefined)
+            for k, (s, d) in enumerate(zip(src.types, dst.types)):
+                out = b.insert_value(out, self.cast(b.extract_value(v, k), s, d), k)
+            return out
+        if not (isinstance(src, T.Scalar) and isinstance(dst, T.Scalar)):
+            return v
+        if dst.is_bool:
+            return self.truth(v, src)
+        dty = llvm_type(dst)
+        if src.is_bool:
+            return b.uitofp(v, dty) if dst.is_float else b.zext(v, dty)
+        if src.is_int and dst.is_int:
+            if src.bits == dst.bits:
+                return v
+            if src.bits > dst.bits:
+                return b.trunc(v, dty)
+            return b.sext(v, dty) if src.signed else b.zext(v, dty)
+        if src.is_int and dst.is_float:
+            return b.sitofp(v, dty) if src.signed else b.uitofp(v, dty)
+        if src.is_float and dst.is_int:
+            return b.fptosi(v, dty) if dst.signed else b.fptoui(v, dty)
+        if src.bits < dst.bits:
+            return b.fpext(v, dty)
+        return b.fptrunc(v, dty)
+
+
+def _constant_sign(node) -> int:
+    """+1 or -1 for a literal step (``2``, ``-1``), 0 when only known at run time."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _constant_sign(node.operand)
+        return -inner
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return 1 if node.value > 0 else -1
+    return 0
+
+
+def lower_function(tf: TypedFunction, target, name: str, module: ir.Module | None = None) -> ir.Module:
+    """Lower a kernel (and the device functions it calls) into a new module."""
+    if module is None:
+        module = ir.Module(name=tf.name)
+        target.prepare_module(module)
+    FunctionLowerer(module, tf, target, name, "external", {}).lower()
+    return module
+
+
+__all__ = ["lower_function", "llvm_type", "mem_type", "FunctionLowerer", "infer_function", "np"]

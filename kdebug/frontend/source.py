@@ -1,0 +1,48 @@
+"""Python source of a kernel, parsed, with locations mapped back to the file."""
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from dataclasses import dataclass
+
+from kdebug.errors import CompileError, SourceLocation
+
+
+@dataclass
+class FunctionSource:
+    function: object  # the Python function
+    file: str
+    first_line: int  # line of the first source line (decorator included) in the file
+    indent: int  # columns removed by dedenting
+    text: str  # the dedented source
+    tree: ast.FunctionDef
+
+    def loc(self, node: ast.AST) -> SourceLocation:
+        line = getattr(node, "lineno", 1)
+        col = getattr(node, "col_offset", 0)
+        return SourceLocation(self.file, self.first_line + line - 1, col + self.indent + 1)
+
+    def error(self, node: ast.AST, message: str, hint: str | None = None) -> CompileError:
+        return CompileError(message, self.loc(node), hint)
+
+
+def parse_function(fn) -> FunctionSource:
+    """Read and parse the source of a Python function."""
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        file = inspect.getsourcefile(fn) or inspect.getfile(fn)
+    except (OSError, TypeError) as exc:
+        raise CompileError(f"cannot read the source of {getattr(fn, '__name__', fn)!r} ({exc})",
+                           hint="kernels must be defined in a .py file, not typed at an interactive prompt "
+                                "or built with exec()") from None
+    raw = "".join(lines)
+    text = textwrap.dedent(raw)
+    indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
+    module = ast.parse(text)
+    node = module.body[0]
+    if not isinstance(node, ast.FunctionDef):
+        raise CompileError(f"{getattr(fn, '__name__', fn)!r} is not a plain function definition",
+                           SourceLocation(file, first, 1),
+                           hint="decorate a 'def' function with @cuda.jit; lambdas are not supported")
+    return FunctionSource(fn, file, first, indent, text, node)

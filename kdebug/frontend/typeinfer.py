@@ -1,0 +1,729 @@
+"""Type inference: Python AST + argument types -> the type of every expression and variable.
+
+Variables get one type for the whole function: the unification of everything
+assigned to them (numba unifies across branches the same way). Inference runs
+over the body until no variable's type changes, then once more strictly,
+where anything still unknown is an error.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kdebug.errors import CompileError
+from kdebug.frontend.source import FunctionSource, parse_function
+from kdebug.lang import types as T
+from kdebug.lang import intrinsics as I
+
+SUPPORTED = ("if/elif/else, for over range(), while, break, continue, return, assignment, "
+             "augmented assignment and calls to math functions, cuda intrinsics and device functions")
+
+
+@dataclass(frozen=True)
+class PyValue(T.Type):
+    """A compile-time Python object: a module, an intrinsic, a function, a type."""
+
+    value: object
+
+    def __str__(self) -> str:
+        return f"pyobject<{getattr(self.value, '__name__', None) or getattr(self.value, 'name', None) or type(self.value).__name__}>"
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, PyValue) and other.value is self.value
+
+
+@dataclass(frozen=True)
+class LaunchTarget(T.Type):
+    """``kernel[grid, block]`` inside a kernel: calling it launches a child grid."""
+
+    kernel: object
+
+    def __str__(self) -> str:
+        return f"launch<{self.kernel.__name__}>"
+
+    def __hash__(self) -> int:
+        return id(self.kernel)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, LaunchTarget) and other.kernel is self.kernel
+
+
+@dataclass
+class DeferredRequest:
+    """Code in this function that needs another job compiled: a device launch or a pointer."""
+
+    node: ast.AST
+    function: object  # Dispatcher
+    argtypes: tuple
+    reason: str  # launch or pointer
+    job_kind: str  # kernel or device
+
+
+@dataclass
+class TypedFunction:
+    source: FunctionSource
+    name: str
+    kind: str  # kernel or device
+    argnames: list[str]
+    argtypes: tuple
+    restype: T.Type = T.void
+    locals: dict[str, T.Type] = field(default_factory=dict)
+    types: dict[ast.AST, T.Type] = field(default_factory=dict)
+    consts: dict[ast.AST, object] = field(default_factory=dict)
+    callees: dict[ast.AST, "TypedFunction"] = field(default_factory=dict)
+    deferred: list[DeferredRequest] = field(default_factory=list)
+    features: set[str] = field(default_factory=set)  # e.g. "barrier", "atomic", "shared", "launch"
+
+    def listing(self) -> str:
+        """A readable summary, kept as the typeinfer phase's snapshot."""
+        sig = ", ".join(f"{n}: {t}" for n, t in zip(self.argnames, self.argtypes))
+        out = [f"def {self.name}({sig}) -> {self.restype}   # {self.kind}"]
+        for name, t in sorted(self.locals.items()):
+            if name not in self.argnames:
+                out.append(f"    {name}: {t}")
+        for req in self.deferred:
+            out.append(f"    deferred {req.reason}: {req.function.__name__}({', '.join(map(str, req.argtypes))})")
+        for callee in {id(c): c for c in self.callees.values()}.values():
+            out.append(f"    calls {callee.name}({', '.join(map(str, callee.argtypes))}) -> {callee.restype}")
+        return "\n".join(out)
+
+
+class _Pending(Exception):
+    """A name whose type is not known yet in a non-strict pass."""
+
+
+_MATH_UNARY_FLOAT = {"sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+                     "asinh", "acosh", "atanh", "exp", "expm1", "log", "log1p", "log2", "log10",
+                     "fabs", "erf", "erfc", "gamma", "lgamma", "radians", "degrees"}
+_MATH_BINARY_FLOAT = {"pow", "atan2", "hypot", "fmod", "copysign"}
+_MATH_TO_INT = {"floor", "ceil", "trunc"}
+_MATH_PREDICATE = {"isnan", "isinf", "isfinite"}
+_BUILTIN_CALLS = {"range", "len", "abs", "min", "max", "int", "float", "bool", "round"}
+_CAST_TYPES = {int: T.int64, float: T.float64, bool: T.boolean}
+
+
+def _call_stack_names(stack) -> str:
+    return " -> ".join(f.__name__ for f in stack)
+
+
+class TypeInferer:
+    def __init__(self, src: FunctionSource, argtypes: tuple, kind: str, stack: tuple = ()) -> None:
+        self.src = src
+        fn = src.function
+        args = src.tree.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+            raise src.error(src.tree, "kernels take plain positional parameters only",
+                            "remove *args, **kwargs, keyword-only parameters and default values")
+        argnames = [a.arg for a in args.args]
+        if len(argnames) != len(argtypes):
+            raise src.error(src.tree, f"{fn.__name__} takes {len(argnames)} arguments but "
+                                      f"{len(argtypes)} were given")
+        self.tf = TypedFunction(src, fn.__name__, kind, argnames, tuple(argtypes))
+        self.tf.locals.update(zip(argnames, argtypes))
+        self.stack = stack + (fn,)
+        self.strict = False
+        self.returns: list[T.Type] = []
+        self.assigned = self._assigned_names(src.tree)
+        self.loop_depth = 0
+
+    # ---- driving -------------------------------------------------------------
+    def run(self) -> TypedFunction:
+        for _ in range(20):
+            before = dict(self.tf.locals)
+            self._pass()
+            if self.tf.locals == before:
+                break
+        self.strict = True
+        self._pass()
+        rets = self.returns
+        if rets:
+            rt = rets[0]
+            for r in rets[1:]:
+                u = T.unify(rt, r)
+                if u is None:
+                    raise self.src.error(self.src.tree, f"{self.tf.name} returns both {rt} and {r}",
+                                         "make every return statement return the same type")
+                rt = u
+            self.tf.restype = rt
+        if self.tf.kind == "kernel" and self.tf.restype != T.void:
+            raise self.src.error(self.src.tree, "a kernel cannot return a value",
+                                 "write results into an array argument; use @cuda.jit(device=True) for functions that return")
+        return self.tf
+
+    def _pass(self) -> None:
+        self.returns = []
+        self.tf.deferred = []
+        self.tf.features = set()
+        self.body(self.src.tree.body)
+
+    @staticmethod
+    def _assigned_names(tree) -> set[str]:
+        names = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+        return names
+
+    def error(self, node, message, hint=None) -> CompileError:
+        return self.src.error(node, message, hint)
+
+    # ---- statements -----------------------------------------------------------
+    def body(self, stmts) -> None:
+        for stmt in stmts:
+            try:
+                self.stmt(stmt)
+            except _Pending:
+                if self.strict:
+                    raise
+
+    def stmt(self, node) -> None:
+        method = getattr(self, "stmt_" + type(node).__name__, None)
+        if method is None:
+            raise self.error(node, f"{_describe(node)} is not supported in kernels",
+                             f"kernels may use {SUPPORTED}")
+        method(node)
+
+    def stmt_Pass(self, node) -> None:
+        pass
+
+    def stmt_Expr(self, node) -> None:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # docstring
+        self.expr(node.value)
+
+    def stmt_Assign(self, node) -> None:
+        value_t = self.expr(node.value)
+        for target in node.targets:
+            self.assign(target, value_t, node.value)
+
+    def stmt_AnnAssign(self, node) -> None:
+        raise self.error(node, "annotated assignments are not supported in kernels",
+                         "drop the annotation; cast with a type instead, e.g. x = float32(0)")
+
+    def assign(self, target, value_t, value_node) -> None:
+        if isinstance(target, ast.Name):
+            self.bind(target, target.id, value_t)
+        elif isinstance(target, ast.Tuple):
+            if not isinstance(value_t, T.Tuple) or len(value_t.types) != len(target.elts):
+                n = len(value_t.types) if isinstance(value_t, T.Tuple) else 1
+                raise self.error(target, f"cannot unpack {value_t} into {len(target.elts)} names "
+                                         f"(it holds {n})", "unpack a tuple of the same length")
+            for elt, t in zip(target.elts, value_t.types):
+                self.assign(elt, t, None)
+        elif isinstance(target, ast.Subscript):
+            elem = self.subscript_store_type(target)
+            if not isinstance(value_t, T.Scalar):
+                raise self.error(target, f"cannot store {value_t} into an array of {elem}",
+                                 "store a scalar value")
+        elif isinstance(target, ast.Attribute):
+            raise self.error(target, "assigning to attributes is not supported in kernels",
+                             "assign to a local variable or an array element")
+        else:
+            raise self.error(target, f"cannot assign to {_describe(target)}",
+                             "assign to a name, a tuple of names or an array element")
+
+    def bind(self, node, name: str, t: T.Type) -> None:
+        if isinstance(t, (PyValue, LaunchTarget)):
+            raise self.error(node, f"{name!r} would hold a Python object ({t}), not a value",
+                             "call it directly instead of storing it in a variable")
+        if isinstance(t, T.NoneType):
+            raise self.error(node, f"{name!r} would hold None", "device functions used as values must return something")
+        old = self.tf.locals.get(name)
+        if old is None:
+            self.tf.locals[name] = t
+            return
+        new = T.unify(old, t)
+        if new is None:
+            raise self.error(node, f"variable {name!r} holds {old} in one place and {t} in another",
+                             "kdebug gives each variable one type; use a different name for each")
+        self.tf.locals[name] = new
+
+    def stmt_AugAssign(self, node) -> None:
+        target = node.target
+        if isinstance(target, ast.Name):
+            cur = self.name_type(target)
+        elif isinstance(target, ast.Subscript):
+            cur = self.subscript_store_type(target)
+        else:
+            raise self.error(target, f"cannot update {_describe(target)}",
+                             "update a local variable or an array element")
+        rhs = self.expr(node.value)
+        result = self.binop_type(node, node.op, cur, rhs)
+        self.types_set(node, result)
+        if isinstance(target, ast.Name):
+            self.bind(target, target.id, result)
+
+    def stmt_If(self, node) -> None:
+        self.condition(node.test)
+        self.body(node.body)
+        self.body(node.orelse)
+
+    def stmt_While(self, node) -> None:
+        if node.orelse:
+            raise self.error(node, "while ... else is not supported in kernels", "move the else part after the loop, guarded by a flag")
+        self.condition(node.test)
+        self.loop_depth += 1
+        self.body(node.body)
+        self.loop_depth -= 1
+
+    def stmt_For(self, node) -> None:
+        if node.orelse:
+            raise self.error(node, "for ... else is not supported in kernels", "move the else part after the loop, guarded by a flag")
+        it = node.iter
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+                and self.global_value(it.func.id, it.func) is range):
+            raise self.error(it, "kernels can only loop over range(...)",
+                             "write for i in range(n) and index arrays with i")
+        if it.keywords or not 1 <= len(it.args) <= 3:
+            raise self.error(it, "range() takes 1 to 3 positional arguments here", "write range(stop), range(start, stop) or range(start, stop, step)")
+        argts = [self.expr(a) for a in it.args]
+        loop_t = None
+        for a, t in zip(it.args, argts):
+            if not (isinstance(t, T.Scalar) and (t.is_int or t.is_bool)):
+                raise self.error(a, f"range() needs integer arguments, got {t}", "convert with int(...)")
+            loop_t = T.unify(loop_t, t) if loop_t else t
+        loop_t = T.arith_result(loop_t, loop_t) if loop_t.bits < 64 or loop_t.is_bool else loop_t
+        if len(it.args) == 3 and isinstance(it.args[2], ast.Constant) and it.args[2].value == 0:
+            raise self.error(it.args[2], "range() step must not be zero", "use a positive or negative step")
+        self.types_set(it, loop_t)
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node.target, "the loop variable must be a single name", "write for i in range(...)")
+        self.bind(node.target, node.target.id, loop_t)
+        self.loop_depth += 1
+        self.body(node.body)
+        self.loop_depth -= 1
+
+    def stmt_Break(self, node) -> None:
+        if not self.loop_depth:
+            raise self.error(node, "'break' outside a loop", "use break inside for or while")
+
+    stmt_Continue = stmt_Break
+
+    def stmt_Return(self, node) -> None:
+        if node.value is None:
+            self.returns.append(T.void)
+            return
+        t = self.expr(node.value)
+        if self.tf.kind == "kernel":
+            raise self.error(node, "a kernel cannot return a value",
+                             "write results into an array argument; use @cuda.jit(device=True) for functions that return")
+        if isinstance(t, (PyValue, LaunchTarget, T.NoneType)):
+            raise self.error(node.value, f"a device function cannot return {t}", "return a scalar, a tuple or an array")
+        self.returns.append(t)
+
+    # ---- expressions ------------------------------------------------------------
+    def types_set(self, node, t) -> T.Type:
+        self.tf.types[node] = t
+        return t
+
+    def expr(self, node) -> T.Type:
+        method = getattr(self, "expr_" + type(node).__name__, None)
+        if method is None:
+            raise self.error(node, f"{_describe(node)} is not supported in kernels",
+                             "kernels compute with scalars, tuples and array elements")
+        return self.types_set(node, method(node))
+
+    def condition(self, node) -> T.Type:
+        t = self.expr(node)
+        if not isinstance(t, T.Scalar):
+            raise self.error(node, f"cannot use {t} as a condition", "compare values to get a boolean")
+        return t
+
+    def expr_Constant(self, node) -> T.Type:
+        v = node.value
+        if isinstance(v, bool):
+            return T.boolean
+        if isinstance(v, int):
+            return T.int64 if -2**63 <= v < 2**63 else T.uint64
+        if isinstance(v, float):
+            return T.float64
+        if v is None:
+            return T.none
+        raise self.error(node, f"{type(v).__name__} constants are not supported in kernels",
+                         "kernels work with numbers and booleans")
+
+    def name_type(self, node) -> T.Type:
+        name = node.id
+        if name in self.tf.locals:
+            return self.tf.locals[name]
+        if name in self.assigned:
+            if self.strict:
+                raise self.error(node, f"variable {name!r} is used before it is assigned", "assign it first")
+            raise _Pending
+        value = self.global_value(name, node)
+        return self.classify(value, node)
+
+    expr_Name = name_type
+
+    def global_value(self, name, node):
+        fn = self.src.function
+        code = fn.__code__
+        if name in code.co_freevars and fn.__closure__:
+            cell = fn.__closure__[code.co_freevars.index(name)]
+            try:
+                return cell.cell_contents
+            except ValueError:
+                raise self.error(node, f"closure variable {name!r} is not set yet", "define it before launching the kernel") from None
+        if name in fn.__globals__:
+            return fn.__globals__[name]
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        raise self.error(node, f"name {name!r} is not defined", "define it as a local, a parameter or a module global")
+
+    def classify(self, value, node) -> T.Type:
+        """The type of a Python object a kernel refers to (global, closure or attribute)."""
+        from kdebug.lang.dispatcher import Dispatcher
+        from kdebug.lang.host import DeviceNDArray
+
+        if isinstance(value, (bool, int, float, np.generic)) and not isinstance(value, np.ndarray):
+            t = T.typeof(value)
+            if t is None:
+                raise self.error(node, f"constant of type {type(value).__name__} is not supported", "use a number")
+            self.tf.consts[node] = value
+            return t
+        if isinstance(value, tuple):
+            t = T.typeof(value)
+            if not isinstance(t, T.Tuple) or not all(isinstance(x, T.Scalar) for x in t.types):
+                raise self.error(node, "only tuples of numbers can be used as constants in kernels",
+                                 "make every element an int, float or bool")
+            self.tf.consts[node] = value
+            return t
+        if isinstance(value, (np.ndarray, DeviceNDArray)):
+            t = T.typeof(value)
+            if t is None:
+                raise self.error(node, f"array of dtype {value.dtype} is not supported in kernels",
+                                 "use one of int8..int64, uint8..uint64, float32, float64, bool")
+            self.tf.consts[node] = value
+            return t
+        if isinstance(value, (Dispatcher, T.Scalar, I.Intrinsic, I.IntrinsicNamespace, type(math),
+                              I._CooperativeGroups, I._GridGroup)) or value in (range, len, abs, min, max, int, float, bool, round):
+            return PyValue(value)
+        from kdebug import deferred as deferred_fn
+        if value is deferred_fn:
+            return PyValue(value)
+        what = type(value).__name__
+        raise self.error(node, f"{getattr(node, 'id', getattr(node, 'attr', '?'))!r} is a {what}, which kernels cannot use",
+                         "kernels can use numbers, tuples and arrays defined at module level, math, cuda and device functions")
+
+    def expr_Attribute(self, node) -> T.Type:
+        base = node.value
+        base_t = self.expr(base)
+        attr = node.attr
+        if isinstance(base_t, T.Array):
+            if attr == "shape":
+                return T.Tuple((T.int64,) * base_t.ndim)
+            if attr in ("size", "ndim"):
+                return T.int64
+            raise self.error(node, f"arrays have no attribute {attr!r} in kernels", "use .shape, .size or .ndim")
+        if isinstance(base_t, PyValue):
+            obj = base_t.value
+            if isinstance(obj, I.Dim3Intrinsic):
+                if attr not in ("x", "y", "z"):
+                    raise self.error(node, f"cuda.{obj.name} has no attribute {attr!r}", "use .x, .y or .z")
+                return T.int32
+            if not hasattr(obj, attr):
+                owner = getattr(obj, "__name__", None) or getattr(obj, "name", "this object")
+                raise self.error(node, f"{owner} has no attribute {attr!r} that kdebug supports",
+                                 "see the README for the supported subset of math and cuda")
+            return self.classify(getattr(obj, attr), node)
+        raise self.error(node, f"{base_t} has no attribute {attr!r}", "attributes exist on arrays (shape, size, ndim)")
+
+    def expr_Subscript(self, node) -> T.Type:
+        base_t = self.expr(node.value)
+        if isinstance(base_t, PyValue):
+            from kdebug.lang.dispatcher import Dispatcher
+            if isinstance(base_t.value, Dispatcher) and not base_t.value.device:
+                return self.launch_config(node, base_t.value)
+            raise self.error(node, f"cannot index {base_t}", "index arrays and tuples")
+        if isinstance(base_t, T.Array):
+            return self.array_index_type(node, base_t)
+        if isinstance(base_t, T.Tuple):
+            idx = node.slice
+            it = self.expr(idx)
+            if isinstance(idx, ast.Constant) and isinstance(idx.value, int):
+                n = len(base_t.types)
+                if not -n <= idx.value < n:
+                    raise self.error(idx, f"tuple index {idx.value} out of range for a tuple of {n}", f"use 0..{n - 1}")
+                return base_t.types[idx.value]
+            if isinstance(it, T.Scalar) and it.is_int and len(set(base_t.types)) == 1:
+                return base_t.types[0]
+            raise self.error(idx, "tuples of mixed types must be indexed with a constant", "write t[0], t[1]...")
+        raise self.error(node, f"cannot index a value of type {base_t}", "index arrays and tuples")
+
+    def array_index_type(self, node, arr: T.Array) -> T.Scalar:
+        idx = node.slice
+        parts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
+        for p in parts:
+            if isinstance(p, ast.Slice):
+                raise self.error(p, "array slices are not supported in kernels",
+                                 "index one element at a time, e.g. a[i] or a[i, j]")
+        if len(parts) == 1 and arr.ndim > 1:
+            t = self.expr(parts[0])
+            if isinstance(t, T.Tuple) and len(t.types) == arr.ndim and all(isinstance(x, T.Scalar) and x.is_int for x in t.types):
+                self.types_set(idx, t)
+                return arr.dtype
+        if len(parts) != arr.ndim:
+            raise self.error(idx, f"a {arr.ndim}-D array needs {arr.ndim} indices, got {len(parts)}",
+                             "index every dimension, e.g. a[i, j] for a 2-D array")
+        for p in parts:
+            t = self.expr(p)
+            if not (isinstance(t, T.Scalar) and (t.is_int or t.is_bool)):
+                raise self.error(p, f"array index must be an integer, not {t}", "convert with int(...)")
+        if isinstance(idx, ast.Tuple):
+            self.types_set(idx, T.Tuple(tuple(self.tf.types[p] for p in parts)))
+        return arr.dtype
+
+    def subscript_store_type(self, target) -> T.Scalar:
+        base_t = self.expr(target.value)
+        if isinstance(base_t, T.Tuple):
+            raise self.error(target, "tuples cannot be changed", "use an array, e.g. cuda.local.array")
+        if not isinstance(base_t, T.Array):
+            raise self.error(target, f"cannot assign into {base_t}", "assign into an array element")
+        return self.types_set(target, self.array_index_type(target, base_t))
+
+    def launch_config(self, node, kernel) -> T.Type:
+        idx = node.slice
+        parts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
+        if not 2 <= len(parts) <= 4:
+            raise self.error(idx, "a launch needs [grid, block]", "write kernel[blocks, threads](args)")
+        for p in parts[:2]:
+            t = self.expr(p)
+            ok = isinstance(t, T.Scalar) and t.is_int or isinstance(t, T.Tuple) and 1 <= len(t.types) <= 3 \
+                and all(isinstance(x, T.Scalar) and x.is_int for x in t.types)
+            if not ok:
+                raise self.error(p, f"grid and block must be integers or tuples of 1-3 integers, not {t}",
+                                 "write kernel[blocks, threads](args)")
+        for p in parts[2:]:
+            self.expr(p)
+        self.tf.features.add("launch")
+        return LaunchTarget(kernel)
+
+    def expr_Tuple(self, node) -> T.Type:
+        ts = tuple(self.expr(e) for e in node.elts)
+        for e, t in zip(node.elts, ts):
+            if not isinstance(t, (T.Scalar, T.Tuple, T.Array)):
+                raise self.error(e, f"tuples cannot hold {t}", "build tuples of numbers")
+        return T.Tuple(ts)
+
+    def expr_BinOp(self, node) -> T.Type:
+        return self.binop_type(node, node.op, self.expr(node.left), self.expr(node.right))
+
+    def binop_type(self, node, op, a, b) -> T.Type:
+        opname = _OP_SYMBOL.get(type(op))
+        if opname is None:
+            raise self.error(node, f"operator {type(op).__name__} is not supported in kernels", "use + - * / // % ** & | ^ << >>")
+        for t in (a, b):
+            if not isinstance(t, T.Scalar):
+                hint = ("array expressions are not supported: index the elements, e.g. a[i] + b[i]"
+                        if isinstance(t, T.Array) else "operators work on numbers")
+                raise self.error(node, f"unsupported operand type for {opname}: {t}", hint)
+        if isinstance(op, ast.Div):
+            r = T.arith_result(a, b)
+            return r if r.is_float else T.float64
+        if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and a.is_bool and b.is_bool:
+            return T.boolean
+        if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)):
+            if a.is_float or b.is_float:
+                raise self.error(node, f"bitwise {opname} needs integers, got {a} and {b}", "convert with int(...)")
+        if isinstance(op, ast.Pow):
+            if a.is_float or b.is_float:
+                return T.arith_result(a, b)
+            return T.int64
+        return T.arith_result(a, b)
+
+    def expr_UnaryOp(self, node) -> T.Type:
+        t = self.expr(node.operand)
+        if not isinstance(t, T.Scalar):
+            raise self.error(node, f"unsupported operand type for unary operator: {t}", "operators work on numbers")
+        if isinstance(node.op, ast.Not):
+            return T.boolean
+        if isinstance(node.op, ast.Invert):
+            if t.is_float:
+                raise self.error(node, "~ needs an integer or boolean", "use -x for floats")
+            return T.boolean if t.is_bool else T.arith_result(t, t)
+        if t.is_float:
+            return t
+        return T.arith_result(t, t)
+
+    def expr_BoolOp(self, node) -> T.Type:
+        ts = [self.expr(v) for v in node.values]
+        r = ts[0]
+        for v, t in zip(node.values[1:], ts[1:]):
+            if not isinstance(t, T.Scalar) or not isinstance(r, T.Scalar):
+                raise self.error(v, "'and'/'or' work on numbers and booleans", "compare values first")
+            r = T.unify(r, t)
+        return r
+
+    def expr_Compare(self, node) -> T.Type:
+        ts = [self.expr(node.left)] + [self.expr(c) for c in node.comparators]
+        for op, c in zip(node.ops, node.comparators):
+            if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+                raise self.error(node, f"'{_CMP_SYMBOL[type(op)]}' is not supported in kernels", "compare numbers with == != < <= > >=")
+        for t, n in zip(ts, [node.left] + node.comparators):
+            if not isinstance(t, T.Scalar):
+                raise self.error(n, f"cannot compare {t}", "compare numbers")
+        return T.boolean
+
+    def expr_IfExp(self, node) -> T.Type:
+        self.condition(node.test)
+        a, b = self.expr(node.body), self.expr(node.orelse)
+        u = T.unify(a, b)
+        if u is None:
+            raise self.error(node, f"the two branches give {a} and {b}", "make both branches the same type")
+        return u
+
+    def expr_Call(self, node) -> T.Type:
+        func_t = self.expr(node.func)
+        if node.keywords and not (isinstance(func_t, PyValue) and isinstance(func_t.value, I.Intrinsic)):
+            raise self.error(node.keywords[0].value, "keyword arguments are not supported here", "pass arguments by position")
+        if isinstance(func_t, LaunchTarget):
+            return self.device_launch(node, func_t.kernel)
+        if not isinstance(func_t, PyValue):
+            raise self.error(node, f"{func_t} is not callable", "call device functions, math functions or cuda intrinsics")
+        fn = func_t.value
+        from kdebug.lang.dispatcher import Dispatcher
+        from kdebug.frontend import intrinsics as registry
+        from kdebug import deferred as deferred_fn
+
+        if fn is deferred_fn:
+            return self.deferred_pointer(node)
+        if isinstance(fn, I.Intrinsic) or isinstance(fn, I.IntrinsicNamespace):
+            return registry.type_call(self, node, fn)
+        argts = [self.expr(a) for a in node.args]
+        if isinstance(fn, T.Scalar):
+            if len(argts) != 1 or not isinstance(argts[0], T.Scalar):
+                raise self.error(node, f"{fn}(x) casts one number", f"write {fn}(value)")
+            return fn
+        if isinstance(fn, Dispatcher):
+            return self.device_call(node, fn, argts)
+        if fn is math or isinstance(fn, type(math)):
+            raise self.error(node, "a module cannot be called", "call one of its functions")
+        if getattr(fn, "__module__", None) == "math" or (callable(fn) and getattr(math, getattr(fn, "__name__", ""), None) is fn):
+            return self.math_call(node, fn.__name__, argts)
+        if fn in _CAST_TYPES:
+            if len(argts) != 1 or not isinstance(argts[0], T.Scalar):
+                raise self.error(node, f"{fn.__name__}() takes one number here", f"write {fn.__name__}(x)")
+            return _CAST_TYPES[fn]
+        if fn is range:
+            raise self.error(node, "range() can only be used as the iterable of a for loop", "write for i in range(n)")
+        if fn is len:
+            if len(argts) != 1 or not isinstance(argts[0], (T.Array, T.Tuple)):
+                raise self.error(node, "len() takes one array or tuple", "write len(a)")
+            return T.int64
+        if fn is abs:
+            if len(argts) != 1 or not isinstance(argts[0], T.Scalar):
+                raise self.error(node, "abs() takes one number", "write abs(x)")
+            t = argts[0]
+            return T.int64 if t.is_bool else t
+        if fn in (min, max):
+            if len(argts) == 1 and isinstance(argts[0], T.Tuple):
+                argts = list(argts[0].types)
+            if len(argts) < 2 or not all(isinstance(t, T.Scalar) for t in argts):
+                raise self.error(node, f"{fn.__name__}() takes two or more numbers here", f"write {fn.__name__}(a, b)")
+            r = argts[0]
+            for t in argts[1:]:
+                r = T.unify(r, t)
+            return r
+        if fn is round:
+            if len(argts) != 1 or not isinstance(argts[0], T.Scalar):
+                raise self.error(node, "round() takes one number here", "write round(x)")
+            return T.int64
+        raise self.error(node, f"{getattr(fn, '__name__', fn)} cannot be called in a kernel",
+                         "call device functions, math functions or cuda intrinsics")
+
+    def math_call(self, node, name, argts) -> T.Type:
+        for t in argts:
+            if not isinstance(t, T.Scalar):
+                raise self.error(node, f"math.{name} takes numbers, got {t}", "pass scalar values")
+        if name in _MATH_UNARY_FLOAT and len(argts) == 1:
+            t = argts[0]
+            return t if t.is_float else T.float64
+        if name in _MATH_BINARY_FLOAT and len(argts) == 2:
+            r = T.arith_result(*argts)
+            return r if r.is_float else T.float64
+        if name == "fma" and len(argts) == 3:
+            r = T.arith_result(T.arith_result(argts[0], argts[1]), argts[2])
+            return r if r.is_float else T.float64
+        if name in _MATH_TO_INT and len(argts) == 1:
+            return T.int64
+        if name in _MATH_PREDICATE and len(argts) == 1:
+            return T.boolean
+        if name in ("exp2",) and len(argts) == 1:
+            return argts[0] if argts[0].is_float else T.float64
+        raise self.error(node, f"math.{name} with {len(argts)} argument(s) is not supported in kernels",
+                         "supported: " + ", ".join(sorted(_MATH_UNARY_FLOAT | _MATH_BINARY_FLOAT | _MATH_TO_INT | _MATH_PREDICATE)))
+
+    def device_call(self, node, fn, argts) -> T.Type:
+        if not fn.device:
+            raise self.error(node, f"{fn.__name__} is a kernel: launch it with {fn.__name__}[grid, block](...)",
+                             "or declare it with @cuda.jit(device=True) to call it as a function")
+        for a, t in zip(node.args, argts):
+            if not isinstance(t, (T.Scalar, T.Array, T.Tuple)):
+                raise self.error(a, f"cannot pass {t} to a device function", "pass numbers, tuples or arrays")
+        if fn.py_func in self.stack:
+            raise self.error(node, f"recursive call to {fn.__name__} ({_call_stack_names(self.stack + (fn.py_func,))})",
+                             "kernels cannot recurse through direct calls; use a loop, or kdebug.deferred for a pointer")
+        callee = infer_function(fn.py_func, tuple(argts), "device", self.stack, at=(self.src, node))
+        self.tf.callees[node] = callee
+        self.tf.features |= callee.features
+        self.tf.deferred.extend(callee.deferred)
+        return callee.restype
+
+    def device_launch(self, node, kernel) -> T.Type:
+        argts = tuple(self.expr(a) for a in node.args)
+        for a, t in zip(node.args, argts):
+            if not isinstance(t, (T.Scalar, T.Array)):
+                raise self.error(a, f"a device-side launch cannot pass {t}", "pass numbers and arrays")
+        self.tf.deferred.append(DeferredRequest(node, kernel, argts, "launch", "kernel"))
+        return T.void
+
+    def deferred_pointer(self, node) -> T.Type:
+        from kdebug.lang.dispatcher import Dispatcher
+        if len(node.args) < 1:
+            raise self.error(node, "kdebug.deferred(fn, *argtypes) needs a device function",
+                             "write kdebug.deferred(my_device_fn)")
+        ft = self.expr(node.args[0])
+        if not (isinstance(ft, PyValue) and isinstance(ft.value, Dispatcher) and ft.value.device):
+            raise self.error(node.args[0], "kdebug.deferred() takes a @cuda.jit(device=True) function",
+                             "decorate the function with @cuda.jit(device=True)")
+        return PyValue(("pointer-of", ft.value))
+
+    # The pointer is typed when called: see expr_Call on PyValue(("pointer-of", fn)).
+
+
+def _describe(node) -> str:
+    names = {"ListComp": "a list comprehension", "DictComp": "a dict comprehension", "SetComp": "a set comprehension",
+             "GeneratorExp": "a generator expression", "Lambda": "a lambda", "With": "a with statement",
+             "Try": "a try statement", "Raise": "a raise statement", "FunctionDef": "a nested function",
+             "ClassDef": "a class definition", "Import": "an import", "ImportFrom": "an import",
+             "Global": "a global statement", "Nonlocal": "a nonlocal statement", "List": "a list",
+             "Dict": "a dict", "Set": "a set", "JoinedStr": "an f-string", "Yield": "yield",
+             "Await": "await", "Delete": "del", "Assert": "assert", "Starred": "a starred expression",
+             "NamedExpr": "the walrus operator", "Match": "a match statement", "AsyncFunctionDef": "an async function"}
+    return names.get(type(node).__name__, type(node).__name__)
+
+
+_OP_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+              ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
+_CMP_SYMBOL = {ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
+
+_cache: dict = {}
+
+
+def infer_function(py_func, argtypes: tuple, kind: str, stack: tuple = (), at=None) -> TypedFunction:
+    """Type a Python function for the given argument types (memoised per process)."""
+    key = (py_func, argtypes, kind)
+    hit = _cache.get(key)
+    if hit is not None:
+        return hit
+    src = parse_function(py_func)
+    tf = TypeInferer(src, argtypes, kind, stack).run()
+    _cache[key] = tf
+    return tf

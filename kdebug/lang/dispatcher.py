@@ -1,0 +1,186 @@
+"""``@cuda.jit``: the Dispatcher, launch configurations and argument checking."""
+from __future__ import annotations
+
+import functools
+import sys
+
+import numpy as np
+
+from kdebug.errors import LaunchError, SourceLocation
+from kdebug.lang import types as T
+from kdebug.lang.host import DeviceNDArray
+from kdebug.lang.signature import parse_signature
+
+MAX_BLOCK_THREADS = 1024
+MAX_BLOCK_DIMS = (1024, 1024, 64)
+MAX_GRID_DIMS = (2**31 - 1, 65535, 65535)
+
+
+def caller_location(skip_modules=("kdebug.",)) -> SourceLocation | None:
+    """The user's line that called into kdebug (for launch errors)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        mod = frame.f_globals.get("__name__", "")
+        if not any(mod.startswith(m) for m in skip_modules):
+            return SourceLocation(frame.f_code.co_filename, frame.f_lineno, 1)
+        frame = frame.f_back
+    return None
+
+
+def _dim3(value, what: str, loc) -> tuple[int, int, int]:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        dims = (int(value),)
+    elif isinstance(value, tuple) and 1 <= len(value) <= 3 and all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
+        dims = tuple(int(v) for v in value)
+    else:
+        raise LaunchError(f"the {what} size must be an int or a tuple of 1 to 3 ints, not {value!r}", loc,
+                          "launch with kernel[blocks, threads_per_block](args), e.g. kernel[64, 256](x)")
+    for d in dims:
+        if d <= 0:
+            raise LaunchError(f"the {what} size {value!r} has a dimension <= 0", loc,
+                              f"every {what} dimension must be at least 1")
+    return dims + (1,) * (3 - len(dims))
+
+
+def check_config(griddim, blockdim, loc) -> tuple[tuple, tuple]:
+    grid = _dim3(griddim, "grid", loc)
+    block = _dim3(blockdim, "block", loc)
+    nthreads = block[0] * block[1] * block[2]
+    if nthreads > MAX_BLOCK_THREADS:
+        raise LaunchError(f"a block of {block[0]}x{block[1]}x{block[2]} = {nthreads} threads exceeds the limit of "
+                          f"{MAX_BLOCK_THREADS}", loc, "use at most 1024 threads per block and more blocks")
+    for d, lim, axis in zip(block, MAX_BLOCK_DIMS, "xyz"):
+        if d > lim:
+            raise LaunchError(f"block dimension {axis} = {d} exceeds the limit of {lim}", loc,
+                              "reshape the block so that x, y <= 1024 and z <= 64")
+    for d, lim, axis in zip(grid, MAX_GRID_DIMS, "xyz"):
+        if d > lim:
+            raise LaunchError(f"grid dimension {axis} = {d} exceeds the limit of {lim}", loc,
+                              "split the work over more dimensions or loop inside the kernel")
+    return grid, block
+
+
+def argument_type(value, index: int, name: str, loc) -> T.Type:
+    t = T.typeof(value)
+    if t is None:
+        if isinstance(value, (np.ndarray, DeviceNDArray)):
+            if value.ndim == 0:
+                raise LaunchError(f"argument {index} ({name!r}) is a 0-d array", loc, "pass a scalar or a 1-3-D array")
+            raise LaunchError(f"argument {index} ({name!r}) has dtype {value.dtype}, which kernels cannot use", loc,
+                              "use int8..int64, uint8..uint64, float32, float64 or bool arrays")
+        raise LaunchError(f"argument {index} ({name!r}) is a {type(value).__name__}, which kernels cannot take", loc,
+                          "pass numpy arrays, device arrays (cuda.to_device), numbers, booleans or tuples of numbers")
+    if isinstance(t, T.Array) and t.ndim > 3:
+        raise LaunchError(f"argument {index} ({name!r}) has {t.ndim} dimensions", loc, "kernels take arrays of 1 to 3 dimensions")
+    return t
+
+
+class Dispatcher:
+    """What ``@cuda.jit`` returns: a kernel (launch with ``k[grid, block](args)``) or a device function."""
+
+    def __init__(self, py_func, device: bool = False, signatures=(), **options) -> None:
+        functools.update_wrapper(self, py_func)
+        self.py_func = py_func
+        self.device = device
+        self.options = options
+        self.signatures = [parse_signature(s) for s in signatures]
+        self._compiled: dict[tuple, object] = {}
+        for sig in self.signatures:  # eager compilation, as numba does with a signature
+            if not device:
+                self.compile(sig.argtypes)
+
+    def __repr__(self) -> str:
+        return f"<kdebug {'device function' if self.device else 'kernel'} {self.__name__}>"
+
+    @property
+    def argnames(self) -> list[str]:
+        return list(self.py_func.__code__.co_varnames[: self.py_func.__code__.co_argcount])
+
+    def __getitem__(self, config) -> "LaunchConfiguration":
+        if self.device:
+            raise LaunchError(f"{self.__name__} is a device function and cannot be launched", caller_location(),
+                              "call it from a kernel, or decorate it with @cuda.jit (no device=True)")
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            raise LaunchError(f"a launch configuration is [grid, block] (optionally [grid, block, stream, "
+                              f"shared_bytes]), not [{config!r}]", caller_location(),
+                              "write kernel[blocks, threads_per_block](args)")
+        grid, block = check_config(config[0], config[1], caller_location())
+        shared = int(config[3]) if len(config) == 4 else 0
+        return LaunchConfiguration(self, grid, block, shared)
+
+    def __call__(self, *args):
+        if self.device:
+            raise LaunchError(f"device function {self.__name__} can only be called from a kernel", caller_location(),
+                              "call it inside a @cuda.jit kernel")
+        raise LaunchError(f"kernel {self.__name__} needs a launch configuration", caller_location(),
+                          f"write {self.__name__}[blocks, threads_per_block](args)")
+
+    def forall(self, ntasks: int, tpb: int = 0, stream=0, sharedmem: int = 0) -> "LaunchConfiguration":
+        if ntasks <= 0:
+            raise LaunchError(f"forall needs a positive number of tasks, not {ntasks}", caller_location(),
+                              "pass the number of elements to cover")
+        tpb = tpb or min(256, int(ntasks))
+        return self[(int(ntasks) + tpb - 1) // tpb, tpb]
+
+    def compile(self, argtypes):
+        from kdebug.driver.active import get_session
+        return get_session().compile_kernel(self, tuple(argtypes))
+
+    def specialize(self, *args):
+        return self
+
+    def inspect_llvm(self, signature=None) -> dict:
+        """IR after finish for each compiled signature (numba's inspect_llvm)."""
+        from kdebug.driver.active import get_session
+        return {k: c.record.snapshots.get("after_finish", "") for k, c in get_session().compiled_for(self).items()}
+
+    def inspect_asm(self, signature=None) -> dict:
+        from kdebug.driver.active import get_session
+        return {k: c.record.snapshots.get("emit", "") for k, c in get_session().compiled_for(self).items()}
+
+
+class LaunchConfiguration:
+    def __init__(self, dispatcher: Dispatcher, grid, block, shared: int) -> None:
+        self.dispatcher, self.grid, self.block, self.shared = dispatcher, grid, block, shared
+
+    def __call__(self, *args):
+        from kdebug.driver.active import get_session
+
+        d = self.dispatcher
+        loc = caller_location()
+        names = d.argnames
+        if len(args) != len(names):
+            raise LaunchError(f"{d.__name__} takes {len(names)} argument(s) ({', '.join(names)}) but "
+                              f"{len(args)} were given", loc, "pass one value per kernel parameter")
+        types = tuple(argument_type(a, i + 1, n, loc) for i, (a, n) in enumerate(zip(args, names)))
+        if d.signatures:
+            types = _match_signature(d, types, loc)
+        get_session().launch(d, args, types, self.grid, self.block, self.shared, loc)
+
+
+def _match_signature(d: Dispatcher, types: tuple, loc) -> tuple:
+    for sig in d.signatures:
+        ok = True
+        for got, want in zip(types, sig.argtypes):
+            if isinstance(want, T.Array) != isinstance(got, T.Array) or (isinstance(want, T.Array) and want != got):
+                ok = False
+        if ok and len(types) == len(sig.argtypes):
+            return sig.argtypes
+    sigs = "; ".join(str(s) for s in d.signatures)
+    raise LaunchError(f"{d.__name__} was compiled for ({sigs}) and cannot take ({', '.join(map(str, types))})", loc,
+                      "pass arrays of the declared dtype and dimensions, or drop the signature to compile lazily")
+
+
+def jit(func_or_sig=None, device: bool = False, **options):
+    """numba.cuda.jit: ``@cuda.jit``, ``@cuda.jit(device=True)``, ``@cuda.jit("void(float32[:])")``."""
+    if callable(func_or_sig) and not isinstance(func_or_sig, (str, T.Type)):
+        return Dispatcher(func_or_sig, device=device, **options)
+    sigs = []
+    if func_or_sig is not None:
+        sigs = list(func_or_sig) if isinstance(func_or_sig, list) else [func_or_sig]
+
+    def wrap(fn):
+        return Dispatcher(fn, device=device, signatures=sigs, **options)
+
+    return wrap

@@ -1,0 +1,72 @@
+"""Host-side stand-ins for the names kernels use (``cuda.threadIdx``, ``cuda.grid``...).
+
+The frontend recognises these objects by their ``name`` and compiles them; on
+the host they only explain that they belong inside a kernel.
+"""
+from __future__ import annotations
+
+
+class Intrinsic:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"cuda.{self.name}() can only be used inside a @cuda.jit kernel or device function")
+
+    def __repr__(self) -> str:
+        return f"<kdebug intrinsic cuda.{self.name}>"
+
+
+class Dim3Intrinsic(Intrinsic):
+    """threadIdx, blockIdx, blockDim, gridDim: read ``.x``, ``.y``, ``.z`` in a kernel."""
+
+    def __getattr__(self, attr: str):
+        if attr in ("x", "y", "z"):
+            raise RuntimeError(f"cuda.{self.name}.{attr} can only be read inside a @cuda.jit kernel")
+        raise AttributeError(attr)
+
+
+class IntrinsicNamespace:
+    """A group of intrinsics such as ``cuda.atomic`` or ``cuda.shared``."""
+
+    def __init__(self, name: str, members: list[str]) -> None:
+        self.name = name
+        for m in members:
+            setattr(self, m, Intrinsic(f"{name}.{m}"))
+
+    def __repr__(self) -> str:
+        return f"<kdebug intrinsic namespace cuda.{self.name}>"
+
+
+threadIdx = Dim3Intrinsic("threadIdx")
+blockIdx = Dim3Intrinsic("blockIdx")
+blockDim = Dim3Intrinsic("blockDim")
+gridDim = Dim3Intrinsic("gridDim")
+grid = Intrinsic("grid")
+gridsize = Intrinsic("gridsize")
+laneid = Intrinsic("laneid")
+warpsize = 32  # numba exposes cuda.warpsize as a constant in kernels
+syncthreads = Intrinsic("syncthreads")
+syncthreads_count = Intrinsic("syncthreads_count")
+syncthreads_and = Intrinsic("syncthreads_and")
+syncthreads_or = Intrinsic("syncthreads_or")
+syncwarp = Intrinsic("syncwarp")
+threadfence = Intrinsic("threadfence")
+threadfence_block = Intrinsic("threadfence_block")
+threadfence_system = Intrinsic("threadfence_system")
+shared = IntrinsicNamespace("shared", ["array"])
+local = IntrinsicNamespace("local", ["array"])
+const = IntrinsicNamespace("const", ["array_like"])
+atomic = IntrinsicNamespace("atomic", ["add", "sub", "max", "min", "exch", "cas", "compare_and_swap",
+                                       "and_", "or_", "xor", "inc", "dec"])
+
+
+class _GridGroup:
+    sync = Intrinsic("cg.this_grid.sync")
+
+
+class _CooperativeGroups:
+    this_grid = Intrinsic("cg.this_grid")
+
+
+cg = _CooperativeGroups()

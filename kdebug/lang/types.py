@@ -1,0 +1,208 @@
+"""The kernel language's types, named and behaving as numba's do.
+
+Scalar type objects are also what users write: ``float32(x)`` is a cast in a
+kernel and a numpy scalar on the host, ``float32[:]`` is an array type in a
+signature string.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class Type:
+    """Base of every kernel-language type. Subclasses are frozen dataclasses."""
+
+    @property
+    def name(self) -> str:
+        return str(self)
+
+
+@dataclass(frozen=True, eq=True)
+class Scalar(Type):
+    kind: str  # "int", "uint", "float", "bool"
+    bits: int
+
+    def __str__(self) -> str:
+        return {"int": f"int{self.bits}", "uint": f"uint{self.bits}",
+                "float": f"float{self.bits}", "bool": "boolean"}[self.kind]
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind in ("int", "uint")
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "bool"
+
+    @property
+    def signed(self) -> bool:
+        return self.kind == "int"
+
+    @property
+    def bitwidth(self) -> int:
+        return self.bits
+
+    @property
+    def np_dtype(self) -> np.dtype:
+        return np.dtype({"int": f"int{self.bits}", "uint": f"uint{self.bits}",
+                         "float": f"float{self.bits}", "bool": "bool"}[self.kind])
+
+    # Host-side behaviour, as numba's type objects: float32(1.5) -> np.float32.
+    def __call__(self, value=0):
+        if isinstance(value, str):
+            from kdebug.lang.signature import parse_signature
+            return parse_signature(f"{self}({value})")
+        return self.np_dtype.type(value)
+
+    def __getitem__(self, item) -> "Array":
+        """float32[:] -> 1-D array, float32[:, ::1] -> 2-D C-contiguous array."""
+        items = item if isinstance(item, tuple) else (item,)
+        for it in items:
+            if not isinstance(it, slice):
+                raise TypeError(f"array types are written like {self}[:] or {self}[:, :]")
+        layout = "C" if items[-1].step == 1 else "A"
+        return Array(self, len(items), layout)
+
+
+@dataclass(frozen=True)
+class Array(Type):
+    dtype: Scalar
+    ndim: int
+    layout: str = "A"  # kdebug stores every array C-contiguous; kept for numba's spelling
+
+    def __str__(self) -> str:
+        dims = ", ".join([":"] * (self.ndim - 1) + ["::1" if self.layout == "C" else ":"])
+        return f"{self.dtype}[{dims}]"
+
+    def __eq__(self, other) -> bool:  # layout never changes code: every array is contiguous here
+        return isinstance(other, Array) and (self.dtype, self.ndim) == (other.dtype, other.ndim)
+
+    def __hash__(self) -> int:
+        return hash(("array", self.dtype, self.ndim))
+
+
+@dataclass(frozen=True)
+class Tuple(Type):
+    types: tuple
+
+    def __str__(self) -> str:
+        if self.types and all(t == self.types[0] for t in self.types):
+            return f"UniTuple({self.types[0]} x {len(self.types)})"
+        return "Tuple(" + ", ".join(map(str, self.types)) + ")"
+
+
+@dataclass(frozen=True)
+class NoneType(Type):
+    def __str__(self) -> str:
+        return "none"
+
+
+@dataclass(frozen=True)
+class FunctionPointer(Type):
+    """The address of a device function compiled as its own job (kdebug.deferred)."""
+
+    function: object  # the Dispatcher
+    argtypes: tuple
+    restype: Type
+
+    def __str__(self) -> str:
+        return f"pointer<{getattr(self.function, '__name__', '?')}({', '.join(map(str, self.argtypes))})>"
+
+
+# The scalar types, under numba's names.
+int8 = Scalar("int", 8)
+int16 = Scalar("int", 16)
+int32 = Scalar("int", 32)
+int64 = Scalar("int", 64)
+uint8 = Scalar("uint", 8)
+uint16 = Scalar("uint", 16)
+uint32 = Scalar("uint", 32)
+uint64 = Scalar("uint", 64)
+float32 = Scalar("float", 32)
+float64 = Scalar("float", 64)
+boolean = Scalar("bool", 1)
+void = none = NoneType()
+
+intp = int64
+uintp = uint64
+b1 = bool_ = boolean
+i1, i2, i4, i8 = int8, int16, int32, int64
+u1, u2, u4, u8 = uint8, uint16, uint32, uint64
+f4, f8 = float32, float64
+byte = uint8
+
+SCALARS = (int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, boolean)
+_BY_DTYPE = {t.np_dtype: t for t in SCALARS}
+NUMBA_NAMES = {
+    "int8": int8, "int16": int16, "int32": int32, "int64": int64,
+    "uint8": uint8, "uint16": uint16, "uint32": uint32, "uint64": uint64,
+    "float32": float32, "float64": float64, "boolean": boolean, "bool_": boolean,
+    "b1": boolean, "intp": intp, "uintp": uintp, "void": void, "none": none,
+    "i1": i1, "i2": i2, "i4": i4, "i8": i8, "u1": u1, "u2": u2, "u4": u4, "u8": u8,
+    "f4": f4, "f8": f8, "byte": byte,
+}
+
+
+def from_dtype(dtype) -> Scalar | None:
+    """The scalar type of a numpy dtype, or None when kdebug has none for it."""
+    return _BY_DTYPE.get(np.dtype(dtype))
+
+
+def unify(a: Type, b: Type) -> Type | None:
+    """The type a variable gets when it holds both a and b (numba's unification)."""
+    if a == b:
+        return a
+    if isinstance(a, Scalar) and isinstance(b, Scalar):
+        if a.is_int and b.is_int:
+            # numba: the wider; signed if either is, unsigned only when both are
+            bits = max(a.bits, b.bits)
+            if a.signed != b.signed:
+                unsigned, signed = (a, b) if not a.signed else (b, a)
+                bits = max(signed.bits, unsigned.bits * 2 if unsigned.bits < 64 else 64)
+                if unsigned.bits == 64:
+                    return float64
+                return Scalar("int", bits)
+            return Scalar(a.kind, bits)
+        return from_dtype(np.promote_types(a.np_dtype, b.np_dtype))
+    if isinstance(a, Tuple) and isinstance(b, Tuple) and len(a.types) == len(b.types):
+        parts = [unify(x, y) for x, y in zip(a.types, b.types)]
+        return None if None in parts else Tuple(tuple(parts))
+    return None
+
+
+def arith_result(a: Scalar, b: Scalar) -> Scalar:
+    """Result type of +, -, *, //, % on two scalars (numba's integer typing NBEP)."""
+    if (a.is_int or a.is_bool) and (b.is_int or b.is_bool):
+        ints = [t for t in (a, b) if t.is_int] or [int64]
+        signed = any(t.signed for t in ints) or all(t.is_bool for t in (a, b))
+        return Scalar("int" if signed else "uint", 64)
+    return from_dtype(np.promote_types(a.np_dtype, b.np_dtype))
+
+
+def typeof(value) -> Type | None:
+    """The kernel-language type of a host value passed to a kernel or captured as a constant."""
+    from kdebug.lang.host import DeviceNDArray
+
+    if isinstance(value, (bool, np.bool_)):
+        return boolean
+    if isinstance(value, int):
+        return int64
+    if isinstance(value, float):
+        return float64
+    if isinstance(value, np.generic):
+        return from_dtype(value.dtype)
+    if isinstance(value, (np.ndarray, DeviceNDArray)):
+        scalar = from_dtype(value.dtype)
+        if scalar is None or value.ndim == 0:
+            return None
+        return Array(scalar, value.ndim, "C")
+    if isinstance(value, tuple):
+        parts = tuple(typeof(v) for v in value)
+        return None if None in parts or not parts else Tuple(parts)
+    return None

@@ -1,0 +1,108 @@
+"""The CPU runtime: packs parameters, runs grid launchers, spreads blocks over cores."""
+from __future__ import annotations
+
+import ctypes
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from kdebug.lang import types as T
+from kdebug.lang.host import DeviceNDArray
+
+_LAUNCHER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_int64,
+                             ctypes.c_int64, ctypes.c_void_p)
+_SCALAR_CTYPES = {
+    "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32, "int64": ctypes.c_int64,
+    "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16, "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64,
+    "float32": ctypes.c_float, "float64": ctypes.c_double, "boolean": ctypes.c_bool,
+}
+_struct_cache: dict = {}
+_pool: ThreadPoolExecutor | None = None
+PARALLEL_MIN_THREADS = 1 << 14  # below this many threads in a grid, one core is faster
+
+
+def ctype_of(t: T.Type):
+    """The ctypes mirror of a kernel-language value (LLVM's natural layout on the host)."""
+    hit = _struct_cache.get(t)
+    if hit is not None:
+        return hit
+    if isinstance(t, T.Scalar):
+        c = _SCALAR_CTYPES[str(t)]
+    elif isinstance(t, T.Array):
+        c = type(f"Array{t.ndim}", (ctypes.Structure,),
+                 {"_fields_": [("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * t.ndim)]})
+    elif isinstance(t, T.Tuple):
+        c = type("Tuple", (ctypes.Structure,), {"_fields_": [(f"f{k}", ctype_of(x)) for k, x in enumerate(t.types)]})
+    elif isinstance(t, T.FunctionPointer):
+        c = ctypes.c_void_p
+    else:
+        raise TypeError(f"cannot pass {t} to a kernel")
+    _struct_cache[t] = c
+    return c
+
+
+def params_type(argtypes: tuple):
+    key = ("params",) + tuple(argtypes)
+    hit = _struct_cache.get(key)
+    if hit is None:
+        hit = type("Params", (ctypes.Structure,),
+                   {"_fields_": [(f"a{k}", ctype_of(t)) for k, t in enumerate(argtypes)]})
+        _struct_cache[key] = hit
+    return hit
+
+
+def to_cvalue(t: T.Type, value):
+    if isinstance(t, T.Array):
+        c = ctype_of(t)()
+        c.data = value.device_address() if isinstance(value, DeviceNDArray) else value.ctypes.data
+        for k, n in enumerate(value.shape):
+            c.shape[k] = n
+        return c
+    if isinstance(t, T.Tuple):
+        c = ctype_of(t)()
+        for k, (x, v) in enumerate(zip(t.types, value)):
+            setattr(c, f"f{k}", to_cvalue(x, v))
+        return c
+    if isinstance(t, T.Scalar):
+        return t.np_dtype.type(value).item() if not t.is_bool else bool(value)
+    return value
+
+
+def pool() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="kdebug-block")
+    return _pool
+
+
+class CpuRuntime:
+    """Runs loaded CPU kernels. Arrays must already be C-contiguous host memory."""
+
+    name = "cpu"
+
+    def __init__(self) -> None:
+        self._funcs: dict[int, object] = {}
+
+    def launcher(self, address: int):
+        fn = self._funcs.get(address)
+        if fn is None:
+            fn = self._funcs[address] = _LAUNCHER(address)
+        return fn
+
+    def launch(self, compiled, args, argtypes, grid, block, shared: int = 0, parallel: bool = True) -> None:
+        params = params_type(argtypes)(*[to_cvalue(t, v) for t, v in zip(argtypes, args)])
+        dims = (ctypes.c_int32 * 6)(*grid, *block)
+        nblocks = grid[0] * grid[1] * grid[2]
+        fn = self.launcher(compiled.entry_address)
+        ncpu = os.cpu_count() or 1
+        threads = nblocks * block[0] * block[1] * block[2]
+        if not parallel or ncpu == 1 or nblocks < 2 or threads < PARALLEL_MIN_THREADS:
+            fn(ctypes.addressof(params), dims, 0, nblocks, None)
+            return
+        chunks = min(ncpu * 4, nblocks)
+        bounds = np.linspace(0, nblocks, chunks + 1).astype(np.int64)
+        futures = [pool().submit(fn, ctypes.addressof(params), dims, int(lo), int(hi), None)
+                   for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+        for f in futures:
+            f.result()

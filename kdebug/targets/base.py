@@ -1,0 +1,98 @@
+"""The target interface: small hooks, each with a note on *when* it runs.
+
+A target overrides only what it needs (after GPUCompiler.jl's interface.jl).
+Lowering-time hooks get the FunctionLowerer ``lw`` (``lw.builder``,
+``lw.module``, ``lw.ctx``); pipeline hooks get an llvmlite.binding ModuleRef.
+"""
+from __future__ import annotations
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+_initialised = False
+
+
+def init_llvm() -> None:
+    global _initialised
+    if not _initialised:
+        llvm.initialize_all_targets()
+        llvm.initialize_all_asmprinters()
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        _initialised = True
+
+
+class Target:
+    name = "base"
+    emit_language = "asm"  # what emit's snapshot holds: asm or ptx
+    triple = ""
+    data_layout = ""
+
+    # ---- lowering time -------------------------------------------------------
+    def context_type(self) -> ir.Type | None:
+        """A hidden first parameter of every function (the CPU's thread context), or None."""
+        return None
+
+    def prepare_module(self, module: ir.Module) -> None:
+        """Runs when lower creates a module: triple and data layout."""
+        module.triple = self.triple
+        module.data_layout = self.data_layout
+
+    def special_register(self, lw, reg: str, dim: str) -> ir.Value:
+        """threadIdx/blockIdx/blockDim/gridDim .x/.y/.z as i32."""
+        raise NotImplementedError
+
+    def check_bounds(self, lw, node, arr_t, indices, extents) -> None:
+        """Runs before every array access is lowered: memcheck hook (no-op by default)."""
+
+    def array_constant(self, lw, value, arr_t) -> ir.Value:
+        """A module-level numpy array (frozen) or device array (by reference) used in a kernel."""
+        raise NotImplementedError
+
+    def libm_name(self, name: str, single: bool) -> str:
+        """The math library symbol for a math function."""
+        return name + "f" if single else name
+
+    def device_launch(self, lw, node):
+        """``child[grid, block](args)`` inside a kernel (deferred codegen)."""
+        raise lw.src.error(node, f"device-side launches are not supported on the {self.name} target",
+                           "launch the child kernel from the host")
+
+    def function_pointer(self, lw, node):
+        raise lw.src.error(node, f"device function pointers are not supported on the {self.name} target",
+                           "call the device function directly")
+
+    # ---- pipeline -------------------------------------------------------------
+    def link_runtime(self, mod, jobs) -> None:
+        """After expand_deferred: link the target's runtime libraries."""
+
+    def optimize(self, mod) -> None:
+        """Optimise the linked module (before finish)."""
+
+    def finish_ir(self, mod, job) -> list[str]:
+        """After optimize, once for every job's entry. Returns the names of functions it added."""
+        return []
+
+    def finish_module(self, mod, jobs) -> None:
+        """After every finish_ir: module-wide clean-up (internalisation...)."""
+
+    def validate(self, mod, jobs) -> None:
+        """Check the finished module; raise CompileError on anything the target cannot take."""
+        mod.verify()
+
+    def emit(self, mod, jobs):
+        """Produce the target's artifact (machine code, PTX) and a text form of it."""
+        raise NotImplementedError
+
+    def load(self, artifact, jobs):
+        """Make the artifact callable: returns {job id: launchable entry}."""
+        raise NotImplementedError
+
+
+def run_pipeline(tm, mod, speed_level: int = 3) -> None:
+    """LLVM's new pass manager at the given -O level."""
+    pto = llvm.create_pipeline_tuning_options(speed_level=speed_level)
+    pto.loop_vectorization = speed_level >= 2
+    pto.slp_vectorization = speed_level >= 2
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(mod, pb)

@@ -1,0 +1,209 @@
+"""The CPU target: kernels become host code, JIT-compiled by llvmlite, with the grid emulated.
+
+Every function takes a hidden ``ThreadContext*`` (thread and block indices,
+block and grid sizes, the runtime's error record). The finish pass wraps each
+kernel in its *grid launcher* ``<entry>.grid(params, dims, first_block,
+last_block, runtime)``: it unpacks the parameter buffer once, then loops over
+blocks and threads calling the kernel, which it marks internal and
+always-inline so that emit's optimisation turns a barrier-free kernel into one
+vectorisable loop.
+"""
+from __future__ import annotations
+
+import threading
+
+import llvmlite.binding as llvm
+import numpy as np
+from llvmlite import ir
+
+from kdebug.frontend.lower import i8, i32, i64, llvm_type, mem_type
+from kdebug.lang import types as T
+from kdebug.targets.base import Target, init_llvm, run_pipeline
+
+I8P = ir.PointerType(i8)
+DIM3 = ir.ArrayType(i32, 3)
+# tid, ntid, ctaid, nctaid, runtime (error record and services)
+CONTEXT = ir.LiteralStructType([DIM3, DIM3, DIM3, DIM3, I8P])
+CONTEXT_P = ir.PointerType(CONTEXT)
+_REG_FIELD = {"threadIdx": 0, "blockDim": 1, "blockIdx": 2, "gridDim": 3}
+LAUNCHER_TYPE = ir.FunctionType(ir.VoidType(), [I8P, ir.PointerType(i32), i64, i64, I8P])
+
+_engine_lock = threading.Lock()
+_engine = None
+_tm = None
+
+
+def host_target_machine():
+    """One target machine for optimisation and assembly (MCJIT gets its own)."""
+    global _tm
+    if _tm is None:
+        init_llvm()
+        target = llvm.Target.from_triple(llvm.get_process_triple())
+        _tm = target.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                           features=llvm.get_host_cpu_features().flatten(), opt=3)
+    return _tm
+
+
+def execution_engine():
+    """The process's one MCJIT engine; each compiled module is added to it."""
+    global _engine
+    with _engine_lock:
+        if _engine is None:
+            init_llvm()
+            target = llvm.Target.from_triple(llvm.get_process_triple())
+            tm = target.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                              features=llvm.get_host_cpu_features().flatten(), opt=3)
+            backing = llvm.parse_assembly("")
+            _engine = llvm.create_mcjit_compiler(backing, tm)
+        return _engine
+
+
+def param_struct_type(argtypes) -> ir.LiteralStructType:
+    """The layout of a launch's parameter buffer: the arguments at natural alignment."""
+    return ir.LiteralStructType([llvm_type(t) for t in argtypes])
+
+
+class CpuTarget(Target):
+    name = "cpu"
+
+    def __init__(self) -> None:
+        init_llvm()
+        self.tm = host_target_machine()
+        self.triple = llvm.get_process_triple()
+        self.data_layout = str(self.tm.target_data)
+        self._const_counter = 0
+
+    # ---- lowering time -------------------------------------------------------
+    def context_type(self):
+        return CONTEXT_P
+
+    def special_register(self, lw, reg, dim):
+        b = lw.builder
+        ptr = b.gep(lw.ctx, [ir.Constant(i32, 0), ir.Constant(i32, _REG_FIELD[reg]), ir.Constant(i32, "xyz".index(dim))],
+                    inbounds=True)
+        return b.load(ptr)
+
+    def array_constant(self, lw, value, arr_t):
+        from kdebug.lang.host import DeviceNDArray
+
+        b = lw.builder
+        elem_p = ir.PointerType(mem_type(arr_t.dtype))
+        if isinstance(value, DeviceNDArray):
+            # captured by reference: the kernel sees later writes to it
+            ptr = ir.Constant(i64, value.device_address()).inttoptr(elem_p)
+        else:
+            data = np.ascontiguousarray(value)
+            self._const_counter += 1
+            gv = ir.GlobalVariable(lw.module, ir.ArrayType(i8, data.nbytes),
+                                   name=f"kdebug.const.{lw.fn.name}.{self._const_counter}")
+            gv.global_constant = True
+            gv.linkage = "internal"
+            gv.align = 64
+            gv.initializer = ir.Constant(ir.ArrayType(i8, data.nbytes), bytearray(data.tobytes()))
+            ptr = gv.bitcast(elem_p)
+        arr = ir.Constant(llvm_type(arr_t), ir.Undefined)
+        arr = b.insert_value(arr, ptr, 0)
+        for k, n in enumerate(value.shape):
+            arr = b.insert_value(arr, ir.Constant(i64, n), [1, k])
+        return arr
+
+    # ---- pipeline -------------------------------------------------------------
+    def optimize(self, mod) -> None:
+        run_pipeline(self.tm, mod, 3)
+
+    def finish_ir(self, mod, job) -> list[str]:
+        """Wrap a kernel entry in its grid launcher; make the kernel itself internal."""
+        if job.kind != "kernel":
+            return []
+        launcher = build_grid_launcher(job.entry, job.argtypes, self)
+        mod.link_in(llvm.parse_assembly(str(launcher)))
+        entry = mod.get_function(job.entry)
+        entry.linkage = "internal"
+        entry.add_function_attribute("alwaysinline")
+        return [job.entry + ".grid"]
+
+    def finish_module(self, mod, jobs) -> None:
+        """Internalise everything but the grid launchers, so LLVM may inline and drop it."""
+        keep = {j.entry + ".grid" for j in jobs if j.kind == "kernel"}
+        for fn in mod.functions:
+            if not fn.is_declaration and fn.name not in keep:
+                fn.linkage = "internal"
+
+    def emit(self, mod, jobs):
+        run_pipeline(self.tm, mod, 3)  # inline kernels into their launchers and vectorise
+        asm = self.tm.emit_assembly(mod)
+        return {"module": mod, "asm": asm}
+
+    def load(self, artifact, jobs):
+        engine = execution_engine()
+        with _engine_lock:
+            engine.add_module(artifact["module"])
+            engine.finalize_object()
+            return {j.id: engine.get_function_address(j.entry + ".grid") for j in jobs if j.kind == "kernel"}
+
+
+def _for_range(b: ir.IRBuilder, start, stop, name: str):
+    """A counted loop; yields the induction variable with the builder inside the body."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def loop():
+        pre = b.block
+        head = b.append_basic_block(f"{name}.head")
+        body = b.append_basic_block(f"{name}.body")
+        end = b.append_basic_block(f"{name}.end")
+        b.branch(head)
+        b.position_at_end(head)
+        iv = b.phi(start.type, name=name)
+        iv.add_incoming(start, pre)
+        b.cbranch(b.icmp_signed("<", iv, stop), body, end)
+        b.position_at_end(body)
+        yield iv
+        nxt = b.add(iv, ir.Constant(iv.type, 1), flags=["nsw", "nuw"])
+        iv.add_incoming(nxt, b.block)
+        b.branch(head)
+        b.position_at_end(end)
+
+    return loop()
+
+
+def build_grid_launcher(entry: str, argtypes, target: CpuTarget) -> ir.Module:
+    """``void <entry>.grid(i8* params, i32* dims, i64 first_block, i64 end_block, i8* runtime)``."""
+    m = ir.Module(name=entry + ".grid")
+    m.triple, m.data_layout = target.triple, target.data_layout
+    arg_lltypes = [llvm_type(t) for t in argtypes]
+    kernel = ir.Function(m, ir.FunctionType(ir.VoidType(), [CONTEXT_P] + arg_lltypes), name=entry)
+    fn = ir.Function(m, LAUNCHER_TYPE, name=entry + ".grid")
+    params, dims, first, last, runtime = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    ctx = b.alloca(CONTEXT, name="ctx")
+    pstruct = b.bitcast(params, ir.PointerType(param_struct_type(argtypes)))
+    args = [b.load(b.gep(pstruct, [ir.Constant(i32, 0), ir.Constant(i32, k)], inbounds=True))
+            for k in range(len(argtypes))]
+    d = [b.load(b.gep(dims, [ir.Constant(i32, k)])) for k in range(6)]
+    gx, gy, gz, bx, by, bz = d
+
+    def field(f, k):
+        return b.gep(ctx, [ir.Constant(i32, 0), ir.Constant(i32, f), ir.Constant(i32, k)], inbounds=True)
+
+    for k in range(3):
+        b.store(d[3 + k], field(1, k))
+        b.store(d[k], field(3, k))
+    b.store(runtime, b.gep(ctx, [ir.Constant(i32, 0), ir.Constant(i32, 4)], inbounds=True))
+    gx64, gy64 = b.zext(gx, i64), b.zext(gy, i64)
+    with _for_range(b, first, last, "block") as blk:
+        cx = b.trunc(b.urem(blk, gx64), i32)
+        rest = b.udiv(blk, gx64)
+        cy = b.trunc(b.urem(rest, gy64), i32)
+        cz = b.trunc(b.udiv(rest, gy64), i32)
+        for k, v in enumerate((cx, cy, cz)):
+            b.store(v, field(2, k))
+        with _for_range(b, ir.Constant(i32, 0), bz, "tz") as tz:
+            b.store(tz, field(0, 2))
+            with _for_range(b, ir.Constant(i32, 0), by, "ty") as ty:
+                b.store(ty, field(0, 1))
+                with _for_range(b, ir.Constant(i32, 0), bx, "tx") as tx:
+                    b.store(tx, field(0, 0))
+                    b.call(kernel, [ctx] + args)
+    b.ret_void()
+    return m
