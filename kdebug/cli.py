@@ -1,0 +1,232 @@
+"""The ``kdebug`` command: a thin entry that runs a script under a debug session.
+
+    kdebug FILE.py [args]            (same as: kdebug run FILE.py)
+    kdebug run [options] FILE.py [args]
+    kdebug dump FILE.py --out DIR
+    kdebug replay TRACE.jsonl
+
+Exit status: 0 on success, 1 when the script, a compilation or a launch
+failed, 2 for bad usage.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+import traceback
+
+from kdebug.driver import events as E
+from kdebug.errors import KdebugError
+
+SUBCOMMANDS = ("run", "dump", "replay")
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # exit status 2 with a short message, as argparse does
+        self.print_usage(sys.stderr)
+        print(f"kdebug: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _add_run_options(p: argparse.ArgumentParser, remainder: bool = True) -> None:
+    p.add_argument("--backend", choices=("cpu", "gpu", "auto"), default="auto",
+                   help="where kernels run: cpu (embedded emulation), gpu (pycuda), auto (gpu if present)")
+    p.add_argument("--strategy", choices=("worklist", "toplevel", "recursive"), default="worklist",
+                   help="deferred-codegen strategy: worklist (correct), toplevel, recursive (the naive fix)")
+    p.add_argument("--numba", action="store_true", help="make numba.cuda and numba's types resolve to kdebug's")
+    p.add_argument("--trace", metavar="PATH", help="write the event stream as JSON lines")
+    p.add_argument("--no-memcheck", dest="memcheck", action="store_false", help="skip bounds checks (faster)")
+    p.add_argument("--shuffle-threads", nargs="?", const=0, type=int, metavar="SEED", default=None,
+                   help="run each block's threads in a random order between barriers")
+    p.add_argument("--break", dest="breakpoints", default="", metavar="LIST",
+                   help="TUI breakpoints: deferred,reentrant,finish,launch")
+    p.add_argument("script", help="the Python file to run")
+    p.add_argument("args", nargs=argparse.REMAINDER if remainder else "*",
+                   help="arguments passed to the script" + ("" if remainder else " (after --)"))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="kdebug", description="Debug and visualise a GPU kernel compiler driver.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run a script and show its compilation jobs and launches")
+    run.add_argument("--headless", action="store_true", help="print a report when the script ends; no TUI")
+    _add_run_options(run)
+    sub.add_parser("dump", help="run a script and write every job's source and IR stages to a directory",
+                   add_help=False)
+    replay = sub.add_parser("replay", help="open a recorded trace file without running anything")
+    replay.add_argument("trace")
+    replay.add_argument("--headless", action="store_true")
+    return parser
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """``kdebug FILE.py`` and ``kdebug --headless FILE.py`` mean ``kdebug run ...``."""
+    if argv and argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help"):
+        argv = ["run"] + argv
+    if argv and argv[0] == "dump":
+        # options may follow the script here: kdebug dump FILE.py --out DIR
+        opts = build_dump_parser().parse_intermixed_args(argv[1:])
+        opts.command = "dump"
+        return opts
+    return build_parser().parse_args(argv)
+
+
+def build_dump_parser() -> argparse.ArgumentParser:
+    dump = _Parser(prog="kdebug dump",
+                   description="Run a script and write every job's source and IR stages to a directory.")
+    dump.add_argument("--out", required=True, metavar="DIR")
+    dump.add_argument("--target", choices=("cpu", "ptx"), default="cpu",
+                      help="ptx: also write every job's PTX (launches still run on the CPU)")
+    _add_run_options(dump, remainder=False)
+    return dump
+
+
+def _configure_session(opts):
+    from kdebug.driver.active import Session, set_session
+
+    session = Session(backend=opts.backend, strategy=opts.strategy, memcheck=opts.memcheck)
+    session.shuffle_seed = opts.shuffle_threads
+    set_session(session)
+    return session
+
+
+def run_script(path: str, args: list[str], numba: bool, session) -> int:
+    """Run a user script in this process; returns its exit status. Never raises."""
+    if numba:
+        from kdebug.lang import numba_compat
+        numba_compat.install()
+    old_argv, old_path = sys.argv, list(sys.path)
+    sys.argv = [path] + list(args)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    status = 0
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code
+        status = code if isinstance(code, int) else (0 if code is None else 1)
+        if isinstance(code, str):
+            print(code, file=sys.stderr)
+    except KdebugError as exc:
+        print(str(exc), file=sys.stderr)
+        if not getattr(exc, "reported", False):
+            session.bus.emit(E.Diagnostic(severity="error", message=exc.message, category="script",
+                                          location=exc.loc.to_json() if exc.loc else None, text=str(exc)))
+        status = 1
+    except BaseException as exc:  # noqa: BLE001 - the user's script failed: report it, keep going
+        text = _user_traceback(exc, path)
+        print(text, file=sys.stderr, end="")
+        session.bus.emit(E.Diagnostic(severity="error", message=f"{type(exc).__name__}: {exc}", category="script",
+                                      text=text.rstrip()))
+        status = 1
+    finally:
+        sys.argv = old_argv
+        sys.path[:] = old_path
+    if status == 0 and session.failed:
+        status = 1
+    return status
+
+
+def _user_traceback(exc: BaseException, path: str) -> str:
+    """The traceback from the user's script down, without runpy's and kdebug's own frames."""
+    tb = exc.__traceback__
+    frames = traceback.extract_tb(tb)
+    abspath = os.path.abspath(path)
+    start = next((i for i, f in enumerate(frames) if os.path.abspath(f.filename) == abspath), 0)
+    lines = ["Traceback (most recent call last):\n"] + traceback.format_list(frames[start:])
+    lines += traceback.format_exception_only(type(exc), exc)
+    return "".join(lines)
+
+
+def cmd_run(opts, quiet: bool = False) -> tuple[int, object]:
+    from kdebug.session.model import SessionModel
+    from kdebug.session.trace import TraceWriter
+
+    if not os.path.isfile(opts.script):
+        print(f"kdebug: error: no such file: {opts.script}", file=sys.stderr)
+        return 2, None
+    try:
+        session = _configure_session(opts)
+    except KdebugError as exc:
+        print(str(exc), file=sys.stderr)
+        return 1, None
+    model = SessionModel()
+    session.bus.subscribe(model.apply)
+    writer = TraceWriter(opts.trace) if opts.trace else None
+    if writer:
+        session.bus.subscribe(writer)
+    session.bus.emit(E.SessionStarted(script=opts.script, backend=session.backend, strategy=session.strategy,
+                                      argv=list(opts.args)))
+    status = run_script(opts.script, opts.args, opts.numba, session)
+    session.bus.emit(E.SessionEnded(status="ok" if status == 0 else "failed", exit_code=status))
+    if writer:
+        writer.close()
+    if not quiet:
+        from kdebug.session.headless import render
+        sys.stdout.flush()
+        print(render(model))
+    return status, model
+
+
+def cmd_dump(opts) -> int:
+    from kdebug.session.dump import write_dump
+
+    if opts.target == "ptx":
+        os.environ["KDEBUG_EMIT_PTX"] = "1"
+    status, model = cmd_run(opts, quiet=True)
+    if model is None:
+        return status
+    written = write_dump(model, opts.out)
+    print(f"kdebug: wrote {len(written)} files for {len(model.jobs)} job(s) to {opts.out}")
+    return status
+
+
+def cmd_replay(opts) -> int:
+    from kdebug.session.model import SessionModel
+    from kdebug.session.trace import read_trace
+
+    if not os.path.isfile(opts.trace):
+        print(f"kdebug: error: no such file: {opts.trace}", file=sys.stderr)
+        return 2
+    try:
+        model = SessionModel().extend(read_trace(opts.trace))
+    except ValueError as exc:
+        print(f"kdebug: error: {exc}", file=sys.stderr)
+        return 2
+    if opts.headless or not sys.stdout.isatty():
+        from kdebug.session.headless import render
+        print(render(model))
+        return 0
+    from kdebug.tui.app import run_replay
+    return run_replay(model, opts.trace)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        build_parser().print_help(sys.stderr)
+        return 2
+    try:
+        opts = parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    if opts.command == "dump":
+        return cmd_dump(opts)
+    if opts.command == "replay":
+        return cmd_replay(opts)
+    if not opts.headless and sys.stdout.isatty() and sys.stdin.isatty():
+        try:
+            from kdebug.tui.app import run_tui
+        except ImportError:
+            run_tui = None
+        if run_tui is not None:
+            return run_tui(opts)
+    return cmd_run(opts)[0]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""The headless printer: the job tree, launches and diagnostics as plain text."""
+from __future__ import annotations
+
+from kdebug.session.model import SessionModel
+
+
+def _ms(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    return f"{seconds * 1e3:.2f} ms"
+
+
+def _dims(d) -> str:
+    return "(" + ",".join(str(x) for x in d) + ")"
+
+
+def render(model: SessionModel) -> str:
+    out = []
+    if model.started is not None:
+        s = model.started
+        out.append(f"kdebug: {s.script}  backend={s.backend}  strategy={s.strategy}")
+        out.append("")
+    out.append("Jobs")
+    if not model.jobs:
+        out.append("  (none)")
+    for job, depth in model.walk():
+        pad = "  " * (depth + 1)
+        reason = "" if job.reason == "host" else f"  via {job.reason}"
+        extra = f"  cache hits {job.cache_hits}" if job.cache_hits else ""
+        out.append(f"{pad}#{job.id}  {job.signature}  {job.kind}  {job.state}{reason}  {_ms(job.compile_time)}{extra}")
+        for idx in job.backrefs:
+            ev = model.reentrant[idx]
+            path = " \u2192 ".join(ev.cycle_names)
+            out.append(f"{pad}  \u21bb re-entrant request for #{ev.target_job} ({path}): {ev.resolution}")
+    out.append("")
+    out.append("Launches")
+    if not model.launches:
+        out.append("  (none)")
+    for ln in model.launches.values():
+        status = "ok" if ln.state == "ok" else (ln.state if not ln.error else "error: " + ln.error.splitlines()[0])
+        nested = f"  (device-side, from launch #{ln.parent_launch})" if ln.parent_launch else ""
+        out.append(f"  #{ln.id}  {ln.name}  grid={_dims(ln.grid)} block={_dims(ln.block)}  {ln.backend}  "
+                   f"{_ms(ln.duration)}  {status}{nested}")
+    out.append("")
+    out.append("Diagnostics")
+    if not model.diagnostics:
+        out.append("  (none)")
+    for d in model.diagnostics:
+        text = d.text or d.message
+        lines = text.splitlines()
+        out.append(f"  {d.severity}: {lines[0]}")
+        out.extend("    " + line for line in lines[1:])
+    if model.ended is not None and model.ended.status != "ok":
+        out.append("")
+        out.append(f"Session {model.ended.status} (exit status {model.ended.exit_code})")
+    return "\n".join(out)

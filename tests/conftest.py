@@ -1,0 +1,27 @@
+"""Shared test helpers. Every test runs under pytest-timeout (pyproject.toml)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SAMPLES = os.path.join(ROOT, "sample_kernels")
+
+
+@pytest.fixture(autouse=True)
+def fresh_session():
+    """Each test gets its own debug session (job table, cache, event bus)."""
+    from kdebug.driver.active import set_session
+    set_session(None)
+    yield
+    set_session(None)
+
+
+def run_kdebug(*args, timeout=120, cwd=ROOT, env=None):
+    """Run the kdebug command in a child process; returns CompletedProcess with text output."""
+    full_env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
+    return subprocess.run([sys.executable, "-m", "kdebug.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd, env=full_env)
