@@ -92,7 +92,7 @@ class CpuRuntime:
 
     def launch(self, compiled, args, argtypes, grid, block, shared: int = 0, parallel: bool = True) -> None:
         params = params_type(argtypes)(*[to_cvalue(t, v) for t, v in zip(argtypes, args)])
-        dims = (ctypes.c_int32 * 6)(*grid, *block)
+        dims = (ctypes.c_int32 * 7)(*grid, *block, 0)  # gx gy gz bx by bz depth
         nblocks = grid[0] * grid[1] * grid[2]
         fn = self.launcher(compiled.entry_address)
         ncpu = os.cpu_count() or 1

@@ -22,8 +22,12 @@ from kdebug.targets.base import Target, init_llvm, run_pipeline
 
 I8P = ir.PointerType(i8)
 DIM3 = ir.ArrayType(i32, 3)
-# tid, ntid, ctaid, nctaid, runtime (error record and services)
-CONTEXT = ir.LiteralStructType([DIM3, DIM3, DIM3, DIM3, I8P])
+# The thread context. Fields 0-5 are fixed; later fields may be appended:
+#   0 tid, 1 ntid, 2 ctaid, 3 nctaid (each [3 x i32]),
+#   4 runtime (i8*: the launch's runtime record), 5 depth (i32: device-launch nesting, 0 from the host)
+CONTEXT = ir.LiteralStructType([DIM3, DIM3, DIM3, DIM3, I8P, i32])
+CTX_RUNTIME, CTX_DEPTH = 4, 5
+# dims: gx, gy, gz, bx, by, bz, depth
 CONTEXT_P = ir.PointerType(CONTEXT)
 _REG_FIELD = {"threadIdx": 0, "blockDim": 1, "blockIdx": 2, "gridDim": 3}
 LAUNCHER_TYPE = ir.FunctionType(ir.VoidType(), [I8P, ir.PointerType(i32), i64, i64, I8P])
@@ -180,8 +184,8 @@ def build_grid_launcher(entry: str, argtypes, target: CpuTarget) -> ir.Module:
     pstruct = b.bitcast(params, ir.PointerType(param_struct_type(argtypes)))
     args = [b.load(b.gep(pstruct, [ir.Constant(i32, 0), ir.Constant(i32, k)], inbounds=True))
             for k in range(len(argtypes))]
-    d = [b.load(b.gep(dims, [ir.Constant(i32, k)])) for k in range(6)]
-    gx, gy, gz, bx, by, bz = d
+    d = [b.load(b.gep(dims, [ir.Constant(i32, k)])) for k in range(7)]
+    gx, gy, gz, bx, by, bz, _depth = d
 
     def field(f, k):
         return b.gep(ctx, [ir.Constant(i32, 0), ir.Constant(i32, f), ir.Constant(i32, k)], inbounds=True)
@@ -189,7 +193,8 @@ def build_grid_launcher(entry: str, argtypes, target: CpuTarget) -> ir.Module:
     for k in range(3):
         b.store(d[3 + k], field(1, k))
         b.store(d[k], field(3, k))
-    b.store(runtime, b.gep(ctx, [ir.Constant(i32, 0), ir.Constant(i32, 4)], inbounds=True))
+    b.store(runtime, b.gep(ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_RUNTIME)], inbounds=True))
+    b.store(d[6], b.gep(ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_DEPTH)], inbounds=True))
     gx64, gy64 = b.zext(gx, i64), b.zext(gy, i64)
     with _for_range(b, first, last, "block") as blk:
         cx = b.trunc(b.urem(blk, gx64), i32)
