@@ -66,11 +66,14 @@ class Grid:
         n = node.args[0].value
         b = lw.builder
         parts = []
+        # Special registers are never negative and their products fit in 64 bits: zext and
+        # nuw/nsw let LLVM prove the index >= 0, drop numba's negative-index wraparound and
+        # vectorise x[i] as contiguous loads instead of gathers (benchmarks/README.md).
         for dim in "xyz"[:n]:
-            tid = b.sext(lw.target.special_register(lw, "threadIdx", dim), ir.IntType(64))
-            ctaid = b.sext(lw.target.special_register(lw, "blockIdx", dim), ir.IntType(64))
-            ntid = b.sext(lw.target.special_register(lw, "blockDim", dim), ir.IntType(64))
-            parts.append(b.add(b.mul(ctaid, ntid), tid))
+            tid = b.zext(lw.target.special_register(lw, "threadIdx", dim), ir.IntType(64))
+            ctaid = b.zext(lw.target.special_register(lw, "blockIdx", dim), ir.IntType(64))
+            ntid = b.zext(lw.target.special_register(lw, "blockDim", dim), ir.IntType(64))
+            parts.append(b.add(b.mul(ctaid, ntid, flags=["nuw", "nsw"]), tid, flags=["nuw", "nsw"]))
         return _tuple(b, parts)
 
 
@@ -89,9 +92,9 @@ class GridSize:
         b = lw.builder
         parts = []
         for dim in "xyz"[:n]:
-            nctaid = b.sext(lw.target.special_register(lw, "gridDim", dim), ir.IntType(64))
-            ntid = b.sext(lw.target.special_register(lw, "blockDim", dim), ir.IntType(64))
-            parts.append(b.mul(nctaid, ntid))
+            nctaid = b.zext(lw.target.special_register(lw, "gridDim", dim), ir.IntType(64))
+            ntid = b.zext(lw.target.special_register(lw, "blockDim", dim), ir.IntType(64))
+            parts.append(b.mul(nctaid, ntid, flags=["nuw", "nsw"]))
         return _tuple(b, parts)
 
 
