@@ -5,13 +5,14 @@ subscribers); ``kdebug run`` configures one before the script starts.
 """
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
 
 from kdebug.driver import events as E
 from kdebug.driver.driver import Driver
-from kdebug.errors import BackendUnavailable, KdebugError, LaunchError
+from kdebug.errors import BackendUnavailable, KdebugError
 
 BACKENDS = ("cpu", "gpu", "auto")
 STRATEGIES = ("worklist", "toplevel", "recursive")
@@ -50,6 +51,8 @@ class Session:
         self.runtime = CpuRuntime()
         self.driver = Driver(self.bus, self.target, strategy)
         self._launches = 0
+        self._launch_lock = threading.Lock()
+        self.current_launch: int | None = None  # the host launch running now (parent of device launches)
         self.failed = False
 
     @staticmethod
@@ -76,8 +79,8 @@ class Session:
     # ---- launches ---------------------------------------------------------------------
     def launch(self, dispatcher, args, argtypes, grid, block, shared, loc) -> None:
         compiled = self.compile_kernel(dispatcher, argtypes)
-        self._launches += 1
-        lid = self._launches
+        lid = self.next_launch_id()
+        self.current_launch = lid
         self.bus.emit(E.LaunchStarted(launch=lid, job=compiled.record.id, name=dispatcher.__name__,
                                       grid=list(grid), block=list(block), backend=self.backend))
         t0 = time.perf_counter()
@@ -88,6 +91,11 @@ class Session:
         except KdebugError as exc:
             error = exc
         finally:
+            from kdebug.runtime.device_launch import take_errors
+            nested = take_errors()
+            if error is None and nested:
+                error = nested[0]
+            self.current_launch = None
             for dst, src in copy_back:
                 np.copyto(dst, src)
             dt = time.perf_counter() - t0
@@ -98,6 +106,7 @@ class Session:
             self.bus.emit(E.Diagnostic(severity="error", message=error.message, category=getattr(error, "category", "launch"),
                                        job=compiled.record.id, location=error.loc.to_json() if error.loc else None,
                                        text=str(error)))
+            error.reported = True
             raise error
 
     @staticmethod
@@ -117,8 +126,10 @@ class Session:
                 staged.append(a)
         return staged, copy_back
 
-    def report_launch_error(self, message: str, loc) -> None:
-        raise LaunchError(message, loc)
+    def next_launch_id(self) -> int:
+        with self._launch_lock:
+            self._launches += 1
+            return self._launches
 
 
 _current: Session | None = None

@@ -17,11 +17,11 @@ import time
 import traceback
 from dataclasses import dataclass
 
-import llvmlite.binding as llvm
 
+from kdebug.driver import deferred
 from kdebug.driver import events as E
 from kdebug.driver.job import CompilerJob, JobRecord
-from kdebug.errors import CompileError, KdebugError
+from kdebug.errors import CompileError, KdebugError, ReentrantLoopError
 from kdebug.frontend.lower import lower_function
 from kdebug.frontend.source import parse_function
 from kdebug.frontend.typeinfer import infer_function
@@ -55,6 +55,8 @@ class Driver:
         self._next_id = 1
         self._next_snapshot = 1
         self.lock = threading.RLock()
+        self.graph = deferred.RequestGraph()
+        self.current: deferred.Compilation | None = None
 
     # ---- events -----------------------------------------------------------------
     def job_fields(self, rec: JobRecord) -> dict:
@@ -73,6 +75,7 @@ class Driver:
         t0 = time.perf_counter()
         result = work()
         dt = time.perf_counter() - t0
+        rec.compile_time += dt
         sid = self.snapshot(rec, phase, show(result), language) if show is not None else None
         self.bus.emit(E.PhaseFinished(**self.job_fields(rec), phase=phase, duration=dt, snapshot=sid))
         return result
@@ -81,7 +84,10 @@ class Driver:
     def new_record(self, job: CompilerJob, parent: int | None, reason: str) -> JobRecord:
         rec = JobRecord(self._next_id, job, parent, reason)
         self._next_id += 1
+        rec.entry = self.entry_name(rec)
         self.records[rec.id] = rec
+        if self.current is not None:
+            self.current.records.append(rec)
         py = job.function.py_func
         code = py.__code__
         self.bus.emit(E.JobRequested(**self.job_fields(rec), reason=reason,
@@ -103,32 +109,116 @@ class Driver:
             if hit is not None:
                 self.bus.emit(E.CacheHit(**self.job_fields(hit.record)))
                 return hit
+            done = self.by_key.get(key)
+            if done is not None and done.state == "done" and self.target.supports_cross_module_references:
+                # compiled earlier as a deferred job of another kernel: its entry is loaded already
+                self.bus.emit(E.CacheHit(**self.job_fields(done)))
+                hit = self.cache[key] = CompiledKernel(done, self.target.entry_address(done), {})
+                return hit
             rec = self.new_record(job, parent, "host")
+            self.current = deferred.Compilation(rec, table={key: rec}, records=[rec])
             try:
                 compiled = self.compile_toplevel(rec)
             except KdebugError as exc:
                 self.fail(rec, exc)
+                self.fail_rest(rec)
                 raise
             except Exception as exc:  # a kdebug bug: keep the traceback for the report
                 err = CompileError(f"internal compiler error while compiling {rec.name}: {exc!r}",
                                    hint="this is a bug in kdebug; the trace holds the Python traceback")
                 self.fail(rec, err, traceback.format_exc())
+                self.fail_rest(rec)
                 raise err from exc
+            finally:
+                self.current = None
             self.cache[key] = compiled
             return compiled
 
     def fail(self, rec: JobRecord, exc: KdebugError, detail: str = "") -> None:
+        exc.reported = True
         rec.state = "failed"
         self.bus.emit(E.JobFailed(**self.job_fields(rec), error=str(exc)))
         self.bus.emit(E.Diagnostic(severity="error", message=exc.message, category="compile", job=rec.id,
                                    location=exc.loc.to_json() if exc.loc else None,
                                    text=str(exc) + ("\n" + detail if detail else "")))
 
+    def fail_rest(self, top: JobRecord) -> None:
+        """The toplevel failed: jobs it had pulled in that did not finish fail with it."""
+        for rec in self.current.records if self.current else []:
+            if rec is not top and rec.state in ("queued", "compiling"):
+                rec.state = "failed"
+                self.bus.emit(E.JobFailed(**self.job_fields(rec), error=f"abandoned: toplevel job #{top.id} failed"))
+
     def start(self, rec: JobRecord) -> None:
         rec.state = "compiling"
-        rec.entry = self.entry_name(rec)
-        self.compile_counts[rec.key] = self.compile_counts.get(rec.key, 0) + 1
+        n = self.compile_counts[rec.key] = self.compile_counts.get(rec.key, 0) + 1
         self.bus.emit(E.JobStarted(**self.job_fields(rec)))
+        if n > 1:
+            self.bus.emit(E.Diagnostic(
+                severity="warning", category="duplicate", job=rec.id,
+                message=f"duplicate codegen: {rec.job} is compiled for the {_nth(n)} time in this session (job #{rec.id})",
+                text=f"duplicate codegen: job key {rec.key} compiled {n} times in this session; the last as job "
+                     f"#{rec.id}. A shared job table would compile it once."))
+
+    # ---- deferred requests ------------------------------------------------------------
+    def request_deferred(self, requester: JobRecord, function, argtypes: tuple, kind: str, reason: str, loc) -> int:
+        """Called by lower for each marker: the id of the job whose entry the marker will become."""
+        comp = self.current
+        job = CompilerJob(function, tuple(argtypes), self.target.name, kind)
+        key = job.key
+        comp.requests.setdefault(requester.id, [])
+        if self.strategy == "recursive":
+            cycle = self._ancestor_cycle(requester, key)
+            if cycle is not None:
+                self._reentrant(requester, cycle, "stopped", loc)
+                names = " \u2192 ".join(self.records[j].name for j in cycle)
+                raise ReentrantLoopError(
+                    f"{names} (job #{requester.id} asks for {job.name} while it is being compiled)",
+                    loc, "the recursive strategy gives each nested job a fresh job table, so a cycle never ends; "
+                         "--strategy worklist shares one table and resolves the request to a reference")
+            rec = self.new_record(job, requester.id, reason)  # a fresh table: always a new job
+            comp.requests[requester.id].append(rec.id)
+            return rec.id
+        path = self.graph.path(key, requester.key)
+        self.graph.add(requester.key, key)
+        existing = comp.table.get(key)
+        if existing is None and key in self.by_key and self.target.supports_cross_module_references:
+            existing = self.by_key[key]
+            self.bus.emit(E.CacheHit(**self.job_fields(existing)))
+        if existing is None:
+            existing = self.new_record(job, requester.id, reason)
+            comp.table[key] = existing
+            comp.queue.append(existing)
+        if existing.id not in comp.requests[requester.id]:
+            comp.requests[requester.id].append(existing.id)
+        if path is not None:
+            ids = [self._record_for_key(k).id for k in path] + [existing.id]
+            self._reentrant(requester, ids, "reference", loc)
+        return existing.id
+
+    def _record_for_key(self, key: str) -> JobRecord:
+        return self.current.table.get(key) or self.by_key[key]
+
+    def _ancestor_cycle(self, requester: JobRecord, key: str) -> list[int] | None:
+        """On the recursion chain, the job with ``key`` down to the requester, closed: or None."""
+        chain = [requester]
+        while chain[-1].parent is not None and chain[-1].key != key:
+            chain.append(self.records[chain[-1].parent])
+        if chain[-1].key != key:
+            return None
+        ids = [r.id for r in reversed(chain)]
+        return ids + [ids[0]]
+
+    def _reentrant(self, requester: JobRecord, cycle: list[int], resolution: str, loc) -> None:
+        names = [self.records[j].name for j in cycle]
+        self.bus.emit(E.Reentrant(**self.job_fields(requester), target_job=cycle[-1], cycle=cycle,
+                                  cycle_names=names, resolution=resolution))
+        path = " \u2192 ".join(names)
+        what = "resolved to a reference to its entry" if resolution == "reference" else "stopped"
+        self.bus.emit(E.Diagnostic(severity="warning" if resolution == "reference" else "error", category="reentrant",
+                                   job=requester.id, location=loc.to_json() if loc else None,
+                                   message=f"re-entrant request: {path} ({what})",
+                                   text=f"re-entrant codegen request: {path}; {what}"))
 
     def front(self, rec: JobRecord):
         """parse, typeinfer and lower one job: its own module, markers still in place."""
@@ -136,47 +226,74 @@ class Driver:
         self.run_phase(rec, "parse", lambda: parse_function(py), lambda s: s.text, "python")
         rec.typed = self.run_phase(rec, "typeinfer", lambda: infer_function(py, rec.argtypes, rec.kind),
                                    lambda tf: tf.listing(), "text")
-        rec.module_ir = self.run_phase(rec, "lower", lambda: lower_function(rec.typed, self.target, rec.entry))
+        requester = lambda fn, argtypes, kind, reason, loc: self.request_deferred(rec, fn, argtypes, kind, reason, loc)  # noqa: E731
+        rec.module_ir = self.run_phase(rec, "lower", lambda: lower_function(rec.typed, self.target, rec.entry,
+                                                                            requester=requester))
         return rec.module_ir
 
     def compile_toplevel(self, rec: JobRecord) -> CompiledKernel:
         t0 = time.perf_counter()
+        comp = self.current
         self.start(rec)
         target = self.target
         irmod = self.front(rec)
-        mod, jobs = self.run_phase(rec, "expand_deferred", lambda: self.expand_deferred(rec, irmod),
-                                   lambda r: str(r[0]))
+        mod = self.run_phase(rec, "expand_deferred", lambda: deferred.expand(self, comp, irmod))
+        jobs = comp.finish_list
         self.run_phase(rec, "link_runtime", lambda: target.link_runtime(mod, jobs) or mod)
         self.run_phase(rec, "optimize", lambda: target.optimize(mod) or mod)
-        for job in jobs:
+        for job in comp.records:
             self.snapshot(job, "before_finish", str(mod) if job is rec else self.job_ir(mod, job))
         self.run_phase(rec, "finish", lambda: self.finish(mod, jobs) or mod)
         for job in jobs:
             self.snapshot(job, "after_finish", str(mod) if job is rec else self.job_ir(mod, job))
-        self.run_phase(rec, "validate", lambda: target.validate(mod, jobs) or mod)
+        self.check_finish_coverage(mod, comp)
+        self.run_phase(rec, "validate", lambda: self.validate(mod, comp) or mod)
         artifact = self.run_phase(rec, "emit", lambda: target.emit(mod, jobs),
                                   lambda a: a.get("asm") or a.get("ptx") or "", target.emit_language)
         entries = self.run_phase(rec, "load", lambda: target.load(artifact, jobs), None)
         dt = time.perf_counter() - t0
-        for job in jobs:
+        for job in comp.records:
             job.state = "done"
-            job.compile_time = dt if job is rec else job.compile_time
+            if job is rec:
+                job.compile_time = dt
             self.by_key[job.key] = job
             self.bus.emit(E.JobFinished(**self.job_fields(job), duration=job.compile_time))
         return CompiledKernel(rec, entries[rec.id], artifact)
 
-    def expand_deferred(self, rec: JobRecord, irmod):
-        """Parse the lowered module and resolve its deferred-codegen markers (see deferred.py)."""
-        mod = llvm.parse_assembly(str(irmod))
-        return mod, [rec]
-
     def finish(self, mod, jobs) -> None:
         """Run the target's finish passes exactly once on every job's entry."""
         for job in jobs:
+            if job.finished:
+                continue
             added = self.target.finish_ir(mod, job)
             job.functions = [job.entry] + list(added)
             job.finished = True
         self.target.finish_module(mod, jobs)
+
+    def check_finish_coverage(self, mod, comp) -> None:
+        """Every job of the compilation must have its before/after-finish snapshots and a finished entry."""
+        missed = [j for j in comp.records
+                  if not j.finished or "after_finish" not in j.snapshots or not self.target.entry_finished(mod, j)]
+        for j in missed:
+            self.bus.emit(E.Diagnostic(
+                severity="error", category="finish", job=j.id,
+                message=f"finish coverage: job #{j.id} {j.job} missed the finish passes",
+                text=f"finish coverage: job #{j.id} {j.job} missed the finish passes: it was compiled inside a "
+                     f"nested job, and the toplevel job #{comp.top.id}'s list of jobs never included it "
+                     f"({self.strategy} strategy)"))
+        if any(j.kind == "kernel" for j in missed):
+            names = ", ".join(f"#{j.id} {j.name}" for j in missed)
+            raise CompileError(f"cannot load {comp.top.name}: {len(missed)} job(s) missed the finish passes ({names})",
+                               hint="nested jobs must reach the toplevel's finish list; --strategy worklist does that")
+
+    def validate(self, mod, comp) -> None:
+        text = str(mod)
+        left = deferred.marker_ids(text)
+        if left:
+            names = ", ".join(f"#{j} {self.records[j].name}" for j in dict.fromkeys(left))
+            raise CompileError(f"deferred-codegen markers remain after expand_deferred for job(s) {names}",
+                               hint="this is a bug in the expansion strategy")
+        self.target.validate(mod, comp.finish_list)
 
     @staticmethod
     def job_ir(mod, job: JobRecord) -> str:
@@ -189,6 +306,10 @@ class Driver:
             except NameError:
                 pass
         return "\n".join(parts)
+
+
+def _nth(n: int) -> str:
+    return {2: "2nd", 3: "3rd"}.get(n, f"{n}th")
 
 
 def _source_text(py) -> str | None:

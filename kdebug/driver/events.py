@@ -103,6 +103,7 @@ class DeferredResolved(JobEvent):
     target_job: int = 0
     marker: str = ""
     entry: str = ""
+    round: int = 0  # the toplevel strategy's expansion round (0: resolved by the job itself)
 
 
 @dataclass
@@ -165,11 +166,28 @@ class SessionEnded(Event):
     error: str | None = None
 
 
+@dataclass
+class Paused(Event):
+    """The debuggee stopped at a breakpoint (or a step) just before ``breakpoint`` happens."""
+
+    kind: ClassVar[str] = "paused"
+    breakpoint: str = "step"  # deferred, reentrant, finish, launch, step
+    job: int | None = None
+    launch: int | None = None
+    message: str = ""
+
+
+@dataclass
+class Resumed(Event):
+    kind: ClassVar[str] = "resumed"
+    action: str = "continue"  # continue or step
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls for cls in (
         JobRequested, JobStarted, JobFinished, JobFailed, CacheHit, PhaseStarted, PhaseFinished,
         Snapshot, DeferredResolved, Reentrant, Diagnostic, LaunchStarted, LaunchFinished,
-        SessionStarted, SessionEnded,
+        SessionStarted, SessionEnded, Paused, Resumed,
     )
 }
 

@@ -66,10 +66,11 @@ class FunctionLowerer:
     """Lowers one typed function into an llvmlite function of ``module``."""
 
     def __init__(self, module: ir.Module, tf: TypedFunction, target, name: str, linkage: str,
-                 functions: dict, markers: dict | None = None) -> None:
+                 functions: dict, requester=None) -> None:
         self.module, self.tf, self.target = module, tf, target
         self.functions = functions  # (py_func, argtypes) -> ir.Function, shared by one module
-        self.markers = markers if markers is not None else {}  # id(DeferredRequest node) -> marker name
+        # requester(function, argtypes, kind, reason, loc) -> job id: the driver's job table
+        self.requester = requester
         self.src = tf.source
         params = [llvm_type(t) for t in tf.argtypes]
         ctx_t = target.context_type()
@@ -605,9 +606,12 @@ class FunctionLowerer:
         func_t = self.type_of(node.func)
         if isinstance(func_t, LaunchTarget):
             return self.device_launch(node)
+        if isinstance(func_t, T.FunctionPointer):
+            return self.pointer_call(node)
         fn = func_t.value
         if fn is deferred_fn:
-            return self.target.function_pointer(self, node)
+            # kdebug.deferred(fn) is a compile-time value; the address is taken where it is called
+            return ir.Constant(ir.PointerType(i8), None)
         if isinstance(fn, (I.Intrinsic, I.IntrinsicNamespace)):
             return registry.lower_call(self, node, fn)
         rt = self.type_of(node)
@@ -693,7 +697,8 @@ class FunctionLowerer:
         callee = self.functions.get(key)
         if callee is None:
             name = f"{fn.__name__}.{len(self.functions)}"
-            lowerer = FunctionLowerer(self.module, callee_tf, self.target, name, "internal", self.functions, self.markers)
+            lowerer = FunctionLowerer(self.module, callee_tf, self.target, name, "internal", self.functions,
+                                      self.requester)
             callee = lowerer.lower()
         vals = [self.cast(a, t, ct) for a, t, ct in zip(args, argts, callee_tf.argtypes)]
         if self.ctx is not None:
@@ -701,9 +706,58 @@ class FunctionLowerer:
         result = self.builder.call(callee, vals)
         return None if callee_tf.restype == T.void else result
 
+    # ---- deferred codegen -------------------------------------------------------------
+    def request(self, node):
+        """The DeferredRequest typeinfer recorded for ``node``."""
+        return next(r for r in self.tf.deferred if r.node is node)
+
+    def deferred_marker(self, req) -> ir.Value:
+        """A placeholder call carrying the requested job's id; expand_deferred replaces it
+        with the address of the job's entry."""
+        if self.requester is None:
+            raise self.src.error(req.node, "deferred code generation needs the driver",
+                                 "compile kernels through cuda.jit, not lower_function directly")
+        job_id = self.requester(req.function, req.argtypes, req.job_kind, req.reason, self.src.loc(req.node))
+        name = f"kdebug.deferred.{job_id}"
+        marker = self.module.globals.get(name)
+        if marker is None:
+            marker = ir.Function(self.module, ir.FunctionType(ir.PointerType(i8), []), name=name)
+        return self.builder.call(marker, [], name=f"deferred.{job_id}")
+
+    def dim3(self, node) -> list:
+        t = self.type_of(node)
+        v = self.expr(node)
+        if isinstance(t, T.Tuple):
+            parts = [self.cast(self.builder.extract_value(v, k), x, T.int32) for k, x in enumerate(t.types)]
+        else:
+            parts = [self.cast(v, t, T.int32)]
+        return parts + [ir.Constant(i32, 1)] * (3 - len(parts))
+
     def device_launch(self, node):
-        """``child[grid, block](args)`` inside a kernel: the target lowers the launch."""
-        return self.target.device_launch(self, node)
+        """``child[grid, block](args)`` inside a kernel: a deferred job, launched by the target."""
+        req = self.request(node)
+        cfg = node.func.slice
+        parts = cfg.elts if isinstance(cfg, ast.Tuple) else [cfg]
+        grid, block = self.dim3(parts[0]), self.dim3(parts[1])
+        args = [self.cast(self.expr(a), self.type_of(a), t) for a, t in zip(node.args, req.argtypes)]
+        marker = self.deferred_marker(req)
+        self.target.device_launch(self, node, marker, grid, block, args, req.argtypes)
+        return None
+
+    def pointer_call(self, node):
+        """Calling a kdebug.deferred pointer: through the deferred job's entry address."""
+        req = self.request(node)
+        rt = self.type_of(node)
+        args = [self.cast(self.expr(a), self.type_of(a), t) for a, t in zip(node.args, req.argtypes)]
+        marker = self.deferred_marker(req)
+        params = [llvm_type(t) for t in req.argtypes]
+        if self.ctx is not None:
+            params = [self.ctx.type] + params
+            args = [self.ctx] + args
+        fnty = ir.FunctionType(llvm_type(rt), params)
+        fnptr = self.builder.bitcast(marker, ir.PointerType(fnty))
+        result = self.builder.call(fnptr, args)
+        return None if rt == T.void else result
 
     # ---- casts ----------------------------------------------------------------
     def cast(self, v, src: T.Type, dst: T.Type):
@@ -747,12 +801,13 @@ def _constant_sign(node) -> int:
     return 0
 
 
-def lower_function(tf: TypedFunction, target, name: str, module: ir.Module | None = None) -> ir.Module:
-    """Lower a kernel (and the device functions it calls) into a new module."""
+def lower_function(tf: TypedFunction, target, name: str, module: ir.Module | None = None,
+                   requester=None) -> ir.Module:
+    """Lower a kernel or device-function job (and the device functions it calls) into a new module."""
     if module is None:
-        module = ir.Module(name=tf.name)
+        module = ir.Module(name=name)
         target.prepare_module(module)
-    FunctionLowerer(module, tf, target, name, "external", {}).lower()
+    FunctionLowerer(module, tf, target, name, "external", {}, requester).lower()
     return module
 
 

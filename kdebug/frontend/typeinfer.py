@@ -124,13 +124,14 @@ class TypeInferer:
         argnames = [a.arg for a in args.args]
         if len(argnames) != len(argtypes):
             raise src.error(src.tree, f"{fn.__name__} takes {len(argnames)} arguments but "
-                                      f"{len(argtypes)} were given")
+                                      f"{len(argtypes)} were given", "pass one value per parameter")
         self.tf = TypedFunction(src, fn.__name__, kind, argnames, tuple(argtypes))
         self.tf.locals.update(zip(argnames, argtypes))
         self.stack = stack + (fn,)
         self.strict = False
         self.returns: list[T.Type] = []
         self.assigned = self._assigned_names(src.tree)
+        self.unbound = _unbound_loads(src.tree, self.assigned - set(argnames))
         self.loop_depth = 0
 
     # ---- driving -------------------------------------------------------------
@@ -211,6 +212,10 @@ class TypeInferer:
         if isinstance(target, ast.Name):
             self.bind(target, target.id, value_t)
         elif isinstance(target, ast.Tuple):
+            for elt in target.elts:
+                if isinstance(elt, ast.Starred):
+                    raise self.error(elt, "a starred assignment is not supported in kernels",
+                                     "unpack into one name per element")
             if not isinstance(value_t, T.Tuple) or len(value_t.types) != len(target.elts):
                 n = len(value_t.types) if isinstance(value_t, T.Tuple) else 1
                 raise self.error(target, f"cannot unpack {value_t} into {len(target.elts)} names "
@@ -341,7 +346,9 @@ class TypeInferer:
         if isinstance(v, bool):
             return T.boolean
         if isinstance(v, int):
-            return T.int64 if -2**63 <= v < 2**63 else T.uint64
+            if not -2**63 <= v < 2**64:
+                raise self.error(node, f"the integer {v} does not fit in 64 bits", "use a smaller number or a float")
+            return T.int64 if v < 2**63 else T.uint64
         if isinstance(v, float):
             return T.float64
         if v is None:
@@ -351,6 +358,8 @@ class TypeInferer:
 
     def name_type(self, node) -> T.Type:
         name = node.id
+        if node in self.unbound:
+            raise self.error(node, f"variable {name!r} is used before it is assigned", "assign it first")
         if name in self.tf.locals:
             return self.tf.locals[name]
         if name in self.assigned:
@@ -408,7 +417,20 @@ class TypeInferer:
         from kdebug import deferred as deferred_fn
         if value is deferred_fn:
             return PyValue(value)
+        if callable(value) and getattr(math, getattr(value, "__name__", ""), None) is value:
+            return PyValue(value)  # math.sqrt, or sqrt imported from math
+        if isinstance(value, type) and issubclass(value, np.generic) and T.from_dtype(value) is not None:
+            return PyValue(T.from_dtype(value))  # np.float32(x) casts like numba's float32(x)
+        if isinstance(value, np.ufunc):
+            name = value.__name__
+            raise self.error(node, f"numpy's {name} cannot be called in a kernel",
+                             f"use math.{name} on one element at a time" if hasattr(math, name) else
+                             "kernels call math functions on one element at a time")
         what = type(value).__name__
+        if isinstance(value, type(print)):
+            raise self.error(node, f"{value.__name__}() cannot be called in a kernel",
+                             "kernels can call abs, min, max, round, int, float, bool, len, range, "
+                             "math functions, cuda intrinsics and device functions")
         raise self.error(node, f"{getattr(node, 'id', getattr(node, 'attr', '?'))!r} is a {what}, which kernels cannot use",
                          "kernels can use numbers, tuples and arrays defined at module level, math, cuda and device functions")
 
@@ -585,6 +607,8 @@ class TypeInferer:
             raise self.error(node.keywords[0].value, "keyword arguments are not supported here", "pass arguments by position")
         if isinstance(func_t, LaunchTarget):
             return self.device_launch(node, func_t.kernel)
+        if isinstance(func_t, T.FunctionPointer):
+            return self.pointer_call(node, func_t.function, [self.expr(a) for a in node.args])
         if not isinstance(func_t, PyValue):
             raise self.error(node, f"{func_t} is not callable", "call device functions, math functions or cuda intrinsics")
         fn = func_t.value
@@ -667,6 +691,10 @@ class TypeInferer:
         for a, t in zip(node.args, argts):
             if not isinstance(t, (T.Scalar, T.Array, T.Tuple)):
                 raise self.error(a, f"cannot pass {t} to a device function", "pass numbers, tuples or arrays")
+        nparams = fn.py_func.__code__.co_argcount
+        if len(argts) != nparams:
+            raise self.error(node, f"{fn.__name__} takes {nparams} argument(s) but {len(argts)} were given",
+                             f"pass one value per parameter of {fn.__name__}")
         if fn.py_func in self.stack:
             raise self.error(node, f"recursive call to {fn.__name__} ({_call_stack_names(self.stack + (fn.py_func,))})",
                              "kernels cannot recurse through direct calls; use a loop, or kdebug.deferred for a pointer")
@@ -686,16 +714,89 @@ class TypeInferer:
 
     def deferred_pointer(self, node) -> T.Type:
         from kdebug.lang.dispatcher import Dispatcher
-        if len(node.args) < 1:
-            raise self.error(node, "kdebug.deferred(fn, *argtypes) needs a device function",
+        if len(node.args) != 1:
+            raise self.error(node, "kdebug.deferred(fn) takes one device function",
                              "write kdebug.deferred(my_device_fn)")
         ft = self.expr(node.args[0])
         if not (isinstance(ft, PyValue) and isinstance(ft.value, Dispatcher) and ft.value.device):
             raise self.error(node.args[0], "kdebug.deferred() takes a @cuda.jit(device=True) function",
                              "decorate the function with @cuda.jit(device=True)")
-        return PyValue(("pointer-of", ft.value))
+        # The pointer's target is known at compile time; it is specialised where it is called.
+        return T.FunctionPointer(ft.value, (), T.none)
 
-    # The pointer is typed when called: see expr_Call on PyValue(("pointer-of", fn)).
+    def pointer_call(self, node, fn, argts) -> T.Type:
+        """Calling a kdebug.deferred pointer: a deferred job (kind device, reason pointer)."""
+        for a, t in zip(node.args, argts):
+            if not isinstance(t, (T.Scalar, T.Array, T.Tuple)):
+                raise self.error(a, f"cannot pass {t} through a function pointer", "pass numbers, tuples or arrays")
+        sig = next((s for s in fn.signatures if len(s.argtypes) == len(argts)), None)
+        job_argtypes = tuple(sig.argtypes) if sig is not None else tuple(argts)
+        if sig is not None and sig.restype is not None:
+            restype = sig.restype
+        elif fn.py_func in self.stack:
+            raise self.error(node, f"{fn.__name__} is reached again through a pointer while its type is being "
+                                   f"inferred ({_call_stack_names(self.stack + (fn.py_func,))})",
+                             f"declare its signature, e.g. @cuda.jit(\"int64(int64)\", device=True), so kdebug "
+                             f"knows what it returns")
+        else:
+            restype = infer_function(fn.py_func, job_argtypes, "device", self.stack).restype
+        self.tf.deferred.append(DeferredRequest(node, fn, job_argtypes, "pointer", "device"))
+        self.tf.features.add("pointer")
+        return restype
+
+
+def _unbound_loads(tree, local: set) -> set:
+    """Reads of local variables that no assignment can reach (Python's UnboundLocalError).
+
+    A may-be-assigned analysis over the structured body: after an if, a name is
+    assigned if either branch assigns it; inside a loop, anything the body
+    assigns may already hold a value from an earlier iteration.
+    """
+    bad = set()
+
+    def stores(nodes) -> set:
+        return {n.id for node in nodes for n in ast.walk(node)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+    def loads(node, defined) -> None:
+        if node is None:
+            return
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in local and n.id not in defined:
+                bad.add(n)
+
+    def block(stmts, defined) -> set:
+        for s in stmts:
+            defined = stmt(s, defined)
+        return defined
+
+    def stmt(s, defined) -> set:
+        if isinstance(s, ast.Assign):
+            loads(s.value, defined)
+            for t in s.targets:
+                loads(t, defined)  # indices of subscripted targets
+            return defined | stores(s.targets)
+        if isinstance(s, ast.AugAssign):
+            loads(s.value, defined)
+            if isinstance(s.target, ast.Name) and s.target.id in local and s.target.id not in defined:
+                bad.add(s.target)
+            loads(s.target, defined)
+            return defined | stores([s.target])
+        if isinstance(s, ast.If):
+            loads(s.test, defined)
+            return block(s.body, set(defined)) | block(s.orelse, set(defined))
+        if isinstance(s, (ast.For, ast.While)):
+            head = defined | stores(s.body) | (stores([s.target]) if isinstance(s, ast.For) else set())
+            loads(s.iter if isinstance(s, ast.For) else s.test, defined if isinstance(s, ast.For) else head)
+            block(s.body, set(head))
+            return block(s.orelse, set(head))
+        if isinstance(s, (ast.Expr, ast.Return)):
+            loads(s.value, defined)
+            return defined
+        return defined | stores([s])  # anything else is reported as unsupported by the inferer
+
+    block(tree.body, set())
+    return bad
 
 
 def _describe(node) -> str:

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 
-from kdebug.errors import LaunchError, SourceLocation
+from kdebug.errors import CompileError, LaunchError, SourceLocation
 from kdebug.lang import types as T
 from kdebug.lang.host import DeviceNDArray
 from kdebug.lang.signature import parse_signature
@@ -22,9 +22,22 @@ def caller_location(skip_modules=("kdebug.",)) -> SourceLocation | None:
     while frame is not None:
         mod = frame.f_globals.get("__name__", "")
         if not any(mod.startswith(m) for m in skip_modules):
-            return SourceLocation(frame.f_code.co_filename, frame.f_lineno, 1)
+            return SourceLocation(frame.f_code.co_filename, frame.f_lineno, _column(frame))
         frame = frame.f_back
     return None
+
+
+def _column(frame) -> int:
+    """1-based column of the expression a frame is executing (the launch, the decorator...)."""
+    try:
+        line, _, col, _ = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+        if line == frame.f_lineno and col is not None:
+            return col + 1
+    except (AttributeError, IndexError, ValueError):
+        pass
+    import linecache
+    text = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    return len(text) - len(text.lstrip()) + 1 if text.strip() else 1
 
 
 def _dim3(value, what: str, loc) -> tuple[int, int, int]:
@@ -179,6 +192,12 @@ def jit(func_or_sig=None, device: bool = False, **options):
     sigs = []
     if func_or_sig is not None:
         sigs = list(func_or_sig) if isinstance(func_or_sig, list) else [func_or_sig]
+        try:
+            sigs = [parse_signature(s) for s in sigs]
+        except TypeError as exc:
+            raise CompileError(str(exc), caller_location(),
+                               "write a signature like \"void(float32[:], int32)\" with numba's type names, "
+                               "or drop it to compile on first launch") from None
 
     def wrap(fn):
         return Dispatcher(fn, device=device, signatures=sigs, **options)

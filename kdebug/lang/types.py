@@ -112,7 +112,13 @@ class FunctionPointer(Type):
     restype: Type
 
     def __str__(self) -> str:
-        return f"pointer<{getattr(self.function, '__name__', '?')}({', '.join(map(str, self.argtypes))})>"
+        return f"pointer<{getattr(self.function, '__name__', '?')}>"
+
+    def __hash__(self) -> int:
+        return id(self.function)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, FunctionPointer) and other.function is self.function
 
 
 # The scalar types, under numba's names.

@@ -71,6 +71,7 @@ class SessionModel:
         self.reentrant: list[E.Reentrant] = []
         self.started: E.SessionStarted | None = None
         self.ended: E.SessionEnded | None = None
+        self.paused: E.Paused | None = None  # set while the debuggee waits at a breakpoint
         self.compilations: dict[str, int] = {}  # key -> number of job_started events
 
     def apply(self, ev: E.Event) -> None:
@@ -93,7 +94,13 @@ class SessionModel:
         self.started = ev
 
     def _on_session_ended(self, ev: E.SessionEnded) -> None:
-        self.ended = ev
+        self.ended, self.paused = ev, None
+
+    def _on_paused(self, ev: E.Paused) -> None:
+        self.paused = ev
+
+    def _on_resumed(self, ev: E.Resumed) -> None:
+        self.paused = None
 
     def _on_job_requested(self, ev: E.JobRequested) -> None:
         view = JobView(ev.job, ev.name, ev.key, ev.parent, ev.reason, list(ev.argtypes), ev.job_kind, ev.target,

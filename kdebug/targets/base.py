@@ -53,14 +53,32 @@ class Target:
         """The math library symbol for a math function."""
         return name + "f" if single else name
 
-    def device_launch(self, lw, node):
-        """``child[grid, block](args)`` inside a kernel (deferred codegen)."""
+    def device_launch(self, lw, node, marker, grid, block, args, argtypes) -> None:
+        """``child[grid, block](args)`` inside a kernel. ``marker`` (i8*) becomes the address of
+        the child's launch entry (``deferred_entry_name``); grid and block are three i32 values each;
+        ``args`` are already cast to ``argtypes``."""
         raise lw.src.error(node, f"device-side launches are not supported on the {self.name} target",
                            "launch the child kernel from the host")
 
-    def function_pointer(self, lw, node):
-        raise lw.src.error(node, f"device function pointers are not supported on the {self.name} target",
-                           "call the device function directly")
+    def deferred_entry_name(self, job) -> str:
+        """The function whose address replaces a deferred marker for ``job``."""
+        return job.entry
+
+    def deferred_entry_type(self, job) -> ir.FunctionType:
+        """Its type, to declare it where it is referenced before it is defined."""
+        from kdebug.frontend.lower import llvm_type
+        params = [llvm_type(t) for t in job.argtypes]
+        ctx = self.context_type()
+        if ctx is not None:
+            params = [ctx] + params
+        ret = llvm_type(job.typed.restype) if job.typed is not None else ir.VoidType()
+        return ir.FunctionType(ret, params)
+
+    def entry_finished(self, mod, job) -> bool:
+        """Whether the final module shows the finish passes on ``job``'s entry."""
+        return True
+
+    supports_cross_module_references = False  # may a module refer to an entry loaded by an earlier one?
 
     # ---- pipeline -------------------------------------------------------------
     def link_runtime(self, mod, jobs) -> None:

@@ -72,6 +72,8 @@ class CpuTarget(Target):
 
     def __init__(self) -> None:
         init_llvm()
+        from kdebug.runtime.device_launch import register_symbol
+        register_symbol()
         self.tm = host_target_machine()
         self.triple = llvm.get_process_triple()
         self.data_layout = str(self.tm.target_data)
@@ -111,6 +113,53 @@ class CpuTarget(Target):
             arr = b.insert_value(arr, ir.Constant(i64, n), [1, k])
         return arr
 
+    # ---- deferred codegen -------------------------------------------------------
+    supports_cross_module_references = True  # one MCJIT engine: later modules link to earlier entries
+
+    def device_launch(self, lw, node, marker, grid, block, args, argtypes) -> None:
+        """Pack the child's parameter buffer and dims on the stack and call the runtime, which runs
+        the child's grid launcher (the marker's address) to completion."""
+        from kdebug.runtime import device_launch as dl
+
+        b = lw.builder
+        params = lw.alloca(param_struct_type(argtypes), name="child.params")
+        for k, a in enumerate(args):
+            b.store(a, b.gep(params, [ir.Constant(i32, 0), ir.Constant(i32, k)], inbounds=True))
+        dims = lw.alloca(ir.ArrayType(i32, 7), name="child.dims")
+        depth = b.load(b.gep(lw.ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_DEPTH)], inbounds=True))
+        for k, v in enumerate(list(grid) + list(block) + [b.add(depth, ir.Constant(i32, 1))]):
+            b.store(v, b.gep(dims, [ir.Constant(i32, 0), ir.Constant(i32, k)], inbounds=True))
+        runtime = b.load(b.gep(lw.ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_RUNTIME)], inbounds=True))
+        job_id = int(marker.callee.name.rsplit(".", 1)[1])  # the marker carries the child's job id
+        site = dl.register_site(job_id, lw.src.loc(node))
+        callee = lw.module.globals.get(dl.SYMBOL)
+        if callee is None:
+            callee = ir.Function(lw.module, ir.FunctionType(ir.VoidType(), [I8P, I8P, ir.PointerType(i32), I8P, i64]),
+                                 name=dl.SYMBOL)
+        b.call(callee, [marker, b.bitcast(params, I8P), b.bitcast(dims, ir.PointerType(i32)), runtime,
+                        ir.Constant(i64, site)])
+
+    def deferred_entry_name(self, job) -> str:
+        return job.entry + ".grid" if job.kind == "kernel" else job.entry
+
+    def deferred_entry_type(self, job):
+        if job.kind == "kernel":
+            return LAUNCHER_TYPE
+        return super().deferred_entry_type(job)
+
+    def entry_address(self, job) -> int:
+        """The loaded grid launcher of a kernel compiled by an earlier module."""
+        with _engine_lock:
+            return execution_engine().get_function_address(job.entry + ".grid")
+
+    def entry_finished(self, mod, job) -> bool:
+        if job.kind != "kernel":
+            return True
+        try:
+            return not mod.get_function(job.entry + ".grid").is_declaration
+        except NameError:
+            return False
+
     # ---- pipeline -------------------------------------------------------------
     def optimize(self, mod) -> None:
         run_pipeline(self.tm, mod, 3)
@@ -128,7 +177,8 @@ class CpuTarget(Target):
 
     def finish_module(self, mod, jobs) -> None:
         """Internalise everything but the grid launchers, so LLVM may inline and drop it."""
-        keep = {j.entry + ".grid" for j in jobs if j.kind == "kernel"}
+        # launchers and device-job entries stay visible: later modules may refer to them
+        keep = {j.entry + ".grid" if j.kind == "kernel" else j.entry for j in jobs}
         for fn in mod.functions:
             if not fn.is_declaration and fn.name not in keep:
                 fn.linkage = "internal"

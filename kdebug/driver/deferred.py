@@ -1,0 +1,178 @@
+"""Deferred code generation: markers, the request graph, and the three expansion strategies.
+
+``lower`` emits ``call ptr @kdebug.deferred.<job id>()`` wherever code needs
+another job's address (a device-side launch, a function pointer) and asks the
+driver for that job (``Driver.request_deferred``). ``expand_deferred``
+resolves each marker to the address of the job's entry, after compiling the
+job and linking its module in. How nested jobs are handled is the strategy:
+
+- ``worklist`` — one job table for the whole compilation; every nested job
+  expands its own markers through it; each key is compiled once; finish runs
+  on every job. The correct design.
+- ``toplevel`` — GPUCompiler.jl's design: only the toplevel expands markers;
+  nested jobs are linked with their markers intact and expanded in later
+  rounds of the toplevel loop.
+- ``recursive`` — the naive fix: each nested job expands its own markers with
+  a fresh table. It compiles shared jobs twice, never hands grandchildren to
+  the finish passes, and on a cycle would recurse forever: kdebug stops it at
+  the first re-entry.
+"""
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass, field
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+from kdebug.driver import events as E
+from kdebug.driver.job import JobRecord
+
+MARKER_PREFIX = "kdebug.deferred."
+_MARKER_CALL = re.compile(r'(%[-\w.$"]+) = (?:tail |notail |musttail )?call ptr @"?kdebug\.deferred\.(\d+)"?\(\)')
+_MARKER_DECL = re.compile(r'^declare ptr @"?kdebug\.deferred\.\d+"?\(\).*\n?', re.M)
+
+
+@dataclass
+class Compilation:
+    """The state of one toplevel compilation."""
+
+    top: JobRecord
+    table: dict[str, JobRecord] = field(default_factory=dict)  # this compilation's job table
+    queue: deque = field(default_factory=deque)  # requested, not yet compiled (worklist, toplevel)
+    records: list[JobRecord] = field(default_factory=list)  # every job created for it, in order
+    finish_list: list[JobRecord] = field(default_factory=list)  # the jobs handed to the finish passes
+    requests: dict[int, list[int]] = field(default_factory=dict)  # requester id -> requested job ids
+
+
+class RequestGraph:
+    """Edges "job key A asked for job key B", session-wide, to recognise cycles."""
+
+    def __init__(self) -> None:
+        self.edges: dict[str, list[str]] = {}
+
+    def add(self, a: str, b: str) -> None:
+        out = self.edges.setdefault(a, [])
+        if b not in out:
+            out.append(b)
+
+    def path(self, src: str, dst: str) -> list[str] | None:
+        """Keys from src to dst following edges (breadth first), or None."""
+        if src == dst:
+            return [src]
+        prev = {src: None}
+        todo = deque([src])
+        while todo:
+            k = todo.popleft()
+            for n in self.edges.get(k, ()):
+                if n not in prev:
+                    prev[n] = k
+                    if n == dst:
+                        out = [n]
+                        while prev[out[-1]] is not None:
+                            out.append(prev[out[-1]])
+                        return out[::-1]
+                    todo.append(n)
+        return None
+
+
+def marker_ids(text: str) -> list[int]:
+    return [int(m.group(2)) for m in _MARKER_CALL.finditer(text)]
+
+
+def declaration(name: str, fnty: ir.FunctionType) -> str:
+    m = ir.Module()
+    ir.Function(m, fnty, name=name)
+    return next(line for line in str(m).splitlines() if line.startswith("declare"))
+
+
+def _has_symbol(text: str, name: str) -> bool:
+    return re.search(r'^(define|declare)[^\n]*@"?' + re.escape(name) + r'"?\(', text, re.M) is not None
+
+
+def resolve_markers(driver, text: str, expander: JobRecord, round_no: int = 0) -> str:
+    """Replace every marker call in ``text`` by the address of its job's entry."""
+    resolved: list[int] = []
+
+    def replace(m):
+        job = driver.records[int(m.group(2))]
+        resolved.append(job.id)
+        return f'{m.group(1)} = getelementptr i8, ptr @"{driver.target.deferred_entry_name(job)}", i64 0'
+
+    text = _MARKER_CALL.sub(replace, text)
+    text = _MARKER_DECL.sub("", text)
+    decls = []
+    for jid in dict.fromkeys(resolved):
+        job = driver.records[jid]
+        name = driver.target.deferred_entry_name(job)
+        if not _has_symbol(text, name):
+            decls.append(declaration(name, driver.target.deferred_entry_type(job)))
+        driver.bus.emit(E.DeferredResolved(**driver.job_fields(expander), target_job=jid,
+                                           marker=f"{MARKER_PREFIX}{jid}", entry=name, round=round_no))
+    return text + ("\n" + "\n".join(decls) + "\n" if decls else "")
+
+
+def parse(text: str):
+    return llvm.parse_assembly(text)
+
+
+def expand(driver, comp: Compilation, irmod):
+    """The expand_deferred phase of the toplevel job: returns the linked module."""
+    return {"worklist": _expand_worklist, "toplevel": _expand_toplevel,
+            "recursive": _expand_recursive}[driver.strategy](driver, comp, irmod)
+
+
+def _expand_worklist(driver, comp: Compilation, irmod):
+    top = comp.top
+    mod = parse(resolve_markers(driver, str(parse(str(irmod))), top))
+    comp.finish_list.append(top)
+    while comp.queue:
+        job = comp.queue.popleft()
+        driver.start(job)
+        jir = driver.front(job)
+        # the nested job expands its own markers, through the same table
+        jmod = driver.run_phase(job, "expand_deferred",
+                                lambda: parse(resolve_markers(driver, str(parse(str(jir))), job)))
+        mod.link_in(jmod)
+        comp.finish_list.append(job)
+    return mod
+
+
+def _expand_toplevel(driver, comp: Compilation, irmod):
+    top = comp.top
+    mod = parse(str(irmod))
+    comp.finish_list.append(top)
+    round_no = 0
+    while True:
+        text = str(mod)
+        if not marker_ids(text) and not comp.queue:
+            return mod
+        round_no += 1
+        while comp.queue:  # link nested jobs with their markers still in place
+            job = comp.queue.popleft()
+            driver.start(job)
+            mod.link_in(parse(str(driver.front(job))))
+            comp.finish_list.append(job)
+        mod = parse(resolve_markers(driver, str(mod), top, round_no))
+
+
+def _expand_recursive(driver, comp: Compilation, irmod):
+    top = comp.top
+    comp.finish_list.append(top)
+
+    def nested(job: JobRecord, jir):
+        mod = parse(str(jir))
+        for child_id in comp.requests.get(job.id, []):
+            child = driver.records[child_id]
+            if child.state != "queued":
+                continue
+            driver.start(child)
+            cir = driver.front(child)
+            cmod = driver.run_phase(child, "expand_deferred", lambda: nested(child, cir))
+            mod.link_in(cmod)
+            if job is top:  # the naive fix: the toplevel only ever knows the jobs it asked for itself
+                comp.finish_list.append(child)
+        return parse(resolve_markers(driver, str(mod), job))
+
+    return nested(top, irmod)
