@@ -91,17 +91,21 @@ def _has_symbol(text: str, name: str) -> bool:
     return re.search(r'^(define|declare)[^\n]*@"?' + re.escape(name) + r'"?\(', text, re.M) is not None
 
 
-def resolve_markers(driver, text: str, expander: JobRecord, round_no: int = 0) -> str:
-    """Replace every marker call in ``text`` by the address of its job's entry."""
+def resolve_markers(driver, text: str, expander: JobRecord, round_no: int = 0, only=None) -> str:
+    """Replace every marker call in ``text`` (or those of the jobs in ``only``) by the address of
+    its job's entry."""
     resolved: list[int] = []
 
     def replace(m):
+        if only is not None and int(m.group(2)) not in only:
+            return m.group(0)
         job = driver.records[int(m.group(2))]
         resolved.append(job.id)
         return f'{m.group(1)} = getelementptr i8, ptr @"{driver.target.deferred_entry_name(job)}", i64 0'
 
     text = _MARKER_CALL.sub(replace, text)
-    text = _MARKER_DECL.sub("", text)
+    if only is None or not marker_ids(text):
+        text = _MARKER_DECL.sub("", text)
     decls = []
     for jid in dict.fromkeys(resolved):
         job = driver.records[jid]
@@ -145,16 +149,17 @@ def _expand_toplevel(driver, comp: Compilation, irmod):
     comp.finish_list.append(top)
     round_no = 0
     while True:
-        text = str(mod)
-        if not marker_ids(text) and not comp.queue:
+        visible = set(marker_ids(str(mod)))  # the markers this round expands
+        if not visible:
             return mod
         round_no += 1
-        while comp.queue:  # link nested jobs with their markers still in place
-            job = comp.queue.popleft()
+        for job in [j for j in comp.queue if j.id in visible]:
+            comp.queue.remove(job)
             driver.start(job)
+            # linked with its own markers still in place: the next round expands them
             mod.link_in(parse(str(driver.front(job))))
             comp.finish_list.append(job)
-        mod = parse(resolve_markers(driver, str(mod), top, round_no))
+        mod = parse(resolve_markers(driver, str(mod), top, round_no, only=visible))
 
 
 def _expand_recursive(driver, comp: Compilation, irmod):
