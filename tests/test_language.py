@@ -473,8 +473,6 @@ def _make_kernel(factor, table):
     return scaled
 
 
-@pytest.mark.xfail(strict=True, reason="driver bug: the job key (module.qualname + source hash) is the same for "
-                   "two closures of one def, so the second kernel is a cache hit of the first")
 def test_closure_variables_are_frozen():
     k2 = _make_kernel(2, np.array([0, 100]))
     k5 = _make_kernel(5.5, np.array([1, 1]))

@@ -39,9 +39,25 @@ def job_key(function, argtypes, target: str, kind: str) -> str:
             text = inspect.getsource(py)
         except (OSError, TypeError):
             text = py.__code__.co_code.hex()
+        # two closures of one def differ only in their frozen closure values
+        text += "".join(_fingerprint(cell) for cell in py.__closure__ or ())
         h = _source_hash[py] = hashlib.sha1(text.encode()).hexdigest()[:8]
     types = ", ".join(map(str, argtypes))
     return f"{py.__module__}.{py.__qualname__}({types})/{kind}/{target}#{h}"
+
+
+def _fingerprint(cell) -> str:
+    import numpy as np
+
+    try:
+        v = cell.cell_contents
+    except ValueError:
+        return "<empty>"
+    if isinstance(v, np.ndarray):
+        return f"array{v.dtype}{v.shape}" + hashlib.sha1(np.ascontiguousarray(v).tobytes()).hexdigest()
+    if isinstance(v, (bool, int, float, complex, str, tuple, np.generic)):
+        return repr(v)
+    return getattr(v, "__qualname__", type(v).__qualname__) + f"@{id(v):x}"
 
 
 @dataclass
