@@ -89,7 +89,8 @@ def build_dump_parser() -> argparse.ArgumentParser:
 def _configure_session(opts):
     from kdebug.driver.active import Session, set_session
 
-    session = Session(backend=opts.backend, strategy=opts.strategy, memcheck=opts.memcheck)
+    session = Session(backend=opts.backend, strategy=opts.strategy, memcheck=opts.memcheck,
+                      emit_ptx=getattr(opts, "target", "cpu") == "ptx")
     session.shuffle_seed = opts.shuffle_threads
     set_session(session)
     return session
@@ -175,8 +176,6 @@ def cmd_run(opts, quiet: bool = False) -> tuple[int, object]:
 def cmd_dump(opts) -> int:
     from kdebug.session.dump import write_dump
 
-    if opts.target == "ptx":
-        os.environ["KDEBUG_EMIT_PTX"] = "1"
     status, model = cmd_run(opts, quiet=True)
     if model is None:
         return status

@@ -35,7 +35,7 @@ def gpu_available() -> tuple[bool, str]:
 
 class Session:
     def __init__(self, backend: str = "auto", strategy: str = "worklist", memcheck: bool = True,
-                 bus: E.EventBus | None = None) -> None:
+                 bus: E.EventBus | None = None, emit_ptx: bool = False, ptx_arch: str | None = None) -> None:
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}")
         if strategy not in STRATEGIES:
@@ -45,11 +45,22 @@ class Session:
         self.backend = self._resolve_backend(backend)
         self.strategy = strategy
         self.memcheck = memcheck
-        from kdebug.targets.cpu import CpuTarget
-        from kdebug.runtime.cpu import CpuRuntime
-        self.target = CpuTarget()
-        self.runtime = CpuRuntime()
+        if self.backend == "gpu":
+            from kdebug.runtime.gpu import GpuRuntime
+            from kdebug.targets.ptx import PtxTarget
+            self.runtime = GpuRuntime()
+            self.target = PtxTarget(arch=ptx_arch or self.runtime.arch, compile_only=False, bus=self.bus)
+        else:
+            from kdebug.targets.cpu import CpuTarget
+            from kdebug.runtime.cpu import CpuRuntime
+            self.target = CpuTarget()
+            self.runtime = CpuRuntime()
         self.driver = Driver(self.bus, self.target, strategy)
+        # emit_ptx (kdebug dump --target ptx): every job's PTX and ptxas report, launches unchanged
+        self.ptx_side = None
+        if emit_ptx and self.backend != "gpu":
+            from kdebug.targets.ptx import PtxSidePipeline
+            self.ptx_side = PtxSidePipeline(self, ptx_arch)
         self._launches = 0
         self._launch_lock = threading.Lock()
         self.current_launch: int | None = None  # the host launch running now (parent of device launches)
@@ -60,18 +71,25 @@ class Session:
         if backend == "cpu":
             return "cpu"
         ok, why = gpu_available()
-        if backend == "gpu":
-            raise BackendUnavailable(f"the gpu backend is not available yet in this build of kdebug ({why or 'not implemented'})",
-                                     hint="run with --backend cpu (the default when no GPU is present)")
-        return "cpu"
+        if backend == "gpu" and not ok:
+            raise BackendUnavailable(f"the gpu backend needs pycuda and a CUDA device: {why}",
+                                     hint="install kdebug[gpu] where an NVIDIA driver and GPU are present, "
+                                          "or run with --backend cpu")
+        return "gpu" if ok else "cpu"
 
     # ---- compilation ---------------------------------------------------------------
     def compile_kernel(self, dispatcher, argtypes: tuple):
         try:
-            return self.driver.compile_kernel(dispatcher, argtypes)
+            compiled = self.driver.compile_kernel(dispatcher, argtypes)
         except KdebugError:
             self.failed = True
             raise
+        if self.ptx_side is not None:
+            self.ptx_side.after_compile(compiled)
+        elif self.backend == "gpu":
+            from kdebug.targets.ptx import record_ptxas
+            record_ptxas(self.driver, compiled)
+        return compiled
 
     def compiled_for(self, dispatcher) -> dict:
         return {c.record.argtypes: c for c in self.driver.cache.values() if c.record.job.function is dispatcher}

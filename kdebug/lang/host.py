@@ -10,15 +10,32 @@ class DeviceNDArray:
     """An array in device memory. On the CPU backend the device is host memory.
 
     Always C-contiguous. Element reads and writes from the host work, as in numba.
+    On the gpu backend ``_dev`` holds the device allocation and ``_host`` is only a
+    staging buffer of the same shape (read through ``_synced()``).
     """
 
-    def __init__(self, shape, dtype, buffer: np.ndarray | None = None) -> None:
+    def __init__(self, shape, dtype, buffer: np.ndarray | None = None, device=None) -> None:
         dtype = np.dtype(dtype)
         if T.from_dtype(dtype) is None:
             raise TypeError(f"kdebug device arrays hold int8..int64, uint8..uint64, float32, float64 or bool, "
                             f"not {dtype}")
         self._host = buffer if buffer is not None else np.empty(shape, dtype=dtype)
         self._owner = None  # a backend may attach real device memory here
+        self._dev = device  # the gpu runtime's DeviceBuffer, or None: the data is _host
+
+    @classmethod
+    def _on_device(cls, host: np.ndarray, runtime, copy: bool = True) -> "DeviceNDArray":
+        """An array in the gpu runtime's memory, shaped (and, with copy, filled) like ``host``."""
+        buf = runtime.allocate(host.nbytes)
+        if copy:
+            buf.from_host(host)
+        return cls(None, host.dtype, np.empty_like(host), device=buf)
+
+    def _synced(self) -> np.ndarray:
+        """The data as a host array (copied back from the device on the gpu backend)."""
+        if self._dev is not None:
+            self._dev.to_host(self._host)
+        return self._host
 
     # numpy-like attributes
     shape = property(lambda self: self._host.shape)
@@ -35,39 +52,60 @@ class DeviceNDArray:
         return f"<kdebug DeviceNDArray shape={self.shape} dtype={self.dtype}>"
 
     def device_address(self) -> int:
-        return self._host.ctypes.data
+        return self._dev.ptr if self._dev is not None else self._host.ctypes.data
 
     def copy_to_host(self, ary: np.ndarray | None = None, stream=0) -> np.ndarray:
         if ary is None:
-            return self._host.copy()
+            return self._synced().copy()
         if ary.shape != self.shape:
             raise ValueError(f"copy_to_host: shapes differ ({ary.shape} vs {self.shape})")
-        np.copyto(ary, self._host)
+        np.copyto(ary, self._synced())
         return ary
 
     def copy_to_device(self, ary, stream=0) -> None:
-        src = ary._host if isinstance(ary, DeviceNDArray) else np.asarray(ary)
+        src = ary._synced() if isinstance(ary, DeviceNDArray) else np.asarray(ary)
         if src.shape != self.shape:
             raise ValueError(f"copy_to_device: shapes differ ({src.shape} vs {self.shape})")
         np.copyto(self._host, src, casting="unsafe")
+        if self._dev is not None:
+            self._dev.from_host(self._host)
 
     def __getitem__(self, index):
-        value = self._host[index]
+        value = self._synced()[index]
         if isinstance(value, np.ndarray):
-            return DeviceNDArray(value.shape, value.dtype, np.ascontiguousarray(value).copy())
+            value = np.ascontiguousarray(value).copy()
+            if self._dev is not None:
+                return DeviceNDArray._on_device(value, _gpu_runtime() or _NoRuntime.fail())
+            return DeviceNDArray(value.shape, value.dtype, value)
         return value
 
     def __setitem__(self, index, value) -> None:
-        self._host[index] = value
+        host = self._synced()
+        host[index] = value
+        if self._dev is not None:
+            self._dev.from_host(host)
 
     def is_c_contiguous(self) -> bool:
         return True
 
-    def reshape(self, *shape):
-        return DeviceNDArray(None, self.dtype, self._host.reshape(*shape))
+    def reshape(self, *shape):  # views share the device allocation
+        return DeviceNDArray(None, self.dtype, self._host.reshape(*shape), device=self._dev)
 
     def ravel(self):
-        return DeviceNDArray(None, self.dtype, self._host.ravel())
+        return DeviceNDArray(None, self.dtype, self._host.ravel(), device=self._dev)
+
+
+def _gpu_runtime():
+    """The session's gpu runtime when kernels run on a GPU, else None (device memory is host memory)."""
+    from kdebug.driver.active import get_session
+    runtime = get_session().runtime
+    return runtime if getattr(runtime, "name", "") == "gpu" else None
+
+
+class _NoRuntime:
+    @staticmethod
+    def fail():
+        raise RuntimeError("this device array lives on a GPU, but the session no longer runs on one")
 
 
 def to_device(obj, stream=0, copy=True, to=None) -> DeviceNDArray:
@@ -75,16 +113,22 @@ def to_device(obj, stream=0, copy=True, to=None) -> DeviceNDArray:
         to.copy_to_device(obj)
         return to
     arr = np.ascontiguousarray(obj)
+    gpu = _gpu_runtime()
+    if gpu is not None:
+        return DeviceNDArray._on_device(arr, gpu)
     return DeviceNDArray(arr.shape, arr.dtype, arr.copy())
 
 
 def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0) -> DeviceNDArray:
     dtype = dtype.np_dtype if isinstance(dtype, T.Scalar) else dtype
+    gpu = _gpu_runtime()
+    if gpu is not None:
+        return DeviceNDArray._on_device(np.empty(shape, dtype=dtype), gpu, copy=False)
     return DeviceNDArray(shape, dtype)
 
 
 def device_array_like(ary, stream=0) -> DeviceNDArray:
-    return DeviceNDArray(ary.shape, ary.dtype)
+    return device_array(ary.shape, ary.dtype)
 
 
 def pinned_array(shape, dtype=np.float64, strides=None, order="C") -> np.ndarray:

@@ -1,0 +1,159 @@
+"""The gpu runtime: kernels run on an NVIDIA GPU through pycuda (the optional ``gpu`` extra).
+
+pycuda is imported only when a session runs on the gpu backend. Device arrays
+(``cuda.to_device``, ``device_array``) then live in device memory
+(``DeviceBuffer``); numpy arrays passed to a launch are copied to the device
+and back, as numba does. Each compiled module becomes a CUmodule: PTX that
+launches kernels from the device is linked with the device runtime
+(``libcudadevrt.a``) through pycuda's ``DynamicModule``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kdebug.errors import CompileError, LaunchError
+from kdebug.lang import types as T
+
+
+def _drv():
+    import pycuda.driver as drv
+    return drv
+
+
+class DeviceBuffer:
+    """One device allocation. ``ptr`` is its device address."""
+
+    def __init__(self, nbytes: int) -> None:
+        drv = _drv()
+        self.nbytes = int(nbytes)
+        self._alloc = drv.mem_alloc(max(self.nbytes, 1))
+        self.ptr = int(self._alloc)
+
+    def to_host(self, arr: np.ndarray) -> None:
+        if arr.nbytes:
+            _drv().memcpy_dtoh(arr, self.ptr)
+
+    def from_host(self, arr: np.ndarray) -> None:
+        if arr.nbytes:
+            _drv().memcpy_htod(self.ptr, np.ascontiguousarray(arr))
+
+    def copy_from(self, other: "DeviceBuffer") -> None:
+        if self.nbytes:
+            _drv().memcpy_dtod(self.ptr, other.ptr, min(self.nbytes, other.nbytes))
+
+
+class GpuRuntime:
+    """Loads PTX modules and launches kernels on the current device's primary context."""
+
+    name = "gpu"
+
+    def __init__(self) -> None:
+        drv = _drv()
+        drv.init()
+        try:
+            import pycuda.autoprimaryctx  # noqa: F401 - shares the primary context with numba, CuPy, torch
+        except ImportError:
+            import pycuda.autoinit  # noqa: F401 - older pycuda
+        self.device = drv.Context.get_device()
+        major, minor = self.device.compute_capability()
+        self.arch = f"sm_{major}{minor}"
+        self.modules: list = []  # keep every loaded module alive
+
+    # ---- memory ---------------------------------------------------------------
+    def allocate(self, nbytes: int) -> DeviceBuffer:
+        return DeviceBuffer(nbytes)
+
+    # ---- launches --------------------------------------------------------------
+    def launch(self, compiled, args, argtypes, grid, block, shared: int = 0) -> None:
+        drv = _drv()
+        fn = compiled.entry_address  # a pycuda Function
+        name = compiled.record.name
+        copy_back: list = []
+        values = [self._device_value(t, v, copy_back) for t, v in zip(argtypes, args)]
+        params = pack_params(argtypes, values)
+        try:
+            fn._launch_kernel(tuple(grid), tuple(block), params, int(shared), None)
+            drv.Context.synchronize()  # errors of the launch surface here, against it
+        except drv.Error as exc:
+            raise LaunchError(f"CUDA error in {name}[{tuple(grid)}, {tuple(block)}]: {exc}",
+                              hint="run the same launch with --backend cpu: its memcheck names the "
+                                   "thread and index of an out-of-bounds access") from None
+        finally:
+            for host, buf in copy_back:
+                try:
+                    buf.to_host(host)
+                except drv.Error:
+                    pass
+
+    def _device_value(self, t, value, copy_back):
+        """Arrays become (device address, shape); host memory is staged on the device for the launch."""
+        from kdebug.lang.host import DeviceNDArray
+
+        if isinstance(t, T.Array):
+            if isinstance(value, DeviceNDArray) and value._dev is not None:
+                return value._dev.ptr, value.shape
+            host = value._host if isinstance(value, DeviceNDArray) else value
+            buf = DeviceBuffer(host.nbytes)
+            buf.from_host(host)
+            if host.flags.writeable and host.flags.c_contiguous:
+                copy_back.append((host, buf))
+            return buf.ptr, host.shape
+        if isinstance(t, T.Tuple):
+            return tuple(self._device_value(x, v, copy_back) for x, v in zip(t.types, value))
+        return value
+
+
+def flat_host_values(t, value) -> list:
+    """One argument as the kernel entry's flat parameters (see kdebug/targets/ptx.py)."""
+    if isinstance(t, T.Array):
+        ptr, shape = value
+        return [ptr] + [int(n) for n in shape]
+    if isinstance(t, T.Tuple):
+        return [p for x, v in zip(t.types, value) for p in flat_host_values(x, v)]
+    if isinstance(t, T.Scalar):
+        return [int(bool(value))] if t.is_bool else [value]
+    return [int(value)]
+
+
+def pack_params(argtypes, values) -> bytes:
+    """The kernel parameter buffer: every flat parameter at its natural alignment."""
+    from kdebug.targets.ptx import flat_param_dtypes, param_offsets
+
+    dtypes = [d for t in argtypes for d in flat_param_dtypes(t)]
+    flat = [v for t, v in zip(argtypes, values) for v in flat_host_values(t, v)]
+    offsets, size = param_offsets([d.itemsize for d in dtypes])
+    buf = bytearray(size)
+    for d, off, v in zip(dtypes, offsets, flat):
+        buf[off:off + d.itemsize] = np.array(v).astype(d).tobytes()
+    return bytes(buf)
+
+
+def load_module(artifact: dict, jobs) -> dict:
+    """Load a PTX module; returns {job id: pycuda Function} for its kernel jobs."""
+    drv = _drv()
+    from kdebug.driver.active import get_session
+    from kdebug.targets.ptx import cuda_libdir
+
+    ptx = artifact["ptx"].encode()
+    try:
+        if artifact.get("needs_cudadevrt"):
+            from pycuda.compiler import DynamicModule
+            libdir = cuda_libdir()
+            if libdir is None:
+                raise CompileError("device-side launches need the CUDA device runtime (libcudadevrt.a), "
+                                   "and no CUDA toolkit was found",
+                                   hint="set CUDA_HOME to the toolkit (its lib64 holds libcudadevrt.a)")
+            module = DynamicModule(cuda_libdir=libdir)
+            module.add_data(ptx, drv.jit_input_type.PTX, "kdebug.ptx")
+            module.add_stdlib("cudadevrt")
+            module.link()
+        else:
+            module = drv.module_from_buffer(ptx)
+    except drv.Error as exc:
+        raise CompileError(f"the CUDA driver rejected the PTX: {exc}",
+                           hint="kdebug dump FILE.py --target ptx writes the PTX and ptxas's report") from None
+    runtime = get_session().runtime
+    if hasattr(runtime, "modules"):
+        runtime.modules.append(module)
+    kernels = artifact["kernels"]
+    return {j.id: module.get_function(kernels[j.id]) if j.id in kernels else None for j in jobs}

@@ -1,0 +1,653 @@
+"""The PTX target: NVPTX through llvmlite, ptxas when present, pycuda to load.
+
+Kernels keep the lowered signature while they are optimised; the finish pass
+then gives every kernel job its *kernel entry* ``<entry>_kernel``: the
+``ptx_kernel`` calling convention, parameters flattened to scalars (an array
+becomes a ``ptr addrspace(1)`` and one i64 per dimension, a tuple its fields,
+a boolean a byte) so that a host (pycuda) or a parent grid (the CUDA device
+runtime) lays them out at natural alignment, and the lowered kernel body
+made internal and always-inline. ``finish_module`` internalises everything
+else, so emit's optimisation inlines each body into its kernel entry and drops
+what no kernel uses (libdevice included).
+
+Device-side launches use the CDP2 device runtime (``__cudaCDP2GetParameterBufferV2``
+and ``__cudaCDP2LaunchDeviceV2``); PTX that calls it is assembled with
+``ptxas -c`` and linked against ``libcudadevrt.a``.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+import llvmlite.binding as llvm
+import numpy as np
+from llvmlite import ir
+
+from kdebug.errors import CompileError
+from kdebug.frontend.lower import i8, i32, i64, llvm_type, mem_type
+from kdebug.lang import types as T
+from kdebug.targets.base import Target, init_llvm, run_pipeline
+
+TRIPLE = "nvptx64-nvidia-cuda"
+DEFAULT_ARCH = "sm_90"
+I8P = ir.PointerType(i8)
+DIM3 = ir.LiteralStructType([i32, i32, i32])
+CDP2_GET_BUFFER = "__cudaCDP2GetParameterBufferV2"
+CDP2_LAUNCH = "__cudaCDP2LaunchDeviceV2"
+CDP2_NAMES = (CDP2_GET_BUFFER, CDP2_LAUNCH)
+_SREG = {"threadIdx": "tid", "blockDim": "ntid", "blockIdx": "ctaid", "gridDim": "nctaid"}
+# LLVM math intrinsics NVPTX cannot select (or only approximately): libdevice has them exactly
+_LIBDEVICE_INTRINSICS = ("sin", "cos", "tan", "exp", "exp2", "exp10", "log", "log2", "log10", "pow")
+CONST_MEMORY_LIMIT = 32 * 1024  # larger frozen arrays go to global memory (constant memory is 64 KiB a module)
+
+
+# ---- the CUDA toolkit, found through PATH and CUDA_HOME -------------------------------------
+def _follow_wrapper(path: str) -> str:
+    """Some installs put a one-line shell script on PATH that execs the real tool: follow it."""
+    try:
+        if os.path.getsize(path) < 4096:
+            with open(path, "rb") as f:
+                head = f.read(4096)
+            if head.startswith(b"#!"):
+                m = re.search(rb'exec\s+"?([^\s"]+)"?', head)
+                if m and os.path.isfile(m.group(1)):
+                    return os.path.realpath(m.group(1).decode())
+    except OSError:
+        pass
+    return path
+
+
+def cuda_home() -> str | None:
+    """The CUDA toolkit: $CUDA_HOME / $CUDA_PATH / $CUDA_ROOT, else the folder above ptxas or nvcc."""
+    for var in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"):
+        d = os.environ.get(var)
+        if d and os.path.isdir(d):
+            return d
+    for tool in ("ptxas", "nvcc", "nvlink"):
+        exe = shutil.which(tool)
+        if exe:
+            return os.path.dirname(os.path.dirname(_follow_wrapper(os.path.realpath(exe))))
+    return None
+
+
+def cuda_tool(name: str) -> str | None:
+    """ptxas or nvlink: on PATH, else in the toolkit's bin."""
+    exe = shutil.which(name)
+    if exe:
+        return exe
+    home = cuda_home()
+    path = os.path.join(home, "bin", name) if home else None
+    return path if path and os.access(path, os.X_OK) else None
+
+
+def cuda_libdir() -> str | None:
+    """The folder holding libcudadevrt.a (the device runtime, for device-side launches)."""
+    home = cuda_home()
+    if home is None:
+        return None
+    for sub in ("lib64", "lib", os.path.join("targets", "x86_64-linux", "lib"),
+                os.path.join("targets", "sbsa-linux", "lib")):
+        d = os.path.join(home, sub)
+        if os.path.isfile(os.path.join(d, "libcudadevrt.a")):
+            return d
+    return None
+
+
+def libdevice_path() -> str | None:
+    """libdevice.10.bc: $KDEBUG_LIBDEVICE, the toolkit's nvvm/libdevice, or the nvidia pip wheels'."""
+    env = os.environ.get("KDEBUG_LIBDEVICE")
+    if env and os.path.isfile(env):
+        return env
+    candidates = []
+    home = cuda_home()
+    if home:
+        candidates.append(os.path.join(home, "nvvm", "libdevice", "libdevice.10.bc"))
+    try:
+        import nvidia  # the cuda-nvcc wheels numba-cuda installs
+        for root in nvidia.__path__:
+            for sub in ("cu13", "cuda_nvcc", "cu12"):
+                candidates.append(os.path.join(root, sub, "nvvm", "libdevice", "libdevice.10.bc"))
+    except ImportError:
+        pass
+    return next((c for c in candidates if os.path.isfile(c)), None)
+
+
+def arch_of(cc) -> str:
+    """(9, 0) or "sm_90" or "90" -> "sm_90"; None -> the default."""
+    if cc is None:
+        return DEFAULT_ARCH
+    if isinstance(cc, (tuple, list)):
+        return f"sm_{cc[0]}{cc[1]}"
+    cc = str(cc)
+    return cc if cc.startswith("sm_") else f"sm_{cc.replace('.', '')}"
+
+
+def ptx_features(arch: str) -> str:
+    """The PTX ISA the arch needs (LLVM's default, 7.8, stops at sm_90)."""
+    n = int(re.sub(r"\D", "", arch) or 0)
+    if n >= 120:
+        return "+ptx87"
+    if n >= 100:
+        return "+ptx86"
+    if n >= 90:
+        return "+ptx80"
+    return ""
+
+
+_machines: dict = {}
+
+
+def target_machine(arch: str):
+    tm = _machines.get(arch)
+    if tm is None:
+        init_llvm()
+        target = llvm.Target.from_triple(TRIPLE)
+        tm = _machines[arch] = target.create_target_machine(cpu=arch, features=ptx_features(arch), opt=3)
+    return tm
+
+
+# ---- the kernel parameter convention --------------------------------------------------------
+def kernel_name(job) -> str:
+    """The PTX entry of a kernel job (the finish pass creates it)."""
+    return f"{job.entry}_kernel"
+
+
+def flat_param_types(t: T.Type) -> list[ir.Type]:
+    """The kernel entry's parameters for one kernel-language argument."""
+    if isinstance(t, T.Scalar):
+        return [i8] if t.is_bool else [llvm_type(t)]
+    if isinstance(t, T.Array):
+        return [ir.PointerType(mem_type(t.dtype), addrspace=1)] + [i64] * t.ndim
+    if isinstance(t, T.Tuple):
+        return [p for x in t.types for p in flat_param_types(x)]
+    if isinstance(t, T.FunctionPointer):
+        return [I8P]
+    raise TypeError(f"cannot pass {t} to a kernel")
+
+
+def flat_param_dtypes(t: T.Type) -> list[np.dtype]:
+    """The same parameters as the host packs them (pointers as uint64)."""
+    if isinstance(t, T.Scalar):
+        return [np.dtype(np.uint8)] if t.is_bool else [t.np_dtype]
+    if isinstance(t, T.Array):
+        return [np.dtype(np.uint64)] + [np.dtype(np.int64)] * t.ndim
+    if isinstance(t, T.Tuple):
+        return [d for x in t.types for d in flat_param_dtypes(x)]
+    if isinstance(t, T.FunctionPointer):
+        return [np.dtype(np.uint64)]
+    raise TypeError(f"cannot pass {t} to a kernel")
+
+
+def param_offsets(sizes) -> tuple[list[int], int]:
+    """Each parameter at its natural alignment, as CUDA lays out a kernel's parameter buffer."""
+    offsets, off = [], 0
+    for size in sizes:
+        off = (off + size - 1) // size * size
+        offsets.append(off)
+        off += size
+    return offsets, off
+
+
+def _rebuild(b: ir.IRBuilder, t: T.Type, params) -> ir.Value:
+    """The lowered body's argument value from the kernel entry's flat parameters."""
+    if isinstance(t, T.Scalar):
+        p = next(params)
+        return b.trunc(p, ir.IntType(1)) if t.is_bool else p
+    if isinstance(t, T.Array):
+        data = b.addrspacecast(next(params), ir.PointerType(mem_type(t.dtype)))
+        v = b.insert_value(ir.Constant(llvm_type(t), ir.Undefined), data, 0)
+        for k in range(t.ndim):
+            v = b.insert_value(v, next(params), [1, k])
+        return v
+    if isinstance(t, T.Tuple):
+        v = ir.Constant(llvm_type(t), ir.Undefined)
+        for k, x in enumerate(t.types):
+            v = b.insert_value(v, _rebuild(b, x, params), k)
+        return v
+    return next(params)
+
+
+def _flatten(b: ir.IRBuilder, t: T.Type, v) -> list[ir.Value]:
+    """A lowered value as the kernel entry's flat parameters (for device-side launches)."""
+    if isinstance(t, T.Scalar):
+        return [b.zext(v, i8)] if t.is_bool else [v]
+    if isinstance(t, T.Array):
+        data = b.extract_value(v, 0)
+        out = [b.addrspacecast(data, ir.PointerType(mem_type(t.dtype), addrspace=1))]
+        return out + [b.extract_value(v, [1, k]) for k in range(t.ndim)]
+    if isinstance(t, T.Tuple):
+        return [p for k, x in enumerate(t.types) for p in _flatten(b, x, b.extract_value(v, k))]
+    return [v]
+
+
+def build_kernel_entry(job, target: "PtxTarget") -> ir.Module:
+    """``define ptx_kernel void @<entry>_kernel(<flat params>)`` calling the lowered body."""
+    m = ir.Module(name=kernel_name(job))
+    m.triple, m.data_layout = target.triple, target.data_layout
+    body_t = ir.FunctionType(ir.VoidType(), [llvm_type(t) for t in job.argtypes])
+    body = ir.Function(m, body_t, name=job.entry)
+    fn = ir.Function(m, target.deferred_entry_type(job), name=kernel_name(job))
+    fn.calling_convention = "ptx_kernel"
+    names = iter(_param_names(job))
+    for a in fn.args:
+        a.name = next(names)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    params = iter(fn.args)
+    b.call(body, [_rebuild(b, t, params) for t in job.argtypes])
+    b.ret_void()
+    return m
+
+
+def _param_names(job) -> list[str]:
+    try:
+        names = job.job.function.argnames
+    except AttributeError:
+        names = [f"a{k}" for k in range(len(job.argtypes))]
+    out = []
+    for name, t in zip(names, job.argtypes):
+        n = len(flat_param_types(t))
+        if isinstance(t, T.Array):
+            out += [f"{name}.data"] + [f"{name}.shape{k}" for k in range(t.ndim)]
+        else:
+            out += [name] if n == 1 else [f"{name}.{k}" for k in range(n)]
+    return out
+
+
+# ---- ptxas ------------------------------------------------------------------------------
+_PTXAS_ENTRY = re.compile(r"Compiling entry function '([^']+)'|Function properties for (\S+)")
+_PTXAS_USED = re.compile(r"Used (\d+) registers")
+_PTXAS_STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_PTXAS_SMEM = re.compile(r"(\d+) bytes smem")
+
+
+def run_ptxas(ptx: str, arch: str, relocatable: bool, timeout: float = 120) -> dict:
+    """Assemble with ``ptxas -v`` and read registers, shared memory, stack and spills per function."""
+    exe = cuda_tool("ptxas")
+    flags = [f"-arch={arch}", "-v"] + (["-c"] if relocatable else [])
+    report = {"available": exe is not None, "command": "ptxas " + " ".join(flags), "ok": False,
+              "functions": {}, "log": "", "cubin": None}
+    if exe is None:
+        report["log"] = "ptxas is not on PATH (and CUDA_HOME has none): the PTX was not assembled"
+        return report
+    with tempfile.TemporaryDirectory(prefix="kdebug-ptxas-") as d:
+        src, out = os.path.join(d, "module.ptx"), os.path.join(d, "module.cubin")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(ptx)
+        try:
+            r = subprocess.run([exe, *flags, src, "-o", out], capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            report["log"] = f"ptxas did not finish within {timeout:.0f} s"
+            return report
+        report["log"] = (r.stdout + r.stderr).replace(src, "module.ptx").strip()
+        report["ok"] = r.returncode == 0
+        if report["ok"] and os.path.isfile(out):
+            with open(out, "rb") as f:
+                report["cubin"] = f.read()
+    report["functions"] = parse_ptxas_log(report["log"])
+    return report
+
+
+def parse_ptxas_log(log: str) -> dict:
+    funcs: dict[str, dict] = {}
+    current = None
+    for line in log.splitlines():
+        m = _PTXAS_ENTRY.search(line)
+        if m:
+            current = funcs.setdefault(m.group(1) or m.group(2), {"registers": 0, "shared": 0, "stack": 0,
+                                                                  "spill_stores": 0, "spill_loads": 0})
+            continue
+        if current is None:
+            continue
+        m = _PTXAS_STACK.search(line)
+        if m:
+            current["stack"], current["spill_stores"], current["spill_loads"] = map(int, m.groups())
+        m = _PTXAS_USED.search(line)
+        if m:
+            current["registers"] = int(m.group(1))
+            sm = _PTXAS_SMEM.search(line)
+            current["shared"] = int(sm.group(1)) if sm else 0
+    return funcs
+
+
+def format_ptxas(report: dict) -> str:
+    """The ptxas report as a table (the ``ptxas`` snapshot)."""
+    if not report.get("available"):
+        return report.get("log", "ptxas not run")
+    lines = [f"{report['command']}: {'ok' if report['ok'] else 'FAILED'}", ""]
+    if report["functions"]:
+        width = max(len(n) for n in report["functions"])
+        lines.append(f"{'function'.ljust(width)}  registers  shared  stack  spill stores/loads")
+        for name, f in report["functions"].items():
+            lines.append(f"{name.ljust(width)}  {f['registers']:9d}  {f['shared']:6d}  {f['stack']:5d}  "
+                         f"{f['spill_stores']}/{f['spill_loads']}")
+        lines.append("")
+    lines += ["--- ptxas log ---", report["log"]]
+    return "\n".join(lines)
+
+
+def ptx_function_text(ptx: str, name: str) -> str | None:
+    """One function's text (``.entry`` or ``.func``) from a PTX module, under the module header."""
+    lines = ptx.splitlines()
+    header = [ln for ln in lines if ln.startswith((".version", ".target", ".address_size"))]
+    decl = re.compile(rf"^(\.visible |\.weak |\.extern )?\.(entry|func)\s.*\b{re.escape(name)}\b")
+    for k, ln in enumerate(lines):
+        if not decl.match(ln):
+            continue
+        # a forward declaration ends in ";" before any "{"
+        stop = next((j for j in range(k, len(lines)) if lines[j] == "{" or lines[j].rstrip().endswith(";")), None)
+        if stop is None or lines[stop] != "{":
+            continue
+        end = next((j for j in range(stop, len(lines)) if lines[j] == "}"), None)
+        if end is not None:
+            return "\n".join(header + [""] + lines[k:end + 1]) + "\n"
+    return None
+
+
+# ---- libdevice --------------------------------------------------------------------------
+def _libdevice_module():
+    path = libdevice_path()
+    if path is None:
+        return None
+    with open(path, "rb") as f:
+        lib = llvm.parse_bitcode(f.read())
+    # linkonce_odr: the linker copies only the functions a module uses
+    for fn in lib.functions:
+        if not fn.is_declaration:
+            fn.linkage = "linkonce_odr"
+    return lib
+
+
+class PtxTarget(Target):
+    name = "ptx"
+    emit_language = "ptx"
+    triple = TRIPLE
+    supports_cross_module_references = False  # every module is loaded as its own CUmodule
+
+    def __init__(self, arch: str | None = None, compile_only: bool = True, ptxas: bool = True, bus=None) -> None:
+        self.arch = arch_of(arch)
+        self.tm = target_machine(self.arch)
+        self.data_layout = str(self.tm.target_data)
+        self.compile_only = compile_only  # no runtime: load returns no handles
+        self.use_ptxas = ptxas
+        self.bus = bus
+        self._const_counter = 0
+        self._ptxas_missing_said = False
+
+    # ---- lowering time -------------------------------------------------------
+    def context_type(self):
+        return None  # the hardware has the special registers: no hidden parameter
+
+    def special_register(self, lw, reg, dim):
+        name = f"llvm.nvvm.read.ptx.sreg.{_SREG[reg]}.{dim}"
+        fn = lw.module.globals.get(name)
+        if fn is None:
+            fn = ir.Function(lw.module, ir.FunctionType(i32, []), name=name)
+        return lw.builder.call(fn, [])
+
+    def libm_name(self, name: str, single: bool) -> str:
+        return f"__nv_{name}f" if single else f"__nv_{name}"
+
+    def array_constant(self, lw, value, arr_t):
+        from kdebug.lang.host import DeviceNDArray
+
+        b = lw.builder
+        elem_p = ir.PointerType(mem_type(arr_t.dtype))
+        if isinstance(value, DeviceNDArray):
+            # captured by reference: the kernel sees later writes to it (its device address on a GPU)
+            ptr = ir.Constant(i64, value.device_address()).inttoptr(elem_p)
+        else:
+            data = np.ascontiguousarray(value)
+            self._const_counter += 1
+            space = 4 if data.nbytes <= CONST_MEMORY_LIMIT else 1  # .const, else .global
+            ty = ir.ArrayType(i8, max(data.nbytes, 1))
+            gv = ir.GlobalVariable(lw.module, ty, name=f"kdebug_const_{lw.fn.name.replace('.', '_')}_{self._const_counter}",
+                                   addrspace=space)
+            gv.global_constant = True
+            gv.linkage = "internal"
+            gv.align = 16
+            gv.initializer = ir.Constant(ty, bytearray(data.tobytes() or b"\0"))
+            ptr = b.addrspacecast(b.bitcast(gv, ir.PointerType(mem_type(arr_t.dtype), addrspace=space)), elem_p)
+        arr = ir.Constant(llvm_type(arr_t), ir.Undefined)
+        arr = b.insert_value(arr, ptr, 0)
+        for k, n in enumerate(value.shape):
+            arr = b.insert_value(arr, ir.Constant(i64, n), [1, k])
+        return arr
+
+    # ---- deferred codegen -------------------------------------------------------
+    def device_launch(self, lw, node, marker, grid, block, args, argtypes) -> None:
+        """CDP2: ask the device runtime for the child's parameter buffer, fill it with the flat
+        parameters at natural alignment (the kernel entry's layout), launch on the default stream."""
+        b = lw.builder
+        m = lw.module
+        get_buf = m.globals.get(CDP2_GET_BUFFER) or ir.Function(
+            m, ir.FunctionType(I8P, [I8P, DIM3, DIM3, i32]), name=CDP2_GET_BUFFER)
+        launch = m.globals.get(CDP2_LAUNCH) or ir.Function(m, ir.FunctionType(i32, [I8P, I8P]), name=CDP2_LAUNCH)
+        g = ir.Constant(DIM3, ir.Undefined)
+        bl = ir.Constant(DIM3, ir.Undefined)
+        for k in range(3):
+            g = b.insert_value(g, grid[k], k)
+            bl = b.insert_value(bl, block[k], k)
+        buf = b.call(get_buf, [marker, g, bl, ir.Constant(i32, 0)], name="child.params")
+        got = b.icmp_unsigned("!=", buf, ir.Constant(I8P, None))
+        with b.if_then(got):
+            flat = [p for t, a in zip(argtypes, args) for p in _flatten(b, t, a)]
+            offsets, _ = param_offsets([_size_of(p.type) for p in flat])
+            for value, off in zip(flat, offsets):
+                slot = b.bitcast(b.gep(buf, [ir.Constant(i64, off)]), value.type.as_pointer())
+                b.store(value, slot)
+            b.call(launch, [buf, ir.Constant(I8P, None)])
+
+    def deferred_entry_name(self, job) -> str:
+        return kernel_name(job) if job.kind == "kernel" else job.entry
+
+    def deferred_entry_type(self, job):
+        if job.kind == "kernel":
+            return ir.FunctionType(ir.VoidType(), [p for t in job.argtypes for p in flat_param_types(t)])
+        return super().deferred_entry_type(job)
+
+    def entry_finished(self, mod, job) -> bool:
+        if job.kind != "kernel":
+            return True
+        try:
+            return not mod.get_function(kernel_name(job)).is_declaration
+        except NameError:
+            return False
+
+    # ---- pipeline -------------------------------------------------------------
+    def link_runtime(self, mod, jobs) -> None:
+        """Math through libdevice: LLVM intrinsics NVPTX cannot select become ``__nv_*`` calls,
+        and libdevice is linked when anything calls into it."""
+        for fn in list(mod.functions):
+            m = re.fullmatch(r"llvm\.(\w+)\.(f32|f64)", fn.name)
+            if fn.is_declaration and m and m.group(1) in _LIBDEVICE_INTRINSICS:
+                fn.name = self.libm_name(m.group(1), m.group(2) == "f32")
+        wanted = sorted(fn.name for fn in mod.functions if fn.is_declaration and fn.name.startswith("__nv_"))
+        if not wanted:
+            return
+        lib = _libdevice_module()
+        if lib is None:
+            raise CompileError(f"the kernel needs libdevice for {', '.join(wanted)}, and libdevice.10.bc was not found",
+                               hint="install the CUDA toolkit (nvvm/libdevice) and set CUDA_HOME, "
+                                    "or set KDEBUG_LIBDEVICE to the file")
+        lib.triple, lib.data_layout = mod.triple, mod.data_layout
+        mod.link_in(lib)
+
+    def optimize(self, mod) -> None:
+        run_pipeline(self.tm, mod, 3)
+
+    def finish_ir(self, mod, job) -> list[str]:
+        """A kernel job gets its kernel entry (ptx_kernel, flat parameters); its body becomes internal."""
+        if job.kind != "kernel":
+            return []
+        mod.link_in(llvm.parse_assembly(str(build_kernel_entry(job, self))))
+        body = mod.get_function(job.entry)
+        body.linkage = "internal"
+        body.add_function_attribute("alwaysinline")
+        return [kernel_name(job)]
+
+    def finish_module(self, mod, jobs) -> None:
+        """Only kernel entries (and a device job's entry, for compile_ptx) stay visible."""
+        keep = {self.deferred_entry_name(j) for j in jobs if j.kind == "kernel" or j.parent is None}
+        for fn in mod.functions:
+            if not fn.is_declaration and fn.name not in keep:
+                fn.linkage = "internal"
+        for gv in mod.global_variables:
+            if not gv.is_declaration:
+                gv.linkage = "internal"
+
+    def validate(self, mod, jobs) -> None:
+        mod.verify()
+        for fn in mod.functions:
+            if fn.is_declaration and not fn.name.startswith("llvm.") and fn.name not in CDP2_NAMES:
+                raise CompileError(f"the GPU has no {fn.name}: nothing in libdevice or the device runtime defines it",
+                                   hint="use math functions, cuda intrinsics and device functions only")
+
+    def emit(self, mod, jobs):
+        run_pipeline(self.tm, mod, 3)  # inline each body into its kernel entry; drop what nothing uses
+        ptx = self.tm.emit_assembly(mod)
+        relocatable = any(name in ptx for name in CDP2_NAMES)
+        artifact = {"ptx": ptx, "arch": self.arch, "needs_cudadevrt": relocatable,
+                    "kernels": {j.id: kernel_name(j) for j in jobs if j.kind == "kernel"}}
+        if self.use_ptxas:
+            artifact["ptxas"] = run_ptxas(ptx, self.arch, relocatable)
+            if not artifact["ptxas"]["available"]:
+                self._say_ptxas_missing()
+        return artifact
+
+    def _say_ptxas_missing(self) -> None:
+        if self._ptxas_missing_said or self.bus is None:
+            return
+        self._ptxas_missing_said = True
+        from kdebug.driver import events as E
+        self.bus.emit(E.Diagnostic(severity="note", category="compile",
+                                   message="ptxas is not on PATH: PTX is emitted but not assembled "
+                                           "(no register, stack or spill report)",
+                                   text="note: ptxas is not on PATH; install the CUDA toolkit or set CUDA_HOME "
+                                        "to assemble PTX and see registers, stack and spills"))
+
+    def load(self, artifact, jobs):
+        if self.compile_only:
+            return {j.id: None for j in jobs}
+        from kdebug.runtime.gpu import load_module
+        return load_module(artifact, jobs)
+
+
+def _size_of(ty: ir.Type) -> int:
+    if isinstance(ty, ir.PointerType):
+        return 8
+    if isinstance(ty, ir.IntType):
+        return max(ty.width // 8, 1)
+    if isinstance(ty, ir.FloatType):
+        return 4
+    if isinstance(ty, ir.DoubleType):
+        return 8
+    raise TypeError(f"no parameter size for {ty}")
+
+
+# ---- compile-only uses: numba's compile_ptx and `kdebug dump --target ptx` -----------------------------
+def _private_driver(arch, strategy: str = "worklist"):
+    from kdebug.driver import events as E
+    from kdebug.driver.driver import Driver
+
+    bus = E.EventBus()
+    return Driver(bus, PtxTarget(arch=arch, compile_only=True, bus=bus), strategy)
+
+
+def compile_ptx(pyfunc, sig, device: bool = False, cc=None, **_options):
+    """numba.cuda.compile_ptx: ``(ptx, resty)`` for a Python function and a signature, no GPU needed."""
+    from kdebug.driver.job import CompilerJob
+    from kdebug.errors import KdebugError
+    from kdebug.lang.dispatcher import Dispatcher
+    from kdebug.lang.signature import parse_signature
+
+    py = pyfunc.py_func if isinstance(pyfunc, Dispatcher) else pyfunc
+    signature = parse_signature(sig)
+    if not device and signature.restype not in (None, T.void):
+        raise TypeError(f"a kernel returns nothing: its signature must be void(...), not {signature}")
+    dispatcher = Dispatcher(py, device=device)
+    driver = _private_driver(arch_of(cc))
+    if not device:
+        compiled = driver.compile_kernel(dispatcher, signature.argtypes)
+        return compiled.artifact["ptx"], T.void
+    # a device function as the toplevel job: what Driver.compile_kernel does for a kernel
+    from kdebug.driver.deferred import Compilation
+    job = CompilerJob(dispatcher, tuple(signature.argtypes), "ptx", "device")
+    rec = driver.new_record(job, None, "host")
+    driver.current = Compilation(rec, table={job.key: rec}, records=[rec])
+    try:
+        compiled = driver.compile_toplevel(rec)
+    except KdebugError as exc:
+        driver.fail(rec, exc)
+        raise
+    finally:
+        driver.current = None
+    return compiled.artifact["ptx"], rec.typed.restype
+
+
+def compile_ptx_for_current_device(pyfunc, sig, device: bool = False, **options):
+    """As numba: for the current device's compute capability (sm_90 without a GPU)."""
+    from kdebug.driver.active import get_session
+    cc = getattr(get_session().target, "arch", None) if get_session().backend == "gpu" else None
+    return compile_ptx(pyfunc, sig, device=device, cc=cc, **options)
+
+
+class PtxSidePipeline:
+    """``kdebug dump --target ptx`` on the CPU backend: after each CPU toplevel compilation the same
+    job is compiled for PTX by a private driver (its own job table and event bus, so the job tree
+    shows every job once), and its PTX and ptxas report become ``ptx``/``ptxas`` snapshots of the
+    CPU session's jobs."""
+
+    def __init__(self, session, arch: str | None = None) -> None:
+        self.session = session
+        self.driver = _private_driver(arch_of(arch), session.strategy)
+        self.target = self.driver.target
+        self.target.bus = session.bus  # the one "ptxas is missing" note goes to the user's session
+        self.done: set[int] = set()
+
+    def after_compile(self, compiled) -> None:
+        from kdebug.driver import events as E
+        from kdebug.errors import KdebugError
+
+        main = self.session.driver
+        rec = compiled.record
+        if rec.id in self.done:
+            return
+        self.done.add(rec.id)
+        before = set(self.driver.records)
+        try:
+            side = self.driver.compile_kernel(rec.job.function, rec.argtypes)
+        except KdebugError as exc:
+            self.session.bus.emit(E.Diagnostic(severity="warning", category="compile", job=rec.id,
+                                               message=f"no PTX for {rec.name}: {exc.message}", text=str(exc)))
+            return
+        artifact = side.artifact
+        self.snapshot(main, rec, artifact["ptx"], artifact)
+        # the deferred jobs of this compilation: their part of the module
+        fresh = [r for i, r in self.driver.records.items() if i not in before and r is not side.record]
+        for srec in fresh:
+            for mrec in main.records.values():
+                if mrec.id not in self.done and _same_job(mrec, srec) and mrec.state == "done":
+                    self.done.add(mrec.id)
+                    name = self.target.deferred_entry_name(srec)
+                    self.snapshot(main, mrec, ptx_function_text(artifact["ptx"], name) or artifact["ptx"], artifact)
+
+    @staticmethod
+    def snapshot(main, rec, ptx: str, artifact: dict) -> None:
+        main.snapshot(rec, "ptx", ptx, "ptx")
+        if "ptxas" in artifact:
+            main.snapshot(rec, "ptxas", format_ptxas(artifact["ptxas"]), "text")
+
+
+def _same_job(a, b) -> bool:
+    return (a.job.function is b.job.function and tuple(a.argtypes) == tuple(b.argtypes)
+            and a.kind == b.kind)
+
+
+def record_ptxas(driver, compiled) -> None:
+    """On the gpu backend: the ptxas report of a fresh compilation as its job's ``ptxas`` snapshot."""
+    rec, artifact = compiled.record, compiled.artifact
+    if "ptxas" in artifact and "ptxas" not in rec.snapshots:
+        driver.snapshot(rec, "ptxas", format_ptxas(artifact["ptxas"]), "text")
