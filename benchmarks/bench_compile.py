@@ -1,0 +1,616 @@
+"""Compile latency and CPU-backend throughput, measured side by side in one run.
+
+    python benchmarks/bench_compile.py            # the full run (a minute or two on 2 cores)
+    python benchmarks/bench_compile.py --quick    # small sizes, few repeats (the smoke test runs this)
+    python benchmarks/bench_compile.py --profile  # also: where kdebug's own Python time goes
+
+What it measures (see benchmarks/README.md for the figures and the findings):
+
+1. Compile latency of every kernel in sample_kernels/*.py. Each sample runs once
+   as ``__main__`` in a fresh subprocess (so the argument types are the ones the
+   sample really launches with); the first compile of each toplevel kernel there
+   is the *cold* figure, next to the time that process took to import kdebug and
+   start its session. Then, in the same process, each kernel is compiled again
+   ``--repeat`` times with a fresh session and driver and cleared frontend caches
+   (nothing cached): the *warm* figure, broken down by phase from the session
+   bus's ``phase_finished`` events.
+2. numba-cuda's ``cuda.compile_ptx`` on the same kernels with the same signatures
+   (cold: fresh process, import + first compile; warm: later compiles), run with
+   ``--numba-python`` (default: this interpreter) where numba-cuda imports; it is
+   not a kdebug dependency (``pip install 'numba-cuda[cu13]'`` to measure it).
+   kdebug's own ``cuda.compile_ptx`` is measured too once the PTX target exists.
+3. The CPU backend's saxpy on 2**24 float32 against numpy's ``a*x+y`` on the same
+   arrays: medians of several runs and their ratio.
+
+Targets (reported, never asserted): warm compile of saxpy through ``optimize``
+at most 50 ms; CPU saxpy on 2**24 floats within 2x of numpy.
+
+Only the standard library is imported at module level: the numba-cuda child runs
+this file under another interpreter that need not have kdebug installed.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import glob
+import io
+import json
+import os
+import platform
+import runpy
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SAMPLES = os.path.join(ROOT, "sample_kernels")
+PHASES = ("parse", "typeinfer", "lower", "expand_deferred", "link_runtime", "optimize",
+          "finish", "validate", "emit", "load")
+THROUGH_OPTIMIZE = PHASES[:PHASES.index("optimize") + 1]
+COMPILE_HEADER = "| sample | kernel | import+init | cold compile | warm compile | warm through optimize |"
+SAXPY_HEADER = "| saxpy, n = "
+TARGET_OPTIMIZE_MS = 50.0
+TARGET_SAXPY_RATIO = 2.0
+PTX_CC = (9, 0)  # numba needs a compute capability when there is no GPU to ask
+
+
+def median(xs):
+    return statistics.median(xs) if xs else None
+
+
+def ms(x, digits=1) -> str:
+    return "—" if x is None else f"{x * 1e3:.{digits}f}"
+
+
+# ---- children ----------------------------------------------------------------------------------
+class Recorder:
+    """Collects job and phase events from a session bus, per job id."""
+
+    def __init__(self, bus) -> None:
+        self.jobs: dict[int, dict] = {}
+        self.order: list[int] = []
+        bus.subscribe(self)
+
+    def __call__(self, ev) -> None:
+        kind = getattr(ev, "kind", "")
+        job = getattr(ev, "job", None)
+        if kind == "job_requested":
+            self.jobs[job] = {"name": ev.name, "parent": ev.parent, "reason": getattr(ev, "reason", ""),
+                              "argtypes": list(getattr(ev, "argtypes", [])), "phases": {},
+                              "t_requested": ev.t, "t_finished": None, "failed": None}
+            self.order.append(job)
+        elif kind == "phase_finished" and job in self.jobs:
+            ph = self.jobs[job]["phases"]
+            ph[ev.phase] = ph.get(ev.phase, 0.0) + ev.duration
+        elif kind == "job_finished" and job in self.jobs:
+            self.jobs[job]["t_finished"] = ev.t
+        elif kind == "job_failed" and job in self.jobs:
+            self.jobs[job]["failed"] = getattr(ev, "error", "failed")
+
+    def toplevel(self) -> list[int]:
+        return [j for j in self.order if self.jobs[j]["parent"] is None]
+
+
+def _fresh_session(A):
+    """A new session and driver with every frontend cache cleared: nothing is reused."""
+    A.set_session(None)
+    for modname, attr in (("kdebug.frontend.typeinfer", "_cache"), ("kdebug.driver.job", "_source_hash")):
+        cache = getattr(sys.modules.get(modname), attr, None)
+        if isinstance(cache, dict):
+            cache.clear()
+    session = A.Session(backend="cpu")
+    A.set_session(session)
+    return session
+
+
+def child_kdebug(sample: str, repeat: int, out_path: str) -> None:
+    """One sample in a fresh process: import, first compiles (cold), then warm recompiles."""
+    result: dict = {"sample": os.path.basename(sample), "kernels": []}
+    try:
+        t0 = time.perf_counter()
+        import numpy  # noqa: F401 - part of what a kdebug user imports
+        import kdebug.cuda  # noqa: F401
+        import kdebug.driver.active as A
+        import kdebug.frontend.typeinfer  # noqa: F401
+        import kdebug.targets.cpu  # noqa: F401
+        result["import_s"] = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        session = _fresh_session(A)
+        result["session_s"] = time.perf_counter() - t1
+        rec = Recorder(session.bus)
+        sys.argv = [sample]
+        sink = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                runpy.run_path(sample, run_name="__main__")
+        except BaseException as exc:  # noqa: BLE001 - a failing sample still has compile figures
+            result["run_error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+        records = getattr(session.driver, "records", {})
+        for jid in rec.toplevel():
+            info = rec.jobs[jid]
+            k = {"name": info["name"], "argtypes": info["argtypes"], "failed": info["failed"],
+                 "jobs": 1 + sum(1 for j in rec.jobs.values() if j["parent"] is not None
+                                 and j["t_requested"] >= info["t_requested"]
+                                 and (info["t_finished"] is None or j["t_requested"] <= info["t_finished"]))}
+            if info["t_finished"] is not None:
+                k["cold_s"] = info["t_finished"] - info["t_requested"]
+                k["cold_phases"] = info["phases"]
+            record = records.get(jid)
+            dispatcher = getattr(getattr(record, "job", None), "function", None)
+            argtypes = getattr(record, "argtypes", None)
+            if dispatcher is not None and argtypes is not None and not info["failed"]:
+                _warm(A, dispatcher, argtypes, repeat, k)
+                _kdebug_ptx(A, dispatcher, info["argtypes"], repeat, k)
+            result["kernels"].append(k)
+        A.set_session(None)
+    except BaseException as exc:  # noqa: BLE001
+        result["error"] = f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
+    with open(out_path, "w") as fh:
+        json.dump(result, fh)
+
+
+def _warm(A, dispatcher, argtypes, repeat: int, k: dict) -> None:
+    walls, phases = [], {}
+    for _ in range(repeat):
+        session = _fresh_session(A)
+        rec = Recorder(session.bus)
+        t = time.perf_counter()
+        try:
+            session.compile_kernel(dispatcher, tuple(argtypes))
+        except Exception as exc:  # noqa: BLE001
+            k["warm_error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+            return
+        walls.append(time.perf_counter() - t)
+        top = rec.jobs[rec.toplevel()[0]]["phases"]
+        for name, d in top.items():
+            phases.setdefault(name, []).append(d)
+    k["warm_s"] = median(walls)
+    k["warm_phases"] = {name: median(v) for name, v in phases.items()}
+
+
+def _signature(argtypes) -> str:
+    return "void(" + ", ".join(argtypes) + ")"
+
+
+def _kdebug_ptx(A, dispatcher, argtypes, repeat: int, k: dict) -> None:
+    """kdebug's own cuda.compile_ptx, when the PTX target exists."""
+    from kdebug import cuda
+    sig = _signature(argtypes)
+    times = []
+    for _ in range(max(2, repeat)):
+        _fresh_session(A)
+        t = time.perf_counter()
+        try:
+            try:
+                cuda.compile_ptx(dispatcher.py_func, sig, cc=PTX_CC)
+            except TypeError:
+                cuda.compile_ptx(dispatcher, sig, cc=PTX_CC)
+        except (ImportError, NotImplementedError) as exc:
+            k["ptx_note"] = f"kdebug.cuda.compile_ptx is not available yet ({type(exc).__name__}: {exc})"[:200]
+            return
+        except Exception as exc:  # noqa: BLE001
+            k["ptx_note"] = f"kdebug.cuda.compile_ptx failed: {type(exc).__name__}: {exc}".splitlines()[0][:200]
+            return
+        times.append(time.perf_counter() - t)
+    k["ptx_first_s"], k["ptx_warm_s"] = times[0], median(times[1:])
+
+
+def child_numba(sample: str, kernels_json: str, repeat: int, out_path: str) -> None:
+    """numba-cuda's compile_ptx on a sample's kernels, in a fresh process of the numba interpreter."""
+    import types
+    result: dict = {"kernels": {}}
+    try:
+        t0 = time.perf_counter()
+        try:
+            from numba import cuda
+        except Exception as exc:  # noqa: BLE001
+            result["unavailable"] = f"numba-cuda is not importable by {sys.executable} ({type(exc).__name__}: {exc})"
+            return
+        result["import_s"] = time.perf_counter() - t0
+        try:
+            from importlib.metadata import version
+            result["version"] = version("numba-cuda")
+        except Exception:  # noqa: BLE001
+            result["version"] = "?"
+        # the samples say `from kdebug import cuda`: here that is numba.cuda
+        fake = types.ModuleType("kdebug")
+        fake.cuda = cuda
+        sys.modules["kdebug"], sys.modules["kdebug.cuda"] = fake, cuda
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                ns = runpy.run_path(sample, run_name="kdebug_bench_sample")
+        except Exception as exc:  # noqa: BLE001
+            result["error"] = f"the sample does not import under numba-cuda: {type(exc).__name__}: {exc}".splitlines()[0][:200]
+            return
+        first = True
+        for name, argtypes in json.loads(kernels_json):
+            key = f"{name}{_signature(argtypes)[4:]}"
+            obj = ns.get(name)
+            pyfunc = getattr(obj, "py_func", None)
+            if pyfunc is None:
+                result["kernels"][key] = {"error": "not a module-level kernel"}
+                continue
+            times = []
+            try:
+                for _ in range(1 + repeat):
+                    t = time.perf_counter()
+                    cuda.compile_ptx(pyfunc, _signature(argtypes), cc=PTX_CC)
+                    times.append(time.perf_counter() - t)
+            except Exception as exc:  # noqa: BLE001
+                result["kernels"][key] = {"error": f"{type(exc).__name__}: {exc}".splitlines()[0][:120]}
+                continue
+            entry = {"first_s": times[0], "warm_s": median(times[1:]), "first_in_process": first}
+            first = False
+            result["kernels"][key] = entry
+    except BaseException as exc:  # noqa: BLE001
+        result["error"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        with open(out_path, "w") as fh:
+            json.dump(result, fh)
+
+
+def run_child(python: str, args: list[str], timeout: float) -> dict:
+    fd, out_path = tempfile.mkstemp(suffix=".json", prefix="kdebug-bench-")
+    os.close(fd)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
+    try:
+        proc = subprocess.run([python, os.path.abspath(__file__), *args, "--out", out_path], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=timeout)
+        try:
+            with open(out_path) as fh:
+                data = json.load(fh)
+        except (OSError, ValueError):
+            data = {"error": f"child exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-300:]}"}
+        return data
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    except OSError as exc:
+        return {"error": f"cannot run {python}: {exc}"}
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(out_path)
+
+
+# ---- saxpy: the CPU backend against numpy ------------------------------------------------------------
+def bench_saxpy(n: int, runs: int) -> dict:
+    import numpy as np
+
+    import kdebug.driver.active as A
+    from kdebug import cuda
+
+    ns = runpy.run_path(os.path.join(SAMPLES, "saxpy.py"), run_name="kdebug_bench_saxpy")
+    saxpy = ns["saxpy"]
+    _fresh_session(A)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    out = np.empty_like(x)
+    a = np.float32(2.5)
+    d_x, d_y, d_out = cuda.to_device(x), cuda.to_device(y), cuda.device_array_like(x)
+    threads = 256
+    blocks = (n + threads - 1) // threads
+    saxpy[blocks, threads](a, d_x, d_y, d_out)  # compile outside the timing
+    expect = a * x + y
+    np.testing.assert_allclose(d_out.copy_to_host(), expect, rtol=1e-6)
+
+    def timeit(fn) -> float:
+        fn()
+        ts = []
+        for _ in range(runs):
+            t = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t)
+        return median(ts)
+
+    rows = {
+        "kdebug CPU, device arrays": timeit(lambda: saxpy[blocks, threads](a, d_x, d_y, d_out)),
+        "kdebug CPU, numpy arrays": timeit(lambda: saxpy[blocks, threads](a, x, y, out)),
+    }
+    np.testing.assert_allclose(out, expect, rtol=1e-6)
+    session = A.get_session()
+    try:  # internal API: the same launcher on one core, for the scaling figure
+        from kdebug.lang import types as T
+        compiled = session.compile_kernel(saxpy, (T.float32,) + (T.typeof(x),) * 3)
+        args, argtypes = (a, d_x, d_y, d_out), compiled.argtypes
+        rows["kdebug CPU, one core"] = timeit(lambda: session.runtime.launch(
+            compiled, args, argtypes, (blocks, 1, 1), (threads, 1, 1), 0, parallel=False))
+    except Exception as exc:  # noqa: BLE001
+        rows["kdebug CPU, one core"] = None
+        print(f"(one-core saxpy skipped: {type(exc).__name__}: {exc})")
+    rows["numpy a*x+y"] = timeit(lambda: a * x + y)
+    small = cuda.to_device(x[:threads]), cuda.to_device(y[:threads]), cuda.device_array(threads, np.float32)
+    overhead = timeit(lambda: saxpy[1, threads](a, *small))
+    A.set_session(None)
+    return {"n": n, "runs": runs, "rows": rows, "launch_overhead_s": overhead}
+
+
+# ---- profile -------------------------------------------------------------------------------------------
+def profile_compile(repeat: int) -> None:
+    """Per phase, Python versus LLVM (time inside llvmlite.binding's C calls), then cProfile."""
+    import cProfile
+    import pstats
+
+    import llvmlite.binding.ffi as ffi
+
+    import kdebug.driver.active as A
+    from kdebug.lang import types as T
+
+    ns = runpy.run_path(os.path.join(SAMPLES, "saxpy.py"), run_name="kdebug_bench_saxpy")
+    saxpy = ns["saxpy"]
+    arr = T.Array(T.float32, 1, "C")
+    argtypes = (T.float32, arr, arr, arr)
+    wrapper = ffi._lib_fn_wrapper
+    original = wrapper.__call__
+    clock = {"llvm": 0.0}
+
+    def timed_call(self, *args, **kwargs):
+        t = time.perf_counter()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            clock["llvm"] += time.perf_counter() - t
+
+    split: dict[str, list] = {}
+    walls, llvm_totals = [], []
+    wrapper.__call__ = timed_call
+    try:
+        for _ in range(repeat + 1):
+            session = _fresh_session(A)
+            marks = {}
+
+            def on_event(ev, marks=marks):
+                if ev.kind == "phase_started" and ev.parent is None:
+                    marks[ev.phase] = clock["llvm"]
+                elif ev.kind == "phase_finished" and ev.parent is None and ev.phase in marks:
+                    split.setdefault(ev.phase, []).append((ev.duration, clock["llvm"] - marks[ev.phase]))
+
+            session.bus.subscribe(on_event)
+            clock["llvm"] = 0.0
+            t = time.perf_counter()
+            session.compile_kernel(saxpy, argtypes)
+            walls.append(time.perf_counter() - t)
+            llvm_totals.append(clock["llvm"])
+    finally:
+        wrapper.__call__ = original
+    print(f"\n## Profile: warm compile of saxpy, Python versus LLVM per phase (medians of {repeat + 1}, ms)\n")
+    print("| phase | wall | in LLVM (C calls) | Python |")
+    print("|---|---:|---:|---:|")
+    for phase in PHASES:
+        rows = split.get(phase, [])
+        if rows:
+            wall = median([w for w, _ in rows])
+            llvm = median([c for _, c in rows])
+            print(f"| {phase} | {ms(wall, 2)} | {ms(llvm, 2)} | {ms(wall - llvm, 2)} |")
+    wall, llvm = median(walls), median(llvm_totals)
+    print(f"| whole compile_kernel | {ms(wall, 2)} | {ms(llvm, 2)} | {ms(wall - llvm, 2)} |")
+
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(repeat):
+        session = _fresh_session(A)
+        session.compile_kernel(saxpy, argtypes)
+    prof.disable()
+    print(f"\ncProfile of {repeat} warm saxpy compiles, top functions by own time:\n")
+    out = io.StringIO()
+    pstats.Stats(prof, stream=out).strip_dirs().sort_stats("tottime").print_stats(14)
+    print("\n".join(line for line in out.getvalue().splitlines()[6:] if line.strip()))
+
+    import numpy as np
+    from kdebug import cuda
+    _fresh_session(A)
+    x = cuda.to_device(np.ones(256, np.float32))
+    saxpy[1, 256](np.float32(2), x, x, x)
+    a = np.float32(2)
+    t = time.perf_counter()
+    _launch_many(saxpy, (a, x, x, x), 2000)
+    per_launch = (time.perf_counter() - t) / 2000
+    prof = cProfile.Profile()
+    prof.enable()
+    _launch_many(saxpy, (a, x, x, x), 2000)
+    prof.disable()
+    print(f"\nOne 256-thread block launched 2000 times from a small function: {per_launch * 1e6:.0f} µs a launch."
+          "\ncProfile of those launches (the launch path's Python), top by own time:\n")
+    out = io.StringIO()
+    pstats.Stats(prof, stream=out).strip_dirs().sort_stats("tottime").print_stats(14)
+    print("\n".join(line for line in out.getvalue().splitlines()[6:] if line.strip()))
+    A.set_session(None)
+
+
+def _launch_many(kernel, args, count: int) -> None:
+    """A user's small launch loop (the launch path looks up its caller's frame)."""
+    for _ in range(count):
+        kernel[1, 256](*args)
+
+
+# ---- the report -----------------------------------------------------------------------------------------
+def environment() -> str:
+    import llvmlite
+    import numpy as np
+    cpu = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    blas = ", ".join(f"{k}={os.environ[k]}" for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ)
+    return (f"machine: {os.cpu_count()} cores ({cpu}); Python {platform.python_version()}; numpy {np.__version__}; "
+            f"llvmlite {llvmlite.__version__}; {blas or 'OPENBLAS_CORETYPE not set'}")
+
+
+def numba_python(args) -> str:
+    return args.numba_python or os.environ.get("KDEBUG_BENCH_NUMBA_PYTHON") or sys.executable
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="small sizes and few repeats (for the smoke test)")
+    p.add_argument("--repeat", type=int, help="warm compiles per kernel (default 7, quick 2)")
+    p.add_argument("--saxpy-n", type=int, help="saxpy elements (default 2**24, quick 2**16)")
+    p.add_argument("--runs", type=int, help="timed saxpy runs (default 9, quick 3)")
+    p.add_argument("--samples", default="*.py", help="glob of sample_kernels/ files (default *.py)")
+    p.add_argument("--numba-python", help="interpreter with numba-cuda (default: this one; "
+                                          "or $KDEBUG_BENCH_NUMBA_PYTHON)")
+    p.add_argument("--no-numba", action="store_true", help="skip numba-cuda")
+    p.add_argument("--profile", action="store_true", help="also profile warm compile and the launch path")
+    p.add_argument("--timeout", type=float, help="seconds per child process (default 120, quick 20)")
+    p.add_argument("--child", choices=("kdebug", "numba"), help=argparse.SUPPRESS)
+    p.add_argument("--sample", help=argparse.SUPPRESS)
+    p.add_argument("--kernels", help=argparse.SUPPRESS)
+    p.add_argument("--out", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    repeat = args.repeat or (2 if args.quick else 7)
+    if args.child == "kdebug":
+        child_kdebug(args.sample, repeat, args.out)
+        return 0
+    if args.child == "numba":
+        child_numba(args.sample, args.kernels, repeat, args.out)
+        return 0
+
+    sys.path.insert(0, ROOT)
+    n = args.saxpy_n or (1 << 16 if args.quick else 1 << 24)
+    runs = args.runs or (3 if args.quick else 9)
+    timeout = args.timeout or (20.0 if args.quick else 120.0)
+    budget = 20.0 if args.quick else float("inf")  # seconds for all sample children together
+    started = time.perf_counter()
+    print("# kdebug compile and CPU-backend benchmark" + (" (--quick)" if args.quick else ""))
+    print()
+    print(environment())
+    print(f"warm: median of {repeat} compiles, each with a fresh session and driver and cleared frontend caches")
+
+    # saxpy first: it is the reference kernel of the targets, measured even when --quick runs out of time
+    samples = sorted(glob.glob(os.path.join(SAMPLES, args.samples)), key=lambda p: (os.path.basename(p) != "saxpy.py", p))
+    results = []
+    for path in samples:
+        if time.perf_counter() - started > budget:
+            results.append({"sample": os.path.basename(path), "error": "skipped (--quick time budget)"})
+            continue
+        res = run_child(sys.executable, ["--child", "kdebug", "--sample", path, "--repeat", str(repeat)], timeout)
+        res.setdefault("sample", os.path.basename(path))
+        results.append(res)
+
+    numba_py = numba_python(args)
+    numba_note = "skipped (--no-numba)" if args.no_numba else None
+    numba_version = None
+    for res in results:
+        kernels = [(k["name"], k["argtypes"]) for k in res.get("kernels", []) if "warm_s" in k]
+        if numba_note or not kernels:
+            continue
+        nb = run_child(numba_py, ["--child", "numba", "--sample", os.path.join(SAMPLES, res["sample"]),
+                                  "--kernels", json.dumps(kernels), "--repeat", str(repeat)], timeout)
+        if "unavailable" in nb:
+            numba_note = nb["unavailable"] + "; install it (not a kdebug dependency) with " \
+                                             "pip install 'numba-cuda[cu13]' to compare"
+            break
+        numba_version = nb.get("version", numba_version)
+        res["numba"] = nb
+
+    # ---- table 1: compile latency ----
+    print("\n## Compile latency (ms)\n")
+    print("cold: first compile of the kernel in a fresh process (import+init: importing kdebug and starting the "
+          "session, once per sample); warm: through load; numba-cuda: cuda.compile_ptx "
+          f"(cc {PTX_CC[0]}.{PTX_CC[1]}), cold = import + first compile in a fresh process\n")
+    print(COMPILE_HEADER + " numba-cuda cold | numba-cuda warm | kdebug PTX warm | jobs |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    notes = []
+    for res in results:
+        if "error" in res and not res.get("kernels"):
+            print(f"| {res['sample']} | — | — | — | — | — | — | — | — | — |")
+            notes.append(f"{res['sample']}: {res['error'].strip().splitlines()[-1][:200]}")
+            continue
+        if res.get("run_error"):
+            notes.append(f"{res['sample']}: the sample itself failed: {res['run_error']}")
+        nb = res.get("numba", {})
+        if nb.get("error"):
+            notes.append(f"{res['sample']} under numba-cuda: {nb['error']}")
+        init = (res.get("import_s") or 0) + (res.get("session_s") or 0)
+        for i, k in enumerate(res.get("kernels", [])):
+            label = f"{k['name']}({', '.join(k['argtypes'])})"
+            through = None
+            if "warm_phases" in k:
+                through = sum(k["warm_phases"].get(ph, 0.0) for ph in THROUGH_OPTIMIZE)
+            key = f"{k['name']}{_signature(k['argtypes'])[4:]}"
+            nbk = nb.get("kernels", {}).get(key, {})
+            if nbk.get("error"):
+                notes.append(f"numba-cuda, {label}: {nbk['error']}")
+            nb_cold = None
+            if "first_s" in nbk:
+                nb_cold = nbk["first_s"] + (nb.get("import_s", 0) if nbk.get("first_in_process") else 0)
+            if k.get("ptx_note"):
+                notes.append(f"{label}: {k['ptx_note']}")
+            if k.get("warm_error"):
+                notes.append(f"{label}: warm compile failed: {k['warm_error']}")
+            if k.get("failed"):
+                notes.append(f"{label}: compile failed: {k['failed'][:200]}")
+            print(f"| {res['sample'] if i == 0 else ''} | {label} | {ms(init) if i == 0 else ''} | "
+                  f"{ms(k.get('cold_s'))} | {ms(k.get('warm_s'))} | {ms(through)} | {ms(nb_cold)} | "
+                  f"{ms(nbk.get('warm_s'))} | {ms(k.get('ptx_warm_s'))} | {k.get('jobs', 1)} |")
+    if numba_note:
+        notes.insert(0, f"numba-cuda: {numba_note}")
+    elif numba_version:
+        notes.insert(0, f"numba-cuda {numba_version}, run by {numba_py}")
+    # deduplicate the kdebug PTX note (one per kernel otherwise)
+    seen, uniq = set(), []
+    for note in notes:
+        tail = note.split(": ", 1)[-1]
+        if "compile_ptx is not available" in note:
+            if tail in seen:
+                continue
+            seen.add(tail)
+        uniq.append(note)
+    for note in uniq:
+        print(f"- {note}")
+
+    # ---- table 2: warm phases ----
+    print("\n## Warm compile by phase (ms, medians; the toplevel job's phases, which include its deferred jobs)\n")
+    print("| kernel | " + " | ".join(PHASES) + " |")
+    print("|---|" + "---:|" * len(PHASES))
+    for res in results:
+        for k in res.get("kernels", []):
+            if "warm_phases" in k:
+                print(f"| {k['name']} | " + " | ".join(ms(k["warm_phases"].get(ph), 2) for ph in PHASES) + " |")
+
+    saxpy_optimize = None
+    for res in results:
+        for k in res.get("kernels", []):
+            if res["sample"] == "saxpy.py" and k["name"] == "saxpy" and "warm_phases" in k:
+                saxpy_optimize = sum(k["warm_phases"].get(ph, 0.0) for ph in THROUGH_OPTIMIZE)
+
+    # ---- table 3: saxpy ----
+    sx = bench_saxpy(n, runs)
+    numpy_t = sx["rows"]["numpy a*x+y"]
+    exp = n.bit_length() - 1
+    size = f"2^{exp}" if n == 1 << exp else str(n)
+    print(f"\n## CPU-backend saxpy against numpy (medians of {runs} runs)\n")
+    print(f"{SAXPY_HEADER}{size} float32 | time (ms) | ratio to numpy | GB/s (12 bytes per element) |")
+    print("|---|---:|---:|---:|")
+    for name, t in sx["rows"].items():
+        ratio = "—" if t is None else f"{t / numpy_t:.2f}"
+        gbs = "—" if t is None else f"{12 * n / t / 1e9:.1f}"
+        print(f"| {name} | {ms(t, 2)} | {ratio} | {gbs} |")
+    print(f"\nlaunch overhead (one block of 256 threads, device arrays): {sx['launch_overhead_s'] * 1e6:.0f} µs")
+
+    # ---- targets ----
+    print("\n## Targets (reported, not asserted)\n")
+    if saxpy_optimize is not None:
+        ok = "met" if saxpy_optimize * 1e3 <= TARGET_OPTIMIZE_MS else "NOT met"
+        print(f"- warm compile of saxpy through optimize: {ms(saxpy_optimize)} ms "
+              f"(target <= {TARGET_OPTIMIZE_MS:.0f} ms: {ok})")
+    else:
+        print("- warm compile of saxpy through optimize: not measured (saxpy sample missing or failed)")
+    ratio = sx["rows"]["kdebug CPU, device arrays"] / numpy_t
+    ok = "met" if ratio <= TARGET_SAXPY_RATIO else "NOT met"
+    print(f"- CPU saxpy on {size} floats: {ratio:.2f}x numpy's time (target <= {TARGET_SAXPY_RATIO:.0f}x: {ok})"
+          + (" — --quick size, not the target's 2^24" if n != 1 << 24 else ""))
+
+    if args.profile:
+        profile_compile(repeat)
+    print(f"\n(total {time.perf_counter() - started:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

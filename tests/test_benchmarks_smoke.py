@@ -1,0 +1,21 @@
+"""benchmarks/bench_compile.py --quick still runs and prints its tables (no timed assertions)."""
+import os
+import subprocess
+import sys
+
+from conftest import ROOT
+
+SCRIPT = os.path.join(ROOT, "benchmarks", "bench_compile.py")
+
+
+def test_bench_compile_quick_runs_and_prints_its_tables():
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    r = subprocess.run([sys.executable, SCRIPT, "--quick"],
+                       capture_output=True, text=True, timeout=90, cwd=ROOT, env=env)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    out = r.stdout
+    assert "| sample | kernel | import+init | cold compile | warm compile | warm through optimize |" in out
+    assert "| saxpy.py | saxpy(float32, float32[::1], float32[::1], float32[::1]) |" in out
+    assert "| saxpy, n = 2^16 float32 | time (ms) | ratio to numpy |" in out
+    assert "warm compile of saxpy through optimize:" in out
+    assert "Traceback" not in out + r.stderr
