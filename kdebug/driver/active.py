@@ -5,6 +5,7 @@ subscribers); ``kdebug run`` configures one before the script starts.
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -154,9 +155,10 @@ _current: Session | None = None
 
 
 def get_session() -> Session:
+    """The session, created on first use; a plain ``python script.py`` reads $KDEBUG_BACKEND (default auto)."""
     global _current
     if _current is None:
-        _current = Session()
+        _current = Session(backend=os.environ.get("KDEBUG_BACKEND") or "auto")
     return _current
 
 

@@ -1,0 +1,372 @@
+"""The gpu backend.
+
+Two halves: the host side of the gpu runtime against a stand-in for pycuda's
+driver module (device memory as host bytes, launches recorded and emulated in
+Python), which runs everywhere; and the same samples on a real GPU through
+pycuda, skipped with the reason when pycuda or a device is missing
+(scripts/gpu_check.sh runs them on a GPU machine).
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, SAMPLES, run_kdebug
+from kdebug.driver.active import Session, gpu_available, set_session
+from kdebug.errors import BackendUnavailable, LaunchError
+from kdebug.lang import types as T
+from kdebug.targets import ptx as P
+
+GPU_OK, GPU_WHY = gpu_available()
+needs_gpu = pytest.mark.skipif(not GPU_OK, reason=f"no GPU backend here: {GPU_WHY}")
+SAMPLE_FILES = sorted(f for f in os.listdir(SAMPLES) if f.endswith(".py"))
+
+
+# ---- a stand-in for pycuda.driver ----------------------------------------------------------------
+class FakeCuda:
+    """Device memory as bytearrays keyed by address; launches recorded, emulated by Python functions."""
+
+    def __init__(self) -> None:
+        self.memory: dict[int, bytearray] = {}
+        self.next = 0x7F0000000000
+        self.launches: list[dict] = []
+        self.modules: list[dict] = []
+        self.emulators: dict = {}  # kernel name prefix -> fn(fake, params bytes, grid, block)
+        self.fail_with = None
+
+    def driver(self) -> types.ModuleType:
+        fake = self
+        drv = types.ModuleType("pycuda.driver")
+
+        class Error(Exception):
+            pass
+
+        class LaunchError_(Error):
+            pass
+
+        drv.Error, drv.LaunchError = Error, LaunchError_
+        drv.init = lambda: None
+        drv.jit_input_type = types.SimpleNamespace(PTX="ptx", LIBRARY="library")
+
+        class Device:
+            @staticmethod
+            def count():
+                return 1
+
+            def compute_capability(self):
+                return (9, 0)
+
+        class Context:
+            @staticmethod
+            def get_device():
+                return Device()
+
+            @staticmethod
+            def synchronize():
+                if fake.fail_with:
+                    raise LaunchError_(fake.fail_with)
+
+        drv.Device, drv.Context = Device, Context
+
+        class Alloc(int):
+            pass
+
+        def mem_alloc(n):
+            ptr = fake.next
+            fake.next += (n + 255) // 256 * 256
+            fake.memory[ptr] = bytearray(n)
+            return Alloc(ptr)
+
+        def memcpy_htod(ptr, arr):
+            data = np.ascontiguousarray(arr).tobytes()
+            fake.memory[int(ptr)][:len(data)] = data
+
+        def memcpy_dtoh(arr, ptr):
+            view = arr.reshape(-1).view(np.uint8)
+            view[:] = np.frombuffer(bytes(fake.memory[int(ptr)][:arr.nbytes]), dtype=np.uint8)
+
+        def memcpy_dtod(dst, src, n):
+            fake.memory[int(dst)][:n] = fake.memory[int(src)][:n]
+
+        drv.mem_alloc, drv.memcpy_htod, drv.memcpy_dtoh, drv.memcpy_dtod = mem_alloc, memcpy_htod, memcpy_dtoh, memcpy_dtod
+
+        class Function:
+            def __init__(self, name, module):
+                self.name, self.module = name, module
+
+            def _launch_kernel(self, grid, block, params, shared, stream):
+                fake.launches.append({"name": self.name, "grid": grid, "block": block, "params": params,
+                                      "shared": shared, "module": self.module})
+                for prefix, emulate in fake.emulators.items():
+                    if self.name.startswith(prefix):
+                        emulate(fake, params)
+
+        class Module:
+            def __init__(self, ptx, linked):
+                self.record = {"ptx": ptx.decode(), "libraries": linked}
+                fake.modules.append(self.record)
+
+            def get_function(self, name):
+                assert re.search(rf"\.entry {re.escape(name)}\(", self.record["ptx"]), f"no kernel {name}"
+                return Function(name, self.record)
+
+        drv.module_from_buffer = lambda ptx: Module(ptx, [])
+
+        compiler = types.ModuleType("pycuda.compiler")
+
+        class DynamicModule:
+            def __init__(self, cuda_libdir=None, **kw):
+                self.libdir, self.data, self.libs = cuda_libdir, b"", []
+
+            def add_data(self, data, kind, name):
+                self.data += data
+                return self
+
+            def add_stdlib(self, name):
+                path = os.path.join(self.libdir, f"lib{name}.a")
+                assert os.path.isfile(path), path
+                self.libs.append(path)
+                return self
+
+            def link(self):
+                self.module = Module(self.data, self.libs)
+                return self
+
+            def get_function(self, name):
+                return self.module.get_function(name)
+
+        compiler.DynamicModule = DynamicModule
+        self.compiler = compiler
+        return drv
+
+    def array(self, ptr, dtype, n) -> np.ndarray:
+        """A live view of fake device memory."""
+        return np.frombuffer(self.memory[ptr], dtype=dtype, count=n)
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    fake = FakeCuda()
+    drv = fake.driver()
+    pkg = types.ModuleType("pycuda")
+    pkg.__path__ = []
+    pkg.driver, pkg.compiler = drv, fake.compiler
+    monkeypatch.setitem(sys.modules, "pycuda", pkg)
+    monkeypatch.setitem(sys.modules, "pycuda.driver", drv)
+    monkeypatch.setitem(sys.modules, "pycuda.compiler", fake.compiler)
+    monkeypatch.setitem(sys.modules, "pycuda.autoprimaryctx", types.ModuleType("pycuda.autoprimaryctx"))
+    session = Session(backend="gpu")
+    set_session(session)
+    yield fake, session
+    set_session(None)
+
+
+def entry_params(ptx: str, name: str) -> list[int]:
+    """The sizes of a kernel entry's parameters, read from its PTX."""
+    sig = re.search(rf"\.entry {re.escape(name)}\(([^)]*)\)", ptx).group(1)
+    sizes = {"u8": 1, "b8": 1, "u16": 2, "u32": 4, "f32": 4, "b32": 4, "u64": 8, "f64": 8, "b64": 8}
+    return [sizes[t] for t in re.findall(r"\.param \.(\w+)", sig)]
+
+
+def unpack(params: bytes, ptx: str, name: str, fmt: str) -> tuple:
+    """Read the parameter buffer at the offsets the PTX entry implies (natural alignment)."""
+    sizes = entry_params(ptx, name)
+    offsets, total = P.param_offsets(sizes)
+    assert len(params) == total
+    assert len(fmt) == len(sizes)
+    return tuple(np.frombuffer(params[o:o + s], dtype=np.dtype(c))[0] for o, s, c in zip(offsets, sizes, fmt))
+
+
+# ---- the host side, against the stand-in ------------------------------------------------------------
+def test_gpu_session_uses_ptx_target_and_device_memory(fake_gpu):
+    fake, session = fake_gpu
+    from kdebug import cuda
+    assert session.backend == "gpu" and session.target.name == "ptx" and session.target.arch == "sm_90"
+    x = np.arange(10, dtype=np.float32)
+    d = cuda.to_device(x)
+    assert d._dev is not None and d.device_address() in fake.memory
+    np.testing.assert_array_equal(fake.array(d.device_address(), np.float32, 10), x)
+    d[3] = 42
+    assert fake.array(d.device_address(), np.float32, 10)[3] == 42
+    assert d[3] == 42
+    np.testing.assert_array_equal(d.copy_to_host()[:3], x[:3])
+    e = cuda.device_array_like(d)
+    e.copy_to_device(d)
+    assert e.copy_to_host()[3] == 42
+    assert d.reshape(2, 5).device_address() == d.device_address()
+
+
+def test_gpu_launch_packs_flat_parameters_and_copies_back(fake_gpu):
+    fake, session = fake_gpu
+    from kdebug import cuda
+
+    @cuda.jit
+    def saxpy(a, x, y, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = a * x[i] + y[i]
+
+    def emulate(fake, params):
+        ptx = fake.modules[-1]["ptx"]
+        a, px, nx, py, ny, pout, nout = unpack(params, ptx, fake.launches[-1]["name"], "fQqQqQq")
+        x, y, out = (fake.array(int(p), np.float32, int(n)) for p, n in ((px, nx), (py, ny), (pout, nout)))
+        out[:] = a * x + y
+
+    fake.emulators["saxpy"] = emulate
+    n = 1000
+    x = np.arange(n, dtype=np.float32)
+    d_y = cuda.to_device(np.ones(n, dtype=np.float32))
+    out = np.zeros(n, dtype=np.float32)  # a host array: staged on the device, copied back
+    saxpy[4, 256](np.float32(2.0), x, d_y, out)
+    np.testing.assert_allclose(out, 2 * x + 1)
+    launch = fake.launches[-1]
+    assert launch["grid"] == (4, 1, 1) and launch["block"] == (256, 1, 1)
+    assert launch["name"] == saxpy_kernel_name(session)
+    assert "ptxas" in next(iter(session.driver.cache.values())).record.snapshots or P.cuda_tool("ptxas") is None
+
+
+def saxpy_kernel_name(session) -> str:
+    rec = next(iter(session.driver.cache.values())).record
+    return P.kernel_name(rec)
+
+
+def test_gpu_launch_packs_booleans_tuples_and_2d(fake_gpu):
+    fake, session = fake_gpu
+    from kdebug import cuda
+
+    @cuda.jit
+    def k(a, flag, pair, out):
+        i, j = cuda.grid(2)
+        if flag and i < a.shape[0] and j < a.shape[1]:
+            out[i, j] = a[i, j] * pair[0] + pair[1]
+
+    seen = {}
+
+    def emulate(fake, params):
+        ptx = fake.modules[-1]["ptx"]
+        seen["v"] = unpack(params, ptx, fake.launches[-1]["name"], "QqqBdqQqq")
+
+    fake.emulators["k_"] = emulate
+    a = cuda.to_device(np.ones((3, 5)))
+    out = cuda.device_array((3, 5))
+    k[(1, 1), (4, 8)](a, True, (2.5, 7), out)
+    ptr, s0, s1, flag, p0, p1, optr, o0, o1 = seen["v"]
+    assert (ptr, s0, s1) == (a.device_address(), 3, 5) and (optr, o0, o1) == (out.device_address(), 3, 5)
+    assert flag == 1 and p0 == 2.5 and p1 == 7
+
+
+def test_device_launches_link_cudadevrt(fake_gpu):
+    fake, session = fake_gpu
+    if P.cuda_libdir() is None:
+        pytest.skip("libcudadevrt.a not found (no CUDA toolkit; set CUDA_HOME)")
+    from kdebug import cuda
+
+    @cuda.jit
+    def child(data, factor):
+        i = cuda.grid(1)
+        if i < data.size:
+            data[i] = data[i] * factor
+
+    @cuda.jit
+    def parent(data):
+        if cuda.grid(1) == 0:
+            child[(data.size + 63) // 64, 64](data, 3.0)
+
+    d = cuda.to_device(np.arange(100, dtype=np.float64))
+    parent[1, 32](d)
+    mod = fake.modules[-1]
+    assert [os.path.basename(p) for p in mod["libraries"]] == ["libcudadevrt.a"]
+    assert P.CDP2_LAUNCH in mod["ptx"]
+    assert fake.launches[-1]["name"].startswith("parent_")
+
+
+def test_cuda_errors_are_reported_against_the_launch(fake_gpu):
+    fake, session = fake_gpu
+    from kdebug import cuda
+
+    @cuda.jit
+    def boom(x):
+        x[0] = 1.0
+
+    fake.fail_with = "cuCtxSynchronize failed: an illegal memory access was encountered"
+    with pytest.raises(LaunchError, match=r"CUDA error in boom\[\(2, 1, 1\), \(32, 1, 1\)\]: .*illegal memory"):
+        boom[2, 32](np.zeros(4))
+    assert session.failed
+
+
+def test_backend_gpu_fails_clearly_without_pycuda(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pycuda", None)
+    monkeypatch.setitem(sys.modules, "pycuda.driver", None)
+    with pytest.raises(BackendUnavailable, match="needs pycuda and a CUDA device: pycuda is not importable"):
+        Session(backend="gpu")
+    assert Session(backend="auto").backend == "cpu"
+
+
+def test_cli_backend_gpu_without_a_gpu_exits_1():
+    if GPU_OK:
+        pytest.skip("a GPU is present here: --backend gpu works")
+    r = run_kdebug("run", "--headless", "--backend", "gpu", "sample_kernels/saxpy.py")
+    assert r.returncode == 1
+    assert "the gpu backend needs pycuda and a CUDA device" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_pack_params_layout():
+    from kdebug.runtime.gpu import pack_params
+    argtypes = (T.float32, T.Array(T.float64, 2), T.boolean, T.int16)
+    buf = pack_params(argtypes, [np.float32(1.5), (0x1000, (3, 4)), True, 7])
+    assert len(buf) == 4 + 4 + 8 * 3 + 1 + 1 + 2
+    assert np.frombuffer(buf[0:4], np.float32)[0] == 1.5
+    assert np.frombuffer(buf[8:32], np.int64).tolist() == [0x1000, 3, 4]
+    assert buf[32] == 1 and np.frombuffer(buf[34:36], np.int16)[0] == 7
+
+
+# ---- on a real GPU ---------------------------------------------------------------------------------
+def _script_output(sample: str, backend: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, KDEBUG_BACKEND=backend, PYTHONPATH=ROOT)
+    return subprocess.run([sys.executable, os.path.join(SAMPLES, sample)], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT, env=env)
+
+
+@needs_gpu
+@pytest.mark.parametrize("sample", SAMPLE_FILES)
+def test_sample_gives_the_same_result_on_gpu_and_cpu(sample):
+    cpu = _script_output(sample, "cpu")
+    gpu = _script_output(sample, "gpu")
+    assert cpu.returncode == 0, cpu.stderr
+    assert gpu.returncode == 0, gpu.stderr
+    assert gpu.stdout == cpu.stdout
+
+
+@needs_gpu
+def test_gpu_saxpy_and_device_arrays():
+    from kdebug import cuda
+    set_session(Session(backend="gpu"))
+
+    @cuda.jit
+    def saxpy(a, x, y, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = a * x[i] + y[i]
+
+    n = 1 << 20
+    x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    d_x, d_y, d_out = cuda.to_device(x), cuda.to_device(x), cuda.device_array_like(x)
+    saxpy[(n + 255) // 256, 256](np.float32(3), d_x, d_y, d_out)
+    np.testing.assert_allclose(d_out.copy_to_host(), 4 * x, rtol=1e-6)
+    out = np.zeros_like(x)
+    saxpy[(n + 255) // 256, 256](np.float32(3), x, x, out)  # host arrays: copied in and back
+    np.testing.assert_allclose(out, 4 * x, rtol=1e-6)
+
+
+@needs_gpu
+def test_gpu_headless_run_reports_gpu_launches():
+    r = run_kdebug("run", "--headless", "--backend", "gpu", "sample_kernels/dynamic_parallel.py", timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "gpu" in r.stdout
