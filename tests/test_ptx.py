@@ -280,3 +280,79 @@ def test_cuda_toolkit_found_through_a_wrapper_script(tmp_path, monkeypatch):
     assert P.cuda_home() == str(tmp_path / "toolkit")
     monkeypatch.setenv("CUDA_HOME", str(tmp_path))
     assert P.cuda_home() == str(tmp_path)
+
+
+# ---- block-level intrinsics: shared memory, barriers, votes, atomics --------------------------------
+TPB = 16
+
+
+def _has_intrinsics(*names) -> bool:
+    from kdebug.frontend.intrinsics import REGISTRY
+    return all(n in REGISTRY for n in names)
+
+
+needs_block_intrinsics = pytest.mark.skipif(
+    not _has_intrinsics("shared.array", "syncthreads", "syncthreads_count", "atomic.add", "cg.this_grid.sync"),
+    reason="this build's frontend has no shared arrays, barriers or atomics yet")
+
+
+def tiled_matmul(A, B, C):
+    sA = cuda.shared.array((TPB, TPB), dtype=np.float32)
+    sB = cuda.shared.array((TPB, TPB), dtype=np.float32)
+    x, y = cuda.grid(2)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    tmp = np.float32(0.)
+    for i in range(cuda.gridDim.x):
+        sA[ty, tx] = 0
+        sB[ty, tx] = 0
+        if y < A.shape[0] and (tx + i * TPB) < A.shape[1]:
+            sA[ty, tx] = A[y, tx + i * TPB]
+        if x < B.shape[1] and (ty + i * TPB) < B.shape[0]:
+            sB[ty, tx] = B[ty + i * TPB, x]
+        cuda.syncthreads()
+        for j in range(TPB):
+            tmp += sA[ty, j] * sB[j, tx]
+        cuda.syncthreads()
+    if y < C.shape[0] and x < C.shape[1]:
+        C[y, x] = tmp
+
+
+@needs_block_intrinsics
+def test_shared_arrays_and_barriers(tmp_path):
+    ptx, _ = cuda.compile_ptx(tiled_matmul, "void(float32[:, :], float32[:, :], float32[:, :])")
+    assert len(re.findall(r"\.shared \.align 16 \.b8 kdebug_shared_\w+\[1024\]", ptx)) == 2
+    assert ptx.count("bar.sync") == 2
+    assert "ld.shared" in ptx and "st.shared" in ptx
+    if PTXAS is not None:
+        report = P.run_ptxas(ptx, "sm_90", False)
+        assert report["ok"], report["log"]
+        (fn,) = report["functions"].values()
+        assert fn["shared"] == 2048
+
+
+@needs_block_intrinsics
+def test_votes_and_atomics(tmp_path):
+    def votes(x, out, f):
+        i = cuda.grid(1)
+        c = cuda.syncthreads_count(x[i] > 0)
+        cuda.atomic.add(out, 0, c)
+        cuda.atomic.max(out, 1, i)
+        cuda.atomic.add(f, 0, x[i])
+
+    ptx, _ = cuda.compile_ptx(votes, "void(float32[:], int32[:], float32[:])")
+    assert "bar.red.popc.u32" in ptx
+    assert "atom.global.add.u32" in ptx and "atom.global.max.s32" in ptx and "atom.global.add.f32" in ptx
+    if PTXAS is not None:
+        assert ptxas(ptx, tmp_path, False).returncode == 0
+
+
+@needs_block_intrinsics
+def test_grid_sync_is_a_clear_error_on_ptx():
+    from kdebug.errors import CompileError
+
+    def k(x):
+        cuda.cg.this_grid().sync()
+
+    with pytest.raises(CompileError, match="not supported on the ptx target"):
+        cuda.compile_ptx(k, "void(float32[:])")

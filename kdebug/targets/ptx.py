@@ -387,6 +387,32 @@ class PtxTarget(Target):
             fn = ir.Function(lw.module, ir.FunctionType(i32, []), name=name)
         return lw.builder.call(fn, [])
 
+    def barrier(self, lw, node, what: str, vote=None, grid: bool = False):
+        """``bar.sync 0``; with a vote, ``bar.red.popc`` returns how many threads voted 1."""
+        if grid:
+            raise lw.src.error(node, f"{what} is not supported on the ptx target (it needs a cooperative launch)",
+                               "run it on the CPU backend (--backend cpu), or split the kernel in two launches")
+        m = lw.module
+        if vote is None:
+            fn = m.globals.get("llvm.nvvm.barrier0") or ir.Function(m, ir.FunctionType(ir.VoidType(), []),
+                                                                    name="llvm.nvvm.barrier0")
+            lw.builder.call(fn, [])
+            return None
+        fn = m.globals.get("llvm.nvvm.barrier0.popc") or ir.Function(m, ir.FunctionType(i32, [i32]),
+                                                                     name="llvm.nvvm.barrier0.popc")
+        return lw.builder.call(fn, [vote])
+
+    def shared_memory(self, lw, nbytes: int, align: int = 16) -> ir.Value:
+        """An i8* to ``nbytes`` of ``.shared`` memory (one addrspace(3) global per array)."""
+        self._const_counter += 1
+        ty = ir.ArrayType(i8, max(int(nbytes), 1))
+        gv = ir.GlobalVariable(lw.module, ty, name=f"kdebug_shared_{lw.fn.name.replace('.', '_')}_{self._const_counter}",
+                               addrspace=3)
+        gv.linkage = "internal"
+        gv.align = align
+        gv.initializer = ir.Constant(ty, ir.Undefined)
+        return lw.builder.addrspacecast(lw.builder.bitcast(gv, ir.PointerType(i8, addrspace=3)), I8P)
+
     def libm_name(self, name: str, single: bool) -> str:
         return f"__nv_{name}f" if single else f"__nv_{name}"
 
