@@ -35,7 +35,7 @@ def gpu_available() -> tuple[bool, str]:
 
 
 class Session:
-    def __init__(self, backend: str = "auto", strategy: str = "worklist", memcheck: bool = True,
+    def __init__(self, backend: str = "auto", strategy: str = "worklist", memcheck: bool | None = None,
                  bus: E.EventBus | None = None, emit_ptx: bool = False, ptx_arch: str | None = None) -> None:
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}")
@@ -45,7 +45,11 @@ class Session:
         self.requested_backend = backend
         self.backend = self._resolve_backend(backend)
         self.strategy = strategy
+        if memcheck is None:  # KDEBUG_MEMCHECK=0 turns bounds checks off by default
+            from kdebug.runtime.memcheck import env_memcheck_default
+            memcheck = env_memcheck_default()
         self.memcheck = memcheck
+        self.shuffle_seed: int | None = None  # --shuffle-threads[=SEED] (CPU backend)
         if self.backend == "gpu":
             from kdebug.runtime.gpu import GpuRuntime
             from kdebug.targets.ptx import PtxTarget
@@ -56,6 +60,7 @@ class Session:
             from kdebug.runtime.cpu import CpuRuntime
             self.target = CpuTarget()
             self.runtime = CpuRuntime()
+        self.target.memcheck = memcheck
         self.driver = Driver(self.bus, self.target, strategy)
         # emit_ptx (kdebug dump --target ptx): every job's PTX and ptxas report, launches unchanged
         self.ptx_side = None
@@ -106,7 +111,8 @@ class Session:
         staged, copy_back = self._stage_arguments(args)
         error = None
         try:
-            self.runtime.launch(compiled, staged, argtypes, grid, block, shared)
+            extra = {"shuffle": self.shuffle_seed} if self.shuffle_seed is not None else {}
+            self.runtime.launch(compiled, staged, argtypes, grid, block, shared, **extra)
         except KdebugError as exc:
             error = exc
         finally:
@@ -144,6 +150,16 @@ class Session:
             else:
                 staged.append(a)
         return staged, copy_back
+
+    def set_options(self, memcheck: bool | None = None, shuffle_threads=False) -> None:
+        """Change memcheck (recompiles kernels on their next launch) or the shuffle seed (None: off)."""
+        if memcheck is not None and bool(memcheck) != self.memcheck:
+            self.memcheck = bool(memcheck)
+            self.target.memcheck = self.memcheck
+            with self.driver.lock:
+                self.driver.cache.clear()
+        if shuffle_threads is not False:
+            self.shuffle_seed = None if shuffle_threads is None else int(shuffle_threads)
 
     def next_launch_id(self) -> int:
         with self._launch_lock:

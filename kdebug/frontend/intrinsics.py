@@ -109,6 +109,427 @@ class LaneId:
     lower = None
 
 
+# ---- value intrinsics (read without a call) ----------------------------------------------------
+VALUE_INTRINSICS = {"laneid"}
+
+
+def value_type(inferer, node, intrinsic):
+    """The type of a value intrinsic (``cuda.laneid``), or None for intrinsics that are called."""
+    if intrinsic.name == "laneid":
+        return T.int32
+    return None
+
+
+def lower_value(lw, node, intrinsic):
+    if intrinsic.name == "laneid":
+        return lw.builder.urem(_linear_tid(lw), ir.Constant(ir.IntType(32), 32))
+    raise AssertionError(intrinsic.name)
+
+
+def _linear_tid(lw):
+    b = lw.builder
+    reg = lw.target.special_register
+    tx, ty, tz = (reg(lw, "threadIdx", d) for d in "xyz")
+    bx, by = reg(lw, "blockDim", "x"), reg(lw, "blockDim", "y")
+    return b.add(b.mul(b.add(b.mul(tz, by), ty), bx), tx)
+
+
+def _target_hook(lw, node, name, what):
+    hook = getattr(lw.target, name, None)
+    if hook is None:
+        raise lw.src.error(node, f"{what} is not supported on the {lw.target.name} target yet",
+                           "run it on the CPU backend (--backend cpu)")
+    return hook
+
+
+def _no_args(inferer, node, name):
+    if node.args or node.keywords:
+        raise inferer.error(node, f"cuda.{name}() takes no arguments", f"write cuda.{name}()")
+
+
+# ---- barriers ------------------------------------------------------------------------------------
+@register("syncthreads")
+class SyncThreads:
+    """cuda.syncthreads(): every thread of the block waits here until all have arrived."""
+
+    @staticmethod
+    def type(inferer, node):
+        _no_args(inferer, node, "syncthreads")
+        inferer.tf.features.add("barrier")
+        return T.void
+
+    @staticmethod
+    def lower(lw, node):
+        _target_hook(lw, node, "barrier", "cuda.syncthreads()")(lw, node, "cuda.syncthreads()")
+
+
+def _vote_typer(name):
+    def type_(inferer, node):
+        if len(node.args) != 1 or node.keywords:
+            raise inferer.error(node, f"cuda.{name}(predicate) takes one argument", f"write cuda.{name}(x > 0)")
+        t = inferer.expr(node.args[0])
+        if not isinstance(t, T.Scalar):
+            raise inferer.error(node.args[0], f"the predicate of cuda.{name} must be a number or boolean, not {t}",
+                                "pass a comparison such as x > 0")
+        inferer.tf.features.add("barrier")
+        return T.int32
+    return type_
+
+
+def _vote_lowerer(name):
+    def lower(lw, node):
+        b = lw.builder
+        arg = node.args[0]
+        pred = lw.truth(lw.expr(arg), lw.type_of(arg))
+        vote = b.zext(pred, ir.IntType(32))
+        count = _target_hook(lw, node, "barrier", f"cuda.{name}()")(lw, node, f"cuda.{name}()", vote)
+        if name == "syncthreads_count":
+            return count
+        if name == "syncthreads_or":
+            return b.zext(b.icmp_unsigned("!=", count, ir.Constant(ir.IntType(32), 0)), ir.IntType(32))
+        reg = lw.target.special_register
+        n = b.mul(b.mul(reg(lw, "blockDim", "x"), reg(lw, "blockDim", "y")), reg(lw, "blockDim", "z"))
+        return b.zext(b.icmp_unsigned("==", count, n), ir.IntType(32))
+    return lower
+
+
+for _name in ("syncthreads_count", "syncthreads_and", "syncthreads_or"):
+    REGISTRY[_name] = IntrinsicImpl(_vote_typer(_name), _vote_lowerer(_name))
+
+
+@register("cg.this_grid")
+class ThisGrid:
+    """cuda.cg.this_grid(): the grid group; only ``.sync()`` is supported, called on it directly."""
+
+    @staticmethod
+    def type(inferer, node):
+        from kdebug.frontend.typeinfer import PyValue
+        _no_args(inferer, node, "cg.this_grid")
+        return PyValue(_GRID_GROUP)
+
+    @staticmethod
+    def lower(lw, node):
+        return None
+
+
+def _grid_group():
+    from kdebug.lang import intrinsics as I
+    return I._GridGroup()
+
+
+_GRID_GROUP = _grid_group()
+
+
+@register("cg.this_grid.sync")
+class GridSync:
+    """cuda.cg.this_grid().sync(): every thread of the grid waits until all have arrived."""
+
+    @staticmethod
+    def type(inferer, node):
+        _no_args(inferer, node, "cg.this_grid().sync")
+        inferer.tf.features.update(("barrier", "grid_sync"))
+        return T.void
+
+    @staticmethod
+    def lower(lw, node):
+        _target_hook(lw, node, "barrier", "cuda.cg.this_grid().sync()")(
+            lw, node, "cuda.cg.this_grid().sync()", None, True)
+
+
+def _fence_typer(name):
+    def type_(inferer, node):
+        _no_args(inferer, node, name)
+        return T.void
+    return type_
+
+
+def _fence_lower(lw, node):
+    lw.builder.fence("seq_cst")
+
+
+for _name in ("threadfence", "threadfence_block", "threadfence_system"):
+    REGISTRY[_name] = IntrinsicImpl(_fence_typer(_name), _fence_lower)
+
+
+# ---- shared and local arrays -------------------------------------------------------------------
+def _static_value(inferer, node):
+    """A compile-time value: literals, module globals, closure constants, attributes of modules,
+    tuples and arithmetic of those."""
+    import ast
+    import operator
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id in inferer.tf.locals or node.id in inferer.assigned:
+            raise inferer.error(node, f"{node.id!r} is a variable; the shape and dtype of an array must be "
+                                      f"compile-time constants", "use a literal, a module global or a closure constant")
+        return inferer.global_value(node.id, node)
+    if isinstance(node, ast.Attribute):
+        base = _static_value(inferer, node.value)
+        if not hasattr(base, node.attr):
+            raise inferer.error(node, f"{node.attr!r} is not defined here", "use a module global or a literal")
+        return getattr(base, node.attr)
+    if isinstance(node, ast.Tuple):
+        return tuple(_static_value(inferer, e) for e in node.elts)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_static_value(inferer, node.operand)
+    ops = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+           ast.LShift: operator.lshift, ast.Mod: operator.mod}
+    if isinstance(node, ast.BinOp) and type(node.op) in ops:
+        return ops[type(node.op)](_static_value(inferer, node.left), _static_value(inferer, node.right))
+    raise inferer.error(node, "the shape and dtype of an array must be compile-time constants",
+                        "use a literal, a module global or a closure constant, e.g. (TPB, TPB)")
+
+
+def _dtype_of(value):
+    import numpy as np
+    if isinstance(value, T.Scalar):
+        return value
+    try:
+        return T.from_dtype(np.dtype(value))
+    except TypeError:
+        return None
+
+
+def _array_args(inferer, node, name):
+    args = list(node.args)
+    kw = {k.arg: k.value for k in node.keywords}
+    if set(kw) - {"shape", "dtype"} or len(args) + len(kw) != 2:
+        raise inferer.error(node, f"cuda.{name}(shape, dtype) takes a shape and a dtype",
+                            f"write cuda.{name}((16, 16), float32)")
+    shape_node = args[0] if args else kw.get("shape")
+    dtype_node = args[1] if len(args) > 1 else kw.get("dtype")
+    if shape_node is None or dtype_node is None:
+        raise inferer.error(node, f"cuda.{name}(shape, dtype) takes a shape and a dtype",
+                            f"write cuda.{name}((16, 16), float32)")
+    return shape_node, dtype_node
+
+
+def _array_type(inferer, node, name):
+    import numpy as np
+    shape_node, dtype_node = _array_args(inferer, node, name)
+    shape = _static_value(inferer, shape_node)
+    shape = shape if isinstance(shape, tuple) else (shape,)
+    if not 1 <= len(shape) <= 3 or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool)
+                                          for n in shape):
+        raise inferer.error(shape_node, f"the shape of cuda.{name} must be an int or a tuple of 1 to 3 ints, "
+                                        f"not {shape!r}", "write e.g. (16, 16)")
+    dyn = name == "shared.array" and len(shape) == 1 and shape[0] == 0
+    if any(n <= 0 for n in shape) and not dyn:
+        raise inferer.error(shape_node, f"the shape {shape!r} of cuda.{name} has a dimension <= 0",
+                            "every dimension must be at least 1")
+    dtype = _dtype_of(_static_value(inferer, dtype_node))
+    if dtype is None:
+        raise inferer.error(dtype_node, f"cuda.{name} needs a numeric dtype", "write e.g. float32 or int32")
+    if dyn:
+        raise inferer.error(shape_node, "dynamic shared memory (cuda.shared.array(0, ...)) is not supported by "
+                                        "kdebug yet", "give the array a constant size")
+    return shape, dtype
+
+
+def _array_value(lw, ptr, shape, dtype):
+    from kdebug.frontend.lower import llvm_type, mem_type
+    b = lw.builder
+    arr_t = T.Array(dtype, len(shape), "C")
+    arr = ir.Constant(llvm_type(arr_t), ir.Undefined)
+    arr = b.insert_value(arr, b.bitcast(ptr, ir.PointerType(mem_type(dtype))), 0)
+    for k, n in enumerate(shape):
+        arr = b.insert_value(arr, ir.Constant(ir.IntType(64), int(n)), [1, k])
+    return arr
+
+
+def _nelems(shape):
+    n = 1
+    for x in shape:
+        n *= int(x)
+    return n
+
+
+@register("shared.array")
+class SharedArray:
+    """cuda.shared.array(shape, dtype): an array shared by the threads of a block, private to the block."""
+
+    @staticmethod
+    def type(inferer, node):
+        shape, dtype = _array_type(inferer, node, "shared.array")
+        inferer.tf.features.add("shared")
+        return T.Array(dtype, len(shape), "C")
+
+    @staticmethod
+    def lower(lw, node):
+        tf_t = lw.type_of(node)
+        shape = _static_shape(lw, node)
+        nbytes = _nelems(shape) * max(1, tf_t.dtype.bits // 8)
+        ptr = _target_hook(lw, node, "shared_memory", "cuda.shared.array")(lw, nbytes)
+        return _array_value(lw, ptr, shape, tf_t.dtype)
+
+
+def _static_shape(lw, node):
+    """The shape typeinfer checked, evaluated again from the same source (it is a constant)."""
+    from kdebug.frontend.typeinfer import TypeInferer
+    inf = TypeInferer.__new__(TypeInferer)
+    inf.tf, inf.src = lw.tf, lw.src
+    inf.assigned = set()
+    shape_node, _ = _array_args(inf, node, "array")
+    shape = _static_value(inf, shape_node)
+    return shape if isinstance(shape, tuple) else (shape,)
+
+
+@register("local.array")
+class LocalArray:
+    """cuda.local.array(shape, dtype): an array private to each thread."""
+
+    @staticmethod
+    def type(inferer, node):
+        shape, dtype = _array_type(inferer, node, "local.array")
+        return T.Array(dtype, len(shape), "C")
+
+    @staticmethod
+    def lower(lw, node):
+        from kdebug.frontend.lower import mem_type
+        tf_t = lw.type_of(node)
+        shape = _static_shape(lw, node)
+        slot = lw.alloca(ir.ArrayType(mem_type(tf_t.dtype), _nelems(shape)), name="local.array")
+        slot.align = 16
+        return _array_value(lw, slot, shape, tf_t.dtype)
+
+
+# ---- atomics ---------------------------------------------------------------------------------------
+_ATOMIC_TYPES = ("int32", "uint32", "int64", "uint64", "float32", "float64")
+_ATOMIC_ARGS = {"add": 3, "sub": 3, "max": 3, "min": 3, "exch": 3, "and_": 3, "or_": 3, "xor": 3,
+                "inc": 3, "dec": 3, "cas": 4, "compare_and_swap": 3}
+
+
+def _atomic_typer(op):
+    def type_(inferer, node):
+        full = f"atomic.{op}"
+        nargs = _ATOMIC_ARGS[op]
+        if len(node.args) != nargs or node.keywords:
+            usage = {"cas": "cuda.atomic.cas(ary, idx, old, val)",
+                     "compare_and_swap": "cuda.atomic.compare_and_swap(ary, old, val)"}.get(
+                op, f"cuda.atomic.{op}(ary, idx, val)")
+            raise inferer.error(node, f"cuda.{full} takes {nargs} arguments", f"write {usage}")
+        arr_t = inferer.expr(node.args[0])
+        if not isinstance(arr_t, T.Array):
+            raise inferer.error(node.args[0], f"cuda.{full} works on an array, not {arr_t}",
+                                "pass a global or shared array and an index")
+        if str(arr_t.dtype) not in _ATOMIC_TYPES:
+            raise inferer.error(node.args[0], f"cuda.{full} does not support arrays of {arr_t.dtype}",
+                                "use int32, uint32, int64, uint64, float32 or float64")
+        if op in ("and_", "or_", "xor", "inc", "dec") and not arr_t.dtype.is_int:
+            raise inferer.error(node.args[0], f"cuda.{full} needs an integer array, not {arr_t.dtype}",
+                                "use an int32, uint32, int64 or uint64 array")
+        if op == "compare_and_swap":
+            if arr_t.ndim != 1:
+                raise inferer.error(node.args[0], "cuda.atomic.compare_and_swap works on a 1-D array (element 0)",
+                                    "use cuda.atomic.cas(ary, idx, old, val)")
+            values = node.args[1:]
+        else:
+            idx = node.args[1]
+            it = inferer.expr(idx)
+            ok_scalar = isinstance(it, T.Scalar) and (it.is_int or it.is_bool)
+            ok_tuple = isinstance(it, T.Tuple) and len(it.types) == arr_t.ndim and all(
+                isinstance(x, T.Scalar) and x.is_int for x in it.types)
+            if arr_t.ndim == 1 and not ok_scalar or arr_t.ndim > 1 and not ok_tuple:
+                raise inferer.error(idx, f"the index of cuda.{full} on a {arr_t.ndim}-D array must be "
+                                         + ("an integer" if arr_t.ndim == 1 else f"a tuple of {arr_t.ndim} integers")
+                                         + f", not {it}", "index one element, e.g. (i, j) for a 2-D array")
+            values = node.args[2:]
+        for v in values:
+            vt = inferer.expr(v)
+            if not isinstance(vt, T.Scalar):
+                raise inferer.error(v, f"cuda.{full} needs a number, not {vt}", "pass a scalar value")
+        inferer.tf.features.add("atomic")
+        return arr_t.dtype
+    return type_
+
+
+def _atomic_pointer(lw, node, op):
+    """The checked element pointer of ``ary[idx]`` for an atomic (bounds-checked like any access)."""
+    import ast
+    if op == "compare_and_swap":
+        idx = ast.Constant(0)
+        lw.tf.types[idx] = T.int64
+    else:
+        idx = node.args[1]
+    sub = ast.Subscript(value=node.args[0], slice=idx, ctx=ast.Store())
+    ast.copy_location(sub, node)
+    sub.kdebug_access = "atomic"
+    return lw.element_pointer(sub)
+
+
+def _cas_loop(lw, ptr, compute):
+    """old = *ptr; do { new = compute(old) } while (!cmpxchg(ptr, old, new)); returns old."""
+    b = lw.builder
+    ty = ptr.type.pointee
+    is_float = isinstance(ty, (ir.FloatType, ir.DoubleType))
+    ity = ir.IntType(32 if isinstance(ty, ir.FloatType) else 64) if is_float else ty
+    iptr = b.bitcast(ptr, ir.PointerType(ity)) if is_float else ptr
+    pre = b.block
+    init = b.load_atomic(iptr, "monotonic", ity.width // 8)
+    loop = lw.new_block("atomic.loop")
+    done = lw.new_block("atomic.done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    old_i = b.phi(ity)
+    old_i.add_incoming(init, pre)
+    old = b.bitcast(old_i, ty) if is_float else old_i
+    new = compute(old)
+    new_i = b.bitcast(new, ity) if is_float else new
+    pair = b.cmpxchg(iptr, old_i, new_i, "monotonic", "monotonic")
+    old_i.add_incoming(b.extract_value(pair, 0), b.block)
+    b.cbranch(b.extract_value(pair, 1), done, loop)
+    b.position_at_end(done)
+    return old
+
+
+def _atomic_lowerer(op):
+    def lower(lw, node):
+        b = lw.builder
+        arr_t = lw.type_of(node.args[0])
+        dt = arr_t.dtype
+        ptr, _ = _atomic_pointer(lw, node, op)
+        vals = node.args[2:] if op != "compare_and_swap" else node.args[1:]
+        v = [lw.cast(lw.expr(a), lw.type_of(a), dt) for a in vals]
+        if op in ("cas", "compare_and_swap"):
+            if dt.is_float:
+                ity = ir.IntType(dt.bits)
+                iptr = b.bitcast(ptr, ir.PointerType(ity))
+                pair = b.cmpxchg(iptr, b.bitcast(v[0], ity), b.bitcast(v[1], ity), "monotonic", "monotonic")
+                return b.bitcast(b.extract_value(pair, 0), ptr.type.pointee)
+            pair = b.cmpxchg(ptr, v[0], v[1], "monotonic", "monotonic")
+            return b.extract_value(pair, 0)
+        val = v[0]
+        if dt.is_float:
+            if op in ("add", "sub"):
+                return b.atomic_rmw("fadd" if op == "add" else "fsub", ptr, val, "monotonic")
+            if op == "exch":
+                return _cas_loop(lw, ptr, lambda old: val)
+            if op in ("max", "min"):
+                # numba: NaN-ignoring max/min (the stored value wins unless the new one is larger/smaller)
+                def compute(old):
+                    better = b.fcmp_ordered(">" if op == "max" else "<", val, old)
+                    isnan = b.fcmp_unordered("uno", old, old)
+                    return b.select(b.or_(better, isnan), val, old)
+                return _cas_loop(lw, ptr, compute)
+        signed = dt.signed
+        rmw = {"add": "add", "sub": "sub", "exch": "xchg", "and_": "and", "or_": "or", "xor": "xor",
+               "max": "max" if signed else "umax", "min": "min" if signed else "umin"}
+        if op in rmw:
+            return b.atomic_rmw(rmw[op], ptr, val, "monotonic")
+        one, zero = ir.Constant(val.type, 1), ir.Constant(val.type, 0)
+        if op == "inc":  # numba: old >= val ? 0 : old + 1 (unsigned compare)
+            return _cas_loop(lw, ptr, lambda old: b.select(b.icmp_unsigned(">=", old, val), zero, b.add(old, one)))
+        # dec: (old == 0 or old > val) ? val : old - 1
+        return _cas_loop(lw, ptr, lambda old: b.select(
+            b.or_(b.icmp_unsigned("==", old, zero), b.icmp_unsigned(">", old, val)), val, b.sub(old, one)))
+    return lower
+
+
+for _op in _ATOMIC_ARGS:
+    REGISTRY[f"atomic.{_op}"] = IntrinsicImpl(_atomic_typer(_op), _atomic_lowerer(_op))
+
+
 def _tuple(b, parts):
     if len(parts) == 1:
         return parts[0]

@@ -127,6 +127,7 @@ class FunctionLowerer:
         self.body(self.tf.source.tree.body)
         self.branch(self.exit)
         b.position_at_end(self.exit)
+        self.target.function_epilogue(self)
         if self.tf.restype == T.void:
             b.ret_void()
         else:
@@ -281,6 +282,9 @@ class FunctionLowerer:
         return getattr(self, "expr_" + type(node).__name__)(node)
 
     def constant_value(self, node, value):
+        if isinstance(value, I.Intrinsic):  # a value intrinsic such as cuda.laneid
+            from kdebug.frontend import intrinsics as registry
+            return registry.lower_value(self, node, value)
         t = self.type_of(node)
         if isinstance(t, T.Array):
             return self.target.array_constant(self, value, t)
@@ -693,6 +697,9 @@ class FunctionLowerer:
 
     def device_call(self, node, fn, args, argts):
         callee_tf = self.tf.callees[node]
+        if self.target.inlines_call(self, callee_tf):  # e.g. a device function with barriers (CPU target)
+            vals = [self.cast(a, t, ct) for a, t, ct in zip(args, argts, callee_tf.argtypes)]
+            return self.target.inline_call(self, node, callee_tf, vals)
         key = (fn.py_func, callee_tf.argtypes)
         callee = self.functions.get(key)
         if callee is None:

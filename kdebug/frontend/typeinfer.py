@@ -391,6 +391,12 @@ class TypeInferer:
         from kdebug.lang.dispatcher import Dispatcher
         from kdebug.lang.host import DeviceNDArray
 
+        if isinstance(value, I.Intrinsic):  # value intrinsics (cuda.laneid) are typed by the registry
+            from kdebug.frontend import intrinsics as registry
+            vt = registry.value_type(self, node, value)
+            if vt is not None:
+                self.tf.consts[node] = value
+                return vt
         if isinstance(value, (bool, int, float, np.generic)) and not isinstance(value, np.ndarray):
             t = T.typeof(value)
             if t is None:

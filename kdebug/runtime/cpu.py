@@ -9,6 +9,7 @@ import numpy as np
 
 from kdebug.lang import types as T
 from kdebug.lang.host import DeviceNDArray
+from kdebug.runtime.memcheck import RuntimeRecord, error_from_record
 
 _LAUNCHER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_int64,
                              ctypes.c_int64, ctypes.c_void_p)
@@ -19,6 +20,7 @@ _SCALAR_CTYPES = {
 }
 _struct_cache: dict = {}
 _pool: ThreadPoolExecutor | None = None
+SHUFFLE_PERMUTATIONS = 8  # --shuffle-threads: thread orders drawn per launch, used in turn per block and phase
 PARALLEL_MIN_THREADS = 1 << 14  # below this many threads in a grid, one core is faster
 
 
@@ -90,19 +92,35 @@ class CpuRuntime:
             fn = self._funcs[address] = _LAUNCHER(address)
         return fn
 
-    def launch(self, compiled, args, argtypes, grid, block, shared: int = 0, parallel: bool = True) -> None:
+    def launch(self, compiled, args, argtypes, grid, block, shared: int = 0, parallel: bool = True,
+               shuffle: int | None = None) -> None:
+        """Run a grid. ``shuffle`` (a seed) runs each block's threads in a random order between barriers.
+        A failed bounds check or a divergent barrier raises KernelRuntimeError (see runtime/memcheck.py)."""
         params = params_type(argtypes)(*[to_cvalue(t, v) for t, v in zip(argtypes, args)])
         dims = (ctypes.c_int32 * 7)(*grid, *block, 0)  # gx gy gz bx by bz depth
         nblocks = grid[0] * grid[1] * grid[2]
+        nt = block[0] * block[1] * block[2]
         fn = self.launcher(compiled.entry_address)
+        record = RuntimeRecord()
+        perm = None
+        if shuffle is not None:
+            rng = np.random.default_rng(shuffle)
+            perm = np.concatenate([rng.permutation(nt) for _ in range(SHUFFLE_PERMUTATIONS)]).astype(np.int32)
+            record.perm, record.nperm, record.perm_nt = perm.ctypes.data, SHUFFLE_PERMUTATIONS, nt
+        rt = ctypes.addressof(record)
         ncpu = os.cpu_count() or 1
-        threads = nblocks * block[0] * block[1] * block[2]
-        if not parallel or ncpu == 1 or nblocks < 2 or threads < PARALLEL_MIN_THREADS:
-            fn(ctypes.addressof(params), dims, 0, nblocks, None)
-            return
-        chunks = min(ncpu * 4, nblocks)
-        bounds = np.linspace(0, nblocks, chunks + 1).astype(np.int64)
-        futures = [pool().submit(fn, ctypes.addressof(params), dims, int(lo), int(hi), None)
-                   for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
-        for f in futures:
-            f.result()
+        threads = nblocks * nt
+        grid_sync = compiled.record.entry in compiled.artifact.get("grid_sync", ())
+        if grid_sync or not parallel or ncpu == 1 or nblocks < 2 or threads < PARALLEL_MIN_THREADS:
+            fn(ctypes.addressof(params), dims, 0, nblocks, rt)
+        else:
+            chunks = min(ncpu * 4, nblocks)
+            bounds = np.linspace(0, nblocks, chunks + 1).astype(np.int64)
+            futures = [pool().submit(fn, ctypes.addressof(params), dims, int(lo), int(hi), rt)
+                       for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+            for f in futures:
+                f.result()
+        del perm
+        error = error_from_record(record, compiled.record.name)
+        if error is not None:
+            raise error

@@ -45,6 +45,16 @@ class Target:
     def check_bounds(self, lw, node, arr_t, indices, extents) -> None:
         """Runs before every array access is lowered: memcheck hook (no-op by default)."""
 
+    def function_epilogue(self, lw) -> None:
+        """Runs in a function's exit block, just before its return instruction is emitted."""
+
+    def inlines_call(self, lw, callee_tf) -> bool:
+        """Whether a device-function call is lowered inline (``inline_call``) instead of as a call."""
+        return False
+
+    def inline_call(self, lw, node, callee_tf, vals):
+        raise NotImplementedError
+
     def array_constant(self, lw, value, arr_t) -> ir.Value:
         """A module-level numpy array (frozen) or device array (by reference) used in a kernel."""
         raise NotImplementedError

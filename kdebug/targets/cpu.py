@@ -25,8 +25,14 @@ DIM3 = ir.ArrayType(i32, 3)
 # The thread context. Fields 0-5 are fixed; later fields may be appended:
 #   0 tid, 1 ntid, 2 ctaid, 3 nctaid (each [3 x i32]),
 #   4 runtime (i8*: the launch's runtime record), 5 depth (i32: device-launch nesting, 0 from the host)
-CONTEXT = ir.LiteralStructType([DIM3, DIM3, DIM3, DIM3, I8P, i32])
+#   appended by the block-semantics work (kdebug/targets/cpu_barriers.py):
+#   6 shared (i8*: the block's shared memory), 7 jmpbuf (i8*: where a failed check longjmps to),
+#   8 coro (i8*: the thread's coroutine handle), 9 barrier (i32: the barrier site a suspended thread
+#   waits at, negative for a grid barrier, 0 when running or finished), 10 vote (i32: predicate in,
+#   block-wide count out, for syncthreads_count/and/or)
+CONTEXT = ir.LiteralStructType([DIM3, DIM3, DIM3, DIM3, I8P, i32, I8P, I8P, I8P, i32, i32])
 CTX_RUNTIME, CTX_DEPTH = 4, 5
+CTX_SHARED, CTX_JMPBUF, CTX_CORO, CTX_BARRIER, CTX_VOTE = 6, 7, 8, 9, 10
 # dims: gx, gy, gz, bx, by, bz, depth
 CONTEXT_P = ir.PointerType(CONTEXT)
 _REG_FIELD = {"threadIdx": 0, "blockDim": 1, "blockIdx": 2, "gridDim": 3}
@@ -78,6 +84,9 @@ class CpuTarget(Target):
         self.triple = llvm.get_process_triple()
         self.data_layout = str(self.tm.target_data)
         self._const_counter = 0
+        self.memcheck = True  # bounds checks compiled into every array access (Session sets it)
+        self.coroutine_kernels: set[str] = set()  # kernels lowered as coroutines (they have barriers)
+        self.grid_sync_kernels: set[str] = set()  # kernels with a grid barrier
 
     # ---- lowering time -------------------------------------------------------
     def context_type(self):
@@ -88,6 +97,39 @@ class CpuTarget(Target):
         ptr = b.gep(lw.ctx, [ir.Constant(i32, 0), ir.Constant(i32, _REG_FIELD[reg]), ir.Constant(i32, "xyz".index(dim))],
                     inbounds=True)
         return b.load(ptr)
+
+    def check_bounds(self, lw, node, arr_t, indices, extents, access=None) -> None:
+        if self.memcheck:
+            from kdebug.targets import cpu_barriers
+            cpu_barriers.emit_bounds_check(lw, node, arr_t, indices, extents, access)
+
+    def function_epilogue(self, lw) -> None:
+        from kdebug.targets import cpu_barriers
+        cpu_barriers.function_epilogue(lw)
+
+    def inlines_call(self, lw, callee_tf) -> bool:
+        """Device functions with barriers are lowered into the kernel: their barriers suspend its coroutine."""
+        return "barrier" in callee_tf.features
+
+    def inline_call(self, lw, node, callee_tf, vals):
+        from kdebug.targets import cpu_barriers
+        return cpu_barriers.inline_call(lw, node, callee_tf, vals)
+
+    def barrier(self, lw, node, what: str, vote=None, grid: bool = False):
+        from kdebug.targets import cpu_barriers
+        if grid:
+            cpu_barriers.coro_root(lw).grid_sync = True
+            self.grid_sync_kernels.add(cpu_barriers.coro_root(lw).fn.name)
+        return cpu_barriers.emit_barrier(lw, node, what, vote, grid)
+
+    def shared_memory(self, lw, nbytes: int, align: int = 16) -> ir.Value:
+        """An i8* to ``nbytes`` of the block's shared memory (one static layout per module)."""
+        b = lw.builder
+        off = getattr(lw.module, "kdebug_shared_bytes", 0)
+        off = (off + align - 1) // align * align
+        lw.module.kdebug_shared_bytes = off + nbytes
+        base = b.load(b.gep(lw.ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_SHARED)], inbounds=True))
+        return b.gep(base, [ir.Constant(i64, off)], inbounds=True)
 
     def array_constant(self, lw, value, arr_t):
         from kdebug.lang.host import DeviceNDArray
@@ -168,7 +210,10 @@ class CpuTarget(Target):
         """Wrap a kernel entry in its grid launcher; make the kernel itself internal."""
         if job.kind != "kernel":
             return []
-        launcher = build_grid_launcher(job.entry, job.argtypes, self)
+        from kdebug.targets.cpu_barriers import build_grid_launcher as build
+        shared = getattr(job.module_ir, "kdebug_shared_bytes", 0) if job.module_ir is not None else 0
+        launcher = build(job.entry, job.argtypes, self, coroutine=job.entry in self.coroutine_kernels,
+                         grid_sync=job.entry in self.grid_sync_kernels, shared_bytes=shared)
         mod.link_in(llvm.parse_assembly(str(launcher)))
         entry = mod.get_function(job.entry)
         entry.linkage = "internal"
@@ -186,7 +231,9 @@ class CpuTarget(Target):
     def emit(self, mod, jobs):
         run_pipeline(self.tm, mod, 3)  # inline kernels into their launchers and vectorise
         asm = self.tm.emit_assembly(mod)
-        return {"module": mod, "asm": asm}
+        # kernels with a grid barrier must run every block in one launcher call (runtime/cpu.py)
+        grid_sync = {j.entry for j in jobs if j.entry in self.grid_sync_kernels}
+        return {"module": mod, "asm": asm, "grid_sync": grid_sync}
 
     def load(self, artifact, jobs):
         engine = execution_engine()

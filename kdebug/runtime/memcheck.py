@@ -1,0 +1,123 @@
+"""The CPU backend's runtime error record: out-of-bounds accesses and divergent barriers.
+
+Every launch gets one ``RuntimeRecord`` (``ctx`` field 4 points to it, and a
+device-side launch passes the same pointer on). Compiled code never raises:
+the first thread that fails claims the record with an atomic compare-and-swap
+(kind 0 -> kind), writes what it knows (site id, block, thread, indices,
+extents) and stops its launcher with ``longjmp``; every launcher checks the
+record after each block and stops too. The host side turns the record into a
+``KernelRuntimeError`` located at the site's source line.
+
+Sites are registered at lowering time (array name, kernel, file:line:col) and
+their ids compiled into the code.
+
+Options: memcheck is on by default. ``kdebug --no-memcheck``,
+``kdebug.set_options(memcheck=False)`` or ``KDEBUG_MEMCHECK=0`` in the
+environment turn it off.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from dataclasses import dataclass
+
+from kdebug.errors import KernelRuntimeError, SourceLocation
+
+# error kinds
+NONE, OUT_OF_BOUNDS, DIVERGENT_BARRIER, DIVERGENT_GRID_BARRIER = 0, 1, 2, 3
+
+
+class RuntimeRecord(ctypes.Structure):
+    """Mirrors ``RUNTIME`` in kdebug/targets/cpu_barriers.py (LLVM's natural layout)."""
+
+    _fields_ = [
+        ("error", ctypes.c_int32),     # 0: no error; else the kind (first wins, by cmpxchg)
+        ("site", ctypes.c_int32),      # the failing site
+        ("ctaid", ctypes.c_int32 * 3),
+        ("tid", ctypes.c_int32 * 3),
+        ("index", ctypes.c_int64 * 3),
+        ("extent", ctypes.c_int64 * 3),
+        ("aux", ctypes.c_int32 * 4),   # barriers: other site, threads waiting, threads done, block size
+        ("perm", ctypes.c_void_p),     # --shuffle-threads: nperm permutations of perm_nt thread indices
+        ("nperm", ctypes.c_int32),
+        ("perm_nt", ctypes.c_int32),
+    ]
+
+
+@dataclass(frozen=True)
+class Site:
+    kind: str  # "access" or "barrier" or "grid barrier"
+    function: str  # the kernel or device function holding it
+    loc: SourceLocation
+    array: str = ""
+    space: str = ""  # global, shared, local
+    access: str = ""  # read, write, atomic
+    ndim: int = 1
+    what: str = ""  # for barriers: cuda.syncthreads() ...
+
+
+_sites: list[Site] = [Site("none", "", SourceLocation("?", 0, 1))]  # id 0 is never used
+_lock = threading.Lock()
+
+
+def register_site(site: Site) -> int:
+    with _lock:
+        _sites.append(site)
+        return len(_sites) - 1
+
+
+def site(site_id: int) -> Site:
+    return _sites[abs(site_id)]
+
+
+def env_memcheck_default() -> bool:
+    """``KDEBUG_MEMCHECK=0`` (or off/false/no) turns memcheck off for sessions created without the option."""
+    return os.environ.get("KDEBUG_MEMCHECK", "1").strip().lower() not in ("0", "off", "false", "no")
+
+
+def _dim3(v) -> str:
+    return "(" + ", ".join(str(int(x)) for x in v) + ")"
+
+
+def _original_index(wrapped: int, extent: int) -> int:
+    """Undo numba's negative-index wraparound for the message (an index -k was turned into n-k)."""
+    return wrapped - extent if wrapped < 0 else wrapped
+
+
+def error_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeError | None:
+    """The user-facing error the record holds, or None."""
+    if rec.error == NONE:
+        return None
+    s = site(rec.site)
+    where = f"block {_dim3(rec.ctaid)}, thread {_dim3(rec.tid)}"
+    infn = f"kernel {kernel}" if s.function in ("", kernel) else f"device function {s.function} (kernel {kernel})"
+    if rec.error == OUT_OF_BOUNDS:
+        n = s.ndim
+        idx = tuple(_original_index(rec.index[k], rec.extent[k]) for k in range(n))
+        shape = tuple(int(rec.extent[k]) for k in range(n))
+        idx_s = str(idx[0]) if n == 1 else str(idx)
+        shape_s = f"({shape[0]},)" if n == 1 else str(shape)
+        msg = (f"out-of-bounds {s.access} of {s.space} array {s.array!r} in {infn}: index {idx_s} is outside "
+               f"shape {shape_s}, in {where}")
+        err = KernelRuntimeError(msg, s.loc, "check the index arithmetic and the guard against the array's shape "
+                                             "(run with --no-memcheck to skip these checks)")
+        err.category = "memcheck"
+        return err
+    waiting, done, nt = rec.aux[1], rec.aux[2], rec.aux[3]
+    scope = "grid" if rec.error == DIVERGENT_GRID_BARRIER else "block"
+    if rec.aux[0]:
+        other = site(rec.aux[0])
+        msg = (f"divergent barrier in {infn}: the threads of block {_dim3(rec.ctaid)} wait at different barriers: "
+               f"{s.what} at {s.loc} and, for thread {_dim3(rec.tid)} among others, {other.what} at {other.loc}")
+    elif scope == "grid":
+        msg = (f"divergent grid barrier in {infn}: {waiting} threads wait at {s.what} while block "
+               f"{_dim3(rec.ctaid)} has finished without reaching it (thread {_dim3(rec.tid)})")
+    else:
+        msg = (f"divergent barrier in {infn}: {waiting} of {nt} threads of block {_dim3(rec.ctaid)} wait at "
+               f"{s.what} while {done} finished without reaching it (first: thread {_dim3(rec.tid)})")
+    err = KernelRuntimeError(msg, s.loc, "every thread of a block must reach the same barriers: keep "
+                                         "syncthreads() out of branches that differ between threads, and "
+                                         "do not return early before a barrier")
+    err.category = "barrier"
+    return err
