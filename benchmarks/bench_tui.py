@@ -1,0 +1,119 @@
+"""TUI responsiveness on a big synthetic trace: open + first paint, and key-press latency.
+
+    python benchmarks/bench_tui.py [--jobs 1000] [--ir-lines 200000]
+
+Targets (DESIGN: big sessions stay fast): open and paint under 1 s, a key
+press in the job tree answered under 50 ms. Figures are printed, not asserted.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from kdebug.session.model import SessionModel  # noqa: E402
+from kdebug.session.trace import read_trace  # noqa: E402
+from kdebug.tui.app import KdebugApp  # noqa: E402
+from kdebug.tui.synthetic import big_events, write_trace  # noqa: E402
+from kdebug.tui.textview import TextView  # noqa: E402
+
+
+async def _latencies(pilot, keys: list[str]) -> list[float]:
+    """CPU seconds the app spends answering each key: handling, layout and the repaint.
+
+    Wall time through the Pilot adds its own idle detection (tens of ms even
+    for an empty app); the app is single-threaded here, so process time is
+    the time a user waits on an otherwise idle machine.
+    """
+    out = []
+    for key in keys:
+        t0 = time.process_time()
+        await pilot.press(key)
+        await pilot.pause()
+        pilot.app.screen._compositor.render_update(full=False)  # paint what changed
+        out.append(time.process_time() - t0)
+    return out
+
+
+def _ms(xs) -> str:
+    return f"median {statistics.median(xs) * 1e3:.1f} ms, max {max(xs) * 1e3:.1f} ms"
+
+
+async def _baseline() -> list[float]:
+    from textual.app import App
+    from textual.widgets import Static
+
+    class Empty(App):
+        def compose(self):
+            yield Static("empty")
+
+    async with Empty().run_test(size=(160, 48)) as pilot:
+        return await _latencies(pilot, ["down"] * 20)
+
+
+async def bench(jobs: int, ir_lines: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_trace(big_events(jobs, ir_lines), os.path.join(tmp, "big.jsonl"))
+        size = os.path.getsize(path) / 1e6
+        t0 = time.perf_counter()
+        model = SessionModel().extend(read_trace(path))
+        t_model = time.perf_counter() - t0
+        lines = sum(s.text.count("\n") + 1 for s in model.snapshots.values())
+        app = KdebugApp(model=model, trace_path=path, cwd=tmp)
+        t1 = time.perf_counter()
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.pause()
+            app.export_screenshot()  # a full paint of the first screen
+            t_open = time.perf_counter() - t1
+            app.query_one("#jobs").focus()
+            print(f"trace: {len(model.jobs)} jobs, {len(model.events)} events, {lines} IR lines, {size:.1f} MB")
+            print(f"read trace + build model: {t_model * 1e3:.0f} ms")
+            print(f"open + first paint:       {t_open * 1e3:.0f} ms   (total from file {(t_model + t_open) * 1e3:.0f} ms)")
+            print(f"an empty Textual app, same measure:        {_ms(await _baseline())}")
+            tree = _ms(await _latencies(pilot, ["down"] * 40 + ["up"] * 10))
+            print(f"tree key press (down/up, detail follows): {tree}")
+            await pilot.press("2")
+            await pilot.pause()
+            print(f"tree key press, IR tab showing:            {_ms(await _latencies(pilot, ['down'] * 30))}")
+            print(f"next/previous job (] / [):                 {_ms(await _latencies(pilot, [']'] * 10 + ['['] * 10))}")
+            view = app.query_one("#view-ir", TextView)
+            view.focus()
+            print(f"IR page down:                              {_ms(await _latencies(pilot, ['pagedown'] * 10))}")
+        # one job whose IR alone is ir_lines long
+        from kdebug.tui.synthetic import _ir
+        from kdebug.tui.documents import CodeDocument
+        app2 = KdebugApp(model=model, trace_path=path, cwd=tmp)
+        async with app2.run_test(size=(160, 48)) as pilot:
+            await pilot.press("2")
+            await pilot.pause()
+            view = app2.query_one("#view-ir", TextView)
+            text = _ir("huge", ir_lines)
+            t2 = time.perf_counter()
+            view.set_document(CodeDocument(text, "llvm"))
+            await pilot.pause()
+            app2.export_screenshot()
+            print(f"one {ir_lines}-line IR: load + paint:       {(time.perf_counter() - t2) * 1e3:.0f} ms")
+            view.focus()
+            print(f"  page down / end:                         {_ms(await _latencies(pilot, ['pagedown'] * 10 + ['end', 'home']))}")
+            t3 = time.perf_counter()
+            n = view.search("%v1999")
+            print(f"  search ({n} matching lines):              {(time.perf_counter() - t3) * 1e3:.0f} ms")
+            print(f"  next match (n):                          {_ms(await _latencies(pilot, ['n'] * 10))}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=1000)
+    ap.add_argument("--ir-lines", type=int, default=200_000)
+    args = ap.parse_args()
+    asyncio.run(bench(args.jobs, args.ir_lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,317 @@
+"""The debuggee: the user's script in a child process, streaming events to the TUI.
+
+    python -m kdebug.session.debuggee --events-fd W --control-fd R [run options] FILE.py [args]
+
+The child runs the script exactly as ``kdebug run`` does and writes every
+event as one JSON line to fd W. It reads control messages, one JSON object a
+line, from fd R:
+
+    {"cmd": "continue"}  {"cmd": "step"}  {"cmd": "pause"}
+    {"cmd": "break", "kinds": ["reentrant", "finish"]}
+
+Breakpoints work purely on events: the driver emits them synchronously just
+before the action, so a subscriber that blocks on the control pipe stops the
+compilation right there. A crash, a hang or a segfault of the child never
+reaches the parent: ``Debuggee`` turns it into a ``session_ended`` event.
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import IO, Callable, Iterable
+
+from kdebug.driver import events as E
+
+ARROW = " \u2192 "
+BREAKPOINTS = ("deferred", "reentrant", "finish", "launch")
+BREAKPOINT_HELP = {
+    "deferred": "a deferred job is requested (a device-side launch or a function pointer)",
+    "reentrant": "a job asks again for a job already on its request chain",
+    "finish": "the finish passes are about to run",
+    "launch": "a kernel is about to be launched",
+}
+
+
+def parse_breakpoints(text: str | Iterable[str] | None) -> set[str]:
+    """``"reentrant,finish"`` -> {"reentrant", "finish"}; ``all`` means every kind; unknown kinds raise."""
+    if not text:
+        return set()
+    items = text.split(",") if isinstance(text, str) else list(text)
+    kinds = {k.strip() for k in items if k.strip()}
+    if "all" in kinds:
+        return set(BREAKPOINTS)
+    unknown = kinds - set(BREAKPOINTS)
+    if unknown:
+        raise ValueError(f"unknown breakpoint {', '.join(sorted(unknown))}; choose from {', '.join(BREAKPOINTS)}")
+    return kinds
+
+
+def breakpoint_of(ev: E.Event) -> str | None:
+    """The breakpoint kind an event announces, if any (each is emitted just before its action)."""
+    if isinstance(ev, E.JobRequested) and ev.reason != "host":
+        return "deferred"
+    if isinstance(ev, E.Reentrant):
+        return "reentrant"
+    if isinstance(ev, E.PhaseStarted) and ev.phase == "finish":
+        return "finish"
+    if isinstance(ev, E.LaunchStarted):
+        return "launch"
+    return None
+
+
+def describe_stop(ev: E.Event, kind: str | None) -> str:
+    """One line saying what is about to happen."""
+    if kind == "deferred":
+        return f"deferred request: #{ev.job} {ev.name} requested by #{ev.parent} via {ev.reason}"
+    if kind == "reentrant":
+        return f"re-entrant request: {ARROW.join(ev.cycle_names)} ({ev.resolution})"
+    if kind == "finish":
+        return f"before finish: the finish passes are about to run for #{ev.job} {ev.name}"
+    if kind == "launch":
+        dims = lambda d: "(" + ",".join(map(str, d)) + ")"  # noqa: E731
+        return f"before launch #{ev.launch}: {ev.name} grid={dims(ev.grid)} block={dims(ev.block)}"
+    if isinstance(ev, E.PhaseStarted):
+        return f"before phase {ev.phase} of #{ev.job} {ev.name}"
+    if isinstance(ev, E.JobRequested):
+        return f"job #{ev.job} {ev.name} requested"
+    return ev.kind
+
+
+class Stepper:
+    """A bus subscriber that pauses the debuggee at breakpoints and steps, driven by the control pipe."""
+
+    def __init__(self, bus: E.EventBus, control: IO[str] | None, breakpoints: set[str]) -> None:
+        self.bus = bus
+        self.breakpoints = set(breakpoints)
+        self.stepping = False  # pause at the next phase, request or launch
+        self.commands: queue.Queue[str] = queue.Queue()
+        if control is not None:
+            threading.Thread(target=self._read, args=(control,), daemon=True, name="kdebug-control").start()
+
+    def _read(self, control: IO[str]) -> None:
+        for line in control:
+            try:
+                msg = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            cmd = msg.get("cmd")
+            if cmd == "break":
+                self.breakpoints = parse_breakpoints(msg.get("kinds") or [])
+            elif cmd == "pause":
+                self.stepping = True
+            elif cmd in ("continue", "step"):
+                self.commands.put(cmd)
+        # the TUI went away: never block again
+        self.breakpoints, self.stepping = set(), False
+        self.commands.put("continue")
+
+    def __call__(self, ev: E.Event) -> None:
+        if isinstance(ev, (E.Paused, E.Resumed, E.Snapshot)):
+            return
+        kind = breakpoint_of(ev)
+        if kind is not None and kind in self.breakpoints:
+            hit = kind
+        elif self.stepping and (kind is not None or isinstance(ev, (E.PhaseStarted, E.JobRequested))):
+            hit = "step"
+        else:
+            return
+        job = getattr(ev, "job", None)
+        self.bus.emit(E.Paused(breakpoint=hit, job=job if isinstance(job, int) else None,
+                               launch=getattr(ev, "launch", None), message=describe_stop(ev, kind)))
+        cmd = self.commands.get()
+        self.stepping = cmd == "step"
+        self.bus.emit(E.Resumed(action=cmd))
+
+
+class _PipeWriter:
+    """Each event as one JSON line; when the TUI is gone the debuggee has nobody to talk to and exits."""
+
+    def __init__(self, f: IO[str]) -> None:
+        self.f = f
+
+    def __call__(self, ev: E.Event) -> None:
+        try:
+            self.f.write(json.dumps(ev.to_json(), separators=(",", ":")) + "\n")
+            self.f.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            os._exit(1)
+
+
+# ---- the child -------------------------------------------------------------------------
+def child_main(argv: list[str]) -> int:
+    import faulthandler
+
+    from kdebug import cli
+    from kdebug.errors import KdebugError
+
+    parser = cli._Parser(prog="kdebug-debuggee")
+    parser.add_argument("--events-fd", type=int, required=True)
+    parser.add_argument("--control-fd", type=int, default=None)
+    cli._add_run_options(parser)
+    opts = parser.parse_args(argv)
+    faulthandler.enable()  # a segfault prints where it happened before the child dies
+    out = os.fdopen(opts.events_fd, "w", encoding="utf-8")
+    control = os.fdopen(opts.control_fd, "r", encoding="utf-8") if opts.control_fd is not None else None
+    writer = _PipeWriter(out)
+    try:
+        session = cli._configure_session(opts)
+    except KdebugError as exc:
+        print(str(exc), file=sys.stderr)
+        writer(E.SessionEnded(status="failed", exit_code=1, error=str(exc)))
+        return 1
+    session.bus.subscribe(writer)
+    session.bus.subscribe(Stepper(session.bus, control, parse_breakpoints(opts.breakpoints)))
+    session.bus.emit(E.SessionStarted(script=opts.script, backend=session.backend, strategy=session.strategy,
+                                      argv=list(opts.args)))
+    status = cli.run_script(opts.script, opts.args, opts.numba, session)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    session.bus.emit(E.SessionEnded(status="ok" if status == 0 else "failed", exit_code=status))
+    out.close()
+    return status
+
+
+# ---- the parent ------------------------------------------------------------------------
+def child_argv(opts) -> list[str]:
+    """The debuggee command line for ``kdebug run`` options."""
+    argv = ["--backend", opts.backend, "--strategy", opts.strategy]
+    if opts.numba:
+        argv.append("--numba")
+    if not opts.memcheck:
+        argv.append("--no-memcheck")
+    if opts.shuffle_threads is not None:
+        argv += ["--shuffle-threads", str(opts.shuffle_threads)]
+    if opts.breakpoints:
+        argv += ["--break", opts.breakpoints]
+    return argv + [opts.script] + list(opts.args)
+
+
+class Debuggee:
+    """The parent's handle on one debuggee child.
+
+    Two threads read the child: events (``on_event`` gets each, and finally a
+    ``session_ended`` synthesized when the child died without one) and its
+    stdout/stderr (``on_output`` gets each line). Both callbacks run on those
+    threads; they must only hand the data over (the TUI posts a message).
+    """
+
+    def __init__(self, opts, on_event: Callable[[E.Event], None], on_output: Callable[[str], None],
+                 cwd: str | None = None) -> None:
+        self.on_event, self.on_output = on_event, on_output
+        self.killed = False
+        self.ended: E.SessionEnded | None = None
+        self.output_tail: list[str] = []
+        self.last_t = 0.0
+        self.last_event_at = time.monotonic()
+        events_r, events_w = os.pipe()
+        control_r, control_w = os.pipe()
+        cmd = [sys.executable, "-m", "kdebug.session.debuggee", "--events-fd", str(events_w),
+               "--control-fd", str(control_r), *child_argv(opts)]
+        env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")
+        try:
+            self.proc = subprocess.Popen(cmd, pass_fds=(events_w, control_r), stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd, env=env,
+                                         start_new_session=True)
+        finally:
+            os.close(events_w)
+            os.close(control_r)
+        self._events = os.fdopen(events_r, "r", encoding="utf-8", errors="replace")
+        self._control = os.fdopen(control_w, "w", encoding="utf-8")
+        self._control_lock = threading.Lock()
+        self._out_thread = threading.Thread(target=self._read_output, daemon=True, name="kdebug-output")
+        self._out_thread.start()
+        self._ev_thread = threading.Thread(target=self._read_events, daemon=True, name="kdebug-events")
+        self._ev_thread.start()
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def send(self, cmd: str, **fields) -> None:
+        with self._control_lock:
+            try:
+                self._control.write(json.dumps({"cmd": cmd, **fields}) + "\n")
+                self._control.flush()
+            except (BrokenPipeError, OSError, ValueError):
+                pass  # the child is gone; its end of the story comes as session_ended
+
+    def kill(self) -> None:
+        """SIGKILL the child (a hung script); the session ends as ``killed``."""
+        if self.alive:
+            self.killed = True
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                self.proc.kill()
+
+    def close(self) -> None:
+        self.kill()
+        with self._control_lock:
+            try:
+                self._control.close()
+            except OSError:
+                pass
+        self._ev_thread.join(timeout=5)
+        self._out_thread.join(timeout=5)
+
+    def _read_output(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            self.output_tail = (self.output_tail + [line])[-80:]
+            self.on_output(line)
+
+    def _read_events(self) -> None:
+        for line in self._events:
+            try:
+                obj = json.loads(line)
+                ev = E.event_from_json(obj)
+            except (json.JSONDecodeError, KeyError, TypeError):
+                continue
+            self.last_t, self.last_event_at = ev.t, time.monotonic()
+            if isinstance(ev, E.SessionEnded):
+                self.ended = ev
+            self.on_event(ev)
+        rc = self.proc.wait()
+        self._out_thread.join(timeout=5)
+        if self.ended is None:
+            self.ended = E.SessionEnded(status="killed" if self.killed else "crashed", exit_code=rc,
+                                        error=self.why(rc), t=self.last_t)
+            self.on_event(self.ended)
+
+    def why(self, rc: int) -> str:
+        """What happened to a child that ended without saying so, with the end of its output."""
+        if self.killed:
+            head = "the debuggee was killed from the TUI"
+        elif rc < 0:
+            try:
+                name = signal.Signals(-rc).name
+            except ValueError:
+                name = f"signal {-rc}"
+            head = f"the debuggee died from {name}"
+        else:
+            head = f"the debuggee exited with status {rc} before the session ended"
+        tail = self.output_tail
+        fatal = next((i for i, s in enumerate(tail) if s.startswith("Fatal Python error")), None)
+        if fatal is not None:  # faulthandler's report: keep the crashing thread's frames in the user's code
+            head += f" ({tail[fatal].removeprefix('Fatal Python error: ')})"
+            cur = next((i for i in range(fatal, len(tail)) if tail[i].startswith("Current thread")), None)
+            frames = []
+            for s in tail[cur + 1:] if cur is not None else []:
+                if not s.strip() or "<frozen runpy>" in s or os.path.join("kdebug", "cli.py") in s:
+                    break
+                frames.append(s)
+            detail = "\n".join(frames)
+        else:
+            detail = "\n".join(tail[-12:]).strip()
+        return head + ("\n" + detail if detail and not self.killed else "")
+
+
+if __name__ == "__main__":
+    sys.exit(child_main(sys.argv[1:]))

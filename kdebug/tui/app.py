@@ -1,0 +1,478 @@
+"""The kdebug TUI: a live view of a debuggee's events, or of a recorded trace.
+
+The app holds the ``SessionModel`` and routes events to the widgets. The
+debuggee's reader threads only append to an inbox and post ``DebuggeeWake``;
+the app drains the inbox on its own thread, so a burst of events costs one
+redraw.
+"""
+from __future__ import annotations
+
+import collections
+import copy
+import json
+import os
+import time
+from typing import Iterable
+
+from rich.text import Text
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane
+
+from kdebug.driver import events as E
+from kdebug.session.debuggee import Debuggee, parse_breakpoints
+from kdebug.session.model import SessionModel
+from kdebug.tui.breakpoints import BreakpointsScreen
+from kdebug.tui.detail import TABS, DetailPane
+from kdebug.tui.diagnostics import DiagnosticsPanel, alert_of
+from kdebug.tui.job_tree import JobTree
+from kdebug.tui.launches import LaunchesPanel
+from kdebug.tui.messages import DebuggeeWake, JobChosen
+from kdebug.tui.output import OutputPanel
+from kdebug.tui.textview import TextView
+
+STRATEGIES = ("worklist", "toplevel", "recursive")
+HANG_AFTER_S = 5.0
+
+
+class KdebugApp(App):
+    CSS_PATH = "kdebug.tcss"
+    TITLE = "kdebug"
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("s", "step", "Step"),
+        Binding("c", "continue", "Continue"),
+        Binding("b", "breakpoints", "Breaks"),
+        Binding("slash", "search", "Search"),
+        Binding("n", "next_match", "Next", show=False),
+        Binding("N", "previous_match", "Prev match", show=False),
+        Binding("right_square_bracket", "next_job", "Next job", show=False),
+        Binding("left_square_bracket", "previous_job", "Prev job", show=False),
+        Binding("full_stop", "next_phase", "Next phase", show=False),
+        Binding("comma", "previous_phase", "Prev phase", show=False),
+        Binding("g", "goto_target", "Go to ↻", show=False),
+        Binding("d", "toggle_diff", "Diff layout", show=False),
+        Binding("y", "copy_stage", "Copy", show=False),
+        Binding("w", "write_stage", "Save IR"),
+        Binding("t", "save_trace", "Save trace"),
+        Binding("r", "rerun", "Rerun strategy"),
+        Binding("x", "kill", "Kill"),
+        Binding("p", "pause", "Pause", show=False),
+        *[Binding(str(i + 1), f"tab('{tab}')", tab, show=False) for i, tab in enumerate(TABS)],
+    ]
+
+    def __init__(self, opts=None, model: SessionModel | None = None, trace_path: str | None = None,
+                 cwd: str | None = None) -> None:
+        super().__init__()
+        self.opts = opts
+        self.replay = model is not None
+        self.model = model if model is not None else SessionModel()
+        self.trace_path = trace_path
+        self.cwd = cwd or os.getcwd()
+        self.breakpoints: set[str] = parse_breakpoints(getattr(opts, "breakpoints", "") or "")
+        self.debuggee: Debuggee | None = None
+        self.generation = 0
+        self._inbox: collections.deque = collections.deque()
+        self._wake_pending = False
+        self._user_moved = False
+        self._trace_writer = None
+        self._started_at = time.monotonic()
+
+    # ---- layout --------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        yield Static(id="status")
+        with Horizontal(id="main"):
+            yield JobTree(self.model, id="jobs")
+            yield DetailPane(self.model, id="detail")
+        with TabbedContent(id="bottom"):
+            with TabPane("Launches", id="tab-launches"):
+                yield LaunchesPanel(self.model, id="launches")
+            with TabPane("Diagnostics", id="tab-diagnostics"):
+                yield DiagnosticsPanel(self.model, id="diagnostics")
+            with TabPane("Output", id="tab-output"):
+                yield OutputPanel(id="output")
+        yield Input(placeholder="search the view (enter: find, esc: cancel)", id="search")
+        yield Footer()
+
+    @property
+    def tree(self) -> JobTree:
+        return self.query_one("#jobs", JobTree)
+
+    @property
+    def detail(self) -> DetailPane:
+        return self.query_one("#detail", DetailPane)
+
+    def on_mount(self) -> None:
+        self.tree.focus()
+        if self.replay:
+            self.sub_title = f"replay of {os.path.basename(self.trace_path or 'trace')}"
+            self._route(self.model.events, live=False)
+            self._summarise_replay()
+        else:
+            self._start()
+        self._update_header()
+        self._update_status()
+        self.set_interval(0.5, self._update_status)
+
+    def on_unmount(self) -> None:
+        self._stop_debuggee()
+        if self._trace_writer is not None:
+            self._trace_writer.close()
+
+    # ---- the debuggee ----------------------------------------------------------------------
+    def _start(self) -> None:
+        if self.opts.trace and self._trace_writer is None:
+            from kdebug.session.trace import TraceWriter
+            self._trace_writer = TraceWriter(self.opts.trace)
+        self.generation += 1
+        gen = self.generation
+        self._started_at = time.monotonic()
+        self.debuggee = Debuggee(self.opts, lambda ev: self._post(gen, "event", ev),
+                                 lambda line: self._post(gen, "output", line), cwd=self.cwd)
+        if self.breakpoints != parse_breakpoints(self.opts.breakpoints or ""):
+            self.debuggee.send("break", kinds=sorted(self.breakpoints))
+
+    def _post(self, generation: int, kind: str, payload) -> None:
+        """Called on the debuggee's reader threads: hand over, never touch a widget."""
+        self._inbox.append((generation, kind, payload))
+        if not self._wake_pending:
+            self._wake_pending = True
+            self.post_message(DebuggeeWake())
+
+    def _stop_debuggee(self) -> None:
+        if self.debuggee is not None:
+            self.debuggee.close()
+
+    def on_debuggee_wake(self, _: DebuggeeWake) -> None:
+        self._wake_pending = False
+        events, lines = [], []
+        while self._inbox:
+            gen, kind, payload = self._inbox.popleft()
+            if gen != self.generation:
+                continue  # from a run that a rerun replaced
+            (events if kind == "event" else lines).append(payload)
+        for ev in events:
+            self.model.apply(ev)
+            if self._trace_writer is not None:
+                self._trace_writer(ev)
+        if lines:
+            self.query_one("#output", OutputPanel).add_lines(lines)
+        if events:
+            self._route(events, live=True)
+
+    def _route(self, events: list[E.Event], live: bool) -> None:
+        """New events (already in the model) to every widget that shows them."""
+        tree = self.tree
+        tree.add_events(events)
+        self.query_one("#launches", LaunchesPanel).add_events(events)
+        self.query_one("#diagnostics", DiagnosticsPanel).add_events(events)
+        touched = {ev.job for ev in events if isinstance(getattr(ev, "job", None), int)}
+        if self.detail.job_id is None and self.model.roots:
+            tree.select_job(self.model.roots[0])
+        self.detail.jobs_changed(touched)
+        if live:
+            self._alert(events)
+            for ev in events:
+                if isinstance(ev, E.SessionStarted):
+                    self._update_header()
+                elif isinstance(ev, E.Paused):
+                    if ev.job is not None:
+                        tree.select_job(ev.job)
+                    self.bell()
+                elif isinstance(ev, E.SessionEnded) and ev.status in ("crashed", "killed"):
+                    self.query_one("#bottom", TabbedContent).active = "tab-diagnostics"
+        self._update_status()
+
+    def _alert(self, events: Iterable[E.Event]) -> None:
+        """Alerts pop up the moment they arrive; a burst becomes one notification."""
+        alerts = [a for a in map(alert_of, events) if a is not None]
+        if not alerts:
+            return
+        severity = "error" if any(a[0] == "error" for a in alerts) else "warning"
+        title = "re-entrant request" if any(a[1].startswith("re-entrant") for a in alerts) else severity
+        more = f"\n(+{len(alerts) - 1} more in Diagnostics)" if len(alerts) > 1 else ""
+        self.notify(alerts[0][1] + more, title=title, severity=severity, timeout=5)
+
+    def _summarise_replay(self) -> None:
+        n = self.query_one("#diagnostics", DiagnosticsPanel).count
+        if n:
+            self.notify(f"{n} alert(s) in this trace: see the Diagnostics panel", severity="warning", timeout=4)
+
+    # ---- header and status -------------------------------------------------------------------
+    def _update_header(self) -> None:
+        started = self.model.started
+        if started is not None:
+            where = f"replay of {os.path.basename(self.trace_path)} \u00b7 " if self.replay and self.trace_path else ""
+            self.sub_title = f"{where}{started.script} \u00b7 backend {started.backend} \u00b7 strategy {started.strategy}"
+        elif self.opts is not None:
+            self.sub_title = f"{self.opts.script} \u00b7 strategy {self.opts.strategy} \u00b7 starting"
+
+    def status_text(self) -> Text:
+        m = self.model
+        text = Text()
+        ended, paused = m.ended, m.paused
+        if ended is not None:
+            style = "bold green" if ended.status == "ok" else "bold red"
+            mark = "\u25a0" if ended.status == "ok" else "\u2716"
+            text.append(f"{mark} session {ended.status} (exit status {ended.exit_code})", style)
+            if ended.error:
+                text.append("  " + ended.error.splitlines()[0], "red")
+        elif paused is not None:
+            text.append(f"\u23f8 paused ({paused.breakpoint}): ", "bold yellow")
+            text.append(paused.message)
+            text.append("   s step \u00b7 c continue \u00b7 b breakpoints", "dim")
+        elif self.replay:
+            text.append("replay (trace without session end)", "yellow")
+        else:
+            text.append("\u25cf running", "bold cyan")
+            dbg = self.debuggee
+            if dbg is not None:
+                quiet = time.monotonic() - max(dbg.last_event_at, self._started_at)
+                if quiet > HANG_AFTER_S:
+                    text.append(f"  no events for {quiet:.0f} s (hung?): x kills the debuggee", "bold yellow")
+        alerts = self.query_one("#diagnostics", DiagnosticsPanel).count
+        text.append(f"   {len(m.jobs)} jobs \u00b7 {len(m.launches)} launches \u00b7 {alerts} alerts", "dim")
+        if not self.replay:
+            text.append(f" \u00b7 breaks: {','.join(sorted(self.breakpoints)) or 'none'}", "dim")
+        return text
+
+    def _update_status(self) -> None:
+        self.query_one("#status", Static).update(self.status_text(), layout=False)
+
+    # ---- messages from widgets ---------------------------------------------------------------
+    def on_job_chosen(self, message: JobChosen) -> None:
+        self.detail.show(message.job_id, message.backref)
+        if self.tree.selected() not in (("job", message.job_id), ("backref", message.backref)):
+            self.tree.select_job(message.job_id)
+
+    # ---- actions: stepping -----------------------------------------------------------------------
+    def _live(self) -> Debuggee | None:
+        if self.replay:
+            self.notify("this is a replay: nothing is running")
+            return None
+        if self.debuggee is None or self.model.ended is not None:
+            self.notify("the session has ended: r reruns the script")
+            return None
+        return self.debuggee
+
+    def action_step(self) -> None:
+        dbg = self._live()
+        if dbg is not None:
+            dbg.send("step" if self.model.paused else "pause")
+
+    def action_continue(self) -> None:
+        dbg = self._live()
+        if dbg is None:
+            return
+        if self.model.paused is None:
+            self.notify("not paused: c continues from a breakpoint")
+            return
+        dbg.send("continue")
+
+    def action_pause(self) -> None:
+        dbg = self._live()
+        if dbg is not None:
+            dbg.send("pause")
+
+    def action_breakpoints(self) -> None:
+        def apply(kinds: set[str] | None) -> None:
+            if kinds is None:
+                return
+            self.set_breakpoints(kinds)
+        self.push_screen(BreakpointsScreen(self.breakpoints), apply)
+
+    def set_breakpoints(self, kinds: set[str]) -> None:
+        self.breakpoints = set(kinds)
+        if self.debuggee is not None and not self.replay:
+            self.debuggee.send("break", kinds=sorted(kinds))
+        self._update_status()
+
+    def action_kill(self) -> None:
+        dbg = self._live()
+        if dbg is not None:
+            dbg.kill()
+            self.notify("killed the debuggee", severity="warning")
+
+    def action_rerun(self, strategy: str | None = None) -> None:
+        if self.replay or self.opts is None:
+            self.notify("this is a replay: nothing to rerun")
+            return
+        current = self.opts.strategy
+        strategy = strategy or STRATEGIES[(STRATEGIES.index(current) + 1) % len(STRATEGIES)]
+        self._stop_debuggee()
+        self.clear_notifications()
+        self.opts = copy.copy(self.opts)
+        self.opts.strategy = strategy
+        self.model = SessionModel()
+        self._inbox.clear()
+        self.tree.reset(self.model)
+        self.detail.reset(self.model)
+        self.query_one("#launches", LaunchesPanel).reset(self.model)
+        self.query_one("#diagnostics", DiagnosticsPanel).reset(self.model)
+        self.query_one("#output", OutputPanel).reset()
+        self._start()
+        self._update_header()
+        self._update_status()
+        self.notify(f"rerunning with strategy {strategy}")
+
+    # ---- actions: navigation ----------------------------------------------------------------------
+    def action_tab(self, tab: str) -> None:
+        self.detail.set_tab(tab)
+
+    def _job_order(self) -> list[int]:
+        return [job.id for job, _ in self.model.walk()]
+
+    def _step_job(self, step: int) -> None:
+        order = self._job_order()
+        if not order:
+            return
+        cur = self.detail.job_id
+        i = order.index(cur) if cur in order else -step
+        self.tree.select_job(order[(i + step) % len(order)])
+
+    def action_next_job(self) -> None:
+        self._step_job(1)
+
+    def action_previous_job(self) -> None:
+        self._step_job(-1)
+
+    def action_next_phase(self) -> None:
+        self.detail.step_phase(1)
+
+    def action_previous_phase(self) -> None:
+        self.detail.step_phase(-1)
+
+    def action_goto_target(self) -> None:
+        backref = self.detail.backref
+        if backref is None:
+            job = self.model.jobs.get(self.detail.job_id)
+            if job is None or not job.backrefs:
+                self.notify("select a \u21bb back-reference first")
+                return
+            backref = job.backrefs[0]
+        self.tree.select_job(self.model.reentrant[backref].target_job)
+
+    def action_toggle_diff(self) -> None:
+        self.detail.toggle_diff()
+
+    # ---- actions: search -----------------------------------------------------------------------
+    def action_search(self) -> None:
+        search = self.query_one("#search", Input)
+        self._search_return = self.focused
+        search.add_class("visible")
+        search.focus()
+
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        if message.input.id != "search":
+            return
+        self._hide_search()
+        view = self.detail.active_view()
+        if view is None:
+            self.notify("nothing to search in this tab")
+            return
+        count = view.search(message.value)
+        self.notify(f"{count} line(s) match {message.value!r}" if message.value else "search cleared",
+                    timeout=3)
+
+    def on_key(self, event) -> None:
+        if event.key == "escape" and self.query_one("#search", Input).has_class("visible"):
+            event.stop()
+            self._hide_search()
+
+    def _hide_search(self) -> None:
+        search = self.query_one("#search", Input)
+        search.remove_class("visible")
+        target = getattr(self, "_search_return", None)
+        (target if target is not None and target.is_attached else self.tree).focus()
+
+    def _match(self, step: int) -> None:
+        view = self.detail.active_view()
+        line = view.next_match(step) if view is not None else None
+        if line is None:
+            self.notify("no matches: / searches")
+
+    def action_next_match(self) -> None:
+        self._match(1)
+
+    def action_previous_match(self) -> None:
+        self._match(-1)
+
+    # ---- actions: copy and save ------------------------------------------------------------------
+    def action_copy_stage(self) -> None:
+        stage = self.detail.current_stage()
+        if stage is None:
+            self.notify("nothing to copy here")
+            return
+        self.copy_to_clipboard(stage[1])
+        self.notify(f"copied {stage[0]} ({stage[1].count(chr(10))} lines) to the clipboard")
+
+    def action_write_stage(self) -> None:
+        stage = self.detail.current_stage()
+        if stage is None:
+            self.notify("nothing to save here")
+            return
+        path = os.path.join(self.cwd, stage[0])
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(stage[1])
+        self.notify(f"saved {stage[0]}")
+
+    def action_save_trace(self) -> str:
+        name = "kdebug-trace.jsonl"
+        path = os.path.join(self.cwd, name)
+        with open(path, "w", encoding="utf-8") as f:
+            for ev in self.model.events:
+                f.write(json.dumps(ev.to_json(), separators=(",", ":")) + "\n")
+        self.notify(f"saved the trace ({len(self.model.events)} events) to {name}; kdebug replay {name}")
+        return path
+
+    # ---- the command palette ------------------------------------------------------------------
+    def get_system_commands(self, screen: Screen):
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Step", "Run to the next phase, request or launch (s)", self.action_step)
+        yield SystemCommand("Continue", "Run to the next breakpoint (c)", self.action_continue)
+        yield SystemCommand("Pause", "Stop at the next phase, request or launch (p)", self.action_pause)
+        yield SystemCommand("Breakpoints", "Choose which events stop the debuggee (b)", self.action_breakpoints)
+        yield SystemCommand("Kill the debuggee", "End a hung script (x)", self.action_kill)
+        for strategy in STRATEGIES:
+            yield SystemCommand(f"Rerun with strategy {strategy}", "Run the script again (r cycles strategies)",
+                                lambda s=strategy: self.action_rerun(s))
+        yield SystemCommand("Search", "Search the view (/, then n / N)", self.action_search)
+        yield SystemCommand("Next match", "n", self.action_next_match)
+        yield SystemCommand("Previous match", "N", self.action_previous_match)
+        yield SystemCommand("Next job", "]", self.action_next_job)
+        yield SystemCommand("Previous job", "[", self.action_previous_job)
+        yield SystemCommand("Next IR phase", ".", self.action_next_phase)
+        yield SystemCommand("Previous IR phase", ",", self.action_previous_phase)
+        yield SystemCommand("Go to the re-entrant target", "g, on a \u21bb node", self.action_goto_target)
+        yield SystemCommand("Toggle diff layout", "Finish tab: unified or side by side (d)", self.action_toggle_diff)
+        yield SystemCommand("Copy this stage", "Copy the view to the clipboard (y)", self.action_copy_stage)
+        yield SystemCommand("Save this stage", "Write the view to a file (w)", self.action_write_stage)
+        yield SystemCommand("Save the trace", "Write all events as JSON lines (t)", self.action_save_trace)
+        for i, tab in enumerate(TABS):
+            yield SystemCommand(f"Show {tab}", f"Detail tab {i + 1}", lambda t=tab: self.action_tab(t))
+
+
+def run_tui(opts) -> int:
+    """``kdebug FILE.py`` on a terminal: run the script in a debuggee and show it live."""
+    import sys
+    if not os.path.isfile(opts.script):
+        print(f"kdebug: error: no such file: {opts.script}", file=sys.stderr)
+        return 2
+    try:
+        parse_breakpoints(opts.breakpoints)
+    except ValueError as exc:
+        print(f"kdebug: error: --break: {exc}", file=sys.stderr)
+        return 2
+    app = KdebugApp(opts=opts)
+    app.run()
+    ended = app.model.ended
+    return 0 if ended is not None and ended.status == "ok" else 1
+
+
+def run_replay(model: SessionModel, path: str) -> int:
+    """``kdebug replay TRACE.jsonl`` on a terminal."""
+    KdebugApp(model=model, trace_path=path).run()
+    return 0

@@ -1,0 +1,303 @@
+"""The detail pane: one job's source, IR by phase, finish diff, PTX, host assembly and events.
+
+Only the active tab is computed, and only again when its job changed.
+"""
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Static, TabbedContent, TabPane
+
+from kdebug.driver import events as E
+from kdebug.session.model import SessionModel
+from kdebug.tui import teaching
+from kdebug.tui.documents import (CodeDocument, Document, SideBySideDocument, StyledDocument,
+                                  UnifiedDiffDocument)
+from kdebug.tui.textview import TextView
+
+ARROW = " \u2192 "
+PHASE_ORDER = ("parse", "typeinfer", "lower", "expand_deferred", "link_runtime", "optimize", "before_finish",
+               "finish", "after_finish", "validate", "emit", "ptx")
+SUFFIX = {"llvm": ".ll", "python": ".py", "ptx": ".ptx", "asm": ".s", "text": ".txt"}
+TABS = ("source", "ir", "finish", "ptx", "asm", "events", "strategy")
+
+
+def event_line(ev: E.Event) -> tuple[str, str]:
+    """One event as a listing line and its style."""
+    bits = []
+    for name in ("phase", "reason", "duration", "target_job", "resolution", "breakpoint", "message", "error",
+                 "severity", "category"):
+        value = getattr(ev, name, None)
+        if value in (None, "", 0.0):
+            continue
+        if name == "duration":
+            value = f"{value * 1e3:.2f} ms"
+        bits.append(f"{name}={value}" if name not in ("phase", "message") else str(value))
+    if isinstance(ev, E.Snapshot):
+        bits.append(f"{ev.text.count(chr(10)) + 1} lines")
+    if isinstance(ev, E.Reentrant):
+        bits.append(ARROW.join(ev.cycle_names))
+    style = {"job_failed": "red", "diagnostic": "red", "reentrant": "magenta", "paused": "yellow",
+             "job_finished": "green", "snapshot": "dim"}.get(ev.kind, "")
+    return f"{ev.t:10.4f}  {ev.kind:<17} {'  '.join(bits)}", style
+
+
+class DetailPane(Vertical):
+    def __init__(self, model: SessionModel, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.model = model
+        self.job_id: int | None = None
+        self.backref: int | None = None
+        self.phase = "optimize"
+        self.diff_mode = "unified"
+        self._loaded: dict[str, tuple] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Static("no job yet", id="banner")
+        with TabbedContent(id="detail-tabs"):
+            with TabPane("Source", id="tab-source"):
+                yield TextView(id="view-source")
+            with TabPane("IR", id="tab-ir"):
+                yield Static(id="phase-bar")
+                yield Static(id="phase-help", classes="help")
+                yield TextView(id="view-ir")
+            with TabPane("Finish", id="tab-finish"):
+                yield Static(id="finish-help", classes="help")
+                yield TextView(id="view-finish")
+            with TabPane("PTX", id="tab-ptx"):
+                yield Static(id="ptx-info", classes="help")
+                yield TextView(id="view-ptx")
+            with TabPane("Host asm", id="tab-asm"):
+                yield Static(id="asm-info", classes="help")
+                yield TextView(id="view-asm")
+            with TabPane("Events", id="tab-events"):
+                yield TextView(id="view-events")
+            with TabPane("Strategy", id="tab-strategy"):
+                with VerticalScroll():
+                    yield Static(id="strategy-help")
+
+    # ---- what to show ------------------------------------------------------------------
+    def reset(self, model: SessionModel) -> None:
+        self.model, self.job_id, self.backref = model, None, None
+        self._loaded.clear()
+        for tab in TABS[:-1]:
+            self.query_one(f"#view-{tab}", TextView).set_document(Document([]))
+        self.query_one("#banner", Static).update("no job yet", layout=False)
+        self.refresh_active()
+
+    def show(self, job_id: int, backref: int | None = None) -> None:
+        if (job_id, backref) == (self.job_id, self.backref):
+            return
+        self.job_id, self.backref = job_id, backref
+        self._update_banner()
+        self.refresh_active()
+
+    def jobs_changed(self, job_ids: set[int]) -> None:
+        """Events arrived for these jobs: redraw what shows them."""
+        if self.job_id in job_ids:
+            self._update_banner()
+            self.refresh_active()
+        elif self.active_tab == "strategy":
+            self.refresh_active()
+
+    @property
+    def active_tab(self) -> str:
+        active = self.query_one("#detail-tabs", TabbedContent).active or "tab-source"
+        return active.removeprefix("tab-")
+
+    def set_tab(self, tab: str) -> None:
+        self.query_one("#detail-tabs", TabbedContent).active = f"tab-{tab}"
+
+    def on_tabbed_content_tab_activated(self, message: TabbedContent.TabActivated) -> None:
+        if message.tabbed_content.id == "detail-tabs":
+            self.refresh_active()
+
+    def active_view(self) -> TextView | None:
+        tab = self.active_tab
+        return None if tab == "strategy" else self.query_one(f"#view-{tab}", TextView)
+
+    # ---- phases -------------------------------------------------------------------------
+    def phases(self) -> list[str]:
+        job = self.model.jobs.get(self.job_id) if self.job_id is not None else None
+        if job is None:
+            return []
+        have = set(job.snapshots)
+        return [p for p in PHASE_ORDER if p in have] + sorted(have - set(PHASE_ORDER))
+
+    def step_phase(self, step: int) -> None:
+        phases = self.phases()
+        if not phases:
+            return
+        i = phases.index(self.phase) if self.phase in phases else 0
+        self.set_phase(phases[(i + step) % len(phases)])
+
+    def set_phase(self, phase: str) -> None:
+        self.phase = phase
+        if self.active_tab != "ir":
+            self.set_tab("ir")
+        else:
+            self.refresh_active()
+
+    def toggle_diff(self) -> None:
+        self.diff_mode = "side" if self.diff_mode == "unified" else "unified"
+        if self.active_tab != "finish":
+            self.set_tab("finish")
+        else:
+            self.refresh_active()
+
+    # ---- rendering ----------------------------------------------------------------------
+    def _update_banner(self) -> None:
+        job = self.model.jobs.get(self.job_id) if self.job_id is not None else None
+        if job is None:
+            self.query_one("#banner", Static).update("no job yet", layout=False)
+            return
+        text = Text()
+        text.append(f"#{job.id} ", "bold")
+        text.append(job.signature, "bold")
+        text.append(f"  {job.kind} on {job.target}  ")
+        text.append(job.state, {"failed": "bold red", "done": "green", "compiling": "yellow"}.get(job.state, ""))
+        if job.phase:
+            text.append(f" ({job.phase})", "yellow")
+        if job.compile_time:
+            text.append(f" in {job.compile_time * 1e3:.1f} ms")
+        if job.parent is not None:
+            text.append(f"  deferred: requested by #{job.parent} via {job.reason}", "magenta")
+        if job.error:
+            text.append("\n" + job.error.splitlines()[0], "red")
+        if self.backref is not None and self.backref < len(self.model.reentrant):
+            ev = self.model.reentrant[self.backref]
+            text.append("\n\u21bb re-entrant request ", "bold magenta")
+            text.append(f"#{ev.job} \u2192 #{ev.target_job}: cycle ", "magenta")
+            text.append(ARROW.join(ev.cycle_names or map(str, ev.cycle)), "bold reverse magenta")
+            text.append(f"  resolution: {ev.resolution}", "red" if ev.resolution == "stopped" else "magenta")
+            text.append("   (g: go to the target job)", "dim")
+        self.query_one("#banner", Static).update(text, layout=False)
+
+    def refresh_active(self) -> None:
+        tab = self.active_tab
+        job = self.model.jobs.get(self.job_id) if self.job_id is not None else None
+        version = len(job.events) if job is not None else -1
+        key = (self.job_id, version, self.phase, self.diff_mode, len(self.model.events) if tab == "strategy" else 0)
+        if self._loaded.get(tab) == key:
+            return
+        self._loaded[tab] = key
+        getattr(self, f"_show_{tab}")(job)
+
+    def _set(self, tab: str, doc: Document, keep: bool = False) -> None:
+        self.query_one(f"#view-{tab}", TextView).set_document(doc, keep_position=keep)
+
+    def _text(self, phase: str, job=None) -> tuple[str | None, str]:
+        job = job or self.model.jobs.get(self.job_id)
+        sid = job.snapshots.get(phase) if job is not None else None
+        snap = self.model.snapshots.get(sid) if sid is not None else None
+        return (snap.text, snap.language) if snap is not None else (None, "text")
+
+    def _root_of(self, job):
+        seen = set()
+        while job.parent is not None and job.parent in self.model.jobs and job.id not in seen:
+            seen.add(job.id)
+            job = self.model.jobs[job.parent]
+        return job
+
+    def _show_source(self, job) -> None:
+        if job is None:
+            return self._set("source", Document([]))
+        src = job.source or self._text("parse")[0] or "(source not available)"
+        header = f"# {job.source_file}:{job.source_line}\n" if job.source_file else ""
+        self._set("source", CodeDocument(header + src, "python"))
+
+    def _show_ir(self, job) -> None:
+        phases = self.phases()
+        if phases and self.phase not in phases:
+            self.phase = "optimize" if "optimize" in phases else phases[-1]
+        bar = Text("phase ", "dim")
+        for p in phases:
+            bar.append(f" {p} ", "bold reverse" if p == self.phase else "")
+        bar.append("   , . change phase", "dim")
+        self.query_one("#phase-bar", Static).update(bar, layout=False)
+        self.query_one("#phase-help", Static).update(teaching.phase_help(self.phase), layout=False)
+        text, lang = self._text(self.phase) if job is not None else (None, "text")
+        self._set("ir", CodeDocument(text, lang) if text is not None else Document(["(no IR for this phase)"]))
+
+    def _show_finish(self, job) -> None:
+        help_text = teaching.FINISH_INTRO + "\n" + "\n".join(
+            f"\u2022 {name}: {what}" for name, what in teaching.FINISH_PASSES.items())
+        before, _ = self._text("before_finish") if job is not None else (None, "")
+        after, _ = self._text("after_finish") if job is not None else (None, "")
+        if job is not None and before is None and after is None and job.state == "done":
+            help_text += "\n\u2716 this job never went through the finish passes (a finish-coverage miss)"
+        self.query_one("#finish-help", Static).update(
+            help_text + f"\n[d] {'side by side' if self.diff_mode == 'unified' else 'unified diff'}", layout=False)
+        if before is None or after is None:
+            return self._set("finish", Document(["(no before_finish/after_finish snapshots for this job)"]))
+        doc = UnifiedDiffDocument(before, after) if self.diff_mode == "unified" else SideBySideDocument(before, after)
+        self._set("finish", doc)
+
+    def _show_ptx(self, job) -> None:
+        text, _ = self._text("ptx") if job is not None else (None, "")
+        if job is not None and text is None:
+            emitted, lang = self._text("emit")
+            if lang == "ptx":
+                text = emitted
+        usage = next((self._text(p)[0] for p in ("ptxas", "ptxas_info", "resources") if job is not None
+                      and self._text(p)[0]), None)
+        info = teaching.phase_help("ptx")
+        if usage:
+            info += "\nptxas: " + usage.strip()
+        elif text is None:
+            info += "\nNo PTX for this job: the CPU target emits host code (try `kdebug dump --target ptx` or --backend gpu)."
+        self.query_one("#ptx-info", Static).update(info, layout=False)
+        self._set("ptx", CodeDocument(text, "ptx") if text else Document([]))
+
+    def _show_asm(self, job) -> None:
+        if job is None:
+            return self._set("asm", Document([]))
+        owner = job
+        text, lang = self._text("emit", job)
+        if text is None:
+            owner = self._root_of(job)
+            text, lang = self._text("emit", owner)
+        info = teaching.phase_help("emit")
+        if owner is not job:
+            info += f"\nThis job's code is emitted inside its toplevel job #{owner.id} {owner.name}: shown here."
+        self.query_one("#asm-info", Static).update(info, layout=False)
+        if text is None or lang == "ptx":
+            return self._set("asm", Document(["(no host assembly yet)"]))
+        self._set("asm", CodeDocument(text, "asm"))
+
+    def _show_events(self, job) -> None:
+        if job is None:
+            return self._set("events", Document([]))
+        events = self.model.events
+        self._set("events", StyledDocument([event_line(events[i]) for i in job.events]), keep=True)
+
+    def _show_strategy(self, job) -> None:
+        started = self.model.started
+        strategy = started.strategy if started else "worklist"
+        text = Text()
+        text.append(f"Strategy in use: {strategy}", "bold")
+        text.append(f"   backend: {started.backend if started else '?'}\n\n")
+        text.append(teaching.strategy_help(strategy) + "\n\n")
+        text.append("Other strategies (r reruns the script with the next one):\n", "bold")
+        for name, para in teaching.STRATEGIES.items():
+            if name != strategy:
+                text.append("\n" + para + "\n", "dim")
+        self.query_one("#strategy-help", Static).update(text)
+
+    # ---- copy / save ------------------------------------------------------------------
+    def current_stage(self) -> tuple[str, str] | None:
+        """(file name, text) of what the active tab shows, for copy and save."""
+        job = self.model.jobs.get(self.job_id) if self.job_id is not None else None
+        view = self.active_view()
+        if job is None or view is None or not len(view.document):
+            return None
+        tab = self.active_tab
+        if tab == "ir":
+            name, lang = self.phase, self._text(self.phase)[1]
+        elif tab == "finish":
+            name, lang = f"finish-{self.diff_mode}", "diff"
+        else:
+            name, lang = tab, {"source": "python", "ptx": "ptx", "asm": "asm"}.get(tab, "text")
+        suffix = ".diff" if lang == "diff" else SUFFIX.get(lang, ".txt")
+        return f"{job.name}-j{job.id}-{name}{suffix}", view.document.text

@@ -1,0 +1,164 @@
+"""Documents: line-addressable text for ``TextView`` — code, diffs, listings.
+
+No Textual here: a document knows how many lines it has, each line's plain
+text (for search and copy) and its styled ``rich.text.Text``, built only when
+a line is shown. Highlighting is per line, which suits line-oriented IR.
+"""
+from __future__ import annotations
+
+import difflib
+from functools import lru_cache
+
+from pygments.token import Token
+from rich.style import Style
+from rich.text import Text
+
+LEXERS = {"llvm": "llvm", "python": "python", "ptx": "ptx", "asm": "gas"}
+
+# token type -> style, looked up from the most specific type up to Token
+TOKEN_STYLES: dict = {
+    Token.Keyword: Style(color="#c678dd"),
+    Token.Keyword.Type: Style(color="#e5c07b"),
+    Token.Name.Variable: Style(color="#61afef"),
+    Token.Name.Variable.Global: Style(color="#56b6c2"),
+    Token.Name.Label: Style(color="#e06c75", bold=True),
+    Token.Name.Function: Style(color="#61afef", bold=True),
+    Token.Name.Builtin: Style(color="#56b6c2"),
+    Token.Name.Decorator: Style(color="#e5c07b"),
+    Token.Literal.Number: Style(color="#d19a66"),
+    Token.Literal.String: Style(color="#98c379"),
+    Token.Comment: Style(color="#7f848e", italic=True),
+    Token.Operator.Word: Style(color="#c678dd"),
+}
+
+
+def _style_for(ttype) -> Style | None:
+    while ttype is not None:
+        style = TOKEN_STYLES.get(ttype)
+        if style is not None:
+            return style
+        ttype = ttype.parent
+    return None
+
+
+@lru_cache(maxsize=None)
+def _lexer(language: str):
+    from pygments.lexers import get_lexer_by_name
+    name = LEXERS.get(language)
+    if name is None:
+        return None
+    return get_lexer_by_name(name, stripnl=False, ensurenl=False)
+
+
+def highlight_line(line: str, language: str) -> Text:
+    lexer = _lexer(language)
+    text = Text(line, no_wrap=True, end="")
+    if lexer is None or not line:
+        return text
+    pos = 0
+    for ttype, value in lexer.get_tokens(line):
+        style = _style_for(ttype)
+        if style is not None and value:
+            text.stylize(style, pos, pos + len(value))
+        pos += len(value)
+    return text
+
+
+class Document:
+    """Lines of text; ``render(i)`` styles line ``i``."""
+
+    title = ""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.width = max((len(s) for s in lines), default=0)
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def plain(self, i: int) -> str:
+        return self.lines[i]
+
+    def render(self, i: int) -> Text:
+        return Text(self.lines[i], no_wrap=True, end="")
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines) + ("\n" if self.lines else "")
+
+
+class CodeDocument(Document):
+    """Source, IR or assembly, highlighted with pygments line by line."""
+
+    def __init__(self, text: str, language: str = "llvm") -> None:
+        super().__init__(text.expandtabs(4).splitlines())
+        self.language = language
+
+    def render(self, i: int) -> Text:
+        return highlight_line(self.lines[i], self.language)
+
+
+class StyledDocument(Document):
+    """Lines with one style each (listings, messages)."""
+
+    def __init__(self, rows: list[tuple[str, str]] | None = None) -> None:
+        rows = rows or []
+        super().__init__([r[0] for r in rows])
+        self.styles = [r[1] for r in rows]
+
+    def append(self, line: str, style: str = "") -> None:
+        for part in line.expandtabs(4).splitlines() or [""]:
+            self.lines.append(part)
+            self.styles.append(style)
+            self.width = max(self.width, len(part))
+
+    def render(self, i: int) -> Text:
+        return Text(self.lines[i], style=self.styles[i], no_wrap=True, end="")
+
+
+DIFF_STYLES = {"+": "green", "-": "red", "@": "cyan", " ": ""}
+
+
+class UnifiedDiffDocument(Document):
+    """``before`` vs ``after`` as a coloured unified diff."""
+
+    def __init__(self, before: str, after: str, names: tuple[str, str] = ("before_finish", "after_finish"),
+                 context: int = 3) -> None:
+        lines = list(difflib.unified_diff(before.splitlines(), after.splitlines(), names[0], names[1],
+                                          n=context, lineterm=""))
+        super().__init__([s.expandtabs(4) for s in lines] or ["(no difference)"])
+
+    def render(self, i: int) -> Text:
+        line = self.lines[i]
+        if line.startswith(("+++", "---")):
+            return Text(line, style="bold", no_wrap=True, end="")
+        return Text(line, style=DIFF_STYLES.get(line[:1], ""), no_wrap=True, end="")
+
+
+class SideBySideDocument(Document):
+    """``before`` | ``after`` in two columns, changed lines coloured."""
+
+    SEP = " \u2502 "
+
+    def __init__(self, before: str, after: str, column: int | None = None) -> None:
+        a, b = before.expandtabs(4).splitlines(), after.expandtabs(4).splitlines()
+        self.column = column or min(max((len(s) for s in a), default=10), 90)
+        self.rows: list[tuple[str, str, str]] = []  # (left, right, tag)
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+            left, right = a[i1:i2], b[j1:j2]
+            for k in range(max(len(left), len(right))):
+                self.rows.append((left[k] if k < len(left) else "", right[k] if k < len(right) else "", tag))
+        super().__init__([self._join(lt, rt) for lt, rt, _ in self.rows])
+
+    def _join(self, left: str, right: str) -> str:
+        return left[:self.column].ljust(self.column) + self.SEP + right
+
+    def render(self, i: int) -> Text:
+        left, right, tag = self.rows[i]
+        text = Text(no_wrap=True, end="")
+        lstyle = {"replace": "yellow", "delete": "red"}.get(tag, "")
+        rstyle = {"replace": "yellow", "insert": "green"}.get(tag, "")
+        text.append(left[:self.column].ljust(self.column), lstyle)
+        text.append(self.SEP, "dim")
+        text.append(right, rstyle)
+        return text

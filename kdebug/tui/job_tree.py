@@ -1,0 +1,127 @@
+"""The job tree: toplevel jobs, deferred jobs under the job that requested them, ↻ back-references."""
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from kdebug.driver import events as E
+from kdebug.session.model import JobView, SessionModel
+from kdebug.tui.messages import JobChosen
+
+ARROW = " \u2192 "
+STATE_STYLE = {"queued": "dim", "compiling": "yellow", "done": "green", "cached": "cyan", "failed": "bold red"}
+STATE_MARK = {"queued": "\u00b7", "compiling": "\u27f3", "done": "\u2713", "cached": "\u2713", "failed": "\u2716"}
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.1f} ms" if seconds else ""
+
+
+def job_label(job: JobView, alert: str | None = None) -> Text:
+    """``✓ name #id  reason  state  time  (argument types)``: what matters first, the long part last."""
+    state = "cached" if job.state == "done" and job.cache_hits and not job.compile_time else job.state
+    style = STATE_STYLE.get(state, "")
+    text = Text(no_wrap=True)
+    if alert and not (alert == "error" and state == "failed"):
+        text.append("\u26a0 " if alert == "warning" else "\u2716 ", "bold yellow" if alert == "warning" else "bold red")
+    text.append(STATE_MARK.get(state, "") + " ", style)
+    text.append(job.name, "bold")
+    text.append(f" #{job.id}", "dim")
+    if job.reason != "host":
+        text.append(f"  {job.reason}", "magenta")
+    text.append(f"  {state}" + (f": {job.phase}" if state == "compiling" and job.phase else ""), style)
+    if job.cache_hits:
+        text.append(f" +{job.cache_hits} cached", "cyan")
+    if job.compile_time:
+        text.append(f"  {_ms(job.compile_time)}", "dim")
+    text.append("  (" + ", ".join(job.argtypes) + ")", "dim")
+    return text
+
+
+def backref_label(ev: E.Reentrant) -> Text:
+    text = Text(no_wrap=True)
+    text.append(f"\u21bb #{ev.target_job} ", "bold reverse magenta")
+    names = ev.cycle_names or [str(j) for j in ev.cycle]
+    text.append(" " + ARROW.join(names), "bold magenta")
+    text.append(f"  {ev.resolution}", "red" if ev.resolution == "stopped" else "magenta")
+    return text
+
+
+class JobTree(Tree):
+    """Grows live from events; ``data`` of a node is ("job", id) or ("backref", index into model.reentrant)."""
+
+    def __init__(self, model: SessionModel, id: str | None = None) -> None:
+        super().__init__("jobs", id=id)
+        self.model = model
+        self.show_root = False
+        self.guide_depth = 3
+        self.job_nodes: dict[int, TreeNode] = {}
+        self.alerts: dict[int, str] = {}  # job -> "warning" / "error"
+
+    def on_mount(self) -> None:
+        self.border_title = "Jobs"
+
+    def reset(self, model: SessionModel) -> None:
+        self.model = model
+        self.clear()
+        self.job_nodes.clear()
+        self.alerts.clear()
+
+    def add_events(self, events: list[E.Event]) -> None:
+        dirty: set[int] = set()
+        model = self.model
+        for ev in events:
+            job = getattr(ev, "job", None)
+            if isinstance(ev, E.JobRequested):
+                parent = self.job_nodes.get(ev.parent) if ev.parent is not None else None
+                view = model.jobs[ev.job]
+                self.job_nodes[ev.job] = (parent or self.root).add(job_label(view), data=("job", ev.job),
+                                                                    expand=True, allow_expand=False)
+                if parent is not None and not parent.allow_expand:
+                    parent.allow_expand = True
+            elif isinstance(ev, E.Reentrant):
+                node = self.job_nodes.get(ev.job)
+                if node is not None:
+                    index = next(i for i in range(len(model.reentrant) - 1, -1, -1) if model.reentrant[i] is ev)
+                    node.add_leaf(backref_label(ev), data=("backref", index))
+                    node.allow_expand = True
+                    self.alerts.setdefault(ev.job, "warning")
+                    dirty.add(ev.job)
+            elif isinstance(ev, E.Diagnostic) and isinstance(job, int):
+                if ev.severity == "error":
+                    self.alerts[job] = "error"
+                elif ev.severity == "warning":
+                    self.alerts.setdefault(job, "warning")
+                dirty.add(job)
+            elif isinstance(job, int) and not isinstance(ev, (E.Snapshot, E.PhaseFinished)):
+                dirty.add(job)
+        for jid in dirty:
+            node, view = self.job_nodes.get(jid), model.jobs.get(jid)
+            if node is not None and view is not None:
+                node.set_label(job_label(view, self.alerts.get(jid)))
+
+    def select_job(self, job_id: int) -> None:
+        node = self.job_nodes.get(job_id)
+        if node is not None:
+            # NOTE: nodes added since the last idle have no line yet; building the lines now
+            # (Tree does it lazily) lets the cursor land on a node that arrived in this batch.
+            self._tree_lines  # noqa: B018
+            self.move_cursor(node)
+
+    def selected(self) -> tuple[str, int] | None:
+        node = self.cursor_node
+        return node.data if node is not None else None
+
+    def on_tree_node_highlighted(self, message: Tree.NodeHighlighted) -> None:
+        message.stop()
+        if message.node.data is None:
+            return
+        kind, value = message.node.data
+        if kind == "job":
+            self.post_message(JobChosen(value))
+        else:
+            self.post_message(JobChosen(self.model.reentrant[value].job, backref=value))
+
+    def on_tree_node_selected(self, message: Tree.NodeSelected) -> None:
+        message.stop()

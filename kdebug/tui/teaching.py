@@ -1,0 +1,73 @@
+"""Short explanations shown beside the IR: one per phase, per finish pass, per strategy.
+
+Plain data, no Textual: the headless printer or a dump could show them too.
+"""
+from __future__ import annotations
+
+PHASES: dict[str, str] = {
+    "parse": "The kernel's Python source is read and parsed into a syntax tree. Nothing has a type yet; "
+             "this is what the job compiles.",
+    "typeinfer": "Types flow from the argument types (part of the job's key) through every variable, "
+                 "following numba's rules: integers widen to 64 bits, `/` gives a float, a variable's type "
+                 "unifies across branches. The listing shows each variable's type.",
+    "lower": "The typed function becomes LLVM IR in a module of its own. A device-side launch or a function "
+             "pointer is still an opaque deferred-codegen marker call carrying the requested job's id.",
+    "expand_deferred": "Each deferred-codegen marker is resolved: the requested job is compiled once, through the "
+                       "session-wide job table, its module linked in, and the marker replaced by the address of "
+                       "its entry function. A request for a job already in progress is re-entrant: it resolves "
+                       "to a reference instead of compiling again.",
+    "link_runtime": "The kernel runtime the code calls (barriers, atomics, device-side launch support) is linked "
+                    "into the module.",
+    "optimize": "LLVM's optimisation pipeline runs over the whole linked module: every job's entry together, "
+                "so the compiler may inline across them.",
+    "before_finish": "Every job's entry after optimisation, just before the finish passes run.",
+    "finish": "The finish passes: target-specific post-processing that must run exactly once on every job's "
+              "entry, after optimisation (see the Finish tab).",
+    "after_finish": "Every job's entry after the finish passes: compare with before_finish in the Finish tab.",
+    "validate": "The module is checked against what the target can run: no unresolved markers, no calls the "
+                "target cannot make, every job finished.",
+    "emit": "Machine code: host assembly on the CPU target, PTX on the GPU target.",
+    "load": "The code is loaded (MCJIT on the CPU, a CUDA module on the GPU) and each entry's address looked up.",
+    "ptx": "PTX, the virtual ISA that ptxas (or the driver) compiles for the GPU at hand.",
+}
+
+FINISH_PASSES: dict[str, str] = {
+    "finish_ir": "per job: on the CPU a grid launcher wraps the entry (loops over blocks and threads), "
+                 "the kernel becomes internal; on PTX kernels are marked in nvvm.annotations",
+    "finish_module": "once: all but the launchers is internalised, so LLVM may inline and drop it",
+}
+
+FINISH_INTRO = ("Finish passes run exactly once on every job's entry, after optimisation; a job missing here "
+                "is a finish-coverage miss.")
+
+STRATEGIES: dict[str, str] = {
+    "worklist": "worklist (the correct design): one job table shared by the whole toplevel compilation and a "
+                "worklist over it. Each job key is compiled once; a request for a job already in progress or "
+                "done resolves to a reference to its entry (reported as a re-entrant request when it closes a "
+                "cycle); nested jobs may expand their own markers through the same table, so a consumer that "
+                "needs resolved IR sees it; and the finish passes run exactly once on every job's entry at the "
+                "end of the toplevel compilation.",
+    "toplevel": "toplevel (historical): only the toplevel job expands deferred-codegen markers. Markers inside "
+                "nested jobs are linked in unexpanded and resolved in later rounds, so a nested consumer that "
+                "must see resolved IR (an AD transform) finds an opaque marker instead, and jobs discovered late "
+                "can miss the finish passes.",
+    "recursive": "recursive (the naive fix): every nested job expands its own markers with a fresh job table. "
+                 "Nested IR is resolved, but the toplevel's list of jobs is incomplete, so finish passes silently "
+                 "skip nested jobs, and a cycle (a kernel that launches itself, a -> b -> c -> a) recurses "
+                 "forever. kdebug stops it at the first re-entry and shows the cycle path instead of hanging.",
+}
+
+BREAKPOINTS: dict[str, str] = {
+    "deferred": "a deferred job is requested (device-side launch, function pointer)",
+    "reentrant": "a re-entrant request: a job asks for one already on its request chain",
+    "finish": "just before the finish passes run",
+    "launch": "just before a kernel launch",
+}
+
+
+def phase_help(phase: str) -> str:
+    return PHASES.get(phase, "")
+
+
+def strategy_help(strategy: str) -> str:
+    return STRATEGIES.get(strategy, f"{strategy}: no description")

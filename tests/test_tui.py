@@ -1,0 +1,328 @@
+"""The TUI, driven by the Pilot: live runs in a debuggee child, stepping, crashes, replay, back-references.
+
+Each live test starts one debuggee; leaving ``run_test`` unmounts the app, which
+kills the child. Waits are bounded (``wait_for``) and never assert on time.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import textwrap
+
+import pytest
+
+from conftest import ROOT, SAMPLES, run_kdebug
+from kdebug.cli import parse_args
+from kdebug.driver import events as E
+from kdebug.session.debuggee import BREAKPOINTS, Stepper, breakpoint_of, parse_breakpoints
+from kdebug.session.model import SessionModel
+from kdebug.session.trace import read_trace
+from kdebug.tui.app import KdebugApp
+from kdebug.tui.documents import SideBySideDocument, UnifiedDiffDocument
+from kdebug.tui.synthetic import cycle_events, write_trace
+from kdebug.tui.textview import TextView
+
+SIZE = (160, 48)
+SAXPY = os.path.join(SAMPLES, "saxpy.py")
+RECURSIVE = os.path.join(SAMPLES, "recursive_launch.py")
+
+
+async def wait_for(pilot, condition, what: str, limit: float = 60.0) -> None:
+    """Let the app run until ``condition()`` holds; fail (not hang) if it never does."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        await pilot.pause(0.05)
+
+
+def live_app(*argv: str, cwd: str = ROOT) -> KdebugApp:
+    return KdebugApp(opts=parse_args(["run", "--backend", "cpu", *argv]), cwd=cwd)
+
+
+def tree_labels(app: KdebugApp) -> list[str]:
+    out = []
+
+    def visit(node, depth):
+        for child in node.children:
+            out.append("  " * depth + str(child.label))
+            visit(child, depth + 1)
+    visit(app.tree.root, 0)
+    return out
+
+
+def view_lines(app: KdebugApp, view_id: str) -> list[str]:
+    doc = app.query_one(f"#{view_id}", TextView).document
+    return [doc.plain(i) for i in range(len(doc))]
+
+
+def run(coro) -> None:
+    asyncio.run(coro)
+
+
+@pytest.fixture(scope="module")
+def recursive_trace(tmp_path_factory) -> str:
+    """A trace of the recursive sample (a -> b -> c -> a), recorded once for the replay tests."""
+    path = str(tmp_path_factory.mktemp("traces") / "recursive.jsonl")
+    r = run_kdebug("run", "--headless", "--backend", "cpu", "--trace", path, RECURSIVE)
+    assert r.returncode == 0, r.stderr
+    return path
+
+
+# ---- live runs ------------------------------------------------------------------------------
+def test_tree_after_running_saxpy():
+    async def go():
+        app = live_app(SAXPY)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.model.ended is not None, "the session to end")
+            await pilot.pause()
+            labels = tree_labels(app)
+            assert len(labels) == 1
+            assert "saxpy #1" in labels[0] and "done" in labels[0] and "float32[::1]" in labels[0]
+            assert app.detail.job_id == 1
+            assert "def saxpy(a, x, y, out):" in view_lines(app, "view-source")
+            assert app.query_one("#launches").row_count == 1
+            assert "session ok" in app.status_text().plain
+            assert "backend cpu" in app.sub_title and "strategy worklist" in app.sub_title
+            output = view_lines(app, "output")
+            assert any("saxpy: 65536 elements match numpy" in line for line in output)
+    run(go())
+
+
+def test_stepping_through_breakpoints():
+    async def go():
+        app = live_app("--break", "finish", SAXPY)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.model.paused is not None, "the finish breakpoint")
+            paused = app.model.paused
+            assert paused.breakpoint == "finish" and paused.job == 1
+            assert "before finish" in app.status_text().plain
+            # the job has everything up to optimize, nothing after finish yet
+            job = app.model.jobs[1]
+            assert "before_finish" in job.snapshots and "after_finish" not in job.snapshots
+
+            await pilot.press("s")  # step: stop at the next phase
+            await wait_for(pilot, lambda: app.model.paused is not None and app.model.paused is not paused,
+                           "the step")
+            assert app.model.paused.breakpoint == "step"
+            assert "before phase validate" in app.model.paused.message
+            assert "after_finish" in app.model.jobs[1].snapshots
+
+            # a breakpoint set in the UI, while paused: before a launch
+            await pilot.press("b")
+            await pilot.pause()
+            await pilot.click("#bp-launch")
+            await pilot.click("#bp-apply")
+            await pilot.pause()
+            assert app.breakpoints == {"finish", "launch"}
+            await pilot.press("c")
+            await wait_for(pilot, lambda: app.model.paused is not None and app.model.paused.breakpoint == "launch",
+                           "the launch breakpoint")
+            assert app.model.launches[1].state == "running"
+            await pilot.press("c")
+            await wait_for(pilot, lambda: app.model.ended is not None, "the session to end")
+            assert app.model.ended.status == "ok"
+            kinds = [ev.kind for ev in app.model.events]
+            assert kinds.count("paused") == 3 and kinds.count("resumed") == 3
+    run(go())
+
+
+def test_debuggee_segfault_leaves_the_tui_alive(tmp_path):
+    script = tmp_path / "crash.py"
+    script.write_text(textwrap.dedent("""\
+        import ctypes
+        print("about to crash", flush=True)
+        ctypes.string_at(0)
+    """))
+
+    async def go():
+        app = live_app(str(script), cwd=str(tmp_path))
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.model.ended is not None, "the crash to be reported")
+            await pilot.pause()
+            ended = app.model.ended
+            assert ended.status == "crashed" and ended.exit_code < 0
+            assert "SIGSEGV" in ended.error and "crash.py" in ended.error
+            assert app.model.started is not None  # what came before the crash is kept
+            status = app.status_text().plain
+            assert "session crashed" in status and "SIGSEGV" in status
+            assert any("SIGSEGV" in line for line in view_lines(app, "diagnostics"))
+            assert any("about to crash" in line for line in view_lines(app, "output"))
+            await pilot.press("2", "t")  # still answering keys; the trace keeps the synthesized end
+            saved = list(read_trace(str(tmp_path / "kdebug-trace.jsonl")))
+            assert saved[-1].kind == "session_ended" and saved[-1].status == "crashed"
+    run(go())
+
+
+def test_a_key_kills_a_hung_debuggee(tmp_path):
+    script = tmp_path / "hang.py"
+    script.write_text("import time\nprint('hanging', flush=True)\ntime.sleep(600)\n")
+
+    async def go():
+        app = live_app(str(script), cwd=str(tmp_path))
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: any("hanging" in s for s in view_lines(app, "output")), "the script")
+            assert app.model.ended is None and app.debuggee.alive
+            await pilot.press("x")
+            await wait_for(pilot, lambda: app.model.ended is not None, "the kill")
+            assert app.model.ended.status == "killed"
+            assert "killed" in app.status_text().plain
+    run(go())
+
+
+def test_rerun_with_another_strategy_stops_the_cycle():
+    async def go():
+        app = live_app(RECURSIVE)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.model.ended is not None, "the worklist run")
+            assert app.model.ended.status == "ok"
+            assert [ev.resolution for ev in app.model.reentrant] == ["reference"]
+            await pilot.press("r", "r")  # worklist -> toplevel -> recursive
+            await wait_for(pilot, lambda: app.model.ended is not None and app.model.started is not None,
+                           "the recursive run")
+            assert app.opts.strategy == "recursive" and "strategy recursive" in app.sub_title
+            assert [ev.resolution for ev in app.model.reentrant] == ["stopped"]
+            labels = tree_labels(app)
+            backref = next(label for label in labels if "\u21bb" in label)
+            assert "kernel_a \u2192 kernel_b \u2192 kernel_c \u2192 kernel_a" in backref and "stopped" in backref
+    run(go())
+
+
+# ---- replay ---------------------------------------------------------------------------------
+def replay_app(path: str, cwd: str | None = None) -> KdebugApp:
+    return KdebugApp(model=SessionModel().extend(read_trace(path)), trace_path=path, cwd=cwd)
+
+
+def test_replay_of_a_recorded_trace(recursive_trace):
+    async def go():
+        app = replay_app(recursive_trace)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            labels = tree_labels(app)
+            assert [label.split("#")[0].split()[-1] for label in labels if "\u21bb" not in label] == \
+                ["kernel_a", "kernel_b", "kernel_c"]
+            assert app.query_one("#launches").row_count == 6
+            assert "replay of recursive.jsonl" in app.sub_title
+            await pilot.press("s")  # nothing runs in a replay: stepping only says so
+            assert app.debuggee is None
+    run(go())
+
+
+def test_real_recursive_sample_shows_a_backref_with_its_cycle(recursive_trace):
+    async def go():
+        app = replay_app(recursive_trace)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("down", "down", "down")  # a, b, c, then c's ↻
+            assert app.tree.selected() == ("backref", 0)
+            banner = str(app.query_one("#banner").render())
+            assert "kernel_a \u2192 kernel_b \u2192 kernel_c \u2192 kernel_a" in banner
+            assert "reference" in banner
+            await pilot.press("g")
+            assert app.detail.job_id == 1 and app.tree.selected() == ("job", 1)
+    run(go())
+
+
+def test_finish_diff_of_a_job(recursive_trace):
+    async def go():
+        app = replay_app(recursive_trace)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("down", "3")  # kernel_b, Finish tab
+            assert app.detail.job_id == 2
+            view = app.query_one("#view-finish", TextView)
+            assert isinstance(view.document, UnifiedDiffDocument)
+            lines = view_lines(app, "view-finish")
+            assert lines[0].startswith("--- before_finish") and lines[1].startswith("+++ after_finish")
+            added = [line for line in lines if line.startswith("+") and not line.startswith("+++")]
+            assert any("define" in line and "kernel_b" in line for line in added)
+            await pilot.press("d")
+            assert isinstance(view.document, SideBySideDocument)
+            assert any(tag != "equal" for _, _, tag in view.document.rows)
+    run(go())
+
+
+def test_backref_and_cycle_path_in_a_synthetic_trace(tmp_path):
+    path = write_trace(cycle_events(), str(tmp_path / "cycle.jsonl"))
+
+    async def go():
+        app = replay_app(path)
+        async with app.run_test(size=SIZE) as pilot:
+            labels = tree_labels(app)
+            assert labels[3].strip().startswith("\u21bb #1") and "a \u2192 b \u2192 c \u2192 a" in labels[3]
+            assert labels[2].strip().startswith("\u26a0")  # the job that raised it is marked
+            await pilot.press("down", "down", "down")
+            assert "cycle a \u2192 b \u2192 c \u2192 a" in str(app.query_one("#banner").render())
+            assert any("re-entrant request #3" in line for line in view_lines(app, "diagnostics"))
+    run(go())
+
+
+def test_search_jump_copy_and_save(tmp_path):
+    path = write_trace(cycle_events(), str(tmp_path / "cycle.jsonl"))
+
+    async def go():
+        app = replay_app(path, cwd=str(tmp_path))
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("2")  # IR, optimize of job a
+            assert app.detail.phase == "optimize"
+            await pilot.press("slash", *"call", "enter")
+            view = app.query_one("#view-ir", TextView)
+            assert len(view.matches) == 1 and "call void @b" in view.document.plain(view.matches[0])
+            await pilot.press("n")
+            assert view.current_match == 0  # one match: n wraps to it
+            await pilot.press("comma")
+            assert app.detail.phase == "lower"
+            await pilot.press("right_square_bracket")
+            assert app.detail.job_id == 2 and app.detail.active_tab == "ir"
+            await pilot.press("w", "t")
+            saved = (tmp_path / "b-j2-lower.ll").read_text()
+            assert "define void @b(" in saved
+            events = [json.loads(line) for line in (tmp_path / "kdebug-trace.jsonl").read_text().splitlines()]
+            assert len(events) == len(app.model.events) and events[-1]["event"] == "session_ended"
+    run(go())
+
+
+def test_command_palette_has_an_entry_per_action():
+    async def go():
+        app = KdebugApp(model=SessionModel().extend(cycle_events()))
+        async with app.run_test(size=SIZE) as pilot:
+            titles = {cmd.title for cmd in app.get_system_commands(app.screen)}
+            for title in ("Step", "Continue", "Breakpoints", "Kill the debuggee", "Rerun with strategy recursive",
+                          "Search", "Next match", "Next job", "Next IR phase", "Go to the re-entrant target",
+                          "Toggle diff layout", "Copy this stage", "Save this stage", "Save the trace"):
+                assert title in titles
+            await pilot.press("ctrl+p", *"Show finish", "enter")  # palette: run one of them
+            await wait_for(pilot, lambda: app.detail.active_tab == "finish", "the palette command")
+    run(go())
+
+
+# ---- the debuggee's breakpoints, without a UI ---------------------------------------------------
+def test_breakpoints_match_the_events_emitted_before_each_action():
+    job = {"job": 2, "name": "child", "parent": 1, "key": "k"}
+    assert breakpoint_of(E.JobRequested(**job, reason="launch")) == "deferred"
+    assert breakpoint_of(E.JobRequested(**{**job, "parent": None}, reason="host")) is None
+    assert breakpoint_of(E.Reentrant(**job, target_job=1)) == "reentrant"
+    assert breakpoint_of(E.PhaseStarted(**job, phase="finish")) == "finish"
+    assert breakpoint_of(E.PhaseStarted(**job, phase="optimize")) is None
+    assert breakpoint_of(E.LaunchStarted(launch=1)) == "launch"
+    assert parse_breakpoints("reentrant, finish") == {"reentrant", "finish"}
+    assert parse_breakpoints("all") == set(BREAKPOINTS)
+    with pytest.raises(ValueError, match="unknown breakpoint"):
+        parse_breakpoints("finsh")
+
+
+def test_stepper_pauses_and_resumes_on_commands():
+    bus = E.EventBus()
+    seen = []
+    bus.subscribe(seen.append)
+    stepper = Stepper(bus, None, {"finish"})
+    bus.subscribe(stepper)
+    stepper.commands.put("step")
+    bus.emit(E.PhaseStarted(job=1, name="k", parent=None, key="k", phase="finish"))
+    stepper.commands.put("continue")
+    bus.emit(E.PhaseStarted(job=1, name="k", parent=None, key="k", phase="validate"))
+    bus.emit(E.PhaseStarted(job=1, name="k", parent=None, key="k", phase="emit"))
+    kinds = [(ev.kind, getattr(ev, "breakpoint", getattr(ev, "phase", ""))) for ev in seen]
+    assert kinds == [("phase_started", "finish"), ("paused", "finish"), ("resumed", ""),
+                     ("phase_started", "validate"), ("paused", "step"), ("resumed", ""),
+                     ("phase_started", "emit")]
