@@ -1,0 +1,41 @@
+"""Snapshot tests of the TUI on a deterministic synthetic trace (a -> b -> c -> a).
+
+Update the stored SVGs after an intended change with ``pytest tests/test_tui_snapshots.py --snapshot-update``.
+"""
+from __future__ import annotations
+
+from kdebug.session.model import SessionModel
+from kdebug.tui.app import KdebugApp
+from kdebug.tui.synthetic import cycle_events
+
+SIZE = (160, 48)
+
+
+def cycle_app() -> KdebugApp:
+    return KdebugApp(model=SessionModel().extend(cycle_events()), trace_path="cycle.jsonl")
+
+
+def keys(*presses: str):
+    """Press the keys, then drop notifications (they time out, so they would make snapshots flaky)."""
+    async def run_before(pilot) -> None:
+        await pilot.press(*presses)
+        await pilot.pause()
+        pilot.app.clear_notifications()
+        await pilot.pause()
+    return run_before
+
+
+def test_snapshot_replay_opens_on_the_first_job(snap_compare):
+    assert snap_compare(cycle_app(), terminal_size=SIZE, run_before=keys())
+
+
+def test_snapshot_backref_with_cycle_and_finish_diff(snap_compare):
+    assert snap_compare(cycle_app(), terminal_size=SIZE, run_before=keys("down", "down", "down", "3"))
+
+
+def test_snapshot_side_by_side_finish_diff(snap_compare):
+    assert snap_compare(cycle_app(), terminal_size=SIZE, run_before=keys("down", "3", "d"))
+
+
+def test_snapshot_ir_with_phase_help_and_search(snap_compare):
+    assert snap_compare(cycle_app(), terminal_size=SIZE, run_before=keys("2", "slash", *"add", "enter"))
