@@ -221,6 +221,31 @@ def test_division_and_modulo_follow_python_signs():
 
 
 @cuda.jit
+def _float_divmod(a, b, out):
+    out[0] = a // b
+    out[1] = a % b
+
+
+@pytest.mark.parametrize("a,b", [(1.0, 0.1), (-1.0, 0.1), (5.5, -2.0), (-7.25, 2.0), (0.0, -3.0), (-0.0, 3.0),
+                                 (1e300, 1e-300), (7.0, 7.0), (-0.3, 0.1)])
+def test_float_floor_division_and_modulo_match_python(a, b):
+    out = np.zeros(2)
+    _float_divmod[1, 1](a, b, out)
+    assert out[0] == a // b and out[1] == a % b
+    assert np.signbit(out[0]) == np.signbit(a // b) and np.signbit(out[1]) == np.signbit(a % b)
+
+
+def test_division_by_zero_does_not_raise():
+    """numba on a GPU raises nothing: integer x // 0 and x % 0 give 0, floats give inf and nan."""
+    out_f = np.zeros(2)
+    _float_divmod[1, 1](1.5, 0.0, out_f)
+    assert out_f[0] == np.inf and np.isnan(out_f[1])
+    out_i = np.zeros(2, dtype=np.int64)
+    _float_divmod[1, 1](7, 0, out_i)
+    assert list(out_i) == [0, 0]
+
+
+@cuda.jit
 def _int32_widening(a, b, out):
     out[0] = a * b  # int32 * int32 is int64 in numba: no 32-bit overflow
 

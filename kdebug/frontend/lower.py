@@ -405,14 +405,8 @@ class FunctionLowerer:
                 return b.fsub(x, y)
             if isinstance(op, ast.Mult):
                 return b.fmul(x, y)
-            if isinstance(op, ast.FloorDiv):
-                return self.call_intrinsic("llvm.floor", [b.fdiv(x, y)])
-            if isinstance(op, ast.Mod):
-                r = b.frem(x, y)
-                zero = ir.Constant(x.type, 0.0)
-                fix = b.and_(b.fcmp_unordered("!=", r, zero),
-                             b.icmp_unsigned("!=", b.fcmp_ordered("<", r, zero), b.fcmp_ordered("<", y, zero)))
-                return b.select(fix, b.fadd(r, y), r)
+            if isinstance(op, (ast.FloorDiv, ast.Mod)):
+                return self.float_divmod(op, x, y)
             if isinstance(op, ast.Pow):
                 return self.call_intrinsic("llvm.pow", [x, y])
         signed = result_t.signed
@@ -460,6 +454,29 @@ class FunctionLowerer:
             return b.select(is_zero, zero, q)
         r = b.select(adjust, b.add(r, y), r)
         return b.select(b.or_(is_zero, is_m1), zero, r)
+
+    def float_divmod(self, op, x, y):
+        """Python's float // and % (CPython's and numba's algorithm, so 1.0 // 0.1 == 9.0).
+
+        A zero divisor gives x / 0 for // and NaN for %, as numba on a GPU (no exception).
+        """
+        b = self.builder
+        zero, one, half = (ir.Constant(x.type, v) for v in (0.0, 1.0, 0.5))
+        mod = b.frem(x, y)
+        div = b.fdiv(b.fsub(x, mod), y)
+        fix = b.and_(b.fcmp_unordered("!=", mod, zero),
+                     b.icmp_unsigned("!=", b.fcmp_ordered("<", y, zero), b.fcmp_ordered("<", mod, zero)))
+        mod = b.select(fix, b.fadd(mod, y), mod)
+        div = b.select(fix, b.fsub(div, one), div)
+        if isinstance(op, ast.Mod):
+            signed_zero = self.call_intrinsic("llvm.copysign", [zero, y])
+            return b.select(b.fcmp_ordered("==", mod, zero), signed_zero, mod)
+        floor = self.call_intrinsic("llvm.floor", [div])
+        floor = b.select(b.fcmp_ordered(">", b.fsub(div, floor), half), b.fadd(floor, one), floor)
+        quotient = b.fdiv(x, y)
+        result = b.select(b.fcmp_ordered("==", div, zero), self.call_intrinsic("llvm.copysign", [zero, quotient]),
+                          floor)
+        return b.select(b.fcmp_ordered("==", y, zero), quotient, result)
 
     def ipow_function(self, ty):
         name = f"kdebug.ipow.i{ty.width}"
