@@ -326,3 +326,51 @@ def test_stepper_pauses_and_resumes_on_commands():
     assert kinds == [("phase_started", "finish"), ("paused", "finish"), ("resumed", ""),
                      ("phase_started", "validate"), ("paused", "step"), ("resumed", ""),
                      ("phase_started", "emit")]
+
+
+def test_memcheck_error_alerts_and_marks_the_job(tmp_path):
+    script = tmp_path / "oob.py"
+    script.write_text(textwrap.dedent("""\
+        import numpy as np
+        from kdebug import cuda
+
+        @cuda.jit
+        def oob(a):
+            i = cuda.grid(1)
+            a[i + 1] = 1.0
+
+        oob[1, 32](np.zeros(32, np.float32))
+    """))
+
+    async def go():
+        app = live_app(str(script), cwd=str(tmp_path))
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.model.ended is not None, "the session to end")
+            await pilot.pause()
+            assert any(d.category == "memcheck" and d.job == 1 for d in app.model.diagnostics)
+            assert tree_labels(app)[0].startswith("\u2716")  # the job's node is marked
+            assert any("memcheck [job #1]" in line for line in view_lines(app, "diagnostics"))
+            assert any(n.severity == "error" for n in app._notifications)  # popped up when it happened
+            assert app.query_one("#launches").row_count == 1
+    run(go())
+
+
+def test_rerun_emitting_ptx_fills_the_ptx_tab():
+    async def go():
+        app = live_app(SAXPY)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.model.ended is not None, "the first run")
+            app.action_rerun(ptx=True)
+            await wait_for(pilot, lambda: app.model.ended is not None, "the PTX run")
+            assert app.opts.target == "ptx" and app.opts.strategy == "worklist"
+            await pilot.press("4")
+            lines = view_lines(app, "view-ptx")
+            assert any(".entry" in line for line in lines)
+    run(go())
+
+
+@pytest.mark.parametrize("language", ["llvm", "python", "ptx", "asm"])
+def test_every_language_has_a_highlighter(language):
+    from kdebug.tui.documents import highlight_line
+    text = highlight_line("  %v1 = add i64 %n, 1 ; ret", language)
+    assert text.plain == "  %v1 = add i64 %n, 1 ; ret" and text.spans

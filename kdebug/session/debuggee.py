@@ -153,6 +153,8 @@ def child_main(argv: list[str]) -> int:
     parser = cli._Parser(prog="kdebug-debuggee")
     parser.add_argument("--events-fd", type=int, required=True)
     parser.add_argument("--control-fd", type=int, default=None)
+    parser.add_argument("--target", choices=("cpu", "ptx"), default="cpu",
+                        help="ptx: also emit every job's PTX and ptxas report (as kdebug dump --target ptx)")
     cli._add_run_options(parser)
     opts = parser.parse_args(argv)
     faulthandler.enable()  # a segfault prints where it happened before the child dies
@@ -189,6 +191,8 @@ def child_argv(opts) -> list[str]:
         argv += ["--shuffle-threads", str(opts.shuffle_threads)]
     if opts.breakpoints:
         argv += ["--break", opts.breakpoints]
+    if getattr(opts, "target", "cpu") == "ptx":
+        argv += ["--target", "ptx"]
     return argv + [opts.script] + list(opts.args)
 
 

@@ -223,7 +223,6 @@ class KdebugApp(App):
         elif paused is not None:
             text.append(f"\u23f8 paused ({paused.breakpoint}): ", "bold yellow")
             text.append(paused.message)
-            text.append("   s step \u00b7 c continue \u00b7 b breakpoints", "dim")
         elif self.replay:
             text.append("replay (trace without session end)", "yellow")
         else:
@@ -296,16 +295,20 @@ class KdebugApp(App):
             dbg.kill()
             self.notify("killed the debuggee", severity="warning")
 
-    def action_rerun(self, strategy: str | None = None) -> None:
+    def action_rerun(self, strategy: str | None = None, ptx: bool | None = None) -> None:
+        """Run the script again: with ``strategy``, else the next one when ``ptx`` is not being toggled."""
         if self.replay or self.opts is None:
             self.notify("this is a replay: nothing to rerun")
             return
         current = self.opts.strategy
-        strategy = strategy or STRATEGIES[(STRATEGIES.index(current) + 1) % len(STRATEGIES)]
+        if strategy is None:
+            strategy = current if ptx is not None else STRATEGIES[(STRATEGIES.index(current) + 1) % len(STRATEGIES)]
         self._stop_debuggee()
         self.clear_notifications()
         self.opts = copy.copy(self.opts)
         self.opts.strategy = strategy
+        if ptx is not None:
+            self.opts.target = "ptx" if ptx else "cpu"
         self.model = SessionModel()
         self._inbox.clear()
         self.tree.reset(self.model)
@@ -316,7 +319,7 @@ class KdebugApp(App):
         self._start()
         self._update_header()
         self._update_status()
-        self.notify(f"rerunning with strategy {strategy}")
+        self.notify(f"rerunning with strategy {strategy}" + (" and PTX" if getattr(self.opts, "target", "") == "ptx" else ""))
 
     # ---- actions: navigation ----------------------------------------------------------------------
     def action_tab(self, tab: str) -> None:
@@ -439,6 +442,8 @@ class KdebugApp(App):
         for strategy in STRATEGIES:
             yield SystemCommand(f"Rerun with strategy {strategy}", "Run the script again (r cycles strategies)",
                                 lambda s=strategy: self.action_rerun(s))
+        yield SystemCommand("Rerun emitting PTX", "Also compile every job to PTX, with the ptxas report (PTX tab)",
+                            lambda: self.action_rerun(ptx=True))
         yield SystemCommand("Search", "Search the view (/, then n / N)", self.action_search)
         yield SystemCommand("Next match", "n", self.action_next_match)
         yield SystemCommand("Previous match", "N", self.action_previous_match)

@@ -225,8 +225,11 @@ class DetailPane(Vertical):
             f"\u2022 {name}: {what}" for name, what in teaching.FINISH_PASSES.items())
         before, _ = self._text("before_finish") if job is not None else (None, "")
         after, _ = self._text("after_finish") if job is not None else (None, "")
-        if job is not None and before is None and after is None and job.state == "done":
-            help_text += "\n\u2716 this job never went through the finish passes (a finish-coverage miss)"
+        misses = [d for d in self.model.diagnostics if d.category == "finish" and job is not None and d.job == job.id]
+        if misses:
+            help_text = "\u2716 " + misses[0].message + "\n" + help_text
+        elif job is not None and before is None and after is None and job.state == "done":
+            help_text = "\u2716 this job never went through the finish passes (a finish-coverage miss)\n" + help_text
         self.query_one("#finish-help", Static).update(
             help_text + f"\n[d] {'side by side' if self.diff_mode == 'unified' else 'unified diff'}", layout=False)
         if before is None or after is None:
@@ -240,15 +243,18 @@ class DetailPane(Vertical):
             emitted, lang = self._text("emit")
             if lang == "ptx":
                 text = emitted
-        usage = next((self._text(p)[0] for p in ("ptxas", "ptxas_info", "resources") if job is not None
-                      and self._text(p)[0]), None)
+        usage = self._text("ptxas")[0] if job is not None else None
         info = teaching.phase_help("ptx")
-        if usage:
-            info += "\nptxas: " + usage.strip()
-        elif text is None:
-            info += "\nNo PTX for this job: the CPU target emits host code (try `kdebug dump --target ptx` or --backend gpu)."
+        if text is None:
+            info += ("\nNo PTX for this job: the CPU target emits host code. ctrl+p \u2192 Rerun emitting PTX "
+                     "(or kdebug dump --target ptx, or --backend gpu).")
+        elif usage:
+            info += "\nThe ptxas report (registers, shared and local memory, spills) heads the listing."
         self.query_one("#ptx-info", Static).update(info, layout=False)
-        self._set("ptx", CodeDocument(text, "ptx") if text else Document([]))
+        if not text:
+            return self._set("ptx", Document([]))
+        head = "".join(f"// ptxas: {line}\n" for line in usage.splitlines()) + "\n" if usage else ""
+        self._set("ptx", CodeDocument(head + text, "ptx"))
 
     def _show_asm(self, job) -> None:
         if job is None:

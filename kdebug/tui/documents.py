@@ -13,7 +13,9 @@ from pygments.token import Token
 from rich.style import Style
 from rich.text import Text
 
-LEXERS = {"llvm": "llvm", "python": "python", "ptx": "ptx", "asm": "gas"}
+# language -> (module, lexer class): imported directly, since looking a lexer up by name scans them all
+LEXERS = {"llvm": ("pygments.lexers.asm", "LlvmLexer"), "python": ("pygments.lexers.python", "PythonLexer"),
+          "ptx": ("pygments.lexers.ptx", "PtxLexer"), "asm": ("pygments.lexers.asm", "GasLexer")}
 
 # token type -> style, looked up from the most specific type up to Token
 TOKEN_STYLES: dict = {
@@ -43,11 +45,12 @@ def _style_for(ttype) -> Style | None:
 
 @lru_cache(maxsize=None)
 def _lexer(language: str):
-    from pygments.lexers import get_lexer_by_name
-    name = LEXERS.get(language)
-    if name is None:
+    import importlib
+    where = LEXERS.get(language)
+    if where is None:
         return None
-    return get_lexer_by_name(name, stripnl=False, ensurenl=False)
+    cls = getattr(importlib.import_module(where[0]), where[1])
+    return cls(stripnl=False, ensurenl=False)
 
 
 def highlight_line(line: str, language: str) -> Text:

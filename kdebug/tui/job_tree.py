@@ -69,25 +69,22 @@ class JobTree(Tree):
         self.alerts.clear()
 
     def add_events(self, events: list[E.Event]) -> None:
-        dirty: set[int] = set()
+        """Grow the tree by a batch of events (already applied to the model).
+
+        New nodes are created after the batch is scanned, with their final labels, so
+        replaying a whole trace labels each node once.
+        """
         model = self.model
+        adds: list[tuple[str, object]] = []  # ("job", id) or ("backref", Reentrant), in event order
+        dirty: set[int] = set()
         for ev in events:
             job = getattr(ev, "job", None)
             if isinstance(ev, E.JobRequested):
-                parent = self.job_nodes.get(ev.parent) if ev.parent is not None else None
-                view = model.jobs[ev.job]
-                self.job_nodes[ev.job] = (parent or self.root).add(job_label(view), data=("job", ev.job),
-                                                                    expand=True, allow_expand=False)
-                if parent is not None and not parent.allow_expand:
-                    parent.allow_expand = True
+                adds.append(("job", ev.job))
             elif isinstance(ev, E.Reentrant):
-                node = self.job_nodes.get(ev.job)
-                if node is not None:
-                    index = next(i for i in range(len(model.reentrant) - 1, -1, -1) if model.reentrant[i] is ev)
-                    node.add_leaf(backref_label(ev), data=("backref", index))
-                    node.allow_expand = True
-                    self.alerts.setdefault(ev.job, "warning")
-                    dirty.add(ev.job)
+                adds.append(("backref", ev))
+                self.alerts.setdefault(ev.job, "warning")
+                dirty.add(ev.job)
             elif isinstance(ev, E.Diagnostic) and isinstance(job, int):
                 if ev.severity == "error":
                     self.alerts[job] = "error"
@@ -96,6 +93,22 @@ class JobTree(Tree):
                 dirty.add(job)
             elif isinstance(job, int) and not isinstance(ev, (E.Snapshot, E.PhaseFinished)):
                 dirty.add(job)
+        backref_index = {id(ev): i for i, ev in enumerate(model.reentrant)} if any(
+            kind == "backref" for kind, _ in adds) else {}
+        for kind, what in adds:
+            if kind == "job":
+                view = model.jobs[what]
+                parent = self.job_nodes.get(view.parent) if view.parent is not None else None
+                self.job_nodes[what] = (parent or self.root).add(
+                    job_label(view, self.alerts.get(what)), data=("job", what), expand=True, allow_expand=False)
+                dirty.discard(what)
+                if parent is not None and not parent.allow_expand:
+                    parent.allow_expand = True
+            else:
+                node = self.job_nodes.get(what.job)
+                if node is not None:
+                    node.add_leaf(backref_label(what), data=("backref", backref_index[id(what)]))
+                    node.allow_expand = True
         for jid in dirty:
             node, view = self.job_nodes.get(jid), model.jobs.get(jid)
             if node is not None and view is not None:
