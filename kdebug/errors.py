@@ -52,6 +52,12 @@ class LaunchError(KdebugError):
     kind = "launch error"
 
 
+class ArrayError(KdebugError, ValueError, TypeError):
+    """Misuse of the host array API: an unsupported dtype, mismatched shapes (still a ValueError/TypeError)."""
+
+    kind = "array error"
+
+
 class KernelRuntimeError(KdebugError):
     """Something a kernel did while running: out-of-bounds access, divergent barrier..."""
 

@@ -15,7 +15,7 @@ import textwrap
 
 import pytest
 
-from kdebug.errors import CompileError, KdebugError, LaunchError
+from kdebug.errors import ArrayError, CompileError, KdebugError, LaunchError
 from conftest import run_kdebug
 
 HEADER = """\
@@ -25,7 +25,7 @@ from kdebug import cuda
 from kdebug.cuda import float32, float64, int32, int64
 """
 
-C, L = CompileError, LaunchError
+C, L, A = CompileError, LaunchError, ArrayError
 
 # (id, module body, expected error class, message fragment)
 CASES = [
@@ -770,6 +770,25 @@ def k(a, n):
 def run():
     k[1, 1](np.zeros(4, dtype=np.float64), 1)  # ERR
 """, L, "was compiled for"),
+    # ---- host array API -----------------------------------------------------------------------
+    ("device_array_float16", """
+def run():
+    cuda.device_array(8, dtype=np.float16)  # ERR
+""", A, "not float16"),
+    ("to_device_complex", """
+def run():
+    cuda.to_device(np.zeros(4, dtype=np.complex64))  # ERR
+""", A, "not complex64"),
+    ("copy_to_host_wrong_shape", """
+def run():
+    d = cuda.to_device(np.zeros((4, 5)))
+    d.copy_to_host(np.zeros(3))  # ERR
+""", A, "copy_to_host: shapes differ ((3,) vs (4, 5))"),
+    ("copy_to_device_wrong_shape", """
+def run():
+    d = cuda.device_array(4)
+    d.copy_to_device(np.zeros(5))  # ERR
+""", A, "copy_to_device: shapes differ ((5,) vs (4,))"),
 ]
 
 
@@ -802,6 +821,11 @@ def test_table_is_big_enough():
     assert len(CASES) >= 30
     assert len({c[0] for c in CASES}) == len(CASES)
     assert sum(1 for c in CASES if c[2] is LaunchError) >= 10
+
+
+def test_array_errors_are_still_value_and_type_errors():
+    """Scripts written for numba catch ValueError/TypeError from the host array API."""
+    assert issubclass(ArrayError, ValueError) and issubclass(ArrayError, TypeError)
 
 
 @pytest.mark.parametrize("name,body,cls,fragment", CASES, ids=[c[0] for c in CASES])

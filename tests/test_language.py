@@ -589,6 +589,17 @@ def test_device_arrays_to_device_copy_to_host_and_back():
     assert d.copy_to_host()[3] == -1
 
 
+def test_contiguous_slices_of_device_arrays_are_views():
+    d = cuda.to_device(np.zeros((4, 5)))
+    _add_one[1, 8](d[1])
+    _add_one[1, 16](d[2:4].ravel())
+    expected = np.zeros((4, 5))
+    expected[1:] = 1
+    np.testing.assert_array_equal(d.copy_to_host(), expected)
+    d[0][2] = 7.0  # host writes through a row view too
+    assert d[0, 2] == 7.0
+
+
 def test_device_array_and_device_array_like():
     d = cuda.device_array((3, 4), dtype=np.int32)
     assert d.shape == (3, 4) and d.dtype == np.int32

@@ -6,6 +6,12 @@ import numpy as np
 from kdebug.lang import types as T
 
 
+def _array_error(message: str, hint: str):
+    from kdebug.errors import ArrayError
+    from kdebug.lang.dispatcher import caller_location
+    return ArrayError(message, caller_location(), hint)
+
+
 class DeviceNDArray:
     """An array in device memory. On the CPU backend the device is host memory.
 
@@ -17,8 +23,8 @@ class DeviceNDArray:
     def __init__(self, shape, dtype, buffer: np.ndarray | None = None, device=None) -> None:
         dtype = np.dtype(dtype)
         if T.from_dtype(dtype) is None:
-            raise TypeError(f"kdebug device arrays hold int8..int64, uint8..uint64, float32, float64 or bool, "
-                            f"not {dtype}")
+            raise _array_error(f"kdebug device arrays hold int8..int64, uint8..uint64, float32, float64 or bool, "
+                               f"not {dtype}", "convert first, e.g. a.astype(np.float32)")
         self._host = buffer if buffer is not None else np.empty(shape, dtype=dtype)
         self._owner = None  # a backend may attach real device memory here
         self._dev = device  # the gpu runtime's DeviceBuffer, or None: the data is _host
@@ -58,20 +64,24 @@ class DeviceNDArray:
         if ary is None:
             return self._synced().copy()
         if ary.shape != self.shape:
-            raise ValueError(f"copy_to_host: shapes differ ({ary.shape} vs {self.shape})")
+            raise _array_error(f"copy_to_host: shapes differ ({ary.shape} vs {self.shape})",
+                               "pass a host array of the device array's shape, or none to get a new one")
         np.copyto(ary, self._synced())
         return ary
 
     def copy_to_device(self, ary, stream=0) -> None:
         src = ary._synced() if isinstance(ary, DeviceNDArray) else np.asarray(ary)
         if src.shape != self.shape:
-            raise ValueError(f"copy_to_device: shapes differ ({src.shape} vs {self.shape})")
+            raise _array_error(f"copy_to_device: shapes differ ({src.shape} vs {self.shape})",
+                               "copy an array of the device array's shape")
         np.copyto(self._host, src, casting="unsafe")
         if self._dev is not None:
             self._dev.from_host(self._host)
 
     def __getitem__(self, index):
         value = self._synced()[index]
+        if isinstance(value, np.ndarray) and self._dev is None and value.flags.c_contiguous:
+            return DeviceNDArray(value.shape, value.dtype, value)  # a view, as in numba: kernels write through it
         if isinstance(value, np.ndarray):
             value = np.ascontiguousarray(value).copy()
             if self._dev is not None:
