@@ -370,3 +370,47 @@ def test_gpu_headless_run_reports_gpu_launches():
     r = run_kdebug("run", "--headless", "--backend", "gpu", "sample_kernels/dynamic_parallel.py", timeout=300)
     assert r.returncode == 0, r.stderr
     assert "gpu" in r.stdout
+
+
+# ---- the GPU check script and benchmark, as far as a machine without a GPU allows --------------------
+GPU_CHECK = os.path.join(ROOT, "scripts", "gpu_check.sh")
+
+
+def _gpu_check(*args, env=None):
+    return subprocess.run(["bash", GPU_CHECK, *args], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env=dict(os.environ, **(env or {})))
+
+
+def test_gpu_check_usage():
+    r = _gpu_check("--help")
+    assert r.returncode == 0 and "--steps LIST" in r.stdout and "fetch_gpu_deps.sh" in r.stdout
+    r = _gpu_check("--frobnicate")
+    assert r.returncode == 2 and "unknown option: --frobnicate" in r.stderr
+    r = _gpu_check("--steps", "build,launch")
+    assert r.returncode == 2 and "unknown step 'launch'" in r.stderr
+
+
+def test_gpu_check_build_fails_clearly_without_a_driver(tmp_path):
+    if GPU_OK:
+        pytest.skip("a GPU driver is present here: the build step would build pycuda")
+    r = _gpu_check("--steps", "build", "--work", str(tmp_path), "--wheels", str(tmp_path / "none"))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert re.search(r"gpu_check: (no CUDA toolkit found|no pycuda sdist in|no libcuda\.so\.1)", r.stderr), r.stderr
+    r = _gpu_check("--steps", "samples", "--work", str(tmp_path))
+    assert r.returncode == 2 and "pycuda does not start here" in r.stderr or "no CUDA toolkit" in r.stderr
+
+
+def test_bench_gpu_table():
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    try:
+        import bench_gpu
+    finally:
+        sys.path.pop(0)
+    k = {"saxpy_n": 1 << 26, "saxpy_gbs": 3600.0, "copy_gbs": 4000.0, "matmul_n": 2048, "matmul_ms": 3.0,
+         "matmul_first_launch_s": 0.2}
+    text = bench_gpu.table(k, {"matmul_ms": 2.0, "matmul_first_launch_s": 0.4})
+    lines = text.splitlines()
+    assert lines[0].split() == ["benchmark", "kdebug", "reference", "ratio"]
+    assert "saxpy 2^26 f32, GB/s" in lines[2] and lines[2].endswith("0.90")
+    assert "numba-cuda 2.000" in lines[3] and lines[3].endswith("1.50")
+    assert bench_gpu.table(k, {"error": "numba-cuda failed: boom"}).splitlines()[3].endswith("n/a")
