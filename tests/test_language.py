@@ -246,6 +246,34 @@ def test_division_by_zero_does_not_raise():
 
 
 @cuda.jit
+def _int_pow(x, n, out):
+    out[0] = x ** n
+    out[1] = 2 ** -1  # a literal negative exponent types as an integer too
+
+
+@pytest.mark.parametrize("x,n,expected", [(2, 10, 1024), (-3, 3, -27), (5, 0, 1), (2, -1, 0), (1, -5, 1), (-1, -3, -1),
+                                          (-1, -4, 1), (0, -2, -2**63)])
+def test_integer_power_follows_numba(x, n, expected):
+    """numba types int ** int as an integer: a negative exponent gives 0 unless the base is 1 or -1."""
+    out = np.zeros(2, dtype=np.int64)
+    _int_pow[1, 1](x, n, out)
+    assert out[0] == expected and out[1] == 0
+
+
+@cuda.jit
+def _mixed_tuple(out):
+    t = (1, 2.5, 3)
+    out[0] = t[-1] + t[-2]
+    out[1] = t[+0]
+
+
+def test_negative_constant_index_of_a_mixed_tuple():
+    out = np.zeros(2)
+    _mixed_tuple[1, 1](out)
+    assert list(out) == [5.5, 1]
+
+
+@cuda.jit
 def _int32_widening(a, b, out):
     out[0] = a * b  # int32 * int32 is int64 in numba: no 32-bit overflow
 

@@ -29,6 +29,7 @@ import tempfile
 import types
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -431,7 +432,7 @@ class Program:
             self.make_helper()
         inline = self.draw(st.booleans())
         indent = 2 if inline else 1
-        self.block({"i", "n"}, 2, indent, False, self.integer(2, 7))
+        self.block({"i", "n"}, 2, indent, False, self.integer(2, 6))
         body = "\n".join(self.lines) + "\n"
         parts = [HEADER] + [h[1] for h in self.helpers]
         if inline:
@@ -514,6 +515,7 @@ def _inputs(draw):
             np.zeros(NTHREADS * K32, dtype=np.float32)]
 
 
+@pytest.mark.timeout(int(os.environ.get("KDEBUG_PROPERTY_TIMEOUT", 600)))  # ~60 s on 2 cores; a limit for slow machines
 @settings(max_examples=int(os.environ.get("KDEBUG_PROPERTY_EXAMPLES", 200)), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.data())
 def test_random_kernels_match_plain_python(data):

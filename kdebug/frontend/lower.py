@@ -13,7 +13,7 @@ import math
 import numpy as np
 from llvmlite import ir
 
-from kdebug.frontend.typeinfer import PyValue, TypedFunction, LaunchTarget, infer_function
+from kdebug.frontend.typeinfer import PyValue, TypedFunction, LaunchTarget, constant_index, infer_function
 from kdebug.lang import intrinsics as I
 from kdebug.lang import types as T
 
@@ -341,8 +341,8 @@ class FunctionLowerer:
         if isinstance(base_t, T.Tuple):
             tup = self.expr(node.value)
             idx = node.slice
-            if isinstance(idx, ast.Constant):
-                k = idx.value % len(base_t.types)
+            if constant_index(idx) is not None:
+                k = constant_index(idx) % len(base_t.types)
                 return self.builder.extract_value(tup, k)
             # a uniform tuple indexed at run time: spill it to memory
             slot = self.alloca(llvm_type(base_t))
@@ -419,7 +419,7 @@ class FunctionLowerer:
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
             return self.int_divmod(op, x, y, signed)
         if isinstance(op, ast.Pow):
-            return b.call(self.ipow_function(x.type), [x, y])
+            return b.call(self.ipow_function(x.type, signed), [x, y])
         if isinstance(op, ast.BitAnd):
             return b.and_(x, y)
         if isinstance(op, ast.BitOr):
@@ -478,8 +478,10 @@ class FunctionLowerer:
                           floor)
         return b.select(b.fcmp_ordered("==", y, zero), quotient, result)
 
-    def ipow_function(self, ty):
-        name = f"kdebug.ipow.i{ty.width}"
+    def ipow_function(self, ty, signed=True):
+        """Integer x ** n by squaring. As numba: for n < 0 the result is 0 unless x**|n| is 1 or -1, and
+        0 ** -n gives the most negative integer (numba's result when zero division does not raise)."""
+        name = f"kdebug.ipow.{'i' if signed else 'u'}{ty.width}"
         if name in self.module.globals:
             return self.module.globals[name]
         fn = ir.Function(self.module, ir.FunctionType(ty, [ty, ty]), name=name)
@@ -487,6 +489,8 @@ class FunctionLowerer:
         base, exp = fn.args
         entry, loop, body, done = (fn.append_basic_block(n) for n in ("entry", "loop", "body", "done"))
         b = ir.IRBuilder(entry)
+        negative = b.icmp_signed("<", exp, ir.Constant(ty, 0)) if signed else ir.Constant(i1, 0)
+        magnitude = b.select(negative, b.neg(exp), exp)
         b.branch(loop)
         b.position_at_end(loop)
         acc = b.phi(ty)
@@ -494,19 +498,22 @@ class FunctionLowerer:
         e = b.phi(ty)
         acc.add_incoming(ir.Constant(ty, 1), entry)
         cur.add_incoming(base, entry)
-        e.add_incoming(exp, entry)
-        b.cbranch(b.icmp_signed(">", e, ir.Constant(ty, 0)), body, done)
+        e.add_incoming(magnitude, entry)
+        b.cbranch(b.icmp_unsigned(">", e, ir.Constant(ty, 0)), body, done)
         b.position_at_end(body)
         odd = b.trunc(e, i1)
         acc2 = b.select(odd, b.mul(acc, cur), acc)
         cur2 = b.mul(cur, cur)
-        e2 = b.ashr(e, ir.Constant(ty, 1))
+        e2 = b.lshr(e, ir.Constant(ty, 1))
         acc.add_incoming(acc2, body)
         cur.add_incoming(cur2, body)
         e.add_incoming(e2, body)
         b.branch(loop)
         b.position_at_end(done)
-        b.ret(acc)  # negative exponents give 1 here; numba raises on the CPU and is undefined on a GPU
+        unit = b.or_(b.icmp_signed("==", acc, ir.Constant(ty, 1)), b.icmp_signed("==", acc, ir.Constant(ty, -1)))
+        inverted = b.select(unit, acc, ir.Constant(ty, 0))
+        inverted = b.select(b.icmp_signed("==", acc, ir.Constant(ty, 0)), ir.Constant(ty, 1 << (ty.width - 1)), inverted)
+        b.ret(b.select(negative, inverted, acc))
         return fn
 
     def call_intrinsic(self, name, args):

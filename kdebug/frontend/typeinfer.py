@@ -475,11 +475,12 @@ class TypeInferer:
         if isinstance(base_t, T.Tuple):
             idx = node.slice
             it = self.expr(idx)
-            if isinstance(idx, ast.Constant) and isinstance(idx.value, int):
+            k = constant_index(idx)
+            if k is not None:
                 n = len(base_t.types)
-                if not -n <= idx.value < n:
-                    raise self.error(idx, f"tuple index {idx.value} out of range for a tuple of {n}", f"use 0..{n - 1}")
-                return base_t.types[idx.value]
+                if not -n <= k < n:
+                    raise self.error(idx, f"tuple index {k} out of range for a tuple of {n}", f"use 0..{n - 1}")
+                return base_t.types[k]
             if isinstance(it, T.Scalar) and it.is_int and len(set(base_t.types)) == 1:
                 return base_t.types[0]
             raise self.error(idx, "tuples of mixed types must be indexed with a constant", "write t[0], t[1]...")
@@ -749,6 +750,17 @@ class TypeInferer:
         self.tf.deferred.append(DeferredRequest(node, fn, job_argtypes, "pointer", "device"))
         self.tf.features.add("pointer")
         return restype
+
+
+def constant_index(node) -> int | None:
+    """The value of a literal integer index such as ``2`` or ``-1`` (a unary minus in the AST), else None."""
+    sign = 1
+    while isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        sign = -sign if isinstance(node.op, ast.USub) else sign
+        node = node.operand
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return sign * node.value
+    return None
 
 
 def _unbound_loads(tree, local: set) -> set:
