@@ -12,6 +12,9 @@
 #   --work DIR     build and install folder (default: a folder under $TMPDIR or /tmp)
 #   --steps LIST   comma-separated, in this order: build,test,samples,bench (default: all four)
 #   --quick        small benchmark sizes
+#   --samples LIST only these sample_kernels (names without .py, comma-separated; default: all)
+#   --compare A,B  the two backends the samples step compares (default: cpu,gpu; cpu,cpu checks
+#                  the step itself on a machine without a GPU)
 #   --python PY    the interpreter (default: python3)
 #   -h, --help     this text
 #
@@ -32,6 +35,8 @@ WORK=${TMPDIR:-/tmp}/kdebug-gpu-check
 STEPS=build,test,samples,bench
 QUICK=""
 PY=python3
+SAMPLES=""
+COMPARE=cpu,gpu
 
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 die() { echo "gpu_check: $*" >&2; exit 2; }
@@ -42,6 +47,8 @@ while [ $# -gt 0 ]; do
         --work) [ $# -ge 2 ] || die "--work needs a folder"; WORK=$2; shift 2 ;;
         --steps) [ $# -ge 2 ] || die "--steps needs a list"; STEPS=$2; shift 2 ;;
         --quick) QUICK=--quick; shift ;;
+        --samples) [ $# -ge 2 ] || die "--samples needs a list"; SAMPLES=$2; shift 2 ;;
+        --compare) [ $# -ge 2 ] || die "--compare needs two backends"; COMPARE=$2; shift 2 ;;
         --python) [ $# -ge 2 ] || die "--python needs an interpreter"; PY=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "gpu_check: unknown option: $1 (see --help)" >&2; exit 2 ;;
@@ -51,6 +58,10 @@ for s in ${STEPS//,/ }; do
     case "$s" in build|test|samples|bench) ;; *) die "unknown step '$s' (steps: build,test,samples,bench)" ;; esac
 done
 want() { [[ ",$STEPS," == *",$1,"* ]]; }
+[[ "$COMPARE" =~ ^(cpu|gpu|auto),(cpu|gpu|auto)$ ]] || die "--compare takes two of cpu, gpu, auto: A,B"
+BACK_A=${COMPARE%,*}
+BACK_B=${COMPARE#*,}
+needs_gpu() { want test || want bench || { want samples && [[ ",$COMPARE," == *",gpu,"* ]]; }; }
 
 mkdir -p "$WORK" || die "cannot create $WORK"
 LOGS=${OUT:-$WORK}
@@ -96,9 +107,12 @@ find_libcuda() {  # a folder holding libcuda.so.1 (the driver), from ldconfig an
 }
 
 CUDA_ROOT_DIR=$(cuda_root)
-[ -n "$CUDA_ROOT_DIR" ] || die "no CUDA toolkit found (nvcc on PATH, or CUDA_HOME with include/cuda.h)"
-export CUDA_HOME=$CUDA_ROOT_DIR
-note "CUDA toolkit: $CUDA_ROOT_DIR"
+if [ -n "$CUDA_ROOT_DIR" ]; then
+    export CUDA_HOME=$CUDA_ROOT_DIR
+    note "CUDA toolkit: $CUDA_ROOT_DIR"
+elif want build || needs_gpu; then
+    die "no CUDA toolkit found (nvcc on PATH, or CUDA_HOME with include/cuda.h)"
+fi
 SDIST=$(ls "$WHEELS"/pycuda-*.tar.gz 2>/dev/null | head -1)
 PYCUDA_SRC=$WORK/$(basename "${SDIST:-pycuda-none.tar.gz}" .tar.gz)
 export PYTHONPATH=$SITE:$PYCUDA_SRC:$REPO${PYTHONPATH:+:$PYTHONPATH}
@@ -149,7 +163,7 @@ if want build; then
     fi
 fi
 
-"$PY" - <<'EOF' || die "pycuda does not start here (see above); run the build step first"
+needs_gpu && { "$PY" - <<'EOF' || die "pycuda does not start here (see above); run the build step first"; }
 import pycuda.driver as drv
 drv.init()
 d = drv.Device(0)
@@ -173,22 +187,26 @@ fi
 
 # ---- samples --------------------------------------------------------------------------------------
 if want samples; then
-    note "samples: CPU backend against GPU"
+    note "samples: the $BACK_A backend against $BACK_B"
     ok=0; total=0
     for f in "$REPO"/sample_kernels/*.py; do
         name=$(basename "$f" .py)
+        [ -z "$SAMPLES" ] || [[ ",$SAMPLES," == *",$name,"* ]] || continue
         total=$((total + 1))
-        cpu=$(cd "$REPO" && KDEBUG_BACKEND=cpu timeout 120 "$PY" "$f" 2>"$LOGS/$name.cpu.err"); rc_cpu=$?
-        gpu=$(cd "$REPO" && KDEBUG_BACKEND=gpu timeout 120 "$PY" "$f" 2>"$LOGS/$name.gpu.err"); rc_gpu=$?
-        if [ $rc_cpu -ne 0 ] || [ $rc_gpu -ne 0 ]; then
-            echo "  $name: FAIL (exit cpu $rc_cpu, gpu $rc_gpu)"; tail -5 "$LOGS/$name.gpu.err" | sed 's/^/    /'
-        elif [ "$cpu" != "$gpu" ]; then
-            echo "  $name: DIFF"; diff <(echo "$cpu") <(echo "$gpu") | head -10 | sed 's/^/    /'
+        a=$LOGS/$name.1-$BACK_A; b=$LOGS/$name.2-$BACK_B
+        (cd "$REPO" && KDEBUG_BACKEND=$BACK_A timeout 120 "$PY" "$f" >"$a.out" 2>"$a.err"); rc_a=$?
+        (cd "$REPO" && KDEBUG_BACKEND=$BACK_B timeout 120 "$PY" "$f" >"$b.out" 2>"$b.err"); rc_b=$?
+        if [ $rc_a -ne 0 ] || [ $rc_b -ne 0 ]; then
+            echo "  $name: FAIL (exit $BACK_A $rc_a, $BACK_B $rc_b)"; tail -5 "$a.err" "$b.err" | sed 's/^/    /'
+        elif ! "$PY" "$REPO/scripts/compare_outputs.py" "$a.out" "$b.out"; then
+            echo "  $name: DIFF"; diff "$a.out" "$b.out" | head -10 | sed 's/^/    /'
         else
-            echo "  $name: same ($(echo "$gpu" | tail -1 | cut -c1-60))"; ok=$((ok + 1))
+            echo "  $name: same ($(tail -1 "$b.out" | cut -c1-60))"; ok=$((ok + 1))
         fi
     done
-    [ $ok -eq $total ] && result "samples  ok ($ok/$total same on GPU and CPU)" || result "samples  FAIL ($ok/$total same)"
+    [ $total -gt 0 ] || result "samples  FAIL (no sample matched '$SAMPLES')"
+    [ $total -gt 0 ] && { [ $ok -eq $total ] && result "samples  ok ($ok/$total same on $BACK_A and $BACK_B)" \
+                                              || result "samples  FAIL ($ok/$total same)"; }
 fi
 
 # ---- bench ----------------------------------------------------------------------------------------

@@ -341,7 +341,24 @@ def test_sample_gives_the_same_result_on_gpu_and_cpu(sample):
     gpu = _script_output(sample, "gpu")
     assert cpu.returncode == 0, cpu.stderr
     assert gpu.returncode == 0, gpu.stderr
-    assert gpu.stdout == cpu.stdout
+    assert same_output(cpu.stdout, gpu.stdout), (cpu.stdout, gpu.stdout)
+
+
+def same_output(a: str, b: str) -> bool:
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    try:
+        from compare_outputs import same_output as same
+    finally:
+        sys.path.pop(0)
+    return same(a, b)
+
+
+def test_sample_outputs_compare_numbers_with_a_tolerance():
+    assert same_output("reduction: sum matches (131005.234)\n", "reduction: sum matches (131005.236)\n")
+    assert not same_output("sum (131005.234)", "sum (131999.0)")
+    assert not same_output("a b c a b c", "a b c a b")
+    assert same_output("self_launch: [0, 10, 20]", "self_launch: [0, 10, 20]")
+    assert not same_output("self_launch: [0, 10, 20]", "self_launch: [0, 10, 21]")
 
 
 @needs_gpu
@@ -398,6 +415,15 @@ def test_gpu_check_build_fails_clearly_without_a_driver(tmp_path):
     assert re.search(r"gpu_check: (no CUDA toolkit found|no pycuda sdist in|no libcuda\.so\.1)", r.stderr), r.stderr
     r = _gpu_check("--steps", "samples", "--work", str(tmp_path))
     assert r.returncode == 2 and "pycuda does not start here" in r.stderr or "no CUDA toolkit" in r.stderr
+
+
+def test_gpu_check_samples_step_compares_two_backends(tmp_path):
+    r = _gpu_check("--steps", "samples", "--compare", "cpu,cpu", "--samples", "saxpy,recursive_launch",
+                   "--work", str(tmp_path), env={"OUT": str(tmp_path / "out")})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "  saxpy: same (saxpy: 65536 elements match numpy)" in r.stdout
+    assert r.stdout.rstrip().endswith("samples  ok (2/2 same on cpu and cpu)")
+    assert (tmp_path / "out" / "saxpy.1-cpu.out").is_file()  # logs go to $OUT
 
 
 def test_bench_gpu_table():
