@@ -48,6 +48,11 @@ def compile_ptx_for_current_device(pyfunc, sig, device: bool = False, **kw):
 
 
 def get_current_device():
+    from kdebug.driver.active import get_session
+    runtime = get_session().runtime
+    if getattr(runtime, "name", "") == "gpu":
+        return runtime.current_device()
+
     class _Device:
         name = b"kdebug CPU emulation"
         compute_capability = (9, 0)

@@ -52,6 +52,9 @@ class FakeCuda:
 
         drv.Error, drv.LaunchError = Error, LaunchError_
         drv.init = lambda: None
+        drv.device_attribute = types.SimpleNamespace(MAX_THREADS_PER_BLOCK="MAX_THREADS_PER_BLOCK",
+                                                     MULTIPROCESSOR_COUNT="MULTIPROCESSOR_COUNT",
+                                                     WARP_SIZE="WARP_SIZE")
         drv.jit_input_type = types.SimpleNamespace(PTX="ptx", LIBRARY="library")
 
         class Device:
@@ -61,6 +64,12 @@ class FakeCuda:
 
             def compute_capability(self):
                 return (9, 0)
+
+            def name(self):
+                return "Fake H200"
+
+            def get_attribute(self, attr):
+                return {"MAX_THREADS_PER_BLOCK": 1024, "MULTIPROCESSOR_COUNT": 132, "WARP_SIZE": 32}[attr]
 
         class Context:
             @staticmethod
@@ -200,6 +209,8 @@ def test_gpu_session_uses_ptx_target_and_device_memory(fake_gpu):
     e.copy_to_device(d)
     assert e.copy_to_host()[3] == 42
     assert d.reshape(2, 5).device_address() == d.device_address()
+    dev = cuda.get_current_device()
+    assert dev.name == b"Fake H200" and dev.compute_capability == (9, 0) and dev.MULTIPROCESSOR_COUNT == 132
 
 
 def test_gpu_launch_packs_flat_parameters_and_copies_back(fake_gpu):

@@ -9,6 +9,8 @@ launches kernels from the device is linked with the device runtime
 """
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
 from kdebug.errors import CompileError, LaunchError
@@ -58,6 +60,16 @@ class GpuRuntime:
         major, minor = self.device.compute_capability()
         self.arch = f"sm_{major}{minor}"
         self.modules: list = []  # keep every loaded module alive
+
+    def current_device(self):
+        """numba's cuda.get_current_device(): name, compute_capability and a few limits."""
+        drv = _drv()
+        attr = drv.device_attribute
+        return types.SimpleNamespace(
+            name=self.device.name().encode(), compute_capability=self.device.compute_capability(), id=0,
+            MAX_THREADS_PER_BLOCK=self.device.get_attribute(attr.MAX_THREADS_PER_BLOCK),
+            MULTIPROCESSOR_COUNT=self.device.get_attribute(attr.MULTIPROCESSOR_COUNT),
+            WARP_SIZE=self.device.get_attribute(attr.WARP_SIZE))
 
     # ---- memory ---------------------------------------------------------------
     def allocate(self, nbytes: int) -> DeviceBuffer:
