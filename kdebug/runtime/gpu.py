@@ -76,7 +76,8 @@ class GpuRuntime:
         return DeviceBuffer(nbytes)
 
     # ---- launches --------------------------------------------------------------
-    def launch(self, compiled, args, argtypes, grid, block, shared: int = 0) -> None:
+    def launch(self, compiled, args, argtypes, grid, block, shared: int = 0, **_cpu_options) -> None:
+        """Run a loaded kernel to completion (CPU-backend options such as shuffle mean nothing here)."""
         drv = _drv()
         fn = compiled.entry_address  # a pycuda Function
         name = compiled.record.name
