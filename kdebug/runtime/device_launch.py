@@ -99,11 +99,16 @@ def _device_launch(launcher, params, dims, runtime, site_id) -> None:
         fn = _launchers[launcher] = _LAUNCHER(launcher)
     t0 = time.perf_counter()
     stack.append(lid)
+    error = None
     try:
         fn(params, dims, 0, grid[0] * grid[1] * grid[2], runtime)
     finally:
         stack.pop()
-        session.bus.emit(E.LaunchFinished(launch=lid, name=rec.name, duration=time.perf_counter() - t0))
+        # the runtime record's first field is its error kind (kdebug/runtime/memcheck.py)
+        if runtime and ctypes.c_int32.from_address(runtime).value:
+            error = "kernel error: the host launch that started it reports the details"
+        session.bus.emit(E.LaunchFinished(launch=lid, name=rec.name, duration=time.perf_counter() - t0,
+                                          error=error))
 
 
 _callback = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int32),
