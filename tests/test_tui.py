@@ -207,6 +207,10 @@ def test_replay_of_a_recorded_trace(recursive_trace):
             assert "replay of recursive.jsonl" in app.sub_title
             await pilot.press("s")  # nothing runs in a replay: stepping only says so
             assert app.debuggee is None
+            launches = app.query_one("#launches")
+            launches.focus()
+            await pilot.press("down", "down", "enter")  # launch #3 is kernel_c's: the detail follows
+            assert app.detail.job_id == 3 and app.tree.selected() == ("job", 3)
     run(go())
 
 
@@ -374,3 +378,21 @@ def test_every_language_has_a_highlighter(language):
     from kdebug.tui.documents import highlight_line
     text = highlight_line("  %v1 = add i64 %n, 1 ; ret", language)
     assert text.plain == "  %v1 = add i64 %n, 1 ; ret" and text.spans
+
+
+def test_events_arriving_under_a_dialog_reach_the_main_screen(tmp_path):
+    path = write_trace(cycle_events(), str(tmp_path / "cycle.jsonl"))
+    events = list(read_trace(path))
+
+    async def go():
+        app = live_app(SAXPY)  # a live app whose debuggee we replace by a feed of events
+        app._start = lambda: None
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("b")  # the breakpoints dialog is on top
+            await pilot.pause()
+            for ev in events:
+                app._post(app.generation, "event", ev)
+            await wait_for(pilot, lambda: app.model.ended is not None, "the events")
+            await pilot.press("escape")
+            assert len(tree_labels(app)) == 4 and app.query_one("#launches").row_count == 2
+    run(go())

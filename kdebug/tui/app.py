@@ -8,6 +8,7 @@ redraw.
 from __future__ import annotations
 
 import collections
+import gc
 import copy
 import json
 import os
@@ -18,6 +19,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane
 
@@ -97,20 +99,28 @@ class KdebugApp(App):
         yield Input(placeholder="search the view (enter: find, esc: cancel)", id="search")
         yield Footer()
 
+    def _main(self, selector: str, expect_type):
+        """A widget of the main screen, also while a dialog or the command palette is on top."""
+        return self._main_screen.query_one(selector, expect_type)
+
     @property
     def tree(self) -> JobTree:
-        return self.query_one("#jobs", JobTree)
+        return self._main("#jobs", JobTree)
 
     @property
     def detail(self) -> DetailPane:
-        return self.query_one("#detail", DetailPane)
+        return self._main("#detail", DetailPane)
 
     def on_mount(self) -> None:
+        self._main_screen = self.screen
         self.tree.focus()
         if self.replay:
             self.sub_title = f"replay of {os.path.basename(self.trace_path or 'trace')}"
             self._route(self.model.events, live=False)
             self._summarise_replay()
+            # NOTE: a big trace is a heap of long-lived objects; without this, the cyclic GC
+            # walks them all now and then and a key press takes 100 ms instead of 20.
+            gc.freeze()
         else:
             self._start()
         self._update_header()
@@ -158,17 +168,20 @@ class KdebugApp(App):
             self.model.apply(ev)
             if self._trace_writer is not None:
                 self._trace_writer(ev)
-        if lines:
-            self.query_one("#output", OutputPanel).add_lines(lines)
-        if events:
-            self._route(events, live=True)
+        try:
+            if lines:
+                self._main("#output", OutputPanel).add_lines(lines)
+            if events:
+                self._route(events, live=True)
+        except NoMatches:  # the app is shutting down and its widgets are gone; the model keeps the events
+            pass
 
     def _route(self, events: list[E.Event], live: bool) -> None:
         """New events (already in the model) to every widget that shows them."""
         tree = self.tree
         tree.add_events(events)
-        self.query_one("#launches", LaunchesPanel).add_events(events)
-        self.query_one("#diagnostics", DiagnosticsPanel).add_events(events)
+        self._main("#launches", LaunchesPanel).add_events(events)
+        self._main("#diagnostics", DiagnosticsPanel).add_events(events)
         touched = {ev.job for ev in events if isinstance(getattr(ev, "job", None), int)}
         if self.detail.job_id is None and self.model.roots:
             tree.select_job(self.model.roots[0])
@@ -182,8 +195,10 @@ class KdebugApp(App):
                     if ev.job is not None:
                         tree.select_job(ev.job)
                     self.bell()
-                elif isinstance(ev, E.SessionEnded) and ev.status in ("crashed", "killed"):
-                    self.query_one("#bottom", TabbedContent).active = "tab-diagnostics"
+                elif isinstance(ev, E.SessionEnded):
+                    gc.freeze()  # the session is history now: keep the GC off it (see on_mount)
+                    if ev.status in ("crashed", "killed"):
+                        self._main("#bottom", TabbedContent).active = "tab-diagnostics"
         self._update_status()
 
     def _alert(self, events: Iterable[E.Event]) -> None:
@@ -197,7 +212,7 @@ class KdebugApp(App):
         self.notify(alerts[0][1] + more, title=title, severity=severity, timeout=5)
 
     def _summarise_replay(self) -> None:
-        n = self.query_one("#diagnostics", DiagnosticsPanel).count
+        n = self._main("#diagnostics", DiagnosticsPanel).count
         if n:
             self.notify(f"{n} alert(s) in this trace: see the Diagnostics panel", severity="warning", timeout=4)
 
@@ -232,14 +247,17 @@ class KdebugApp(App):
                 quiet = time.monotonic() - max(dbg.last_event_at, self._started_at)
                 if quiet > HANG_AFTER_S:
                     text.append(f"  no events for {quiet:.0f} s (hung?): x kills the debuggee", "bold yellow")
-        alerts = self.query_one("#diagnostics", DiagnosticsPanel).count
+        alerts = self._main("#diagnostics", DiagnosticsPanel).count
         text.append(f"   {len(m.jobs)} jobs \u00b7 {len(m.launches)} launches \u00b7 {alerts} alerts", "dim")
         if not self.replay:
             text.append(f" \u00b7 breaks: {','.join(sorted(self.breakpoints)) or 'none'}", "dim")
         return text
 
     def _update_status(self) -> None:
-        self.query_one("#status", Static).update(self.status_text(), layout=False)
+        try:
+            self._main("#status", Static).update(self.status_text(), layout=False)
+        except NoMatches:  # the app is shutting down: its widgets are gone before its timers
+            pass
 
     # ---- messages from widgets ---------------------------------------------------------------
     def on_job_chosen(self, message: JobChosen) -> None:
@@ -313,9 +331,9 @@ class KdebugApp(App):
         self._inbox.clear()
         self.tree.reset(self.model)
         self.detail.reset(self.model)
-        self.query_one("#launches", LaunchesPanel).reset(self.model)
-        self.query_one("#diagnostics", DiagnosticsPanel).reset(self.model)
-        self.query_one("#output", OutputPanel).reset()
+        self._main("#launches", LaunchesPanel).reset(self.model)
+        self._main("#diagnostics", DiagnosticsPanel).reset(self.model)
+        self._main("#output", OutputPanel).reset()
         self._start()
         self._update_header()
         self._update_status()
@@ -363,7 +381,7 @@ class KdebugApp(App):
 
     # ---- actions: search -----------------------------------------------------------------------
     def action_search(self) -> None:
-        search = self.query_one("#search", Input)
+        search = self._main("#search", Input)
         self._search_return = self.focused
         search.add_class("visible")
         search.focus()
@@ -381,12 +399,12 @@ class KdebugApp(App):
                     timeout=3)
 
     def on_key(self, event) -> None:
-        if event.key == "escape" and self.query_one("#search", Input).has_class("visible"):
+        if event.key == "escape" and self._main("#search", Input).has_class("visible"):
             event.stop()
             self._hide_search()
 
     def _hide_search(self) -> None:
-        search = self.query_one("#search", Input)
+        search = self._main("#search", Input)
         search.remove_class("visible")
         target = getattr(self, "_search_return", None)
         (target if target is not None and target.is_attached else self.tree).focus()
