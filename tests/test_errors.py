@@ -567,6 +567,19 @@ def k(a):
 def run():
     k[1, 1](np.zeros(1))
 """, C, "returns both"),
+    ("device_function_falls_off_its_end", """
+@cuda.jit(device=True)
+def f(x):
+    if x > 0:  # ERR
+        return 1
+
+@cuda.jit
+def k(a):
+    a[0] = f(a[0])
+
+def run():
+    k[1, 1](np.zeros(1))
+""", C, "f returns int64, but not on every path"),
     ("array_attribute_unknown", """
 @cuda.jit
 def k(a):

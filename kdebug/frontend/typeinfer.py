@@ -153,6 +153,10 @@ class TypeInferer:
                                          "make every return statement return the same type")
                 rt = u
             self.tf.restype = rt
+            if rt != T.void and not _always_returns(self.src.tree.body):
+                last = self.src.tree.body[-1]
+                raise self.error(last, f"{self.tf.name} returns {rt}, but not on every path: it can reach its end "
+                                       f"and return None", f"end {self.tf.name} with a return statement")
         if self.tf.kind == "kernel" and self.tf.restype != T.void:
             raise self.src.error(self.src.tree, "a kernel cannot return a value",
                                  "write results into an array argument; use @cuda.jit(device=True) for functions that return")
@@ -750,6 +754,29 @@ class TypeInferer:
         self.tf.deferred.append(DeferredRequest(node, fn, job_argtypes, "pointer", "device"))
         self.tf.features.add("pointer")
         return restype
+
+
+def _always_returns(stmts) -> bool:
+    """Whether control can never fall off the end of ``stmts`` (every path returns or loops forever)."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return True
+    if isinstance(last, ast.If):
+        return _always_returns(last.body) and _always_returns(last.orelse)
+    if isinstance(last, ast.While) and isinstance(last.test, ast.Constant) and last.test.value:
+        return not any(isinstance(n, ast.Break) for n in _loop_level(last.body))
+    return False
+
+
+def _loop_level(stmts):
+    """The statements of a loop body, not descending into nested loops (whose break is their own)."""
+    for s in stmts:
+        yield s
+        if isinstance(s, ast.If):
+            yield from _loop_level(s.body)
+            yield from _loop_level(s.orelse)
 
 
 def constant_index(node) -> int | None:
