@@ -140,12 +140,19 @@ if want build; then
                 --cudadrv-lib-dir="$LINKDIR,$CUDA_ROOT_DIR/lib64,$CUDA_ROOT_DIR/lib64/stubs" >/dev/null &&
             timeout 300 "$PY" setup.py build_ext --inplace -j "$(nproc)"
         ) > "$LOGS/pycuda-build.log" 2>&1
-        if [ $? -ne 0 ] || ! "$PY" -c "import pycuda._driver" 2>>"$LOGS/pycuda-build.log"; then
+        if [ $? -eq 0 ] && "$PY" -c "import pycuda._driver" 2>>"$LOGS/pycuda-build.log"; then
+            result "build    ok (pycuda built in $((SECONDS - START))s)"
+        else
             tail -20 "$LOGS/pycuda-build.log" >&2
             echo "gpu_check: building pycuda failed (log: $LOGS/pycuda-build.log)" >&2
-            exit 1
+            prebuilt=$(ls "$WHEELS"/pycuda-*-cp3*-linux_x86_64.whl 2>/dev/null | head -1)
+            [ -n "$prebuilt" ] || exit 1
+            echo "gpu_check: installing the prebuilt $(basename "$prebuilt") instead (fetch_gpu_deps.sh --prebuild)" >&2
+            rm -rf "$PYCUDA_SRC"
+            "$PY" -m pip install -q --no-index --no-deps --no-compile --target "$SITE" "$prebuilt" >>"$LOGS/pycuda-build.log" 2>&1
+            "$PY" -c "import pycuda._driver" || { echo "gpu_check: the prebuilt pycuda does not load either" >&2; exit 1; }
+            result "build    ok (prebuilt pycuda wheel: the sdist build failed)"
         fi
-        result "build    ok (pycuda built in $((SECONDS - START))s)"
     fi
     wheels=()
     for name in pytools platformdirs siphash24 mako; do
@@ -154,7 +161,7 @@ if want build; then
     done
     if ! "$PY" -c 'import llvmlite, sys; sys.exit(not llvmlite.__version__.startswith("0.50"))' 2>/dev/null; then
         w=$(ls "$WHEELS"/llvmlite-0.50*.whl 2>/dev/null | head -1)
-        [ -n "$w" ] || die "kdebug needs llvmlite 0.50 and neither the image nor $WHEELS has it"
+        [ -n "$w" ] || die "kdebug needs llvmlite 0.50 and neither the image ($("$PY" -c 'import llvmlite; print(llvmlite.__version__)' 2>&1 | tail -1)) nor $WHEELS has it: fetch_gpu_deps.sh --with-llvmlite"
         wheels+=("$w")
     fi
     if [ ${#wheels[@]} -gt 0 ]; then
