@@ -396,3 +396,19 @@ def test_events_arriving_under_a_dialog_reach_the_main_screen(tmp_path):
             await pilot.press("escape")
             assert len(tree_labels(app)) == 4 and app.query_one("#launches").row_count == 2
     run(go())
+
+
+def test_clicking_a_phase_shows_its_ir(tmp_path):
+    path = write_trace(cycle_events(), str(tmp_path / "cycle.jsonl"))
+
+    async def go():
+        app = replay_app(path)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("2")
+            bar = app.query_one("#phase-bar")
+            text = str(bar.render())
+            x = text.index(" lower ") + 2  # a cell inside "lower"
+            await pilot.click(bar, offset=(x + bar.styles.padding.left, 0))
+            assert app.detail.phase == "lower"
+            assert view_lines(app, "view-ir")[0] == "; ModuleID = 'a'"
+    run(go())

@@ -360,6 +360,9 @@ class KdebugApp(App):
     def action_previous_job(self) -> None:
         self._step_job(-1)
 
+    def action_set_phase(self, phase: str) -> None:
+        self.detail.set_phase(phase)
+
     def action_next_phase(self) -> None:
         self.detail.step_phase(1)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.content import Content
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static, TabbedContent, TabPane
 
@@ -211,11 +212,11 @@ class DetailPane(Vertical):
         phases = self.phases()
         if phases and self.phase not in phases:
             self.phase = "optimize" if "optimize" in phases else phases[-1]
-        bar = Text("phase ", "dim")
-        for p in phases:
-            bar.append(f" {p} ", "bold reverse" if p == self.phase else "")
-        bar.append("   , . change phase", "dim")
-        self.query_one("#phase-bar", Static).update(bar, layout=False)
+        # each phase is a link: a click runs the app's set_phase action
+        bar = "[dim]phase[/] " + " ".join(
+            f"[@click=app.set_phase('{p}')]" + (f"[b reverse] {p} [/]" if p == self.phase else f" {p} ") + "[/]"
+            for p in phases) + "   [dim], . change phase[/]"
+        self.query_one("#phase-bar", Static).update(Content.from_markup(bar), layout=False)
         self.query_one("#phase-help", Static).update(teaching.phase_help(self.phase), layout=False)
         text, lang = self._text(self.phase) if job is not None else (None, "text")
         self._set("ir", CodeDocument(text, lang) if text is not None else Document(["(no IR for this phase)"]))

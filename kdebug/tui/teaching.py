@@ -59,7 +59,7 @@ STRATEGIES: dict[str, str] = {
 
 BREAKPOINTS: dict[str, str] = {
     "deferred": "a deferred job is requested (device-side launch, function pointer)",
-    "reentrant": "a re-entrant request: a job asks for one already on its request chain",
+    "reentrant": "a job asks for a job already on its request chain",
     "finish": "just before the finish passes run",
     "launch": "just before a kernel launch",
 }
