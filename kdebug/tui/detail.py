@@ -216,7 +216,7 @@ class DetailPane(Vertical):
         bar = "[dim]phase[/] " + " ".join(
             f"[@click=app.set_phase('{p}')]" + (f"[b reverse] {p} [/]" if p == self.phase else f" {p} ") + "[/]"
             for p in phases) + "   [dim], . change phase[/]"
-        self.query_one("#phase-bar", Static).update(Content.from_markup(bar), layout=False)
+        self.query_one("#phase-bar", Static).update(Content.from_markup(bar))  # may wrap: layout
         self.query_one("#phase-help", Static).update(teaching.phase_help(self.phase), layout=False)
         text, lang = self._text(self.phase) if job is not None else (None, "text")
         self._set("ir", CodeDocument(text, lang) if text is not None else Document(["(no IR for this phase)"]))
