@@ -99,6 +99,8 @@ def test_stepping_through_breakpoints():
             paused = app.model.paused
             assert paused.breakpoint == "finish" and paused.job == 1
             assert "before finish" in app.status_text().plain
+            assert tree_labels(app)[0].startswith("\u23f8")  # the job it stopped at is marked
+            assert app.detail.active_tab == "ir" and app.detail.phase == "before_finish"
             # the job has everything up to optimize, nothing after finish yet
             job = app.model.jobs[1]
             assert "before_finish" in job.snapshots and "after_finish" not in job.snapshots
@@ -124,6 +126,7 @@ def test_stepping_through_breakpoints():
             await pilot.press("c")
             await wait_for(pilot, lambda: app.model.ended is not None, "the session to end")
             assert app.model.ended.status == "ok"
+            assert not tree_labels(app)[0].startswith("\u23f8")
             kinds = [ev.kind for ev in app.model.events]
             assert kinds.count("paused") == 3 and kinds.count("resumed") == 3
     run(go())

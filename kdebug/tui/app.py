@@ -194,6 +194,8 @@ class KdebugApp(App):
                 elif isinstance(ev, E.Paused):
                     if ev.job is not None:
                         tree.select_job(ev.job)
+                    if ev.breakpoint == "finish":  # what the finish passes are about to change
+                        self.detail.set_phase("before_finish")
                     self.bell()
                 elif isinstance(ev, E.SessionEnded):
                     gc.freeze()  # the session is history now: keep the GC off it (see on_mount)

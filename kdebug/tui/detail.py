@@ -53,6 +53,7 @@ class DetailPane(Vertical):
         self.phase = "optimize"
         self.diff_mode = "unified"
         self._loaded: dict[str, tuple] = {}
+        self._phase_bar = ""
 
     def compose(self) -> ComposeResult:
         yield Static("no job yet", id="banner")
@@ -216,7 +217,9 @@ class DetailPane(Vertical):
         bar = "[dim]phase[/] " + " ".join(
             f"[@click=app.set_phase('{p}')]" + (f"[b reverse] {p} [/]" if p == self.phase else f" {p} ") + "[/]"
             for p in phases) + "   [dim], . change phase[/]"
-        self.query_one("#phase-bar", Static).update(Content.from_markup(bar))  # may wrap: layout
+        if bar != self._phase_bar:  # it may wrap, so an update costs a layout: only when it changed
+            self._phase_bar = bar
+            self.query_one("#phase-bar", Static).update(Content.from_markup(bar))
         self.query_one("#phase-help", Static).update(teaching.phase_help(self.phase), layout=False)
         text, lang = self._text(self.phase) if job is not None else (None, "text")
         self._set("ir", CodeDocument(text, lang) if text is not None else Document(["(no IR for this phase)"]))

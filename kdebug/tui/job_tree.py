@@ -18,11 +18,13 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.1f} ms" if seconds else ""
 
 
-def job_label(job: JobView, alert: str | None = None) -> Text:
+def job_label(job: JobView, alert: str | None = None, paused: bool = False) -> Text:
     """``✓ name #id  reason  state  time  (argument types)``: what matters first, the long part last."""
     state = "cached" if job.state == "done" and job.cache_hits and not job.compile_time else job.state
     style = STATE_STYLE.get(state, "")
     text = Text(no_wrap=True)
+    if paused:
+        text.append("\u23f8 ", "bold reverse yellow")
     if alert and not (alert == "error" and state == "failed"):
         text.append("\u26a0 " if alert == "warning" else "\u2716 ", "bold yellow" if alert == "warning" else "bold red")
     text.append(STATE_MARK.get(state, "") + " ", style)
@@ -58,12 +60,13 @@ class JobTree(Tree):
         self.guide_depth = 3
         self.job_nodes: dict[int, TreeNode] = {}
         self.alerts: dict[int, str] = {}  # job -> "warning" / "error"
+        self.paused_job: int | None = None  # the job the debuggee is stopped at
 
     def on_mount(self) -> None:
         self.border_title = "Jobs"
 
     def reset(self, model: SessionModel) -> None:
-        self.model = model
+        self.model, self.paused_job = model, None
         self.clear()
         self.job_nodes.clear()
         self.alerts.clear()
@@ -91,6 +94,12 @@ class JobTree(Tree):
                 elif ev.severity == "warning":
                     self.alerts.setdefault(job, "warning")
                 dirty.add(job)
+            elif isinstance(ev, (E.Paused, E.Resumed, E.SessionEnded)):
+                if self.paused_job is not None:
+                    dirty.add(self.paused_job)
+                self.paused_job = ev.job if isinstance(ev, E.Paused) else None
+                if self.paused_job is not None:
+                    dirty.add(self.paused_job)
             elif isinstance(job, int) and not isinstance(ev, (E.Snapshot, E.PhaseFinished)):
                 dirty.add(job)
         backref_index = {id(ev): i for i, ev in enumerate(model.reentrant)} if any(
@@ -100,7 +109,7 @@ class JobTree(Tree):
                 view = model.jobs[what]
                 parent = self.job_nodes.get(view.parent) if view.parent is not None else None
                 self.job_nodes[what] = (parent or self.root).add(
-                    job_label(view, self.alerts.get(what)), data=("job", what), expand=True, allow_expand=False)
+                    job_label(view, self.alerts.get(what), what == self.paused_job), data=("job", what), expand=True, allow_expand=False)
                 dirty.discard(what)
                 if parent is not None and not parent.allow_expand:
                     parent.allow_expand = True
@@ -112,7 +121,7 @@ class JobTree(Tree):
         for jid in dirty:
             node, view = self.job_nodes.get(jid), model.jobs.get(jid)
             if node is not None and view is not None:
-                node.set_label(job_label(view, self.alerts.get(jid)))
+                node.set_label(job_label(view, self.alerts.get(jid), jid == self.paused_job))
 
     def select_job(self, job_id: int) -> None:
         node = self.job_nodes.get(job_id)
