@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -64,6 +65,24 @@ def saxpy(a, x, y, out):
 '''
 
 
+def load_kernels(api: str, source: str) -> dict:
+    """``source`` as a module importing ``cuda`` and ``float32`` from ``api`` (kdebug or numba): both
+    compilers read kernel source from a file, so the same text goes through a temporary one."""
+    import importlib.util
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="kdebug-bench-")
+    path = os.path.join(folder, f"bench_kernels_{api}.py")
+    header = ("from kdebug import cuda\nfrom kdebug.cuda import float32\n" if api == "kdebug"
+              else "from numba import cuda, float32\n")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(header + source)
+    spec = importlib.util.spec_from_file_location(f"bench_kernels_{api}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return vars(module)
+
+
 def _events_ms(launch, repeat: int) -> float:
     """Mean device milliseconds per launch over ``repeat`` back-to-back launches (pycuda events)."""
     import pycuda.driver as drv
@@ -84,7 +103,6 @@ def kdebug_side(quick: bool) -> dict:
     sys.path.insert(0, ROOT)
     from kdebug import cuda
     from kdebug.driver.active import Session, set_session
-    from kdebug.lang.types import float32
     from kdebug.runtime.gpu import pack_params
     import pycuda.driver as drv
 
@@ -94,9 +112,7 @@ def kdebug_side(quick: bool) -> dict:
     repeat = 5 if quick else 50
 
     # 1. saxpy bandwidth against a device-to-device copy of as many bytes
-    ns = {"cuda": cuda, "float32": float32}
-    exec(SAXPY_SOURCE, ns)
-    saxpy = ns["saxpy"]
+    saxpy = load_kernels("kdebug", SAXPY_SOURCE)["saxpy"]
     n = 1 << (22 if quick else 26)
     rng = np.random.default_rng(0)
     x = rng.standard_normal(n).astype(np.float32)
@@ -121,8 +137,7 @@ def kdebug_side(quick: bool) -> dict:
     out["saxpy_ptxas"] = compiled.record.snapshots.get("ptxas", "")
 
     # 2. the tiled matrix product
-    ns = {"cuda": cuda, "float32": float32}
-    exec(MATMUL_SOURCE, ns)
+    ns = load_kernels("kdebug", MATMUL_SOURCE)
     matmul, tpb = ns["matmul"], ns["TPB"]
     m = 512 if quick else 2048
     a = rng.standard_normal((m, m)).astype(np.float32)
@@ -149,10 +164,9 @@ def _compiled(session, name: str):
 def numba_side(quick: bool) -> dict:
     """The same matmul source under numba-cuda (run in a child process)."""
     import numpy as np
-    from numba import cuda, float32
+    from numba import cuda
 
-    ns = {"cuda": cuda, "float32": float32}
-    exec(MATMUL_SOURCE, ns)
+    ns = load_kernels("numba", MATMUL_SOURCE)
     matmul, tpb = ns["matmul"], ns["TPB"]
     m = 512 if quick else 2048
     repeat = 5 if quick else 50
@@ -186,8 +200,9 @@ def run_numba(python: str, quick: bool) -> dict:
     except subprocess.TimeoutExpired:
         return {"error": "numba-cuda did not finish in 300 s"}
     if r.returncode != 0:
-        tail = (r.stderr or r.stdout).strip().splitlines()[-1:] or ["no output"]
-        return {"error": f"numba-cuda failed: {tail[0]}"}
+        lines = [ln.strip() for ln in (r.stderr or r.stdout).splitlines() if ln.strip()]
+        raised = [ln for ln in lines if re.match(r"[\w.]+(Error|Exception)\b", ln)]
+        return {"error": f"numba-cuda failed: {(raised or lines or ['no output'])[-1][:120]}"}
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 

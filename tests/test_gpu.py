@@ -83,6 +83,18 @@ class FakeCuda:
 
         drv.Device, drv.Context = Device, Context
 
+        class Event:
+            def record(self, stream=None):
+                self.t = len(fake.launches)
+
+            def synchronize(self):
+                pass
+
+            def time_till(self, other):
+                return 0.5 * max(other.t - self.t, 1)  # milliseconds: 0.5 per launch recorded between
+
+        drv.Event = Event
+
         class Alloc(int):
             pass
 
@@ -435,6 +447,40 @@ def test_gpu_check_samples_step_compares_two_backends(tmp_path):
     assert "  saxpy: same (saxpy: 65536 elements match numpy)" in r.stdout
     assert r.stdout.rstrip().endswith("samples  ok (2/2 same on cpu and cpu)")
     assert (tmp_path / "out" / "saxpy.1-cpu.out").is_file()  # logs go to $OUT
+
+
+def test_bench_gpu_kdebug_side_against_the_stand_in(fake_gpu):
+    """bench_gpu.py's kdebug half runs through (the kernels emulated in numpy), so a GPU session's
+    minutes are not spent on a typo."""
+    from kdebug.frontend.intrinsics import REGISTRY
+    if "shared.array" not in REGISTRY:
+        pytest.skip("this build's frontend has no shared arrays yet (the tiled matmul needs them)")
+    fake, _ = fake_gpu
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    try:
+        import bench_gpu
+    finally:
+        sys.path.pop(0)
+
+    def saxpy(fake, params):
+        a, px, n, py, _, pout, _ = unpack(params, fake.modules[-1]["ptx"], fake.launches[-1]["name"], "fQqQqQq")
+        x, y, out = (fake.array(int(p), np.float32, int(n)) for p in (px, py, pout))
+        out[:] = a * x + y
+
+    def matmul(fake, params):
+        pa, m, k, pb, _, n, pc, _, _ = unpack(params, fake.modules[-1]["ptx"], fake.launches[-1]["name"],
+                                              "QqqQqqQqq")
+        a = fake.array(int(pa), np.float32, int(m * k)).reshape(int(m), int(k))
+        b = fake.array(int(pb), np.float32, int(k * n)).reshape(int(k), int(n))
+        fake.array(int(pc), np.float32, int(m * n)).reshape(int(m), int(n))[:] = a @ b
+
+    fake.emulators.update({"saxpy": saxpy, "matmul": matmul})
+    k = bench_gpu.kdebug_side(quick=True)
+    assert k["device"] == "Fake H200" and k["arch"] == "sm_90"
+    assert k["saxpy_ms"] == 0.5 and k["saxpy_gbs"] > 0 and k["copy_gbs"] > 0
+    assert k["matmul_n"] == 512 and k["matmul_ms"] == 0.5
+    assert "matmul" in [launch["name"].split("_j")[0] for launch in fake.launches]
+    assert "numba" in bench_gpu.run_numba(sys.executable, True).get("error", "numba")
 
 
 def test_bench_gpu_table():
