@@ -361,3 +361,53 @@ def test_grid_sync_is_a_clear_error_on_ptx():
 
     with pytest.raises(CompileError, match="not supported on the ptx target"):
         cuda.compile_ptx(k, "void(float32[:])")
+
+
+# ---- the CDP2 protocol, against nvcc's own device-side launch --------------------------------------
+@cuda.jit
+def cdp_child(data, start, f, flag):
+    i = start + cuda.grid(1)
+    if flag and i < data.size:
+        data[i] = data[i] * f
+
+
+def cdp_parent(data):
+    if cuda.threadIdx.x == 0:
+        cdp_child[(data.size + 63) // 64, 64](data, 5, 3.0, True)
+
+
+CDP_CUDA_C = """
+__global__ void child(double* data, long shape0, long start, double f, bool flag) {
+  long i = start + blockIdx.x * blockDim.x + threadIdx.x;
+  if (flag && i < shape0) data[i] *= f;
+}
+__global__ void parent(double* data, long shape0) {
+  if (threadIdx.x == 0) child<<<(shape0 + 63) / 64, 64>>>(data, shape0, 5, 3.0, true);
+}
+"""
+
+
+def _launch_stores(ptx: str) -> list[tuple[int, int]]:
+    """(offset, bits) of the stores into the parameter buffer, between the two CDP2 calls."""
+    body = ptx[ptx.index(P.CDP2_GET_BUFFER + ","):]
+    body = body[:body.index(P.CDP2_LAUNCH + ",")]
+    stores = re.findall(r"\bst\.[ub](\d+)\s+\[%rd\d+(?:\+(\d+))?\]", body)
+    return sorted((int(off or 0), int(bits)) for bits, off in stores)
+
+
+def test_device_launch_lays_out_parameters_as_nvcc_does(tmp_path):
+    nvcc = P.cuda_tool("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc not found (PATH, CUDA_HOME): no reference PTX for a device-side launch")
+    src = tmp_path / "k.cu"
+    src.write_text(CDP_CUDA_C)
+    r = subprocess.run([nvcc, "-arch=sm_90", "-rdc=true", "-ptx", str(src), "-o", str(tmp_path / "k.ptx")],
+                       capture_output=True, text=True, timeout=180)
+    if r.returncode != 0:
+        pytest.skip(f"nvcc could not build the reference: {r.stderr.strip()[:200]}")
+    reference = (tmp_path / "k.ptx").read_text()
+    ptx, _ = cuda.compile_ptx(cdp_parent, (T.Array(T.float64, 1),))
+    # the flat child parameters (data, shape0, start, f, flag) at the offsets nvcc uses for the same list
+    assert _launch_stores(ptx) == _launch_stores(reference) == [(0, 64), (8, 64), (16, 64), (24, 64), (32, 8)]
+    for text in (ptx, reference):  # a null buffer skips the launch; the default stream
+        assert re.search(r"setp\.eq\.[sbu]64\s+%p\d+, %rd\d+, 0;", text)
