@@ -76,12 +76,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return build_parser().parse_args(argv)
 
 
+def _ptx_arch(text: str) -> str:
+    from kdebug.targets.ptx import arch_of
+    try:
+        return arch_of(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def build_dump_parser() -> argparse.ArgumentParser:
     dump = _Parser(prog="kdebug dump",
                    description="Run a script and write every job's source and IR stages to a directory.")
     dump.add_argument("--out", required=True, metavar="DIR")
     dump.add_argument("--target", choices=("cpu", "ptx"), default="cpu",
                       help="ptx: also write every job's PTX (launches still run on the CPU)")
+    dump.add_argument("--arch", default=None, metavar="SM", type=_ptx_arch,
+                      help="the GPU architecture of --target ptx, e.g. sm_80 (default: the GPU's, else sm_90)")
     _add_run_options(dump, remainder=False)
     return dump
 
@@ -90,7 +100,7 @@ def _configure_session(opts):
     from kdebug.driver.active import Session, set_session
 
     session = Session(backend=opts.backend, strategy=opts.strategy, memcheck=opts.memcheck,
-                      emit_ptx=getattr(opts, "target", "cpu") == "ptx")
+                      emit_ptx=getattr(opts, "target", "cpu") == "ptx", ptx_arch=getattr(opts, "arch", None))
     session.shuffle_seed = opts.shuffle_threads
     set_session(session)
     return session

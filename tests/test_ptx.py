@@ -411,3 +411,15 @@ def test_device_launch_lays_out_parameters_as_nvcc_does(tmp_path):
     assert _launch_stores(ptx) == _launch_stores(reference) == [(0, 64), (8, 64), (16, 64), (24, 64), (32, 8)]
     for text in (ptx, reference):  # a null buffer skips the launch; the default stream
         assert re.search(r"setp\.eq\.[sbu]64\s+%p\d+, %rd\d+, 0;", text)
+
+
+def test_dump_arch_option(tmp_path):
+    r = run_kdebug("dump", "sample_kernels/saxpy.py", "--target", "ptx", "--arch", "sm_80", "--backend", "cpu",
+                   "--out", str(tmp_path / "d"))
+    assert r.returncode == 0, r.stderr
+    (ptx,) = glob.glob(str(tmp_path / "d" / "*-ptx.ptx"))
+    assert ".target sm_80" in open(ptx).read()
+    r = run_kdebug("dump", "sample_kernels/saxpy.py", "--target", "ptx", "--arch", "gfx90a", "--out", str(tmp_path))
+    assert r.returncode == 2 and "'gfx90a' is not a GPU architecture" in r.stderr
+    with pytest.raises(ValueError, match="not a GPU architecture"):
+        cuda.compile_ptx(saxpy, "void(float32, float32[:], float32[:], float32[:])", cc="nine")

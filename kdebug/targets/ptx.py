@@ -120,9 +120,13 @@ def arch_of(cc) -> str:
     if cc is None:
         return DEFAULT_ARCH
     if isinstance(cc, (tuple, list)):
-        return f"sm_{cc[0]}{cc[1]}"
-    cc = str(cc)
-    return cc if cc.startswith("sm_") else f"sm_{cc.replace('.', '')}"
+        arch = f"sm_{cc[0]}{cc[1]}"
+    else:
+        cc = str(cc)
+        arch = cc if cc.startswith("sm_") else f"sm_{cc.replace('.', '')}"
+    if not re.fullmatch(r"sm_\d{2,3}[af]?", arch):
+        raise ValueError(f"{cc!r} is not a GPU architecture: write it like sm_90, 9.0 or (9, 0)")
+    return arch
 
 
 def ptx_features(arch: str) -> str:
