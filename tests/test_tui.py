@@ -415,3 +415,22 @@ def test_clicking_a_phase_shows_its_ir(tmp_path):
             assert app.detail.phase == "lower"
             assert view_lines(app, "view-ir")[0] == "; ModuleID = 'a'"
     run(go())
+
+
+@pytest.mark.parametrize("body, status, why", [
+    ("raise ValueError('boom')", "failed", "ValueError: boom"),
+    ("import os\nos._exit(3)", "crashed", "exited with status 3 before the session ended"),
+])
+def test_script_errors_and_exits_become_the_session_state(tmp_path, body, status, why):
+    script = tmp_path / "bad.py"
+    script.write_text("print('started', flush=True)\n" + body + "\n")
+
+    async def go():
+        app = live_app(str(script), cwd=str(tmp_path))
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.model.ended is not None, "the session to end")
+            await pilot.pause()
+            assert app.model.ended.status == status
+            assert any(why in line for line in view_lines(app, "diagnostics") + view_lines(app, "output"))
+            assert f"session {status}" in app.status_text().plain
+    run(go())

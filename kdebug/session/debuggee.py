@@ -91,6 +91,7 @@ class Stepper:
         self.breakpoints = set(breakpoints)
         self.stepping = False  # pause at the next phase, request or launch
         self.commands: queue.Queue[str] = queue.Queue()
+        self.exit_when_orphaned = True
         if control is not None:
             threading.Thread(target=self._read, args=(control,), daemon=True, name="kdebug-control").start()
 
@@ -107,9 +108,12 @@ class Stepper:
                 self.stepping = True
             elif cmd in ("continue", "step"):
                 self.commands.put(cmd)
-        # the TUI went away: never block again
+        # EOF: the TUI went away (it closes the pipe only after killing us, or by dying itself);
+        # nobody is left to show the session, so do not linger as an orphan.
         self.breakpoints, self.stepping = set(), False
         self.commands.put("continue")
+        if self.exit_when_orphaned:
+            os._exit(1)
 
     def __call__(self, ev: E.Event) -> None:
         if isinstance(ev, (E.Paused, E.Resumed, E.Snapshot)):
