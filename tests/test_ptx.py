@@ -231,6 +231,8 @@ def test_missing_libdevice_is_a_clear_error(monkeypatch):
 
 TABLE = np.arange(16, dtype=np.float32)
 BIG = np.arange(20000, dtype=np.float32)  # 80 KB: more than constant memory takes
+MID_A = np.arange(6000, dtype=np.float32)
+MID_B = np.arange(6000, dtype=np.float32) + 1
 
 
 def test_module_level_arrays_become_const_and_global_memory():
@@ -242,6 +244,15 @@ def test_module_level_arrays_become_const_and_global_memory():
     ptx, _ = cuda.compile_ptx(k, "void(float32[:])")
     assert re.search(r"^\.const \.align 16 \.b8 kdebug_const_\w+\[64\]", ptx, re.M)
     assert re.search(r"^\.global \.align 16 \.b8 kdebug_const_\w+\[80000\]", ptx, re.M)
+
+    def two(out):  # 2 x 24 KB: the second no longer fits the module's constant memory
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = MID_A[i] + MID_B[i]
+
+    ptx, _ = cuda.compile_ptx(two, "void(float32[:])")
+    assert len(re.findall(r"^\.const .*\[24000\]", ptx, re.M)) == 1
+    assert len(re.findall(r"^\.global .*\[24000\]", ptx, re.M)) == 1
     assert ".visible .global" not in ptx and ".visible .const" not in ptx  # internalised
 
 

@@ -41,7 +41,7 @@ CDP2_NAMES = (CDP2_GET_BUFFER, CDP2_LAUNCH)
 _SREG = {"threadIdx": "tid", "blockDim": "ntid", "blockIdx": "ctaid", "gridDim": "nctaid"}
 # LLVM math intrinsics NVPTX cannot select (or only approximately): libdevice has them exactly
 _LIBDEVICE_INTRINSICS = ("sin", "cos", "tan", "exp", "exp2", "exp10", "log", "log2", "log10", "pow")
-CONST_MEMORY_LIMIT = 32 * 1024  # larger frozen arrays go to global memory (constant memory is 64 KiB a module)
+CONST_MEMORY_LIMIT = 32 * 1024  # frozen arrays beyond this many bytes a module go to global memory
 
 
 # ---- the CUDA toolkit, found through PATH and CUDA_HOME -------------------------------------
@@ -431,7 +431,11 @@ class PtxTarget(Target):
         else:
             data = np.ascontiguousarray(value)
             self._const_counter += 1
-            space = 4 if data.nbytes <= CONST_MEMORY_LIMIT else 1  # .const, else .global
+            # .const while this module's frozen arrays fit (64 KiB a module, and linked modules add up)
+            used = getattr(lw.module, "kdebug_const_bytes", 0)
+            space = 4 if used + data.nbytes <= CONST_MEMORY_LIMIT else 1
+            if space == 4:
+                lw.module.kdebug_const_bytes = used + data.nbytes
             ty = ir.ArrayType(i8, max(data.nbytes, 1))
             gv = ir.GlobalVariable(lw.module, ty, name=f"kdebug_const_{lw.fn.name.replace('.', '_')}_{self._const_counter}",
                                    addrspace=space)
