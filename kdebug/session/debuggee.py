@@ -30,12 +30,6 @@ from kdebug.driver import events as E
 
 ARROW = " \u2192 "
 BREAKPOINTS = ("deferred", "reentrant", "finish", "launch")
-BREAKPOINT_HELP = {
-    "deferred": "a deferred job is requested (a device-side launch or a function pointer)",
-    "reentrant": "a job asks again for a job already on its request chain",
-    "finish": "the finish passes are about to run",
-    "launch": "a kernel is about to be launched",
-}
 
 
 def parse_breakpoints(text: str | Iterable[str] | None) -> set[str]:

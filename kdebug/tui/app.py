@@ -8,8 +8,8 @@ redraw.
 from __future__ import annotations
 
 import collections
-import gc
 import copy
+import gc
 import json
 import os
 import time
@@ -33,7 +33,6 @@ from kdebug.tui.job_tree import JobTree
 from kdebug.tui.launches import LaunchesPanel
 from kdebug.tui.messages import DebuggeeWake, JobChosen
 from kdebug.tui.output import OutputPanel
-from kdebug.tui.textview import TextView
 
 STRATEGIES = ("worklist", "toplevel", "recursive")
 HANG_AFTER_S = 5.0
@@ -78,7 +77,6 @@ class KdebugApp(App):
         self.generation = 0
         self._inbox: collections.deque = collections.deque()
         self._wake_pending = False
-        self._user_moved = False
         self._trace_writer = None
         self._started_at = time.monotonic()
 

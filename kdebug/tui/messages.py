@@ -16,8 +16,3 @@ class JobChosen(Message):
 class DebuggeeWake(Message):
     """Events or output from the debuggee are waiting in the app's inbox (posted from reader threads)."""
 
-
-class BreakpointsChanged(Message):
-    def __init__(self, kinds: set[str]) -> None:
-        super().__init__()
-        self.kinds = kinds
