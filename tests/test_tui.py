@@ -72,9 +72,11 @@ def recursive_trace(tmp_path_factory) -> str:
 
 
 # ---- live runs ------------------------------------------------------------------------------
-def test_tree_after_running_saxpy():
+def test_tree_after_running_saxpy(tmp_path):
+    trace = tmp_path / "live.jsonl"
+
     async def go():
-        app = live_app(SAXPY)
+        app = live_app("--trace", str(trace), SAXPY)
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda: app.model.ended is not None, "the session to end")
             await pilot.pause()
@@ -89,6 +91,8 @@ def test_tree_after_running_saxpy():
             output = view_lines(app, "output")
             assert any("saxpy: 65536 elements match numpy" in line for line in output)
     run(go())
+    recorded = [ev.kind for ev in read_trace(str(trace))]  # --trace records the live session
+    assert recorded[0] == "session_started" and recorded[-1] == "session_ended" and "snapshot" in recorded
 
 
 def test_stepping_through_breakpoints():
