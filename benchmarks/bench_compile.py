@@ -179,9 +179,11 @@ def _kdebug_ptx(A, dispatcher, argtypes, repeat: int, k: dict) -> None:
     """kdebug's own cuda.compile_ptx, when the PTX target exists."""
     from kdebug import cuda
     sig = _signature(argtypes)
-    times = []
+    times, ptxas = [], []
+    spent = _time_ptxas()
     for _ in range(max(2, repeat)):
         _fresh_session(A)
+        spent[0] = 0.0
         t = time.perf_counter()
         try:
             try:
@@ -195,7 +197,32 @@ def _kdebug_ptx(A, dispatcher, argtypes, repeat: int, k: dict) -> None:
             k["ptx_note"] = f"kdebug.cuda.compile_ptx failed: {type(exc).__name__}: {exc}".splitlines()[0][:200]
             return
         times.append(time.perf_counter() - t)
+        ptxas.append(spent[0])
     k["ptx_first_s"], k["ptx_warm_s"] = times[0], median(times[1:])
+    k["ptxas_warm_s"] = median(ptxas[1:])
+
+
+def _time_ptxas() -> list:
+    """Count the time kdebug's PTX target spends in its ptxas subprocess (numba's compile_ptx runs none)."""
+    spent = [0.0]
+    try:
+        import kdebug.targets.ptx as ptx
+    except ImportError:
+        return spent
+    original = getattr(ptx, "run_ptxas", None)
+    if original is None or getattr(original, "_bench_timed", False):
+        return getattr(original, "_bench_spent", spent)
+
+    def timed(*args, **kwargs):
+        t = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            spent[0] += time.perf_counter() - t
+
+    timed._bench_timed, timed._bench_spent = True, spent
+    ptx.run_ptxas = timed
+    return spent
 
 
 def child_numba(sample: str, kernels_json: str, repeat: int, out_path: str) -> None:
@@ -223,7 +250,10 @@ def child_numba(sample: str, kernels_json: str, repeat: int, out_path: str) -> N
             with contextlib.redirect_stdout(io.StringIO()):
                 ns = runpy.run_path(sample, run_name="kdebug_bench_sample")
         except Exception as exc:  # noqa: BLE001
-            result["error"] = f"the sample does not import under numba-cuda: {type(exc).__name__}: {exc}".splitlines()[0][:200]
+            why = f"{type(exc).__name__}: {exc}".splitlines()[0][:120]
+            if "CudaSupportError" in why:
+                why += " (it needed the CUDA driver while importing, e.g. for an eager signature; there is no GPU here)"
+            result["error"] = f"the sample does not import under numba-cuda: {why}"
             return
         first = True
         for name, argtypes in json.loads(kernels_json):
@@ -296,6 +326,51 @@ def bench_saxpy(n: int, runs: int) -> dict:
     expect = a * x + y
     np.testing.assert_allclose(d_out.copy_to_host(), expect, rtol=1e-6)
 
+    variants = {
+        "kdebug CPU, device arrays": lambda: saxpy[blocks, threads](a, d_x, d_y, d_out),
+        "kdebug CPU, numpy arrays": lambda: saxpy[blocks, threads](a, x, y, out),
+    }
+    session = A.get_session()
+    try:  # internal API: the same launcher on one core, for the scaling figure
+        from kdebug.lang import types as T
+        compiled = session.compile_kernel(saxpy, (T.float32,) + (T.typeof(x),) * 3)
+        variants["kdebug CPU, one core"] = lambda: session.runtime.launch(
+            compiled, (a, d_x, d_y, d_out), compiled.argtypes, (blocks, 1, 1), (threads, 1, 1), 0, parallel=False)
+        variants["kdebug CPU, one core"]()
+    except Exception as exc:  # noqa: BLE001
+        variants.pop("kdebug CPU, one core", None)
+        print(f"(one-core saxpy skipped: {type(exc).__name__}: {exc})")
+    try:  # the same launch in a session without memcheck (kdebug run --no-memcheck)
+        plain = A.Session(backend="cpu", memcheck=False)
+        d_out2 = cuda.device_array_like(x)
+
+        def no_memcheck():
+            A.set_session(plain)
+            try:
+                saxpy[blocks, threads](a, d_x, d_y, d_out2)
+            finally:
+                A.set_session(session)
+
+        no_memcheck()
+        np.testing.assert_allclose(d_out2.copy_to_host(), expect, rtol=1e-6)
+        variants["kdebug CPU, device arrays, no memcheck"] = no_memcheck
+    except Exception as exc:  # noqa: BLE001
+        print(f"(saxpy without memcheck skipped: {type(exc).__name__}: {exc})")
+    variants["numpy a*x+y"] = lambda: a * x + y
+    # round robin, so that whatever else the machine does hits every variant alike
+    times = {name: [] for name in variants}
+    for fn in variants.values():
+        fn()
+    for _ in range(runs):
+        for name, fn in variants.items():
+            t = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t)
+    np.testing.assert_allclose(out, expect, rtol=1e-6)
+    np.testing.assert_allclose(d_out.copy_to_host(), expect, rtol=1e-6)
+    rows = {name: median(ts) for name, ts in times.items()}
+    rows.setdefault("kdebug CPU, one core", None)
+
     def timeit(fn) -> float:
         fn()
         ts = []
@@ -305,22 +380,6 @@ def bench_saxpy(n: int, runs: int) -> dict:
             ts.append(time.perf_counter() - t)
         return median(ts)
 
-    rows = {
-        "kdebug CPU, device arrays": timeit(lambda: saxpy[blocks, threads](a, d_x, d_y, d_out)),
-        "kdebug CPU, numpy arrays": timeit(lambda: saxpy[blocks, threads](a, x, y, out)),
-    }
-    np.testing.assert_allclose(out, expect, rtol=1e-6)
-    session = A.get_session()
-    try:  # internal API: the same launcher on one core, for the scaling figure
-        from kdebug.lang import types as T
-        compiled = session.compile_kernel(saxpy, (T.float32,) + (T.typeof(x),) * 3)
-        args, argtypes = (a, d_x, d_y, d_out), compiled.argtypes
-        rows["kdebug CPU, one core"] = timeit(lambda: session.runtime.launch(
-            compiled, args, argtypes, (blocks, 1, 1), (threads, 1, 1), 0, parallel=False))
-    except Exception as exc:  # noqa: BLE001
-        rows["kdebug CPU, one core"] = None
-        print(f"(one-core saxpy skipped: {type(exc).__name__}: {exc})")
-    rows["numpy a*x+y"] = timeit(lambda: a * x + y)
     small = cuda.to_device(x[:threads]), cuda.to_device(y[:threads]), cuda.device_array(threads, np.float32)
     overhead = timeit(lambda: saxpy[1, threads](a, *small))
     A.set_session(None)
@@ -450,7 +509,7 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="small sizes and few repeats (for the smoke test)")
     p.add_argument("--repeat", type=int, help="warm compiles per kernel (default 7, quick 2)")
     p.add_argument("--saxpy-n", type=int, help="saxpy elements (default 2**24, quick 2**16)")
-    p.add_argument("--runs", type=int, help="timed saxpy runs (default 9, quick 3)")
+    p.add_argument("--runs", type=int, help="timed saxpy runs (default 15, quick 3)")
     p.add_argument("--samples", default="*.py", help="glob of sample_kernels/ files (default *.py)")
     p.add_argument("--numba-python", help="interpreter with numba-cuda (default: this one; "
                                           "or $KDEBUG_BENCH_NUMBA_PYTHON)")
@@ -472,7 +531,7 @@ def main(argv=None) -> int:
 
     sys.path.insert(0, ROOT)
     n = args.saxpy_n or (1 << 16 if args.quick else 1 << 24)
-    runs = args.runs or (3 if args.quick else 9)
+    runs = args.runs or (3 if args.quick else 15)
     timeout = args.timeout or (20.0 if args.quick else 120.0)
     budget = 20.0 if args.quick else float("inf")  # seconds for all sample children together
     started = time.perf_counter()
@@ -512,13 +571,14 @@ def main(argv=None) -> int:
     print("\n## Compile latency (ms)\n")
     print("cold: first compile of the kernel in a fresh process (import+init: importing kdebug and starting the "
           "session, once per sample); warm: through load; numba-cuda: cuda.compile_ptx "
-          f"(cc {PTX_CC[0]}.{PTX_CC[1]}), cold = import + first compile in a fresh process\n")
-    print(COMPILE_HEADER + " numba-cuda cold | numba-cuda warm | kdebug PTX warm | jobs |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          f"(cc {PTX_CC[0]}.{PTX_CC[1]}), cold = import + first compile in a fresh process; kdebug PTX: "
+          "kdebug.cuda.compile_ptx, which also assembles with ptxas when it is on PATH (numba's does not)\n")
+    print(COMPILE_HEADER + " numba-cuda cold | numba-cuda warm | kdebug PTX warm | of which ptxas | jobs |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     notes = []
     for res in results:
         if "error" in res and not res.get("kernels"):
-            print(f"| {res['sample']} | — | — | — | — | — | — | — | — | — |")
+            print(f"| {res['sample']} | — | — | — | — | — | — | — | — | — | — |")
             notes.append(f"{res['sample']}: {res['error'].strip().splitlines()[-1][:200]}")
             continue
         if res.get("run_error"):
@@ -547,7 +607,7 @@ def main(argv=None) -> int:
                 notes.append(f"{label}: compile failed: {k['failed'][:200]}")
             print(f"| {res['sample'] if i == 0 else ''} | {label} | {ms(init) if i == 0 else ''} | "
                   f"{ms(k.get('cold_s'))} | {ms(k.get('warm_s'))} | {ms(through)} | {ms(nb_cold)} | "
-                  f"{ms(nbk.get('warm_s'))} | {ms(k.get('ptx_warm_s'))} | {k.get('jobs', 1)} |")
+                  f"{ms(nbk.get('warm_s'))} | {ms(k.get('ptx_warm_s'))} | {ms(k.get('ptxas_warm_s'))} | {k.get('jobs', 1)} |")
     if numba_note:
         notes.insert(0, f"numba-cuda: {numba_note}")
     elif numba_version:
