@@ -497,3 +497,30 @@ def test_bench_gpu_table():
     assert "saxpy 2^26 f32, GB/s" in lines[2] and lines[2].endswith("0.90")
     assert "numba-cuda 2.000" in lines[3] and lines[3].endswith("1.50")
     assert bench_gpu.table(k, {"error": "numba-cuda failed: boom"}).splitlines()[3].endswith("n/a")
+
+
+def test_dump_target_ptx_on_the_gpu_backend_snapshots_its_own_ptx(fake_gpu):
+    fake, _ = fake_gpu
+    from kdebug import cuda
+    session = Session(backend="gpu", emit_ptx=True)
+    set_session(session)
+
+    @cuda.jit
+    def child(data, factor):
+        i = cuda.grid(1)
+        if i < data.size:
+            data[i] = data[i] * factor
+
+    @cuda.jit
+    def parent(data):
+        if cuda.grid(1) == 0:
+            child[(data.size + 63) // 64, 64](data, 3.0)
+
+    if P.cuda_libdir() is None:
+        pytest.skip("libcudadevrt.a not found (no CUDA toolkit; set CUDA_HOME)")
+    parent[1, 32](cuda.to_device(np.arange(100, dtype=np.float64)))
+    recs = sorted(session.driver.records.values(), key=lambda r: r.id)
+    assert [r.name for r in recs] == ["parent", "child"]  # compiled once: no side pipeline on a GPU
+    assert recs[0].snapshots["ptx"] == recs[0].snapshots["emit"]
+    assert re.search(r"^\.visible \.entry child_j2_kernel\(", recs[1].snapshots["ptx"], re.M)
+    assert ".entry parent_" not in recs[1].snapshots["ptx"]

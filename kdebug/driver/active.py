@@ -64,7 +64,7 @@ class Session:
         self.driver = Driver(self.bus, self.target, strategy)
         # emit_ptx (kdebug dump --target ptx): every job's PTX and ptxas report, launches unchanged
         self.ptx_side = None
-        if emit_ptx and self.backend != "gpu":
+        if emit_ptx:
             from kdebug.targets.ptx import PtxSidePipeline
             self.ptx_side = PtxSidePipeline(self, ptx_arch)
         self._launches = 0

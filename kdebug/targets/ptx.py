@@ -636,8 +636,9 @@ class PtxSidePipeline:
 
     def __init__(self, session, arch: str | None = None) -> None:
         self.session = session
-        self.driver = _private_driver(arch_of(arch), session.strategy)
-        self.target = self.driver.target
+        self.on_gpu = session.backend == "gpu"  # the session compiles PTX already: snapshot its artifacts
+        self.driver = None if self.on_gpu else _private_driver(arch_of(arch), session.strategy)
+        self.target = session.target if self.on_gpu else self.driver.target
         self.target.bus = session.bus  # the one "ptxas is missing" note goes to the user's session
         self.done: set[int] = set()
 
@@ -650,6 +651,14 @@ class PtxSidePipeline:
         if rec.id in self.done:
             return
         self.done.add(rec.id)
+        if self.on_gpu:
+            self.snapshot(main, rec, compiled.artifact["ptx"], compiled.artifact)
+            for mrec in main.records.values():
+                if mrec.id not in self.done and mrec.state == "done" and "ptx" not in mrec.snapshots:
+                    self.done.add(mrec.id)
+                    text = ptx_function_text(compiled.artifact["ptx"], self.target.deferred_entry_name(mrec))
+                    self.snapshot(main, mrec, text or compiled.artifact["ptx"], compiled.artifact)
+            return
         before = set(self.driver.records)
         try:
             side = self.driver.compile_kernel(rec.job.function, rec.argtypes)
