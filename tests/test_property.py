@@ -119,13 +119,14 @@ class Program:
     def index(self):
         return self.pick(["i", "i", "(i + 1) % n", "n - 1 - i"])
 
-    def nonzero(self, scope, depth):
-        """A divisor that is never zero (and at least 1 in magnitude)."""
+    def nonzero(self, scope, depth, want=None):
+        """A divisor that is never zero: a literal, or at least 1 in magnitude."""
         form = self.pick(["lit", "pos", "neg"])
         if form == "lit":
-            v = self.pick([1, 2, 3, 7, -1, -2, -5, 0.5, -0.25, 2.5])
+            ints = [1, 2, 3, 7, -1, -2, -5]
+            v = self.pick(ints if want == "int" else ints + [0.5, -0.25, 2.5, 0.1, -0.3, 0.7])
             return (f"({v})" if v < 0 else str(v)), (F64 if isinstance(v, float) else I64), abs(v)
-        src, t, b = self.expr(scope, depth)
+        src, t, b = self.expr(scope, depth, want)
         if form == "pos":
             return f"(abs({src}) + 1)", _arith(t, I64), b + 1
         return f"(-abs({src}) - 1)", _arith(t, I64), b + 1
@@ -187,7 +188,7 @@ class Program:
         if op in ("/", "//", "%"):
             c, tc, bc = self.nonzero(scope, depth - 1)
             t = F64 if op == "/" else _arith(ta, tc)
-            bound = {"/": ba * 4, "//": ba * 4 + 1, "%": bc}[op]
+            bound = {"/": ba * 10, "//": ba * 10 + 1, "%": bc}[op]
             return f"({a} {op} {c})", t, bound
         c, tc, bc = self.expr(scope, depth - 1, "int" if op in "&|^" else want)
         if op in "&|^":
@@ -327,8 +328,11 @@ class Program:
                 return scope
             name = self.pick(sorted(assigned))
             kind = self.kinds[name]
-            src, t, _ = self.expr(scope, 1, "int" if kind == "int" else None)
-            op = self.pick(["+=", "-=", "*="] + (["//=", "%="] if False else []))
+            op = self.pick(["+=", "-=", "*=", "//=", "%="] + (["/="] if kind == "float" else []))
+            if op in ("+=", "-=", "*="):
+                src, t, _ = self.expr(scope, 1, "int" if kind == "int" else None)
+            else:
+                src, t, _ = self.nonzero(scope, 1, "int" if kind == "int" else None)
             self.emit(indent, f"{name} {op} {src}")
             self.emit(indent, f"{name} = {self.clamp(name, t, kind)}")
             return scope
