@@ -83,8 +83,10 @@ async def bench(jobs: int, ir_lines: int) -> None:
             await pilot.pause()
             print(f"tree key press, IR tab showing:            {_ms(await _latencies(pilot, ['down'] * 30))}")
             print(f"next/previous job (] / [):                 {_ms(await _latencies(pilot, [']'] * 10 + ['['] * 10))}")
+            print(f"tab (focus moves to the next pane):        {_ms(await _latencies(pilot, ['tab'] * 6))}")
             view = app.query_one("#view-ir", TextView)
             view.focus()
+            await pilot.pause(0.2)
             print(f"IR page down:                              {_ms(await _latencies(pilot, ['pagedown'] * 10))}")
         # one job whose IR alone is ir_lines long
         from kdebug.tui.synthetic import _ir
@@ -101,6 +103,7 @@ async def bench(jobs: int, ir_lines: int) -> None:
             app2.export_screenshot()
             print(f"one {ir_lines}-line IR: load + paint:       {(time.perf_counter() - t2) * 1e3:.0f} ms")
             view.focus()
+            await pilot.pause(0.2)
             print(f"  page down / end:                         {_ms(await _latencies(pilot, ['pagedown'] * 10 + ['end', 'home']))}")
             t3 = time.perf_counter()
             n = view.search("%v1999")

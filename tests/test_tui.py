@@ -438,3 +438,16 @@ def test_script_errors_and_exits_become_the_session_state(tmp_path, body, status
             assert any(why in line for line in view_lines(app, "diagnostics") + view_lines(app, "output"))
             assert f"session {status}" in app.status_text().plain
     run(go())
+
+
+def test_footer_keys_are_links_to_their_actions(tmp_path):
+    path = write_trace(cycle_events(), str(tmp_path / "cycle.jsonl"))
+
+    async def go():
+        app = replay_app(path, cwd=str(tmp_path))
+        async with app.run_test(size=SIZE) as pilot:
+            keys = app.query_one("#keys")
+            x = str(keys.render()).index("Trace") + keys.styles.padding.left
+            await pilot.click(keys, offset=(x, 0))
+            await wait_for(pilot, lambda: (tmp_path / "kdebug-trace.jsonl").exists(), "the trace")
+    run(go())

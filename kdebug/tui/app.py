@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane
+from textual.widgets import Header, Input, Static, TabbedContent, TabPane
 
 from kdebug.driver import events as E
 from kdebug.session.debuggee import Debuggee, parse_breakpoints
@@ -30,6 +30,7 @@ from kdebug.tui.breakpoints import BreakpointsScreen
 from kdebug.tui.detail import TABS, DetailPane
 from kdebug.tui.diagnostics import DiagnosticsPanel, alert_of
 from kdebug.tui.job_tree import JobTree
+from kdebug.tui.key_help import KeyHelp
 from kdebug.tui.launches import LaunchesPanel
 from kdebug.tui.messages import DebuggeeWake, JobChosen
 from kdebug.tui.output import OutputPanel
@@ -95,7 +96,7 @@ class KdebugApp(App):
             with TabPane("Output", id="tab-output"):
                 yield OutputPanel(id="output")
         yield Input(placeholder="search the view (enter: find, esc: cancel)", id="search")
-        yield Footer()
+        yield KeyHelp(live=not self.replay, id="keys")
 
     def _main(self, selector: str, expect_type):
         """A widget of the main screen, also while a dialog or the command palette is on top."""
