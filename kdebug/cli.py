@@ -99,7 +99,9 @@ def build_dump_parser() -> argparse.ArgumentParser:
 def _configure_session(opts):
     from kdebug.driver.active import Session, set_session
 
-    session = Session(backend=opts.backend, strategy=opts.strategy, memcheck=opts.memcheck,
+    from kdebug.runtime.memcheck import env_memcheck_default
+    memcheck = opts.memcheck and env_memcheck_default()  # --no-memcheck, or KDEBUG_MEMCHECK=0
+    session = Session(backend=opts.backend, strategy=opts.strategy, memcheck=memcheck,
                       emit_ptx=getattr(opts, "target", "cpu") == "ptx", ptx_arch=getattr(opts, "arch", None))
     session.shuffle_seed = opts.shuffle_threads
     set_session(session)

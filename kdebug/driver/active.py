@@ -156,8 +156,9 @@ class Session:
         if memcheck is not None and bool(memcheck) != self.memcheck:
             self.memcheck = bool(memcheck)
             self.target.memcheck = self.memcheck
-            with self.driver.lock:
+            with self.driver.lock:  # compiled code has the checks in it (or not): compile again
                 self.driver.cache.clear()
+                self.driver.by_key.clear()
         if shuffle_threads is not False:
             self.shuffle_seed = None if shuffle_threads is None else int(shuffle_threads)
 

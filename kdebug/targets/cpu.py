@@ -38,7 +38,7 @@ CONTEXT_P = ir.PointerType(CONTEXT)
 _REG_FIELD = {"threadIdx": 0, "blockDim": 1, "blockIdx": 2, "gridDim": 3}
 LAUNCHER_TYPE = ir.FunctionType(ir.VoidType(), [I8P, ir.PointerType(i32), i64, i64, I8P])
 
-_engine_lock = threading.Lock()
+_engine_lock = threading.RLock()  # re-entrant: entry_address holds it while calling execution_engine()
 _engine = None
 _tm = None
 
