@@ -96,7 +96,7 @@ cuda_root() {
     done
 }
 
-find_libcuda() {  # a folder holding libcuda.so.1 (the driver), from ldconfig and LD_LIBRARY_PATH
+find_libcuda() {  # a folder holding libcuda.so.1 (the driver): ldconfig, LD_LIBRARY_PATH, or where dlopen finds it
     local f d
     f=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 .*x86-64/ {print $NF; exit}')
     [ -n "$f" ] && [ -e "$f" ] && { dirname "$f"; return; }
@@ -104,6 +104,15 @@ find_libcuda() {  # a folder holding libcuda.so.1 (the driver), from ldconfig an
     for d in "${dirs[@]}"; do
         [ -n "$d" ] && [ -e "$d/libcuda.so.1" ] && { echo "$d"; return; }
     done
+    "$PY" - <<'EOF' 2>/dev/null
+import ctypes, os
+ctypes.CDLL("libcuda.so.1")
+for line in open("/proc/self/maps"):
+    path = line.split()[-1]
+    if os.path.basename(path).startswith("libcuda.so"):
+        print(os.path.dirname(path))
+        break
+EOF
 }
 
 CUDA_ROOT_DIR=$(cuda_root)
