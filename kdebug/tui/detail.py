@@ -54,6 +54,7 @@ class DetailPane(Vertical):
         self.diff_mode = "unified"
         self._loaded: dict[str, tuple] = {}
         self._phase_bar = ""
+        self._events_job: int | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("no job yet", id="banner")
@@ -280,7 +281,9 @@ class DetailPane(Vertical):
         if job is None:
             return self._set("events", Document([]))
         events = self.model.events
-        self._set("events", StyledDocument([event_line(events[i]) for i in job.events]), keep=True)
+        same_job = self._events_job == job.id  # new events of the job shown: keep the reader's place
+        self._events_job = job.id
+        self._set("events", StyledDocument([event_line(events[i]) for i in job.events]), keep=same_job)
 
     def _show_strategy(self, job) -> None:
         started = self.model.started
