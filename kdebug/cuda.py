@@ -36,15 +36,19 @@ def default_stream():
     return 0
 
 
-def compile_ptx(pyfunc, sig, device: bool = False, cc=None, fastmath: bool = False, opt: bool = True, **kw):
-    """numba.cuda.compile_ptx: PTX and the result type (provided by the ptx target)."""
+def compile_ptx(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False, cc=None, opt=None,
+                abi="numba", abi_info=None, forceinline=False, launch_bounds=None):
+    """numba.cuda.compile_ptx (same parameters): ``(ptx, result type)``, no GPU needed. Only ``device``
+    and ``cc`` change the PTX here; the others are accepted for numba's callers."""
     from kdebug.targets.ptx import compile_ptx as _compile_ptx
     return _compile_ptx(pyfunc, sig, device=device, cc=cc)
 
 
-def compile_ptx_for_current_device(pyfunc, sig, device: bool = False, **kw):
-    from kdebug.targets.ptx import compile_ptx as _compile_ptx
-    return _compile_ptx(pyfunc, sig, device=device, cc=None)
+def compile_ptx_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False,
+                                   opt=None, abi="numba", abi_info=None, forceinline=False, launch_bounds=None):
+    """numba.cuda.compile_ptx_for_current_device: for the GPU's architecture (sm_90 without one)."""
+    from kdebug.targets.ptx import compile_ptx_for_current_device as _compile
+    return _compile(pyfunc, sig, device=device)
 
 
 def get_current_device():

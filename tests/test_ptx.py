@@ -434,3 +434,12 @@ def test_dump_arch_option(tmp_path):
     assert r.returncode == 2 and "'gfx90a' is not a GPU architecture" in r.stderr
     with pytest.raises(ValueError, match="not a GPU architecture"):
         cuda.compile_ptx(saxpy, "void(float32, float32[:], float32[:], float32[:])", cc="nine")
+
+
+def test_compile_ptx_takes_numbas_parameters():
+    import inspect
+    params = list(inspect.signature(cuda.compile_ptx).parameters)
+    assert params[:7] == ["pyfunc", "sig", "debug", "lineinfo", "device", "fastmath", "cc"]
+    ptx, resty = cuda.compile_ptx(saxpy, "void(float32, float32[:], float32[:], float32[:])", None, True, False,
+                                  fastmath=True, opt=True)
+    assert ".entry" in ptx and resty == T.void
