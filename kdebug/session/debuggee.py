@@ -215,7 +215,10 @@ class Debuggee:
         control_r, control_w = os.pipe()
         cmd = [sys.executable, "-m", "kdebug.session.debuggee", "--events-fd", str(events_w),
                "--control-fd", str(control_r), *child_argv(opts)]
-        env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")
+        # the child must run this very kdebug, whatever the cwd or another installed copy
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+        env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1", PYTHONPATH=path)
         try:
             self.proc = subprocess.Popen(cmd, pass_fds=(events_w, control_r), stdin=subprocess.DEVNULL,
                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd, env=env,
