@@ -262,3 +262,17 @@ def test_shared_array_shapes_from_globals_and_closures():
 
 
 COLS = 8
+
+
+def test_bench_cpu_quick_prints_its_table():
+    """benchmarks/bench_cpu.py --quick runs and prints its table (speed itself is never asserted)."""
+    import subprocess
+    import sys
+    from conftest import ROOT
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_cpu.py"), "--quick", "--no-simulator",
+                        "--repeat", "1"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "| kernel | kdebug size | kdebug memcheck on | kdebug memcheck off |" in r.stdout
+    for name in ("saxpy", "matmul", "reduction"):
+        assert f"| {name} |" in r.stdout
+    assert "numba's CUDA simulator: not measured: skipped (--no-simulator)" in r.stdout

@@ -1,0 +1,247 @@
+"""CPU backend throughput, side by side in one run: kdebug (memcheck on and off), numpy, numba's CUDA simulator.
+
+    python benchmarks/bench_cpu.py                  # the full run (about a minute on 2 cores)
+    python benchmarks/bench_cpu.py --quick          # small sizes, few repeats (the smoke test runs this)
+    python benchmarks/bench_cpu.py --numba-python /path/to/python   # an interpreter where numba imports
+
+Kernels: saxpy (barrier-free, vectorised thread loop), the tiled matmul of
+sample_kernels/matmul_tiled.py (shared memory, two syncthreads per tile) and the
+block tree reduction of sample_kernels/reduction.py (syncthreads in a loop).
+Times are medians after a warm-up launch (compilation excluded), given per
+element: per output element for the matmul, per input element otherwise.
+
+numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``, one Python thread per CUDA
+thread) runs the same kernel sources in a subprocess of ``--numba-python``
+(default: this interpreter; or $KDEBUG_BENCH_NUMBA_PYTHON) at small sizes —
+numba is not a kdebug dependency (``pip install numba`` to measure it); the
+table says so when it is not importable.
+
+Targets (reported, never asserted): per-element time at least 10,000x below the
+simulator for saxpy and the tiled matmul; memcheck costs at most 2x on saxpy;
+a 512x512 float32 tiled matmul in under 0.5 s.
+
+Only the standard library is imported at module level: the simulator child runs
+this file under an interpreter that need not have kdebug installed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SAMPLES = os.path.join(ROOT, "sample_kernels")
+
+
+def median_time(fn, repeat: int) -> float:
+    fn()  # warm-up: compiles on the first launch
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+# ---- the workloads: the same kernel sources for kdebug and for numba's simulator -------------------
+def load(name, cuda_module):
+    """Execute a sample's source with ``from kdebug import cuda`` meaning ``cuda_module``."""
+    import types
+    path = os.path.join(SAMPLES, f"{name}.py")
+    src = open(path).read()
+    src = src.replace("from kdebug import cuda", "cuda = __cuda__")
+    src = src.replace("from kdebug.cuda import", "from __cuda_types__ import")
+    mod = types.ModuleType(f"bench_{name}")
+    mod.__file__ = path
+    mod.__dict__["__cuda__"] = cuda_module
+    sys.modules["__cuda_types__"] = cuda_module if hasattr(cuda_module, "float32") else _numba_types()
+    linecache_register(path, src)
+    exec(compile(src, path, "exec"), mod.__dict__)
+    return mod
+
+
+def _numba_types():
+    import numba
+    return numba
+
+
+def linecache_register(path, src):
+    """numba and kdebug read kernel source through inspect/linecache: keep the rewritten text there."""
+    import linecache
+    linecache.cache[path] = (len(src), None, src.splitlines(True), path)
+
+
+def workloads(cuda_module, sizes, repeat):
+    """{name: (per-element seconds, elements, total seconds)} for this cuda module."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    out = {}
+    sx = load("saxpy", cuda_module)
+    n = sizes["saxpy"]
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    o = np.zeros_like(x)
+    dx, dy, do = cuda_module.to_device(x), cuda_module.to_device(y), cuda_module.device_array_like(x)
+    t = median_time(lambda: sx.saxpy[(n + 255) // 256, 256](np.float32(2.5), dx, dy, do), repeat)
+    np.testing.assert_allclose(do.copy_to_host(), np.float32(2.5) * x + y, rtol=1e-5)
+    out["saxpy"] = (t / n, n, t)
+
+    mm = load("matmul_tiled", cuda_module)
+    m = sizes["matmul"]
+    A = rng.standard_normal((m, m)).astype(np.float32)
+    B = rng.standard_normal((m, m)).astype(np.float32)
+    dA, dB = cuda_module.to_device(A), cuda_module.to_device(B)
+    dC = cuda_module.device_array((m, m), np.float32)
+    tpb = mm.TPB
+    grid = ((m + tpb - 1) // tpb, (m + tpb - 1) // tpb)
+    t = median_time(lambda: mm.matmul_tiled[grid, (tpb, tpb)](dA, dB, dC), repeat)
+    np.testing.assert_allclose(dC.copy_to_host(), A @ B, rtol=1e-3, atol=1e-3)
+    out["matmul"] = (t / (m * m), m, t)
+
+    rd = load("reduction", cuda_module)
+    n = sizes["reduction"]
+    x = rng.random(n).astype(np.float32)
+    blocks = (n + rd.TPB - 1) // rd.TPB
+    dx = cuda_module.to_device(x)
+    dp = cuda_module.device_array(blocks, np.float32)
+    t = median_time(lambda: rd.block_sum[blocks, rd.TPB](dx, dp), repeat)
+    np.testing.assert_allclose(dp.copy_to_host().sum(dtype=np.float64), x.sum(dtype=np.float64), rtol=1e-4)
+    out["reduction"] = (t / n, n, t)
+    return out
+
+
+def numpy_times(sizes, repeat):
+    import numpy as np
+    rng = np.random.default_rng(0)
+    n = sizes["saxpy"]
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    a = np.float32(2.5)
+    res = {"saxpy": median_time(lambda: a * x + y, repeat) / n}
+    m = sizes["matmul"]
+    A = rng.standard_normal((m, m)).astype(np.float32)
+    B = rng.standard_normal((m, m)).astype(np.float32)
+    res["matmul"] = median_time(lambda: A @ B, repeat) / (m * m)
+    n = sizes["reduction"]
+    x = rng.random(n).astype(np.float32)
+    res["reduction"] = median_time(lambda: x.sum(), repeat) / n
+    return res
+
+
+# ---- the simulator child ------------------------------------------------------------------------------
+def child_simulator(sizes_json: str, repeat: int) -> None:
+    """Runs under the numba interpreter with NUMBA_ENABLE_CUDASIM=1; prints one JSON line."""
+    try:
+        from numba import cuda
+        import numba
+    except Exception as exc:  # noqa: BLE001
+        print(json.dumps({"unavailable": f"numba is not importable by {sys.executable} "
+                                         f"({type(exc).__name__}: {exc})"}))
+        return
+    res = workloads(cuda, json.loads(sizes_json), repeat)
+    print(json.dumps({"version": numba.__version__, "results": res}))
+
+
+def simulator_times(python: str, sizes, repeat, timeout):
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONUNBUFFERED="1")
+    try:
+        r = subprocess.run([python, os.path.abspath(__file__), "--child-simulator", json.dumps(sizes),
+                            "--repeat", str(repeat)], capture_output=True, text=True, timeout=timeout, env=env)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return {"unavailable": f"the simulator run failed ({type(exc).__name__}: {exc})"}
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
+    if r.returncode != 0 or not lines:
+        return {"unavailable": f"the simulator run failed: {(r.stderr or r.stdout).strip().splitlines()[-1:]}"}
+    return json.loads(lines[-1])
+
+
+# ---- the report ----------------------------------------------------------------------------------------
+def fmt_t(s: float | None) -> str:
+    if s is None:
+        return "-"
+    if s >= 1e-3:
+        return f"{s * 1e3:.2f} ms"
+    if s >= 1e-6:
+        return f"{s * 1e6:.2f} us"
+    return f"{s * 1e9:.3f} ns"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes and few repeats")
+    ap.add_argument("--repeat", type=int, default=None)
+    ap.add_argument("--numba-python", default=None, help="an interpreter where numba imports (simulator runs)")
+    ap.add_argument("--no-simulator", action="store_true", help="skip numba's simulator")
+    ap.add_argument("--child-simulator", metavar="SIZES", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child_simulator:
+        child_simulator(args.child_simulator, args.repeat or 1)
+        return 0
+
+    import numpy as np  # noqa: F401
+    import kdebug
+    from kdebug import cuda
+
+    repeat = args.repeat or (2 if args.quick else 7)
+    sizes = ({"saxpy": 1 << 16, "matmul": 64, "reduction": 1 << 16} if args.quick else
+             {"saxpy": 1 << 22, "matmul": 512, "reduction": 1 << 22})
+    sim_sizes = {"saxpy": 1024, "matmul": 32, "reduction": 1024} if args.quick else \
+        {"saxpy": 4096, "matmul": 64, "reduction": 4096}
+
+    kd = {}
+    for mc in (True, False):
+        kdebug.set_options(memcheck=mc)
+        kd[mc] = workloads(cuda, sizes, repeat)
+    kdebug.set_options(memcheck=True)
+    npy = numpy_times(sizes, repeat)
+    sim = {"unavailable": "skipped (--no-simulator)"}
+    if not args.no_simulator:
+        py = args.numba_python or os.environ.get("KDEBUG_BENCH_NUMBA_PYTHON") or sys.executable
+        sim = simulator_times(py, sim_sizes, 1, timeout=600)
+
+    print(f"CPU backend, {os.cpu_count()} cores; medians of {repeat} launches after a warm-up")
+    print()
+    print("| kernel | kdebug size | kdebug memcheck on | kdebug memcheck off | memcheck cost | numpy | "
+          "simulator (size) | simulator / kdebug |")
+    print("|---|---|---|---|---|---|---|---|")
+    label = {"saxpy": lambda n: f"2^{n.bit_length() - 1}", "matmul": lambda n: f"{n}x{n}",
+             "reduction": lambda n: f"2^{n.bit_length() - 1}"}
+    sim_res = sim.get("results", {})
+    for name in ("saxpy", "matmul", "reduction"):
+        on, n, _ = kd[True][name]
+        off = kd[False][name][0]
+        s = sim_res.get(name)
+        sim_cell = f"{fmt_t(s[0])} ({label[name](s[1])})" if s else "-"
+        ratio = f"{s[0] / on:,.0f}x" if s else "-"
+        print(f"| {name} | {label[name](n)} | {fmt_t(on)} | {fmt_t(off)} | {on / off:.2f}x | {fmt_t(npy[name])} | "
+              f"{sim_cell} | {ratio} |")
+    print()
+    print("per element: saxpy and reduction per input element, matmul per output element")
+    if "unavailable" in sim:
+        print(f"numba's CUDA simulator: not measured: {sim['unavailable']}")
+    else:
+        print(f"numba's CUDA simulator: numba {sim['version']}, NUMBA_ENABLE_CUDASIM=1, run with {sys.executable if not args.numba_python else args.numba_python}")
+    print()
+    print("targets (reported, not asserted):")
+    for name in ("saxpy", "matmul"):
+        s = sim_res.get(name)
+        if s:
+            r = s[0] / kd[True][name][0]
+            print(f"  {name}: {r:,.0f}x below the simulator per element (target >= 10,000x): "
+                  f"{'met' if r >= 1e4 else 'MISSED'}")
+    cost = kd[True]["saxpy"][0] / kd[False]["saxpy"][0]
+    print(f"  memcheck cost on saxpy: {cost:.2f}x (target <= 2x): {'met' if cost <= 2 else 'MISSED'}")
+    if sizes["matmul"] == 512:
+        t = kd[True]["matmul"][2]
+        print(f"  512x512 float32 tiled matmul, memcheck on: {t:.3f} s (target < 0.5 s): "
+              f"{'met' if t < 0.5 else 'MISSED'}; memcheck off: {kd[False]['matmul'][2]:.3f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
