@@ -430,6 +430,15 @@ def test_gpu_check_usage():
     assert r.returncode == 2 and "unknown step 'launch'" in r.stderr
 
 
+def test_fetch_gpu_deps_usage():
+    script = os.path.join(ROOT, "scripts", "fetch_gpu_deps.sh")
+    r = subprocess.run(["bash", script, "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0
+    assert "pip download --no-deps --no-binary=:all: --no-build-isolation -d DEST pycuda==" in r.stdout
+    r = subprocess.run(["bash", script, "--bogus"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "unknown option --bogus" in r.stderr
+
+
 def test_gpu_check_build_fails_clearly_without_a_driver(tmp_path):
     if GPU_OK:
         pytest.skip("a GPU driver is present here: the build step would build pycuda")
