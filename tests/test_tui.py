@@ -169,9 +169,11 @@ def test_a_key_kills_a_hung_debuggee(tmp_path):
 
     async def go():
         app = live_app(str(script), cwd=str(tmp_path))
+        app.HANG_AFTER_S = 0.2
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda: any("hanging" in s for s in view_lines(app, "output")), "the script")
             assert app.model.ended is None and app.debuggee.alive
+            await wait_for(pilot, lambda: "hung?" in str(app.query_one("#status").render()), "the hang hint")
             await pilot.press("x")
             await wait_for(pilot, lambda: app.model.ended is not None, "the kill")
             assert app.model.ended.status == "killed"
@@ -450,4 +452,45 @@ def test_footer_keys_are_links_to_their_actions(tmp_path):
             x = str(keys.render()).index("Trace") + keys.styles.padding.left
             await pilot.click(keys, offset=(x, 0))
             await wait_for(pilot, lambda: (tmp_path / "kdebug-trace.jsonl").exists(), "the trace")
+    run(go())
+
+
+def test_pause_stops_a_running_script_at_the_next_step(tmp_path):
+    script = tmp_path / "later.py"
+    script.write_text(textwrap.dedent("""\
+        import sys, time
+        print("waiting", flush=True)
+        time.sleep(1.0)
+        import runpy
+        runpy.run_path(sys.argv[1], run_name="__main__")
+    """))
+
+    async def go():
+        app = live_app(str(script), SAXPY, cwd=str(tmp_path))
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: any("waiting" in s for s in view_lines(app, "output")), "the script")
+            await pilot.press("p")  # while it sleeps: stop at whatever the driver does next
+            await wait_for(pilot, lambda: app.model.paused is not None, "the pause")
+            assert app.model.paused.breakpoint == "step" and "saxpy" in app.model.paused.message
+            assert app.model.paused.job == 1 and not app.model.launches
+            await pilot.press("c")
+            await wait_for(pilot, lambda: app.model.ended is not None, "the session to end")
+            assert app.model.ended.status == "ok"
+    run(go())
+
+
+def test_a_thousand_job_trace_opens_with_every_node(tmp_path):
+    from kdebug.tui.synthetic import big_events
+    path = write_trace(big_events(1000, 200_000), str(tmp_path / "big.jsonl"))
+
+    async def go():
+        app = replay_app(path)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("down", "2", "right_square_bracket", "3")
+            nodes = list(app.tree.job_nodes.values())
+            assert len(nodes) == 1000 and len(app.model.roots) == 20
+            backrefs = [c for n in nodes for c in n.children if c.data[0] == "backref"]
+            assert len(backrefs) == len(app.model.reentrant) == 10
+            assert app.detail.job_id == 101 and app.detail.active_tab == "finish"  # #1 -> #21 -> #101
+            assert view_lines(app, "view-finish")[0].startswith("--- before_finish")
     run(go())

@@ -36,12 +36,12 @@ from kdebug.tui.messages import DebuggeeWake, JobChosen
 from kdebug.tui.output import OutputPanel
 
 STRATEGIES = ("worklist", "toplevel", "recursive")
-HANG_AFTER_S = 5.0
 
 
 class KdebugApp(App):
     CSS_PATH = "kdebug.tcss"
     TITLE = "kdebug"
+    HANG_AFTER_S = 5.0  # seconds without events before the status line suggests x
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("s", "step", "Step"),
@@ -246,7 +246,7 @@ class KdebugApp(App):
             dbg = self.debuggee
             if dbg is not None:
                 quiet = time.monotonic() - max(dbg.last_event_at, self._started_at)
-                if quiet > HANG_AFTER_S:
+                if quiet > self.HANG_AFTER_S:
                     text.append(f"  no events for {quiet:.0f} s (hung?): x kills the debuggee", "bold yellow")
         alerts = self._main("#diagnostics", DiagnosticsPanel).count
         text.append(f"   {len(m.jobs)} jobs \u00b7 {len(m.launches)} launches \u00b7 {alerts} alerts", "dim")
