@@ -493,4 +493,7 @@ def test_a_thousand_job_trace_opens_with_every_node(tmp_path):
             assert len(backrefs) == len(app.model.reentrant) == 10
             assert app.detail.job_id == 101 and app.detail.active_tab == "finish"  # #1 -> #21 -> #101
             assert view_lines(app, "view-finish")[0].startswith("--- before_finish")
+            await pilot.press("a")  # the next job with an alert: the first re-entrant request after #101
+            job = app.model.jobs[app.detail.job_id]
+            assert job.backrefs and app.tree.alerts[job.id] == "warning"
     run(go())

@@ -55,6 +55,7 @@ class KdebugApp(App):
         Binding("full_stop", "next_phase", "Next phase", show=False),
         Binding("comma", "previous_phase", "Prev phase", show=False),
         Binding("g", "goto_target", "Go to ↻", show=False),
+        Binding("a", "next_alert", "Next alert", show=False),
         Binding("d", "toggle_diff", "Diff layout", show=False),
         Binding("y", "copy_stage", "Copy", show=False),
         Binding("w", "write_stage", "Save IR"),
@@ -364,6 +365,18 @@ class KdebugApp(App):
     def action_set_phase(self, phase: str) -> None:
         self.detail.set_phase(phase)
 
+    def action_next_alert(self) -> None:
+        """The next job, in tree order, that raised an alert (a re-entrant request, an error)."""
+        order = self._job_order()
+        alerts = self.tree.alerts
+        cur = self.detail.job_id
+        start = order.index(cur) + 1 if cur in order else 0
+        for jid in order[start:] + order[:start]:
+            if jid in alerts:
+                self.tree.select_job(jid)
+                return
+        self.notify("no job has an alert")
+
     def action_next_phase(self) -> None:
         self.detail.step_phase(1)
 
@@ -471,6 +484,7 @@ class KdebugApp(App):
         yield SystemCommand("Previous match", "N", self.action_previous_match)
         yield SystemCommand("Next job", "]", self.action_next_job)
         yield SystemCommand("Previous job", "[", self.action_previous_job)
+        yield SystemCommand("Next alert", "The next job with a re-entrant request or an error (a)", self.action_next_alert)
         yield SystemCommand("Next IR phase", ".", self.action_next_phase)
         yield SystemCommand("Previous IR phase", ",", self.action_previous_phase)
         yield SystemCommand("Go to the re-entrant target", "g, on a \u21bb node", self.action_goto_target)
