@@ -324,6 +324,9 @@ class KdebugApp(App):
         if strategy is None:
             strategy = current if ptx is not None else STRATEGIES[(STRATEGIES.index(current) + 1) % len(STRATEGIES)]
         self._stop_debuggee()
+        if self._trace_writer is not None:  # --trace records the latest run, as kdebug run would
+            self._trace_writer.close()
+            self._trace_writer = None
         self.clear_notifications()
         self.opts = copy.copy(self.opts)
         self.opts.strategy = strategy
