@@ -276,3 +276,32 @@ def test_bench_cpu_quick_prints_its_table():
     for name in ("saxpy", "matmul", "reduction"):
         assert f"| {name} |" in r.stdout
     assert "numba's CUDA simulator: not measured: skipped (--no-simulator)" in r.stdout
+
+
+@pytest.mark.parametrize("memcheck", [True, False])
+def test_barrier_first_in_the_kernel_and_device_launched_barrier_kernels(memcheck):
+    kdebug.set_options(memcheck=memcheck)
+
+    @cuda.jit
+    def child(x):
+        s = cuda.shared.array(32, cuda.int32)
+        t = cuda.threadIdx.x
+        s[t] = x[t]
+        cuda.syncthreads()
+        x[t] = s[31 - t]
+
+    @cuda.jit
+    def parent(x, n):
+        cuda.syncthreads()  # the very first statement: a suspend point in the entry block
+        t = cuda.threadIdx.x
+        if t == 0:
+            child[1, n](x)
+        cuda.syncthreads()
+
+    x = np.arange(32, dtype=np.int32)
+    parent[1, 4](x, 32)
+    np.testing.assert_array_equal(x, np.arange(32)[::-1])
+    if memcheck:
+        with pytest.raises(KernelRuntimeError) as info:
+            parent[1, 4](x, 33)
+        assert "kernel child (launched from kernel parent)" in str(info.value)

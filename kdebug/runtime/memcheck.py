@@ -55,6 +55,7 @@ class Site:
     access: str = ""  # read, write, atomic
     ndim: int = 1
     what: str = ""  # for barriers: cuda.syncthreads() ...
+    function_kind: str = "kernel"  # kernel or device
 
 
 _sites: list[Site] = [Site("none", "", SourceLocation("?", 0, 1))]  # id 0 is never used
@@ -91,7 +92,12 @@ def error_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeError | N
         return None
     s = site(rec.site)
     where = f"block {_dim3(rec.ctaid)}, thread {_dim3(rec.tid)}"
-    infn = f"kernel {kernel}" if s.function in ("", kernel) else f"device function {s.function} (kernel {kernel})"
+    if s.function in ("", kernel):
+        infn = f"kernel {kernel}"
+    elif s.function_kind == "kernel":  # a child grid launched from the device
+        infn = f"kernel {s.function} (launched from kernel {kernel})"
+    else:
+        infn = f"device function {s.function} (kernel {kernel})"
     if rec.error == OUT_OF_BOUNDS:
         n = s.ndim
         idx = tuple(_original_index(rec.index[k], rec.extent[k]) for k in range(n))

@@ -29,10 +29,11 @@ DIM3 = ir.ArrayType(i32, 3)
 #   6 shared (i8*: the block's shared memory), 7 jmpbuf (i8*: where a failed check longjmps to),
 #   8 coro (i8*: the thread's coroutine handle), 9 barrier (i32: the barrier site a suspended thread
 #   waits at, negative for a grid barrier, 0 when running or finished), 10 vote (i32: predicate in,
-#   block-wide count out, for syncthreads_count/and/or)
-CONTEXT = ir.LiteralStructType([DIM3, DIM3, DIM3, DIM3, I8P, i32, I8P, I8P, I8P, i32, i32])
+#   block-wide count out, for syncthreads_count/and/or), 11 frame (i8*: memory kept for the thread's
+#   coroutine frame, reused from block to block), 12 frame_cap (i64: its size)
+CONTEXT = ir.LiteralStructType([DIM3, DIM3, DIM3, DIM3, I8P, i32, I8P, I8P, I8P, i32, i32, I8P, i64])
 CTX_RUNTIME, CTX_DEPTH = 4, 5
-CTX_SHARED, CTX_JMPBUF, CTX_CORO, CTX_BARRIER, CTX_VOTE = 6, 7, 8, 9, 10
+CTX_SHARED, CTX_JMPBUF, CTX_CORO, CTX_BARRIER, CTX_VOTE, CTX_FRAME, CTX_FRAME_CAP = 6, 7, 8, 9, 10, 11, 12
 # dims: gx, gy, gz, bx, by, bz, depth
 CONTEXT_P = ir.PointerType(CONTEXT)
 _REG_FIELD = {"threadIdx": 0, "blockDim": 1, "blockIdx": 2, "gridDim": 3}

@@ -200,7 +200,7 @@ def emit_bounds_check(lw, node, arr_t, indices, extents, access: str | None = No
     if access is None:
         access = "write" if isinstance(getattr(node, "ctx", None), ast.Store) else "read"
     site = M.register_site(M.Site("access", lw.tf.name, lw.src.loc(node), array, memory_space(lw, node),
-                                  access, arr_t.ndim))
+                                  access, arr_t.ndim, function_kind=lw.tf.kind))
     fail = lw.new_block("oob")
     cont = lw.new_block("inbounds")
     br = b.cbranch(ok, cont, fail)
@@ -247,20 +247,43 @@ def _begin_coroutine(lw) -> CoroState:
     coro_id = declare(m, "llvm.coro.id", TOKEN, [i32, I8P, I8P, I8P])
     coro_size = declare(m, "llvm.coro.size.i64", i64, [])
     coro_begin = declare(m, "llvm.coro.begin", I8P, [TOKEN, I8P])
-    malloc = declare(m, "malloc", I8P, [i64])
     st.id = pb.call(coro_id, [_c(0), null, null, null], name="coro.id")
     size = pb.call(coro_size, [], name="coro.size")
-    mem = pb.call(malloc, [size], name="coro.mem")
+    mem = pb.call(frame_function(m), [root.ctx, size], name="coro.mem")
     st.hdl = pb.call(coro_begin, [st.id, mem], name="coro.hdl")
     pb.store(st.hdl, ctx_field(pb, root.ctx, CTX_CORO))
     st.cleanup = root.fn.append_basic_block("coro.cleanup")
     st.ret = root.fn.append_basic_block("coro.ret")
-    cb = ir.IRBuilder(st.cleanup)
+    cb = ir.IRBuilder(st.cleanup)  # the frame's memory stays with the thread's context (the launcher frees it)
     coro_free = declare(m, "llvm.coro.free", I8P, [TOKEN, I8P])
-    free = declare(m, "free", VOID, [I8P])
-    cb.call(free, [cb.call(coro_free, [st.id, st.hdl])])
+    cb.call(coro_free, [st.id, st.hdl])
     cb.branch(st.ret)
+    if lw.builder.block is root.entry:  # llvmlite's insertion point is an index: move it past the prologue
+        lw.builder.position_at_end(root.entry)
     return st
+
+
+def frame_function(module: ir.Module) -> ir.Function:
+    """``kdebug.rt.frame(ctx, size)``: the memory for a thread's coroutine frame, kept in its context
+    and reused by the next block that runs in the same context slot (no malloc per thread and block)."""
+    from kdebug.targets.cpu import CONTEXT_P, CTX_FRAME, CTX_FRAME_CAP
+    name = "kdebug.rt.frame"
+    fn = module.globals.get(name)
+    if fn is not None:
+        return fn
+    fn = ir.Function(module, ir.FunctionType(I8P, [CONTEXT_P, i64]), name=name)
+    fn.linkage = "internal"
+    ctx, size = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    cap = b.load(ctx_field(b, ctx, CTX_FRAME_CAP))
+    with b.if_then(b.icmp_unsigned("<", cap, size), likely=False):
+        free = declare(module, "free", VOID, [I8P])
+        malloc = declare(module, "malloc", I8P, [i64])
+        b.call(free, [b.load(ctx_field(b, ctx, CTX_FRAME))])
+        b.store(b.call(malloc, [size]), ctx_field(b, ctx, CTX_FRAME))
+        b.store(size, ctx_field(b, ctx, CTX_FRAME_CAP))
+    b.ret(b.load(ctx_field(b, ctx, CTX_FRAME)))
+    return fn
 
 
 def _suspend(lw, st: CoroState, final: bool):
@@ -288,7 +311,7 @@ def emit_barrier(lw, node, what: str, vote=None, grid: bool = False):
     st = _begin_coroutine(lw)
     b = lw.builder
     kind = "grid barrier" if grid else "barrier"
-    site = M.register_site(M.Site(kind, lw.tf.name, lw.src.loc(node), what=what))
+    site = M.register_site(M.Site(kind, lw.tf.name, lw.src.loc(node), what=what, function_kind=lw.tf.kind))
     b.store(_c(-site if grid else site), ctx_field(b, lw.ctx, CTX_BARRIER))
     b.store(vote if vote is not None else _c(0), ctx_field(b, lw.ctx, CTX_VOTE))
     _suspend(lw, st, final=False)
@@ -404,17 +427,12 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
     jb.align = 16
     jbp = b.bitcast(jb, I8P)
     r = b.call(setjmp, [jbp])
-    with b.if_else(b.icmp_signed("==", r, _c(0))) as (then, otherwise):
-        with then:
-            b.call(body, [params, dims, first, last, runtime, jbp, shared, ctxs])
-        with otherwise:
-            if coroutine:  # stopped by a failed check: free the threads' coroutine frames
-                from kdebug.targets.cpu import CTX_CORO
-                with _Loop(b, _c(0, i64), nctx, "free") as k:
-                    slot = ctx_field(b, b.gep(ctxs, [k]), CTX_CORO)
-                    h = b.load(slot)
-                    with b.if_then(b.icmp_unsigned("!=", h, ir.Constant(I8P, None))):
-                        b.call(free, [h])
+    with b.if_then(b.icmp_signed("==", r, _c(0))):
+        b.call(body, [params, dims, first, last, runtime, jbp, shared, ctxs])
+    if coroutine:  # the threads' coroutine frames (also after a failed check stopped the body)
+        from kdebug.targets.cpu import CTX_FRAME
+        with _Loop(b, _c(0, i64), nctx, "free") as k:
+            b.call(free, [b.load(ctx_field(b, b.gep(ctxs, [k]), CTX_FRAME))])
     b.call(free, [shared])
     b.call(free, [b.bitcast(ctxs, I8P)])
     b.ret_void()
@@ -595,7 +613,6 @@ def _coroutine_body(b, fn, kernel, args, ctxs, first, last, shared, shared_strid
     b.store(_c(0), gsite)
     b.store(_c(-1, i64), gfirst_done)
     ndone = ealloca(b, i32, name="ndone")
-    nblk = ealloca(b, i32, name="nblk")
     ngrid = ealloca(b, i32, name="ngrid")
     site0 = ealloca(b, i32, name="site0")
     odd = ealloca(b, i32, name="odd")  # first thread whose state differs from thread at site0
@@ -604,12 +621,16 @@ def _coroutine_body(b, fn, kernel, args, ctxs, first, last, shared, shared_strid
     with _Loop(b, _c(0, i64), gsize, "sched.b") as bi:
         blk = b.add(g0, bi)
         scan = fn.append_basic_block("scan")
+        decide = fn.append_basic_block("decide")
         b.branch(scan)
         b.position_at_end(scan)
-        for slot, v in ((ndone, 0), (nblk, 0), (ngrid, 0), (site0, 0), (odd, -1), (first_done, -1), (votes, 0)):
-            b.store(_c(v), slot)
-        with _Loop(b, _c(0), nt32, "scan.t") as t:
-            c = thread_ctx(bi, t)
+
+        def reset():
+            for slot, v in ((ndone, 0), (ngrid, 0), (site0, 0), (odd, -1), (first_done, -1), (votes, 0)):
+                b.store(_c(v), slot)
+
+        def accumulate(t, c):
+            """Count thread t's state after it ran: finished, or waiting at which barrier."""
             w = b.load(ctx_field(b, c, CTX_BARRIER))
             with b.if_else(b.icmp_signed("==", w, _c(0))) as (is_done, waiting):
                 with is_done:
@@ -618,11 +639,8 @@ def _coroutine_body(b, fn, kernel, args, ctxs, first, last, shared, shared_strid
                         b.store(t, first_done)
                 with waiting:
                     b.store(b.add(b.load(votes), b.load(ctx_field(b, c, CTX_VOTE))), votes)
-                    with b.if_else(b.icmp_signed(">", w, _c(0))) as (blockb, gridb):
-                        with blockb:
-                            b.store(b.add(b.load(nblk), _c(1)), nblk)
-                        with gridb:
-                            b.store(b.add(b.load(ngrid), _c(1)), ngrid)
+                    with b.if_then(b.icmp_signed("<", w, _c(0))):
+                        b.store(b.add(b.load(ngrid), _c(1)), ngrid)
                     s0 = b.load(site0)
                     with b.if_else(b.icmp_signed("==", s0, _c(0))) as (first_w, later_w):
                         with first_w:
@@ -631,7 +649,13 @@ def _coroutine_body(b, fn, kernel, args, ctxs, first, last, shared, shared_strid
                             with b.if_then(b.and_(b.icmp_signed("!=", w, s0),
                                                   b.icmp_signed("<", b.load(odd), _c(0)))):
                                 b.store(t, odd)
-        n_done, n_blk, n_grid = b.load(ndone), b.load(nblk), b.load(ngrid)
+
+        reset()
+        with _Loop(b, _c(0), nt32, "scan.t") as t:
+            accumulate(t, thread_ctx(bi, t))
+        b.branch(decide)
+        b.position_at_end(decide)
+        n_done, n_grid = b.load(ndone), b.load(ngrid)
         s0 = b.load(site0)
         o = b.load(odd)
         all_done = b.icmp_signed("==", n_done, nt32)
@@ -675,13 +699,15 @@ def _coroutine_body(b, fn, kernel, args, ctxs, first, last, shared, shared_strid
         ph = b.add(b.load(phase), _c(1, i64))
         b.store(ph, phase)
         total = b.load(votes)
+        reset()  # the threads' new states are counted as they run: no separate scan
         with _Loop(b, _c(0, i64), nt, "resume.k") as k:
             t = order(blk, k, ph)
             c = thread_ctx(bi, t)
             b.store(_c(0), ctx_field(b, c, CTX_BARRIER))
             b.store(total, ctx_field(b, c, CTX_VOTE))
             b.call(resume, [b.load(ctx_field(b, c, CTX_CORO))])
-        b.cbranch(error_flag(b, runtime), fail, scan)
+            accumulate(t, c)
+        b.cbranch(error_flag(b, runtime), fail, decide)
         b.position_at_end(next_block)
     # every block is done or waits at a grid barrier
     nd, ng = b.load(ndone_blocks), b.load(ngrid_blocks)
