@@ -34,7 +34,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 NTHREADS = 6
-KI, KF, K32 = 3, 3, 2  # output slots per thread: int64, float64, float32
+KI, KF, K32 = 7, 7, 2  # output slots per thread: int64, float64, float32
+KS = 3  # of the int64 and float64 slots, the first KS are written by the program, the rest hold its final variables
 BIG = 2**50  # bound on every exact value: int<->float conversions stay exact
 I64, I32, F64, BOOL = "int64", "int32", "float64", "bool"
 INTS = (I64, I32, BOOL)
@@ -121,10 +122,10 @@ class Program:
 
     def nonzero(self, scope, depth, want=None):
         """A divisor that is never zero: a literal, or at least 1 in magnitude."""
-        form = self.pick(["lit", "pos", "neg"])
+        form = self.pick(["lit", "lit", "pos", "neg"])
         if form == "lit":
             ints = [1, 2, 3, 7, -1, -2, -5]
-            v = self.pick(ints if want == "int" else ints + [0.5, -0.25, 2.5, 0.1, -0.3, 0.7])
+            v = self.pick(ints if want == "int" else ints + [0.5, -0.25, 2.5] + [0.1, -0.3, 0.7] * 2)
             return (f"({v})" if v < 0 else str(v)), (F64 if isinstance(v, float) else I64), abs(v)
         src, t, b = self.expr(scope, depth, want)
         if form == "pos":
@@ -174,7 +175,7 @@ class Program:
 
     def binary(self, scope, depth, want):
         a, ta, ba = self.expr(scope, depth - 1, want)
-        ops = ["+", "-", "*", "//", "%"] + (["/"] if want != "int" else [])
+        ops = ["+", "-", "*", "//", "%", "//", "%"] + (["/"] if want != "int" else [])
         if ta in (I64, I32):
             ops += ["&", "|", "^", "<<", ">>", "**"]
         op = self.pick(ops)
@@ -348,9 +349,9 @@ class Program:
             kind = self.pick(["int", "float"])
             src, t, _ = self.expr(scope, 2, "int" if kind == "int" else None)
             if kind == "int":
-                self.emit(indent, f"oi[i * {KI} + {self.integer(0, KI - 1)}] = {src}")
+                self.emit(indent, f"oi[i * {KI} + {self.integer(0, KS - 1)}] = {src}")
             else:
-                self.emit(indent, f"of[i * {KF} + {self.integer(0, KF - 1)}] = {src}")
+                self.emit(indent, f"of[i * {KF} + {self.integer(0, KS - 1)}] = {src}")
             return scope
         if form == "store32":
             self.emit(indent, f"o32[i * {K32} + {self.integer(0, K32 - 1)}] = {self.f32expr(scope, 2)[0]}")
@@ -436,7 +437,12 @@ class Program:
             self.make_helper()
         inline = self.draw(st.booleans())
         indent = 2 if inline else 1
-        self.block({"i", "n"}, 2, indent, False, self.integer(2, 6))
+        final = self.block({"i", "n"}, 2, indent, False, self.integer(2, 6))
+        # the final values of the variables are outputs too, so no difference stays hidden
+        for kind, out, k0 in (("int", "oi", KI), ("float", "of", KF)):
+            names = sorted(v for v in final if self.kinds.get(v) == kind)[: k0 - KS]
+            for k, name in enumerate(names):
+                self.emit(indent, f"{out}[i * {k0} + {KS + k}] = {name}")
         body = "\n".join(self.lines) + "\n"
         parts = [HEADER] + [h[1] for h in self.helpers]
         if inline:
@@ -507,14 +513,14 @@ def _import(path):
 
 
 def _inputs(draw):
-    ints = st.integers(-100, 100)
-    quarters = st.integers(-400, 400).map(lambda v: v / 4)
-    xi = np.array(draw(st.lists(ints, min_size=NTHREADS, max_size=NTHREADS)), dtype=np.int64)
-    yi = np.array(draw(st.lists(ints, min_size=NTHREADS, max_size=NTHREADS)), dtype=np.int32)
-    xf = np.array(draw(st.lists(quarters, min_size=NTHREADS, max_size=NTHREADS)), dtype=np.float64)
-    x32 = np.array(draw(st.lists(quarters, min_size=NTHREADS, max_size=NTHREADS)), dtype=np.float32)
-    si = np.int64(draw(ints))
-    sf = np.float64(draw(quarters))
+    """Input arrays and scalars from a drawn seed: varied values for every program, cheap to draw."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="input seed"))
+    xi = rng.integers(-100, 101, NTHREADS).astype(np.int64)
+    yi = rng.integers(-100, 101, NTHREADS).astype(np.int32)
+    xf = rng.integers(-400, 401, NTHREADS) / 4
+    x32 = (rng.integers(-400, 401, NTHREADS) / 4).astype(np.float32)
+    si = np.int64(rng.integers(-100, 101))
+    sf = np.float64(rng.integers(-400, 401) / 4)
     return [xi, yi, xf, x32, si, sf, np.zeros(NTHREADS * KI, dtype=np.int64), np.zeros(NTHREADS * KF),
             np.zeros(NTHREADS * K32, dtype=np.float32)]
 
