@@ -269,6 +269,17 @@ def k(a):
 def run():
     k[1, 1](np.zeros(1))
 """, C, "print() cannot be called in a kernel"),
+    ("plain_python_function", """
+def helper(x):
+    return x + 1
+
+@cuda.jit
+def k(a):
+    a[0] = helper(a[0])  # ERR
+
+def run():
+    k[1, 1](np.zeros(1))
+""", C, "helper() is a plain Python function"),
     ("keyword_arguments", """
 @cuda.jit(device=True)
 def f(x, y):

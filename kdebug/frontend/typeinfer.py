@@ -437,6 +437,9 @@ class TypeInferer:
                              f"use math.{name} on one element at a time" if hasattr(math, name) else
                              "kernels call math functions on one element at a time")
         what = type(value).__name__
+        if isinstance(value, type(_describe)):
+            raise self.error(node, f"{value.__name__}() is a plain Python function, which kernels cannot call",
+                             f"decorate {value.__name__} with @cuda.jit(device=True)")
         if isinstance(value, type(print)):
             raise self.error(node, f"{value.__name__}() cannot be called in a kernel",
                              "kernels can call abs, min, max, round, int, float, bool, len, range, "
