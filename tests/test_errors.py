@@ -808,6 +808,19 @@ def run():
     d = cuda.to_device(np.zeros((4, 5)))
     d.copy_to_host(np.zeros(3))  # ERR
 """, A, "copy_to_host: shapes differ ((3,) vs (4, 5))"),
+    ("device_array_negative_shape", """
+def run():
+    cuda.device_array(-1)  # ERR
+""", A, "cannot make a device array of shape -1"),
+    ("device_array_bad_dtype", """
+def run():
+    cuda.device_array((2, 3), dtype="nonsense")  # ERR
+""", A, "'nonsense' is not a dtype"),
+    ("copy_to_host_into_a_list", """
+def run():
+    d = cuda.to_device(np.zeros(3))
+    d.copy_to_host([1, 2, 3])  # ERR
+""", A, "copy_to_host copies into a numpy array, not a list"),
     ("copy_to_device_wrong_shape", """
 def run():
     d = cuda.device_array(4)

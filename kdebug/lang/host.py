@@ -21,11 +21,20 @@ class DeviceNDArray:
     """
 
     def __init__(self, shape, dtype, buffer: np.ndarray | None = None, device=None) -> None:
-        dtype = np.dtype(dtype)
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError:
+            raise _array_error(f"{dtype!r} is not a dtype", "use a numpy dtype such as np.float32") from None
         if T.from_dtype(dtype) is None:
             raise _array_error(f"kdebug device arrays hold int8..int64, uint8..uint64, float32, float64 or bool, "
                                f"not {dtype}", "convert first, e.g. a.astype(np.float32)")
-        self._host = buffer if buffer is not None else np.empty(shape, dtype=dtype)
+        if buffer is None:
+            try:
+                buffer = np.empty(shape, dtype=dtype)
+            except (TypeError, ValueError) as exc:
+                raise _array_error(f"cannot make a device array of shape {shape!r}: {exc}",
+                                   "give the shape as a non-negative int or a tuple of them") from None
+        self._host = buffer
         self._owner = None  # a backend may attach real device memory here
         self._dev = device  # the gpu runtime's DeviceBuffer, or None: the data is _host
 
@@ -63,6 +72,9 @@ class DeviceNDArray:
     def copy_to_host(self, ary: np.ndarray | None = None, stream=0) -> np.ndarray:
         if ary is None:
             return self._synced().copy()
+        if not isinstance(ary, np.ndarray):
+            raise _array_error(f"copy_to_host copies into a numpy array, not a {type(ary).__name__}",
+                               "call d.copy_to_host() to get a new array, or pass np.empty(d.shape, d.dtype)")
         if ary.shape != self.shape:
             raise _array_error(f"copy_to_host: shapes differ ({ary.shape} vs {self.shape})",
                                "pass a host array of the device array's shape, or none to get a new one")
