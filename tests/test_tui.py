@@ -458,10 +458,12 @@ def test_footer_keys_are_links_to_their_actions(tmp_path):
 def test_pause_stops_a_running_script_at_the_next_step(tmp_path):
     script = tmp_path / "later.py"
     script.write_text(textwrap.dedent("""\
-        import sys, time
+        import os, runpy, sys, time
         print("waiting", flush=True)
-        time.sleep(1.0)
-        import runpy
+        for _ in range(1000):  # until the test says go (10 s at most)
+            if os.path.exists("go"):
+                break
+            time.sleep(0.01)
         runpy.run_path(sys.argv[1], run_name="__main__")
     """))
 
@@ -469,7 +471,9 @@ def test_pause_stops_a_running_script_at_the_next_step(tmp_path):
         app = live_app(str(script), SAXPY, cwd=str(tmp_path))
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda: any("waiting" in s for s in view_lines(app, "output")), "the script")
-            await pilot.press("p")  # while it sleeps: stop at whatever the driver does next
+            await pilot.press("p")  # while it waits: stop at whatever the driver does next
+            await pilot.pause(0.3)  # the command is a pipe write away; then let the script go on
+            (tmp_path / "go").write_text("")
             await wait_for(pilot, lambda: app.model.paused is not None, "the pause")
             assert app.model.paused.breakpoint == "step" and "saxpy" in app.model.paused.message
             assert app.model.paused.job == 1 and not app.model.launches
