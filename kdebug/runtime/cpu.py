@@ -20,6 +20,7 @@ _SCALAR_CTYPES = {
 }
 _struct_cache: dict = {}
 _pool: ThreadPoolExecutor | None = None
+_NCPU = os.cpu_count() or 1
 SHUFFLE_PERMUTATIONS = 8  # --shuffle-threads: thread orders drawn per launch, used in turn per block and phase
 PARALLEL_MIN_THREADS = 1 << 14  # below this many threads in a grid, one core is faster
 
@@ -108,7 +109,7 @@ class CpuRuntime:
             perm = np.concatenate([rng.permutation(nt) for _ in range(SHUFFLE_PERMUTATIONS)]).astype(np.int32)
             record.perm, record.nperm, record.perm_nt = perm.ctypes.data, SHUFFLE_PERMUTATIONS, nt
         rt = ctypes.addressof(record)
-        ncpu = os.cpu_count() or 1
+        ncpu = _NCPU
         threads = nblocks * nt
         grid_sync = compiled.record.entry in compiled.artifact.get("grid_sync", ())
         if grid_sync or not parallel or ncpu == 1 or nblocks < 2 or threads < PARALLEL_MIN_THREADS:
