@@ -511,3 +511,21 @@ def test_a_thousand_job_trace_opens_with_every_node(tmp_path):
             job = app.model.jobs[app.detail.job_id]
             assert job.backrefs and app.tree.alerts[job.id] == "warning"
     run(go())
+
+
+def test_side_by_side_diff_splits_the_view_width(recursive_trace):
+    async def go():
+        app = replay_app(recursive_trace)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("3", "d")
+            view = app.query_one("#view-finish", TextView)
+
+            def halves() -> bool:  # the IR has lines longer than half the view: both columns in sight
+                doc = view.document
+                return isinstance(doc, SideBySideDocument) and view.size.width > 0 and \
+                    doc.column == (view.size.width - 3) // 2
+            await wait_for(pilot, halves, "the side-by-side diff")
+            narrow = view.document.column
+            await pilot.resize_terminal(220, 48)
+            await wait_for(pilot, lambda: halves() and view.document.column > narrow, "the re-split")
+    run(go())

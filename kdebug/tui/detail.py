@@ -112,6 +112,10 @@ class DetailPane(Vertical):
     def set_tab(self, tab: str) -> None:
         self.query_one("#detail-tabs", TabbedContent).active = f"tab-{tab}"
 
+    def on_resize(self) -> None:
+        if self.active_tab == "finish" and self.diff_mode == "side":
+            self.call_after_refresh(self.refresh_active)
+
     def on_tabbed_content_tab_activated(self, message: TabbedContent.TabActivated) -> None:
         if message.tabbed_content.id == "detail-tabs":
             self.refresh_active()
@@ -181,7 +185,8 @@ class DetailPane(Vertical):
         tab = self.active_tab
         job = self.model.jobs.get(self.job_id) if self.job_id is not None else None
         version = len(job.events) if job is not None else -1
-        key = (self.job_id, version, self.phase, self.diff_mode, len(self.model.events) if tab == "strategy" else 0)
+        key = (self.job_id, version, self.phase, self.diff_mode, len(self.model.events) if tab == "strategy" else 0,
+               self.size.width if tab == "finish" else 0)  # side by side splits the width
         if self._loaded.get(tab) == key:
             return
         self._loaded[tab] = key
@@ -239,8 +244,15 @@ class DetailPane(Vertical):
             help_text + f"\n[d] {'side by side' if self.diff_mode == 'unified' else 'unified diff'}", layout=False)
         if before is None or after is None:
             return self._set("finish", Document(["(no before_finish/after_finish snapshots for this job)"]))
-        doc = UnifiedDiffDocument(before, after) if self.diff_mode == "unified" else SideBySideDocument(before, after)
-        self._set("finish", doc)
+        if self.diff_mode == "unified":
+            return self._set("finish", UnifiedDiffDocument(before, after))
+        width = self.query_one("#view-finish", TextView).size.width
+        if not width:  # not laid out yet: come back when it is
+            self._loaded.pop("finish", None)
+            self.call_after_refresh(self.refresh_active)
+            width = 100
+        longest = max((len(line) for line in before.expandtabs(4).splitlines()), default=10)
+        self._set("finish", SideBySideDocument(before, after, column=max(16, min(longest, (width - 3) // 2))))
 
     def _show_ptx(self, job) -> None:
         text, _ = self._text("ptx") if job is not None else (None, "")
