@@ -283,6 +283,17 @@ def test_search_jump_copy_and_save(tmp_path):
             assert len(view.matches) == 1 and "call void @b" in view.document.plain(view.matches[0])
             await pilot.press("n")
             assert view.current_match == 0  # one match: n wraps to it
+            await pilot.press("N")
+            assert view.current_match == 0
+            await pilot.press("y")
+            assert "call void @b" in app.clipboard
+            await pilot.press("slash", *"add nsw", "enter")
+            many = len(view.matches)
+            assert many > 10 and view.current_match == 0
+            await pilot.press("n", "n", "N")
+            assert view.current_match == 1
+            await pilot.press("N", "N")
+            assert view.current_match == many - 1  # wraps backwards
             await pilot.press("comma")
             assert app.detail.phase == "lower"
             await pilot.press("right_square_bracket")
