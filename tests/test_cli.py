@@ -266,8 +266,18 @@ import math
 import numpy as np
 import numba
 from numba import cuda
-from numba import float32, int32
+from numba import float32, int32, njit
 from numba import types
+
+
+@njit
+def host_reference(x):
+    return x * x + 3
+
+
+@numba.jit(nopython=True, cache=True)
+def host_scale(x, f):
+    return x * f
 
 
 @cuda.jit("void(float32[:], float32[:], float32)")
@@ -292,11 +302,11 @@ def kernel(x, out, n):
 x = np.arange(8, dtype=np.float32)
 out = np.zeros_like(x)
 scale[1, 8](x, out, np.float32(3))
-assert (out == 3 * x).all()
+assert (out == host_scale(x, 3)).all()
 d_x = cuda.to_device(x)
 d_out = cuda.device_array_like(x)
 kernel[1, 8](d_x, d_out, int32(8))
-assert (d_out.copy_to_host() == x * x + 3).all()
+assert (d_out.copy_to_host() == host_reference(x)).all()
 assert types.float32 is float32
 print("numba script ran")
 """

@@ -7,6 +7,13 @@ import types as pytypes
 from kdebug.lang import types as T
 
 
+def _host_jit(*args, **kwargs):
+    """``numba.njit`` / ``numba.jit`` for host code: the function stays a plain Python function."""
+    if len(args) == 1 and callable(args[0]) and not kwargs:
+        return args[0]
+    return lambda fn: fn
+
+
 def install() -> None:
     """Insert a stand-in ``numba`` package into sys.modules for the running script."""
     import kdebug.cuda as kcuda
@@ -21,6 +28,8 @@ def install() -> None:
         setattr(typesmod, name, t)
     typesmod.Array = T.Array
     numba.types = typesmod
+    numba.njit = numba.jit = _host_jit  # host-side helpers of a numba.cuda script run as plain Python
+    numba.prange = range
     numba.__version__ = "0.0+kdebug"
     sys.modules["numba"] = numba
     sys.modules["numba.cuda"] = kcuda
