@@ -128,6 +128,7 @@ class KdebugApp(App):
         self.set_interval(0.5, self._update_status)
 
     def on_unmount(self) -> None:
+        gc.unfreeze()  # what on_mount froze may be collected again once the app is gone
         self._stop_debuggee()
         if self._trace_writer is not None:
             self._trace_writer.close()
