@@ -416,6 +416,23 @@ def k(a):
 def run():
     k[1, 1](np.zeros(1))
 """, C, "numpy's sqrt cannot be called in a kernel"),
+    ("numpy_function", """
+@cuda.jit
+def k(a):
+    a[0] = np.sum(a)  # ERR
+
+def run():
+    k[1, 1](np.zeros(1))
+""", C, "numpy's sum() cannot be called in a kernel"),
+    ("numpy_allocation", """
+@cuda.jit
+def k(a):
+    tmp = np.zeros(4)  # ERR
+    a[0] = tmp[0]
+
+def run():
+    k[1, 1](np.zeros(1))
+""", C, "numpy's zeros() cannot be called in a kernel"),
     ("starred_assignment", """
 @cuda.jit
 def k(a):

@@ -436,6 +436,11 @@ class TypeInferer:
             raise self.error(node, f"numpy's {name} cannot be called in a kernel",
                              f"use math.{name} on one element at a time" if hasattr(math, name) else
                              "kernels call math functions on one element at a time")
+        if callable(value) and (getattr(value, "__module__", None) or "").split(".")[0] == "numpy":
+            name = getattr(value, "__name__", "this function")
+            raise self.error(node, f"numpy's {name}() cannot be called in a kernel",
+                             "kernels work one element at a time: loop over the elements, and allocate arrays on "
+                             "the host (or with cuda.local.array / cuda.shared.array)")
         what = type(value).__name__
         if isinstance(value, type(_describe)):
             raise self.error(node, f"{value.__name__}() is a plain Python function, which kernels cannot call",
