@@ -265,6 +265,8 @@ class KdebugApp(App):
     # ---- messages from widgets ---------------------------------------------------------------
     def on_job_chosen(self, message: JobChosen) -> None:
         self.detail.show(message.job_id, message.backref)
+        backref = self.model.reentrant[message.backref] if message.backref is not None else None
+        self.tree.show_cycle(set(backref.cycle) if backref is not None else set())
         if self.tree.selected() not in (("job", message.job_id), ("backref", message.backref)):
             self.tree.select_job(message.job_id)
 

@@ -18,7 +18,7 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.1f} ms" if seconds else ""
 
 
-def job_label(job: JobView, alert: str | None = None, paused: bool = False) -> Text:
+def job_label(job: JobView, alert: str | None = None, paused: bool = False, on_cycle: bool = False) -> Text:
     """``✓ name #id  reason  state  time  (argument types)``: what matters first, the long part last."""
     state = "cached" if job.state == "done" and job.cache_hits and not job.compile_time else job.state
     style = STATE_STYLE.get(state, "")
@@ -28,7 +28,7 @@ def job_label(job: JobView, alert: str | None = None, paused: bool = False) -> T
     if alert and not (alert == "error" and state == "failed"):
         text.append("\u26a0 " if alert == "warning" else "\u2716 ", "bold yellow" if alert == "warning" else "bold red")
     text.append(STATE_MARK.get(state, "") + " ", style)
-    text.append(job.name, "bold")
+    text.append(job.name, "bold reverse magenta" if on_cycle else "bold")
     text.append(f" #{job.id}", "dim")
     if job.reason != "host":
         text.append(f"  {job.reason}", "magenta")
@@ -61,12 +61,13 @@ class JobTree(Tree):
         self.job_nodes: dict[int, TreeNode] = {}
         self.alerts: dict[int, str] = {}  # job -> "warning" / "error"
         self.paused_job: int | None = None  # the job the debuggee is stopped at
+        self.cycle: set[int] = set()  # jobs on the cycle of the selected ↻
 
     def on_mount(self) -> None:
         self.border_title = "Jobs"
 
     def reset(self, model: SessionModel) -> None:
-        self.model, self.paused_job = model, None
+        self.model, self.paused_job, self.cycle = model, None, set()
         self.clear()
         self.job_nodes.clear()
         self.alerts.clear()
@@ -109,7 +110,7 @@ class JobTree(Tree):
                 view = model.jobs[what]
                 parent = self.job_nodes.get(view.parent) if view.parent is not None else None
                 self.job_nodes[what] = (parent or self.root).add(
-                    job_label(view, self.alerts.get(what), what == self.paused_job), data=("job", what), expand=True, allow_expand=False)
+                    self._label(what), data=("job", what), expand=True, allow_expand=False)
                 dirty.discard(what)
                 if parent is not None and not parent.allow_expand:
                     parent.allow_expand = True
@@ -121,7 +122,22 @@ class JobTree(Tree):
         for jid in dirty:
             node, view = self.job_nodes.get(jid), model.jobs.get(jid)
             if node is not None and view is not None:
-                node.set_label(job_label(view, self.alerts.get(jid), jid == self.paused_job))
+                node.set_label(self._label(jid))
+
+    def _label(self, job_id: int) -> Text:
+        return job_label(self.model.jobs[job_id], self.alerts.get(job_id), job_id == self.paused_job,
+                         job_id in self.cycle)
+
+    def show_cycle(self, job_ids: set[int]) -> None:
+        """Highlight the jobs of the cycle a selected ↻ closes (an empty set clears it)."""
+        if job_ids == self.cycle:
+            return
+        changed = self.cycle ^ job_ids
+        self.cycle = set(job_ids)
+        for jid in changed:
+            node = self.job_nodes.get(jid)
+            if node is not None and jid in self.model.jobs:
+                node.set_label(self._label(jid))
 
     def get_label_width(self, node: TreeNode) -> int:
         # Tree measures every label on each rebuild (focus changes included) by rendering it;
