@@ -28,10 +28,15 @@ class CompilerJob:
 
 
 _source_hash: dict = {}
+_definitions: dict[tuple, list] = {}  # (module, qualname, source hash) -> function objects, in definition order
 
 
 def job_key(function, argtypes, target: str, kind: str) -> str:
-    """``module.qualname(types)/kind/target#hash``: the hash is of the function's source text."""
+    """``module.qualname(types)/kind/target#hash``, the hash of the function's source text.
+
+    A def evaluated again (in a loop, or a closure factory) is a new function with
+    its own frozen globals and closure values: its key gets ``.N``, its definition
+    number, which is stable from run to run."""
     py = function.py_func
     h = _source_hash.get(py)
     if h is None:
@@ -39,25 +44,14 @@ def job_key(function, argtypes, target: str, kind: str) -> str:
             text = inspect.getsource(py)
         except (OSError, TypeError):
             text = py.__code__.co_code.hex()
-        # two closures of one def differ only in their frozen closure values
-        text += "".join(_fingerprint(cell) for cell in py.__closure__ or ())
-        h = _source_hash[py] = hashlib.sha1(text.encode()).hexdigest()[:8]
+        h = hashlib.sha1(text.encode()).hexdigest()[:8]
+        seen = _definitions.setdefault((py.__module__, py.__qualname__, h), [])
+        seen.append(py)
+        if len(seen) > 1:
+            h += f".{len(seen) - 1}"
+        _source_hash[py] = h
     types = ", ".join(map(str, argtypes))
     return f"{py.__module__}.{py.__qualname__}({types})/{kind}/{target}#{h}"
-
-
-def _fingerprint(cell) -> str:
-    import numpy as np
-
-    try:
-        v = cell.cell_contents
-    except ValueError:
-        return "<empty>"
-    if isinstance(v, np.ndarray):
-        return f"array{v.dtype}{v.shape}" + hashlib.sha1(np.ascontiguousarray(v).tobytes()).hexdigest()
-    if isinstance(v, (bool, int, float, complex, str, tuple, np.generic)):
-        return repr(v)
-    return getattr(v, "__qualname__", type(v).__qualname__) + f"@{id(v):x}"
 
 
 @dataclass
