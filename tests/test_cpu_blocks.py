@@ -305,3 +305,20 @@ def test_barrier_first_in_the_kernel_and_device_launched_barrier_kernels(memchec
         with pytest.raises(KernelRuntimeError) as info:
             parent[1, 4](x, 33)
         assert "kernel child (launched from kernel parent)" in str(info.value)
+
+
+def test_dynamic_shared_memory():
+    @cuda.jit
+    def kern(x, out):
+        s = cuda.shared.array(0, cuda.float32)  # sized by the launch: k[grid, block, stream, nbytes]
+        t = cuda.threadIdx.x
+        s[t] = x[cuda.grid(1)]
+        cuda.syncthreads()
+        out[cuda.grid(1)] = s[s.size - 1 - t] + s.size * 1000
+
+    x = np.arange(128, dtype=np.float32)
+    out = np.zeros_like(x)
+    kern[2, 64, 0, 64 * 4](x, out)
+    np.testing.assert_array_equal(out, x.reshape(2, 64)[:, ::-1].ravel() + 64000)
+    with pytest.raises(KernelRuntimeError, match=r"index 32 is outside shape \(32,\)"):
+        kern[2, 64, 0, 32 * 4](x, out)

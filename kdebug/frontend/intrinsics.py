@@ -31,7 +31,10 @@ def register(name: str):
 
 
 # Intrinsics that a later part of kdebug implements; until then, a clear error.
-NOT_YET = {}
+NOT_YET = {
+    "syncwarp": "kdebug runs the threads of a block one after the other between block barriers, so warp-level "
+                "synchronisation has no emulation yet; use cuda.syncthreads()",
+}
 
 
 def type_call(inferer, node, intrinsic) -> T.Type:
@@ -321,15 +324,14 @@ def _array_type(inferer, node, name):
     dtype = _dtype_of(_static_value(inferer, dtype_node))
     if dtype is None:
         raise inferer.error(dtype_node, f"cuda.{name} needs a numeric dtype", "write e.g. float32 or int32")
-    if dyn:
-        raise inferer.error(shape_node, "dynamic shared memory (cuda.shared.array(0, ...)) is not supported by "
-                                        "kdebug yet", "give the array a constant size")
     return shape, dtype
 
 
 def _array_value(lw, ptr, shape, dtype):
     from kdebug.frontend.lower import llvm_type, mem_type
     b = lw.builder
+    if getattr(ptr.type, "addrspace", 0):  # e.g. a target's shared address space: arrays hold generic pointers
+        ptr = b.addrspacecast(ptr, ir.PointerType(ptr.type.pointee))
     arr_t = T.Array(dtype, len(shape), "C")
     arr = ir.Constant(llvm_type(arr_t), ir.Undefined)
     arr = b.insert_value(arr, b.bitcast(ptr, ir.PointerType(mem_type(dtype))), 0)
@@ -359,7 +361,13 @@ class SharedArray:
     def lower(lw, node):
         tf_t = lw.type_of(node)
         shape = _static_shape(lw, node)
-        nbytes = _nelems(shape) * max(1, tf_t.dtype.bits // 8)
+        itemsize = max(1, tf_t.dtype.bits // 8)
+        if shape == (0,):  # dynamic: the launch's shared_bytes, k[grid, block, stream, nbytes]
+            base, nbytes = _target_hook(lw, node, "dynamic_shared_memory", "dynamic shared memory")(lw)
+            arr = _array_value(lw, base, (0,), tf_t.dtype)
+            n = lw.builder.udiv(nbytes, ir.Constant(ir.IntType(64), itemsize))
+            return lw.builder.insert_value(arr, n, [1, 0])
+        nbytes = _nelems(shape) * itemsize
         ptr = _target_hook(lw, node, "shared_memory", "cuda.shared.array")(lw, nbytes)
         return _array_value(lw, ptr, shape, tf_t.dtype)
 

@@ -103,6 +103,7 @@ class CpuRuntime:
         nt = block[0] * block[1] * block[2]
         fn = self.launcher(compiled.entry_address)
         record = RuntimeRecord()
+        record.dyn_shared = max(0, int(shared))
         perm = None
         if shuffle is not None:
             rng = np.random.default_rng(shuffle)

@@ -42,6 +42,7 @@ class RuntimeRecord(ctypes.Structure):
         ("perm", ctypes.c_void_p),     # --shuffle-threads: nperm permutations of perm_nt thread indices
         ("nperm", ctypes.c_int32),
         ("perm_nt", ctypes.c_int32),
+        ("dyn_shared", ctypes.c_int64),  # dynamic shared memory per block (the launch's shared_bytes)
     ]
 
 

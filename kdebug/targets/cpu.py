@@ -30,10 +30,12 @@ DIM3 = ir.ArrayType(i32, 3)
 #   8 coro (i8*: the thread's coroutine handle), 9 barrier (i32: the barrier site a suspended thread
 #   waits at, negative for a grid barrier, 0 when running or finished), 10 vote (i32: predicate in,
 #   block-wide count out, for syncthreads_count/and/or), 11 frame (i8*: memory kept for the thread's
-#   coroutine frame, reused from block to block), 12 frame_cap (i64: its size)
-CONTEXT = ir.LiteralStructType([DIM3, DIM3, DIM3, DIM3, I8P, i32, I8P, I8P, I8P, i32, i32, I8P, i64])
+#   coroutine frame, reused from block to block), 12 frame_cap (i64: its size), 13 dyn_shared (i8*: the
+#   block's dynamic shared memory, cuda.shared.array(0, dtype)), 14 dyn_shared_bytes (i64: its size)
+CONTEXT = ir.LiteralStructType([DIM3, DIM3, DIM3, DIM3, I8P, i32, I8P, I8P, I8P, i32, i32, I8P, i64, I8P, i64])
 CTX_RUNTIME, CTX_DEPTH = 4, 5
 CTX_SHARED, CTX_JMPBUF, CTX_CORO, CTX_BARRIER, CTX_VOTE, CTX_FRAME, CTX_FRAME_CAP = 6, 7, 8, 9, 10, 11, 12
+CTX_DYN_SHARED, CTX_DYN_BYTES = 13, 14
 # dims: gx, gy, gz, bx, by, bz, depth
 CONTEXT_P = ir.PointerType(CONTEXT)
 _REG_FIELD = {"threadIdx": 0, "blockDim": 1, "blockIdx": 2, "gridDim": 3}
@@ -131,6 +133,13 @@ class CpuTarget(Target):
         lw.module.kdebug_shared_bytes = off + nbytes
         base = b.load(b.gep(lw.ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_SHARED)], inbounds=True))
         return b.gep(base, [ir.Constant(i64, off)], inbounds=True)
+
+    def dynamic_shared_memory(self, lw):
+        """(i8* base, i64 bytes) of the block's dynamic shared memory (the launch's shared_bytes)."""
+        b = lw.builder
+        base = b.load(b.gep(lw.ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_DYN_SHARED)], inbounds=True))
+        nbytes = b.load(b.gep(lw.ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_DYN_BYTES)], inbounds=True))
+        return base, nbytes
 
     def array_constant(self, lw, value, arr_t):
         from kdebug.lang.host import DeviceNDArray

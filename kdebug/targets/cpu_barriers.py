@@ -36,8 +36,8 @@ VOID = ir.VoidType()
 
 # The runtime record (kdebug/runtime/memcheck.py RuntimeRecord): field indices.
 RUNTIME = ir.LiteralStructType([i32, i32, ir.ArrayType(i32, 3), ir.ArrayType(i32, 3), ir.ArrayType(i64, 3),
-                                ir.ArrayType(i64, 3), ir.ArrayType(i32, 4), ir.PointerType(i32), i32, i32])
-RT_ERROR, RT_SITE, RT_CTAID, RT_TID, RT_INDEX, RT_EXTENT, RT_AUX, RT_PERM, RT_NPERM, RT_PERM_NT = range(10)
+                                ir.ArrayType(i64, 3), ir.ArrayType(i32, 4), ir.PointerType(i32), i32, i32, i64])
+RT_ERROR, RT_SITE, RT_CTAID, RT_TID, RT_INDEX, RT_EXTENT, RT_AUX, RT_PERM, RT_NPERM, RT_PERM_NT, RT_DYN_SHARED = range(11)
 JMPBUF_BYTES = 512  # glibc's jmp_buf is 200 bytes on x86-64, 312 on aarch64
 
 
@@ -402,7 +402,7 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
     m.triple, m.data_layout = target.triple, target.data_layout
     arg_lltypes = [llvm_type(t) for t in argtypes]
     kernel = ir.Function(m, ir.FunctionType(VOID, [CONTEXT_P] + arg_lltypes), name=entry)
-    body_ty = ir.FunctionType(VOID, [I8P, ir.PointerType(i32), i64, i64, I8P, I8P, I8P, CONTEXT_P])
+    body_ty = ir.FunctionType(VOID, [I8P, ir.PointerType(i32), i64, i64, I8P, I8P, I8P, CONTEXT_P, i64, i64])
     body = ir.Function(m, body_ty, name=entry + ".grid.body")
     body.linkage = "internal"
     body.attributes.add("noinline")
@@ -419,7 +419,14 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
     nt = b.mul(b.mul(d[3], d[4]), d[5])
     group = b.sub(last, first) if grid_sync else _c(1, i64)
     group = b.select(b.icmp_signed("<", group, _c(1, i64)), _c(1, i64), group)
-    shared = b.call(calloc, [b.add(b.mul(group, _c(shared_stride, i64)), _c(64, i64)), _c(1, i64)])
+    # dynamic shared memory (k[grid, block, stream, nbytes]): from the runtime record, for host launches
+    rtp = b.bitcast(runtime, ir.PointerType(RUNTIME))
+    host = b.and_(b.icmp_unsigned("!=", runtime, ir.Constant(I8P, None)),
+                  b.icmp_signed("==", b.load(b.gep(dims, [_c(6)])), _c(0)))
+    dyn = cond_value(b, host, lambda: b.load(rt_field(b, rtp, RT_DYN_SHARED)), _c(0, i64))
+    dyn_stride = b.and_(b.add(dyn, _c(63, i64)), _c(-64, i64))
+    stride = b.add(_c(shared_stride, i64), dyn_stride)
+    shared = b.call(calloc, [b.add(b.mul(group, stride), _c(64, i64)), _c(1, i64)])
     nctx = b.mul(group, nt) if coroutine else _c(1, i64)
     ctx_size = _c(target.tm.target_data.get_abi_size(_binding_type(CONTEXT)), i64)
     ctxs = b.bitcast(b.call(calloc, [b.add(nctx, _c(1, i64)), ctx_size]), CONTEXT_P)
@@ -428,7 +435,7 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
     jbp = b.bitcast(jb, I8P)
     r = b.call(setjmp, [jbp])
     with b.if_then(b.icmp_signed("==", r, _c(0))):
-        b.call(body, [params, dims, first, last, runtime, jbp, shared, ctxs])
+        b.call(body, [params, dims, first, last, runtime, jbp, shared, ctxs, stride, dyn])
     if coroutine:  # the threads' coroutine frames (also after a failed check stopped the body)
         from kdebug.targets.cpu import CTX_FRAME
         with _Loop(b, _c(0, i64), nctx, "free") as k:
@@ -438,7 +445,7 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
     b.ret_void()
 
     # the body
-    params, dims, first, last, runtime, jbp, shared, ctxs = body.args
+    params, dims, first, last, runtime, jbp, shared, ctxs, stride, dyn = body.args
     b = ir.IRBuilder(body.append_basic_block("entry"))
     pstruct = b.bitcast(params, ir.PointerType(param_struct_type(argtypes)))
     args = [b.load(b.gep(pstruct, [_c(0), _c(k)], inbounds=True)) for k in range(len(argtypes))]
@@ -473,10 +480,13 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
         rest = b.udiv(blk, gx64)
         for k, v in enumerate((cx, b.trunc(b.urem(rest, gy64), i32), b.trunc(b.udiv(rest, gy64), i32))):
             b.store(v, ctx_field(b, c, 2, k))
-        from kdebug.targets.cpu import CTX_RUNTIME, CTX_DEPTH, CTX_SHARED, CTX_JMPBUF, CTX_CORO, CTX_BARRIER
+        from kdebug.targets.cpu import (CTX_RUNTIME, CTX_DEPTH, CTX_SHARED, CTX_JMPBUF, CTX_CORO, CTX_BARRIER,
+                                        CTX_DYN_SHARED, CTX_DYN_BYTES)
         b.store(runtime, ctx_field(b, c, CTX_RUNTIME))
         b.store(d[6], ctx_field(b, c, CTX_DEPTH))
         b.store(shared_ptr, ctx_field(b, c, CTX_SHARED))
+        b.store(b.gep(shared_ptr, [_c(shared_stride, i64)]), ctx_field(b, c, CTX_DYN_SHARED))
+        b.store(dyn, ctx_field(b, c, CTX_DYN_BYTES))
         b.store(jbp, ctx_field(b, c, CTX_JMPBUF))
         b.store(ir.Constant(I8P, None), ctx_field(b, c, CTX_CORO))
         b.store(_c(0), ctx_field(b, c, CTX_BARRIER))
@@ -499,7 +509,7 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
         _plain_body(b, body, kernel, args, ctxs, first, last, shared, bx, by, bz, nt, use_perm,
                     init_ctx, set_tid, order, runtime, stop)
     else:
-        _coroutine_body(b, body, kernel, args, ctxs, first, last, shared, shared_stride, nt, nt32, grid_sync,
+        _coroutine_body(b, body, kernel, args, ctxs, first, last, shared, stride, nt, nt32, grid_sync,
                         init_ctx, order, runtime, stop, d)
     b.position_at_end(stop)
     b.ret_void()
@@ -594,7 +604,7 @@ def _coroutine_body(b, fn, kernel, args, ctxs, first, last, shared, shared_strid
     # start every thread: it runs to its first barrier or to its end
     with _Loop(b, _c(0, i64), gsize, "start.b") as bi:
         blk = b.add(g0, bi)
-        sh = b.gep(shared, [b.mul(bi, _c(shared_stride, i64))])
+        sh = b.gep(shared, [b.mul(bi, shared_stride)])
         with _Loop(b, _c(0, i64), nt, "start.k") as k:
             t = order(blk, k, _c(0, i64))
             c = thread_ctx(bi, t)
