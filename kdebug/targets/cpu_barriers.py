@@ -300,6 +300,27 @@ def _suspend(lw, st: CoroState, final: bool):
         b.unreachable()
 
 
+def _pin_locals(lw) -> None:
+    """``x = opaque(x)`` for the scalar locals before a suspend point (x86-64 only, an empty inline asm).
+    LLVM's coroutine split recomputes cheap arithmetic after a suspend instead of keeping its result
+    (``acc += a[k] * b[k]`` over a tile: all the loaded operands go into the frame instead of one
+    sum); a value that comes out of an asm statement is kept as it is."""
+    import platform
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return
+    b = lw.builder
+    seen = set()
+    for lowerer in (lw, coro_root(lw)):
+        for slot in lowerer.slots.values():
+            ty = slot.type.pointee
+            if id(slot) in seen or not isinstance(ty, (ir.IntType, ir.FloatType, ir.DoubleType)) or ty == i1:
+                continue
+            seen.add(id(slot))
+            constraint = "=r,0" if isinstance(ty, ir.IntType) else "=x,0"
+            asm = ir.InlineAsm(ir.FunctionType(ty, [ty]), "", constraint, side_effect=False)
+            b.store(b.call(asm, [b.load(slot)]), slot)
+
+
 def emit_barrier(lw, node, what: str, vote=None, grid: bool = False):
     """A block (or grid) barrier in the kernel being lowered; returns the vote count after it
     (syncthreads_count) when ``vote`` (an i32) is given."""
@@ -312,6 +333,7 @@ def emit_barrier(lw, node, what: str, vote=None, grid: bool = False):
     b = lw.builder
     kind = "grid barrier" if grid else "barrier"
     site = M.register_site(M.Site(kind, lw.tf.name, lw.src.loc(node), what=what, function_kind=lw.tf.kind))
+    _pin_locals(lw)
     b.store(_c(-site if grid else site), ctx_field(b, lw.ctx, CTX_BARRIER))
     b.store(vote if vote is not None else _c(0), ctx_field(b, lw.ctx, CTX_VOTE))
     _suspend(lw, st, final=False)
