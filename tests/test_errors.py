@@ -502,6 +502,14 @@ def k(a):
 def run():
     k[1, 1](np.zeros((2, 2)))
 """, C, "a 2-D array needs 2 indices, got 1"),
+    ("too_many_indices", """
+@cuda.jit
+def k(a):
+    a[0, 1, 2] = 1  # ERR
+
+def run():
+    k[1, 1](np.zeros((2, 2)))
+""", C, "a 2-D array needs 2 indices, got 3"),
     ("float_index", """
 @cuda.jit
 def k(a):

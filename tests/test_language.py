@@ -94,6 +94,35 @@ def test_array_shape_size_ndim_len_and_tuple_indexing():
     assert list(out) == [3, 4, 12, 2, 3, 3, 24, 234, 3, 23, 23, 11, 3]
 
 
+@cuda.jit(device=True)
+def _row_sum(row):
+    s = 0.0
+    for j in range(row.size):
+        s += row[j]
+    return s
+
+
+@cuda.jit
+def _rows(a, b3, sums):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        sums[i] = _row_sum(a[i])  # a row of a 2-D array is a 1-D array
+        a[i][0] = -a[i][1]  # chained indexing reads and writes through the row
+        plane = b3[i]
+        plane[1][2] = len(plane) * 10 + plane.ndim
+        b3[i, 2][3] = a[-1][2]
+
+
+def test_rows_and_planes_of_arrays_are_views():
+    a = np.arange(12.0).reshape(4, 3)
+    b3 = np.zeros((4, 3, 4))
+    sums = np.zeros(4)
+    _rows[1, 4](a, b3, sums)
+    np.testing.assert_array_equal(sums, np.arange(12.0).reshape(4, 3).sum(axis=1))
+    assert list(a[:, 0]) == [-1, -4, -7, -10]
+    assert (b3[:, 1, 2] == 32).all() and (b3[:, 2, 3] == 11).all()
+
+
 @cuda.jit
 def _bools(flags, out):
     i = cuda.grid(1)

@@ -335,6 +335,8 @@ class FunctionLowerer:
 
     def expr_Subscript(self, node):
         base_t = self.type_of(node.value)
+        if isinstance(base_t, T.Array) and isinstance(self.type_of(node), T.Array):
+            return self.array_view(node)
         if isinstance(base_t, T.Array):
             ptr, elem_t = self.element_pointer(node)
             return self.load_element(ptr, elem_t)
@@ -352,6 +354,34 @@ class FunctionLowerer:
             arr_ptr = self.builder.bitcast(slot, ir.PointerType(llvm_type(base_t.types[0])))
             return self.builder.load(self.builder.gep(arr_ptr, [k]))
         return None  # kernel[grid, block]: resolved by the call
+
+    def array_view(self, node):
+        """``a[i]`` of a 2-D or 3-D array (or ``a[i, j]`` of a 3-D one): the sub-array, sharing memory."""
+        b = self.builder
+        arr_t, view_t = self.type_of(node.value), self.type_of(node)
+        arr = self.expr(node.value)
+        idx = node.slice
+        parts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
+        extents = [b.extract_value(arr, [1, k]) for k in range(arr_t.ndim)]
+        lead = []
+        for p, extent in zip(parts, extents):
+            k = self.cast(self.expr(p), self.type_of(p), T.int64)
+            lead.append(self.wrap_negative(k, extent) if self.type_of(p).signed else k)
+        # checked as the element [lead..., 0...] so that reports show the whole shape (an empty row passes)
+        one = ir.Constant(i64, 1)
+        rest = [b.select(b.icmp_unsigned("==", e, ir.Constant(i64, 0)), one, e) for e in extents[len(lead):]]
+        self.target.check_bounds(self, node, arr_t, lead + [ir.Constant(i64, 0)] * len(rest),
+                                 extents[:len(lead)] + rest)
+        offset = lead[0]
+        for k, extent in zip(lead[1:], extents[1:]):
+            offset = b.add(b.mul(offset, extent), k)
+        for extent in extents[len(lead):]:
+            offset = b.mul(offset, extent)
+        view = ir.Constant(llvm_type(view_t), ir.Undefined)
+        view = b.insert_value(view, b.gep(b.extract_value(arr, 0), [offset], inbounds=True), 0)
+        for k, extent in enumerate(extents[len(lead):]):
+            view = b.insert_value(view, extent, [1, k])
+        return view
 
     def wrap_negative(self, i, extent):
         """numba's wraparound: a negative index counts from the end."""

@@ -483,7 +483,7 @@ class TypeInferer:
                 return self.launch_config(node, base_t.value)
             raise self.error(node, f"cannot index {base_t}", "index arrays and tuples")
         if isinstance(base_t, T.Array):
-            return self.array_index_type(node, base_t)
+            return self.array_index_type(node, base_t, view=True)
         if isinstance(base_t, T.Tuple):
             idx = node.slice
             it = self.expr(idx)
@@ -498,7 +498,9 @@ class TypeInferer:
             raise self.error(idx, "tuples of mixed types must be indexed with a constant", "write t[0], t[1]...")
         raise self.error(node, f"cannot index a value of type {base_t}", "index arrays and tuples")
 
-    def array_index_type(self, node, arr: T.Array) -> T.Scalar:
+    def array_index_type(self, node, arr: T.Array, view: bool = False) -> T.Type:
+        """The element type of ``arr[indices]``; with ``view``, fewer indices than dimensions give the
+        sub-array (``a[i]`` of a 2-D array is row i, so ``a[i][j]`` works as in numba)."""
         idx = node.slice
         parts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
         for p in parts:
@@ -510,6 +512,14 @@ class TypeInferer:
             if isinstance(t, T.Tuple) and len(t.types) == arr.ndim and all(isinstance(x, T.Scalar) and x.is_int for x in t.types):
                 self.types_set(idx, t)
                 return arr.dtype
+        if view and len(parts) < arr.ndim:
+            for p in parts:
+                t = self.expr(p)
+                if not (isinstance(t, T.Scalar) and (t.is_int or t.is_bool)):
+                    raise self.error(p, f"array index must be an integer, not {t}", "convert with int(...)")
+            if isinstance(idx, ast.Tuple):
+                self.types_set(idx, T.Tuple(tuple(self.tf.types[p] for p in parts)))
+            return T.Array(arr.dtype, arr.ndim - len(parts), arr.layout)
         if len(parts) != arr.ndim:
             raise self.error(idx, f"a {arr.ndim}-D array needs {arr.ndim} indices, got {len(parts)}",
                              "index every dimension, e.g. a[i, j] for a 2-D array")
