@@ -231,6 +231,17 @@ def test_grid_sync():
     np.testing.assert_array_equal(out, ((np.arange(1024) + 100) % 1024) * 2)
     assert not x.any()
 
+    @cuda.jit
+    def kern2(x, out):  # numba's other spelling: the group in a variable
+        g = cuda.cg.this_grid()
+        i = cuda.grid(1)
+        x[i] = i
+        g.sync()
+        out[i] = x[x.size - 1 - i]
+
+    kern2[8, 32](x[:256], out[:256])
+    np.testing.assert_array_equal(out[:256], np.arange(256)[::-1])
+
 
 def test_laneid_and_warpsize():
     @cuda.jit

@@ -200,27 +200,43 @@ for _name in ("syncthreads_count", "syncthreads_and", "syncthreads_or"):
     REGISTRY[_name] = IntrinsicImpl(_vote_typer(_name), _vote_lowerer(_name))
 
 
+@dataclass(frozen=True)
+class GridGroup(T.Tuple):
+    """The value of ``cuda.cg.this_grid()``: an empty tuple whose ``.sync()`` is the grid barrier,
+    so that ``g = cuda.cg.this_grid(); g.sync()`` works as in numba."""
+
+    types: tuple = ()
+
+    def __str__(self) -> str:
+        return "GridGroup"
+
+    def attribute_type(self, inferer, node):
+        from kdebug.frontend.typeinfer import PyValue
+        if node.attr == "sync":
+            return PyValue(_GRID_SYNC)
+        raise inferer.error(node, f"the grid group has no attribute {node.attr!r} in kdebug", "call its .sync()")
+
+
 @register("cg.this_grid")
 class ThisGrid:
-    """cuda.cg.this_grid(): the grid group; only ``.sync()`` is supported, called on it directly."""
+    """cuda.cg.this_grid(): the grid group (only its ``.sync()`` is supported)."""
 
     @staticmethod
     def type(inferer, node):
-        from kdebug.frontend.typeinfer import PyValue
         _no_args(inferer, node, "cg.this_grid")
-        return PyValue(_GRID_GROUP)
+        return GridGroup()
 
     @staticmethod
     def lower(lw, node):
-        return None
+        return ir.Constant(ir.LiteralStructType([]), [])
 
 
-def _grid_group():
+def _grid_sync_intrinsic():
     from kdebug.lang import intrinsics as I
-    return I._GridGroup()
+    return I._GridGroup.sync
 
 
-_GRID_GROUP = _grid_group()
+_GRID_SYNC = _grid_sync_intrinsic()
 
 
 @register("cg.this_grid.sync")

@@ -473,6 +473,9 @@ class TypeInferer:
                 raise self.error(node, f"{owner} has no attribute {attr!r} that kdebug supports",
                                  "see the README for the supported subset of math and cuda")
             return self.classify(getattr(obj, attr), node)
+        hook = getattr(base_t, "attribute_type", None)  # types with attributes of their own (a grid group)
+        if hook is not None:
+            return hook(self, node)
         raise self.error(node, f"{base_t} has no attribute {attr!r}", "attributes exist on arrays (shape, size, ndim)")
 
     def expr_Subscript(self, node) -> T.Type:
