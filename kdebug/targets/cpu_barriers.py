@@ -557,7 +557,8 @@ def _binding_type(ty):
 def _plain_body(b, fn, kernel, args, ctxs, first, last, shared, bx, by, bz, nt, use_perm, init_ctx, set_tid,
                 order, runtime, stop):
     """Blocks one after the other; in each, the threads in order (a loop LLVM vectorises) or shuffled."""
-    ctx = ctxs
+    from kdebug.targets.cpu import CONTEXT
+    ctx = ealloca(b, CONTEXT, "ctx")  # a private alloca: LLVM forwards its fields and vectorises the loop
     with _Loop(b, first, last, "block") as blk:
         init_ctx(ctx, blk, None, shared)
         with b.if_else(use_perm) as (shuffled, ordered):
