@@ -333,3 +333,24 @@ def test_dynamic_shared_memory():
     np.testing.assert_array_equal(out, x.reshape(2, 64)[:, ::-1].ravel() + 64000)
     with pytest.raises(KernelRuntimeError, match=r"index 32 is outside shape \(32,\)"):
         kern[2, 64, 0, 32 * 4](x, out)
+
+
+@pytest.mark.skipif(__import__("platform").machine().lower() not in ("x86_64", "amd64"), reason="x86 assembly")
+def test_barrier_free_kernel_stays_a_vectorised_loop():
+    """Without memcheck, saxpy's thread loop is vectorised (packed single-precision arithmetic)."""
+    import re
+    kdebug.set_options(memcheck=False)
+
+    @cuda.jit
+    def saxpy(a, x, y, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = a * x[i] + y[i]
+
+    x = np.ones(1024, np.float32)
+    out = np.zeros_like(x)
+    saxpy[4, 256](np.float32(2), x, x, out)
+    assert (out == 3).all()
+    asm = list(saxpy.inspect_asm().values())[0]
+    body = asm[asm.index(".grid.body:"):]
+    assert re.search(r"\b(v?mulps|vfmadd\w*ps)\b", body), "the thread loop is not vectorised"
