@@ -533,7 +533,7 @@ def main(argv=None) -> int:
     n = args.saxpy_n or (1 << 16 if args.quick else 1 << 24)
     runs = args.runs or (3 if args.quick else 15)
     timeout = args.timeout or (20.0 if args.quick else 120.0)
-    budget = 20.0 if args.quick else float("inf")  # seconds for all sample children together
+    budget = 8.0 if args.quick else float("inf")  # seconds for all sample children together
     started = time.perf_counter()
     print("# kdebug compile and CPU-backend benchmark" + (" (--quick)" if args.quick else ""))
     print()
