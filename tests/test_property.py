@@ -1,7 +1,8 @@
 """Random arithmetic and branching kernels: the CPU backend against plain Python.
 
 Hypothesis draws a small program: integer and float variables, expressions over
-int32/int64/float32/float64 inputs (``//``, ``%``, ``/``, bitwise operators,
+int32/int64/float32/float64 inputs and a 2-D array (``a[i, j]``, ``a[i][j]``, rows
+as views), with ``//``, ``%``, ``/``, bitwise operators,
 casts, ``min``/``max``/``abs``/``round``, comparisons, ``and``/``or``,
 conditional expressions), nested ``if``/``elif``/``else``, ``for`` over
 ``range`` with positive, negative and run-time steps, ``while`` loops with
@@ -44,7 +45,7 @@ if "REFERENCE" not in globals():
     from kdebug.cuda import float32, float64, int32, int64
 '''
 
-KERNEL_ARGS = "xi, yi, xf, x32, si, sf, oi, of, o32"
+KERNEL_ARGS = "xi, yi, xf, x32, x2, si, sf, oi, of, o32"
 
 
 def _unify(a: str, b: str) -> str:
@@ -85,12 +86,12 @@ class Program:
     def leaf(self, scope):
         choices = ["int_lit", "float_lit"]
         if not self.in_helper:  # device functions see only their parameters
-            choices += ["xi", "yi", "xf", "x32", "si", "sf"]
+            choices += ["xi", "yi", "xf", "x32", "x2", "si", "sf"]
         defined = [v for v in scope if v in self.kinds or v in self.readonly]
         if defined:
             choices += ["var"] * 4
         kind = self.pick(choices)
-        idx = self.index() if kind in ("xi", "yi", "xf", "x32") else None
+        idx = self.index() if kind in ("xi", "yi", "xf", "x32", "x2") else None
         if kind == "int_lit":
             v = self.integer(-9, 9)
             return (f"({v})" if v < 0 else str(v)), I64, abs(v)
@@ -105,6 +106,11 @@ class Program:
             return f"xf[{idx}]", F64, 100
         if kind == "x32":  # widened first: float32 arithmetic is not exact against plain Python
             return self.pick([f"float64(x32[{idx}])", f"(x32[{idx}] + 0.5)", f"(x32[{idx}] * 2)"]), F64, 200
+        if kind == "x2":  # a 2-D int64 array: element, chained and tuple indexing, rows as views
+            c = self.integer(-3, 2)
+            form = self.pick([f"x2[{idx}, {c}]", f"x2[{idx}][{c}]", f"x2[({idx}, {c})]", "len(x2[i])",
+                              f"x2[{idx}].size + x2[{idx}][{c}]"])
+            return form, I64, 103
         if kind == "si":
             return "si", I64, 100
         if kind == "sf":
@@ -488,6 +494,25 @@ class _FakeCuda:
         return self.thread
 
 
+class _RefArray2(_RefArray):
+    """Rows are _RefArrays; a[i, j] and a[(i, j)] index like a[i][j]."""
+
+    def __getitem__(self, index):
+        if isinstance(index, tuple):
+            return list.__getitem__(self, index[0])[index[1]]
+        return list.__getitem__(self, index)
+
+    @property
+    def size(self):
+        return sum(len(row) for row in self)
+
+
+def _ref_array(a):
+    if a.ndim == 2:
+        return _RefArray2(_RefArray(row) for row in a.tolist())
+    return _RefArray(a.tolist())
+
+
 def _wrap_int32(v):
     return (int(v) + 2**31) % 2**32 - 2**31
 
@@ -497,7 +522,7 @@ def run_reference(path, args):
           "float32": lambda v: float(np.float32(v)), "__name__": "kdebug_reference"}
     with open(path) as f:
         exec(compile(f.read(), path, "exec"), ns)
-    ref = [_RefArray(a.tolist()) if isinstance(a, np.ndarray) else a.item() for a in args]
+    ref = [_ref_array(a) if isinstance(a, np.ndarray) else a.item() for a in args]
     for t in range(NTHREADS):
         ns["cuda"].thread = t
         ns["kern"](*ref)
@@ -522,9 +547,10 @@ def _inputs(draw):
     yi = rng.integers(-100, 101, NTHREADS).astype(np.int32)
     xf = rng.integers(-400, 401, NTHREADS) / 4
     x32 = (rng.integers(-400, 401, NTHREADS) / 4).astype(np.float32)
+    x2 = rng.integers(-100, 101, (NTHREADS, 3)).astype(np.int64)
     si = np.int64(rng.integers(-100, 101))
     sf = np.float64(rng.integers(-400, 401) / 4)
-    return [xi, yi, xf, x32, si, sf, np.zeros(NTHREADS * KI, dtype=np.int64), np.zeros(NTHREADS * KF),
+    return [xi, yi, xf, x32, x2, si, sf, np.zeros(NTHREADS * KI, dtype=np.int64), np.zeros(NTHREADS * KF),
             np.zeros(NTHREADS * K32, dtype=np.float32)]
 
 
@@ -547,9 +573,9 @@ def test_random_kernels_match_plain_python(data):
         module = _import(path)
         grid = -(-NTHREADS // block)
         module.kern[grid, block](*args)
-    note = f"\n--- generated kernel ---\n{text}\n--- inputs ---\n{args[:6]}"
-    oi, of, o32 = args[6:]
-    np.testing.assert_array_equal(oi, np.array(ref[6], dtype=np.int64), err_msg="int64 outputs" + note)
-    np.testing.assert_array_equal(of, np.array(ref[7], dtype=np.float64), err_msg="float64 outputs" + note)
-    np.testing.assert_allclose(o32, np.array(ref[8], dtype=np.float32), rtol=1e-4, atol=1e-2,
+    note = f"\n--- generated kernel ---\n{text}\n--- inputs ---\n{args[:7]}"
+    oi, of, o32 = args[7:]
+    np.testing.assert_array_equal(oi, np.array(ref[7], dtype=np.int64), err_msg="int64 outputs" + note)
+    np.testing.assert_array_equal(of, np.array(ref[8], dtype=np.float64), err_msg="float64 outputs" + note)
+    np.testing.assert_allclose(o32, np.array(ref[9], dtype=np.float32), rtol=1e-4, atol=1e-2,
                                err_msg="float32 outputs" + note)
