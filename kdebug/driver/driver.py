@@ -51,6 +51,7 @@ class Driver:
         self.records: dict[int, JobRecord] = {}
         self.by_key: dict[str, JobRecord] = {}
         self.cache: dict[str, CompiledKernel] = {}
+        self.launch_cache: dict[tuple, CompiledKernel] = {}  # (dispatcher, argtypes) -> the cache's entry
         self.compile_counts: dict[str, int] = {}
         self._next_id = 1
         self._next_snapshot = 1
@@ -102,18 +103,25 @@ class Driver:
     # ---- toplevel compilation --------------------------------------------------------
     def compile_kernel(self, dispatcher, argtypes: tuple, parent: int | None = None) -> CompiledKernel:
         """Compile (or fetch from the cache) a kernel the host launches."""
-        job = CompilerJob(dispatcher, tuple(argtypes), self.target.name, "kernel")
+        argtypes = tuple(argtypes)
+        hit = self.launch_cache.get((dispatcher, argtypes))  # the launch path: no key to build
+        if hit is not None:
+            self.bus.emit(E.CacheHit(**self.job_fields(hit.record)))
+            return hit
+        job = CompilerJob(dispatcher, argtypes, self.target.name, "kernel")
         key = job.key
         with self.lock:
             hit = self.cache.get(key)
             if hit is not None:
                 self.bus.emit(E.CacheHit(**self.job_fields(hit.record)))
+                self.launch_cache[(dispatcher, argtypes)] = hit
                 return hit
             done = self.by_key.get(key)
             if done is not None and done.state == "done" and self.target.supports_cross_module_references:
                 # compiled earlier as a deferred job of another kernel: its entry is loaded already
                 self.bus.emit(E.CacheHit(**self.job_fields(done)))
                 hit = self.cache[key] = CompiledKernel(done, self.target.entry_address(done), {})
+                self.launch_cache[(dispatcher, argtypes)] = hit
                 return hit
             rec = self.new_record(job, parent, "host")
             self.current = deferred.Compilation(rec, table={key: rec}, records=[rec])
@@ -131,7 +139,7 @@ class Driver:
                 raise err from exc
             finally:
                 self.current = None
-            self.cache[key] = compiled
+            self.cache[key] = self.launch_cache[(dispatcher, argtypes)] = compiled
             return compiled
 
     def fail(self, rec: JobRecord, exc: KdebugError, detail: str = "") -> None:
