@@ -354,3 +354,48 @@ def test_barrier_free_kernel_stays_a_vectorised_loop():
     asm = list(saxpy.inspect_asm().values())[0]
     body = asm[asm.index(".grid.body:"):]
     assert re.search(r"\b(v?mulps|vfmadd\w*ps)\b", body), "the thread loop is not vectorised"
+
+
+@pytest.mark.parametrize("shuffle", [None, 5], ids=["ordered", "shuffled"])
+def test_syncwarp_warp_synchronous_reduction(shuffle):
+    kdebug.set_options(shuffle_threads=shuffle)
+
+    @cuda.jit
+    def warp_reduce(x, out):
+        s = cuda.shared.array(128, cuda.float32)
+        t = cuda.threadIdx.x
+        s[t] = x[cuda.grid(1)]
+        cuda.syncthreads()
+        if t < 64:
+            s[t] += s[t + 64]
+        cuda.syncthreads()
+        if t < 32:  # the last warp reduces alone, synchronised by syncwarp only
+            s[t] += s[t + 32]
+            cuda.syncwarp()
+            step = 16
+            while step > 0:
+                v = s[t + step] if t < step else 0.0
+                cuda.syncwarp()
+                s[t] += v
+                cuda.syncwarp(0xffffffff)
+                step //= 2
+        if t == 0:
+            out[cuda.blockIdx.x] = s[0]
+
+    x = np.random.default_rng(3).random(128 * 8).astype(np.float32)
+    out = np.zeros(8, np.float32)
+    warp_reduce[8, 128](x, out)
+    np.testing.assert_allclose(out, x.reshape(8, 128).sum(1), rtol=1e-5)
+
+
+def test_divergent_syncwarp():
+    @cuda.jit
+    def kern(x):
+        t = cuda.threadIdx.x
+        if t < 16:
+            cuda.syncwarp()
+        x[t] = 1
+
+    with pytest.raises(KernelRuntimeError, match=r"divergent warp barrier in kernel kern: 16 of the 32 threads "
+                                                 r"of warp 0 of block \(0, 0, 0\) wait at cuda.syncwarp\(\)"):
+        kern[1, 64](np.zeros(64, np.int32))

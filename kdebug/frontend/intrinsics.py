@@ -31,10 +31,7 @@ def register(name: str):
 
 
 # Intrinsics that a later part of kdebug implements; until then, a clear error.
-NOT_YET = {
-    "syncwarp": "kdebug runs the threads of a block one after the other between block barriers, so warp-level "
-                "synchronisation has no emulation yet; use cuda.syncthreads()",
-}
+NOT_YET: dict = {}
 
 
 def type_call(inferer, node, intrinsic) -> T.Type:
@@ -164,6 +161,28 @@ class SyncThreads:
     @staticmethod
     def lower(lw, node):
         _target_hook(lw, node, "barrier", "cuda.syncthreads()")(lw, node, "cuda.syncthreads()")
+
+
+@register("syncwarp")
+class SyncWarp:
+    """cuda.syncwarp(mask=0xffffffff): the threads of a warp (32 consecutive linear thread indices)
+    wait for each other. kdebug requires every thread of the warp to arrive (no partial masks)."""
+
+    @staticmethod
+    def type(inferer, node):
+        if len(node.args) + len(node.keywords) > 1 or any(k.arg != "mask" for k in node.keywords):
+            raise inferer.error(node, "cuda.syncwarp() takes at most one argument, the mask",
+                                "write cuda.syncwarp() or cuda.syncwarp(0xffffffff)")
+        for a in list(node.args) + [k.value for k in node.keywords]:
+            t = inferer.expr(a)
+            if not (isinstance(t, T.Scalar) and t.is_int):
+                raise inferer.error(a, f"the mask of cuda.syncwarp must be an integer, not {t}", "write 0xffffffff")
+        inferer.tf.features.add("barrier")
+        return T.void
+
+    @staticmethod
+    def lower(lw, node):
+        _target_hook(lw, node, "warp_barrier", "cuda.syncwarp()")(lw, node, "cuda.syncwarp()")
 
 
 def _vote_typer(name):

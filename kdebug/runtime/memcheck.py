@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from kdebug.errors import KernelRuntimeError, SourceLocation
 
 # error kinds
-NONE, OUT_OF_BOUNDS, DIVERGENT_BARRIER, DIVERGENT_GRID_BARRIER = 0, 1, 2, 3
+NONE, OUT_OF_BOUNDS, DIVERGENT_BARRIER, DIVERGENT_GRID_BARRIER, DIVERGENT_WARP = 0, 1, 2, 3, 4
 
 
 class RuntimeRecord(ctypes.Structure):
@@ -113,6 +113,16 @@ def error_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeError | N
         return err
     waiting, done, nt = rec.aux[1], rec.aux[2], rec.aux[3]
     scope = "grid" if rec.error == DIVERGENT_GRID_BARRIER else "block"
+    if rec.error == DIVERGENT_WARP:
+        other = site(rec.aux[0]) if rec.aux[0] else None
+        where_other = (f"is at {other.what} ({other.loc})" if other is not None and rec.aux[0] != rec.site
+                       else "has not reached it")
+        msg = (f"divergent warp barrier in {infn}: {waiting} of the {done} threads of warp {rec.aux[3]} of block "
+               f"{_dim3(rec.ctaid)} wait at {s.what}, while thread {_dim3(rec.tid)} {where_other}")
+        err = KernelRuntimeError(msg, s.loc, "every thread of the warp must reach the same cuda.syncwarp() "
+                                             "(kdebug does not emulate partial masks)")
+        err.category = "barrier"
+        return err
     if rec.aux[0]:
         other = site(rec.aux[0])
         msg = (f"divergent barrier in {infn}: the threads of block {_dim3(rec.ctaid)} wait at different barriers: "

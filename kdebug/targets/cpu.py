@@ -125,6 +125,10 @@ class CpuTarget(Target):
             self.grid_sync_kernels.add(cpu_barriers.coro_root(lw).fn.name)
         return cpu_barriers.emit_barrier(lw, node, what, vote, grid)
 
+    def warp_barrier(self, lw, node, what: str):
+        from kdebug.targets import cpu_barriers
+        return cpu_barriers.emit_barrier(lw, node, what, None, warp=True)
+
     def shared_memory(self, lw, nbytes: int, align: int = 16) -> ir.Value:
         """An i8* to ``nbytes`` of the block's shared memory (one static layout per module)."""
         b = lw.builder

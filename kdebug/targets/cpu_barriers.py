@@ -39,6 +39,8 @@ RUNTIME = ir.LiteralStructType([i32, i32, ir.ArrayType(i32, 3), ir.ArrayType(i32
                                 ir.ArrayType(i64, 3), ir.ArrayType(i32, 4), ir.PointerType(i32), i32, i32, i64])
 RT_ERROR, RT_SITE, RT_CTAID, RT_TID, RT_INDEX, RT_EXTENT, RT_AUX, RT_PERM, RT_NPERM, RT_PERM_NT, RT_DYN_SHARED = range(11)
 JMPBUF_BYTES = 512  # glibc's jmp_buf is 200 bytes on x86-64, 312 on aarch64
+WARP_FLAG = 1 << 30  # a waiting thread's barrier field: site | WARP_FLAG for cuda.syncwarp()
+WARP = 32
 
 
 class TokenType(ir.Type):
@@ -321,7 +323,7 @@ def _pin_locals(lw) -> None:
             b.store(b.call(asm, [b.load(slot)]), slot)
 
 
-def emit_barrier(lw, node, what: str, vote=None, grid: bool = False):
+def emit_barrier(lw, node, what: str, vote=None, grid: bool = False, warp: bool = False):
     """A block (or grid) barrier in the kernel being lowered; returns the vote count after it
     (syncthreads_count) when ``vote`` (an i32) is given."""
     from kdebug.targets.cpu import CTX_BARRIER, CTX_VOTE
@@ -331,10 +333,10 @@ def emit_barrier(lw, node, what: str, vote=None, grid: bool = False):
                            "call the device function directly from a kernel (not through kdebug.deferred)")
     st = _begin_coroutine(lw)
     b = lw.builder
-    kind = "grid barrier" if grid else "barrier"
+    kind = "grid barrier" if grid else "warp barrier" if warp else "barrier"
     site = M.register_site(M.Site(kind, lw.tf.name, lw.src.loc(node), what=what, function_kind=lw.tf.kind))
     _pin_locals(lw)
-    b.store(_c(-site if grid else site), ctx_field(b, lw.ctx, CTX_BARRIER))
+    b.store(_c(-site if grid else site | WARP_FLAG if warp else site), ctx_field(b, lw.ctx, CTX_BARRIER))
     b.store(vote if vote is not None else _c(0), ctx_field(b, lw.ctx, CTX_VOTE))
     _suspend(lw, st, final=False)
     return b.load(ctx_field(b, lw.ctx, CTX_VOTE))
@@ -650,6 +652,10 @@ def _coroutine_body(b, fn, kernel, args, ctxs, first, last, shared, shared_strid
     site0 = ealloca(b, i32, name="site0")
     odd = ealloca(b, i32, name="odd")  # first thread whose state differs from thread at site0
     first_done = ealloca(b, i32, name="first.done")
+    nwarp = ealloca(b, i32, name="nwarp")
+    wsite = ealloca(b, i32, name="warp.site")
+    wcount = ealloca(b, i32, name="warp.count")
+    wodd = ealloca(b, i32, name="warp.odd")
     votes = ealloca(b, i32, name="votes")
     with _Loop(b, _c(0, i64), gsize, "sched.b") as bi:
         blk = b.add(g0, bi)
@@ -659,7 +665,8 @@ def _coroutine_body(b, fn, kernel, args, ctxs, first, last, shared, shared_strid
         b.position_at_end(scan)
 
         def reset():
-            for slot, v in ((ndone, 0), (ngrid, 0), (site0, 0), (odd, -1), (first_done, -1), (votes, 0)):
+            for slot, v in ((ndone, 0), (ngrid, 0), (nwarp, 0), (site0, 0), (odd, -1), (first_done, -1),
+                            (votes, 0)):
                 b.store(_c(v), slot)
 
         def accumulate(t, c):
@@ -671,6 +678,8 @@ def _coroutine_body(b, fn, kernel, args, ctxs, first, last, shared, shared_strid
                     with b.if_then(b.icmp_signed("<", b.load(first_done), _c(0))):
                         b.store(t, first_done)
                 with waiting:
+                    with b.if_then(b.icmp_signed(">=", w, _c(WARP_FLAG))):
+                        b.store(b.add(b.load(nwarp), _c(1)), nwarp)
                     b.store(b.add(b.load(votes), b.load(ctx_field(b, c, CTX_VOTE))), votes)
                     with b.if_then(b.icmp_signed("<", w, _c(0))):
                         b.store(b.add(b.load(ngrid), _c(1)), ngrid)
@@ -698,7 +707,50 @@ def _coroutine_body(b, fn, kernel, args, ctxs, first, last, shared, shared_strid
             b.store(b.add(b.load(ndone_blocks), _c(1, i64)), ndone_blocks)
             with b.if_then(b.icmp_signed("<", b.load(gfirst_done), _c(0, i64))):
                 b.store(bi, gfirst_done)
-        b.cbranch(all_done, next_block, check)
+        warps = fn.append_basic_block("sched.warps")
+        b.cbranch(all_done, next_block, warps)
+        b.position_at_end(warps)
+        # warp barriers first: a warp whose threads all wait at one cuda.syncwarp() goes on
+        warp_pass = fn.append_basic_block("sched.warppass")
+        b.cbranch(b.icmp_signed(">", b.load(nwarp), _c(0)), warp_pass, check)
+        b.position_at_end(warp_pass)
+        nwarps = b.udiv(b.add(nt32, _c(WARP - 1)), _c(WARP))
+        with _Loop(b, _c(0), nwarps, "warp") as wi:
+            lo = b.mul(wi, _c(WARP))
+            hi = b.select(b.icmp_signed("<", b.add(lo, _c(WARP)), nt32), b.add(lo, _c(WARP)), nt32)
+            b.store(_c(0), wsite)
+            b.store(_c(0), wcount)
+            b.store(_c(-1), wodd)
+            with _Loop(b, lo, hi, "warp.scan") as t:
+                w = b.load(ctx_field(b, thread_ctx(bi, t), CTX_BARRIER))
+                with b.if_else(b.icmp_signed(">=", w, _c(WARP_FLAG))) as (yes, no):
+                    with yes:
+                        b.store(b.add(b.load(wcount), _c(1)), wcount)
+                        with b.if_then(b.icmp_signed("==", b.load(wsite), _c(0))):
+                            b.store(w, wsite)
+                        with b.if_then(b.and_(b.icmp_signed("!=", w, b.load(wsite)),
+                                              b.icmp_signed("<", b.load(wodd), _c(0)))):
+                            b.store(t, wodd)
+                    with no:
+                        with b.if_then(b.icmp_signed("<", b.load(wodd), _c(0))):
+                            b.store(t, wodd)
+            cnt = b.load(wcount)
+            with b.if_then(b.icmp_signed(">", cnt, _c(0))):
+                with b.if_else(b.icmp_signed(">=", b.load(wodd), _c(0))) as (diverged, together):
+                    with diverged:
+                        oc = thread_ctx(bi, b.load(wodd))
+                        other = b.load(ctx_field(b, oc, CTX_BARRIER))
+                        other_site = b.select(b.icmp_signed(">=", other, _c(WARP_FLAG)),
+                                              b.sub(other, _c(WARP_FLAG)),
+                                              b.select(b.icmp_signed("<", other, _c(0)), b.neg(other), other))
+                        record(M.DIVERGENT_WARP, oc, b.sub(b.load(wsite), _c(WARP_FLAG)),
+                               [other_site, cnt, b.sub(hi, lo), wi])
+                    with together:
+                        with _Loop(b, lo, hi, "warp.resume") as t:
+                            c = thread_ctx(bi, t)
+                            b.store(_c(0), ctx_field(b, c, CTX_BARRIER))
+                            b.call(resume, [b.load(ctx_field(b, c, CTX_CORO))])
+        b.cbranch(error_flag(b, runtime), fail, scan)
         b.position_at_end(check)
         # mismatched barrier sites
         mism = fn.append_basic_block("sched.mismatch")
