@@ -218,3 +218,16 @@ def test_cli_reports_kernel_errors_without_traceback(tmp_path):
     for r in (env_off, flag_off):  # without memcheck nothing is checked
         assert r.returncode == 0, r.stdout + r.stderr
         assert "out-of-bounds" not in r.stdout + r.stderr and "base tail 24" in r.stdout
+
+
+def test_grid_barrier_launch_too_large_is_a_launch_error():
+    from kdebug.errors import LaunchError
+
+    @cuda.jit
+    def kern(x):
+        cuda.cg.this_grid().sync()
+        x[0] = 1
+
+    with pytest.raises(LaunchError, match="grid barrier"):
+        kern[4097, 256](np.zeros(1, np.int32))
+    still_alive()

@@ -21,6 +21,7 @@ _SCALAR_CTYPES = {
 _struct_cache: dict = {}
 _pool: ThreadPoolExecutor | None = None
 _NCPU = os.cpu_count() or 1
+MAX_GRID_SYNC_THREADS = 1 << 20  # a grid barrier keeps every thread's coroutine alive at once
 SHUFFLE_PERMUTATIONS = 8  # --shuffle-threads: thread orders drawn per launch, used in turn per block and phase
 PARALLEL_MIN_THREADS = 1 << 14  # below this many threads in a grid, one core is faster
 
@@ -113,6 +114,13 @@ class CpuRuntime:
         ncpu = _NCPU
         threads = nblocks * nt
         grid_sync = compiled.record.entry in compiled.artifact.get("grid_sync", ())
+        if grid_sync and threads > MAX_GRID_SYNC_THREADS:
+            from kdebug.errors import LaunchError
+            raise LaunchError(f"{compiled.record.name} has a grid barrier (cuda.cg.this_grid().sync()), so all of "
+                              f"its {threads} threads must be alive at once; the CPU backend allows "
+                              f"{MAX_GRID_SYNC_THREADS}", None,
+                              "launch fewer blocks (a cooperative launch is limited to the blocks that fit on "
+                              "the device at once) and loop over the data inside the kernel")
         if grid_sync or not parallel or ncpu == 1 or nblocks < 2 or threads < PARALLEL_MIN_THREADS:
             fn(ctypes.addressof(params), dims, 0, nblocks, rt)
         else:
