@@ -157,8 +157,8 @@ class Session:
             self.memcheck = bool(memcheck)
             self.target.memcheck = self.memcheck
             with self.driver.lock:  # compiled code has the checks in it (or not): compile again
-                self.driver.cache.clear()
-                self.driver.by_key.clear()
+                for table in ("cache", "by_key", "launch_cache"):
+                    getattr(self.driver, table, {}).clear()
         if shuffle_threads is not False:
             self.shuffle_seed = None if shuffle_threads is None else int(shuffle_threads)
 
