@@ -104,6 +104,9 @@ def _configure_session(opts):
     session = Session(backend=opts.backend, strategy=opts.strategy, memcheck=memcheck,
                       emit_ptx=getattr(opts, "target", "cpu") == "ptx", ptx_arch=getattr(opts, "arch", None))
     session.shuffle_seed = opts.shuffle_threads
+    # host assembly costs a second code generation: record it where someone can look at it
+    # (the TUI's debuggee, dump, a trace file), not for a plain headless run
+    session.target.record_host_asm = getattr(opts, "command", None) != "run" or bool(getattr(opts, "trace", None))
     set_session(session)
     return session
 

@@ -76,8 +76,13 @@ def param_struct_type(argtypes) -> ir.LiteralStructType:
     return ir.LiteralStructType([llvm_type(t) for t in argtypes])
 
 
+HOST_ASM_NOT_RECORDED = ("; host assembly is recorded only when something shows it:\n"
+                         "; the TUI, kdebug dump, or kdebug run --trace\n")
+
+
 class CpuTarget(Target):
     name = "cpu"
+    record_host_asm = True  # a plain headless CLI run turns it off (kdebug/cli.py)
 
     def __init__(self) -> None:
         init_llvm()
@@ -244,15 +249,18 @@ class CpuTarget(Target):
 
     def emit(self, mod, jobs):
         run_pipeline(self.tm, mod, 3)  # inline kernels into their launchers and vectorise
-        asm = self.tm.emit_assembly(mod)
+        # Machine code is generated once, as an object file that load hands to the JIT; the
+        # assembly text costs a second code generation, so only sessions that show it ask for it.
+        obj = self.tm.emit_object(mod)
+        asm = self.tm.emit_assembly(mod) if self.record_host_asm else HOST_ASM_NOT_RECORDED
         # kernels with a grid barrier must run every block in one launcher call (runtime/cpu.py)
         grid_sync = {j.entry for j in jobs if j.entry in self.grid_sync_kernels}
-        return {"module": mod, "asm": asm, "grid_sync": grid_sync}
+        return {"object": obj, "asm": asm, "grid_sync": grid_sync}
 
     def load(self, artifact, jobs):
         engine = execution_engine()
         with _engine_lock:
-            engine.add_module(artifact["module"])
+            engine.add_object_file(llvm.ObjectFileRef.from_data(artifact["object"]))
             engine.finalize_object()
             return {j.id: engine.get_function_address(j.entry + ".grid") for j in jobs if j.kind == "kernel"}
 
