@@ -34,7 +34,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_run_options(p: argparse.ArgumentParser, remainder: bool = True) -> None:
-    p.add_argument("--backend", choices=("cpu", "gpu", "auto"), default="auto",
+    p.add_argument("--backend", choices=("cpu", "gpu", "auto"), default=os.environ.get("KDEBUG_BACKEND") or "auto",
                    help="where kernels run: cpu (embedded emulation), gpu (pycuda), auto (gpu if present)")
     p.add_argument("--strategy", choices=("worklist", "toplevel", "recursive"), default="worklist",
                    help="deferred-codegen strategy: worklist (correct), toplevel, recursive (the naive fix)")

@@ -7,6 +7,10 @@ import sys
 
 import pytest
 
+# The suite is about the CPU backend unless a test asks for the GPU: on a machine with pycuda and
+# a device, "auto" would pick the GPU, where CPU-only checks (memcheck, barrier divergence) do not apply.
+os.environ.setdefault("KDEBUG_BACKEND", "cpu")
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLES = os.path.join(ROOT, "sample_kernels")
 

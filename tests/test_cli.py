@@ -332,3 +332,9 @@ def test_without_numba_mode_the_script_needs_real_numba(tmp_path):
     r = run_kdebug("run", "--headless", script)
     assert r.returncode == 1
     assert "No module named 'numba'" in r.stderr
+
+
+def test_replay_of_a_file_that_is_not_a_trace_is_bad_usage():
+    r = run_kdebug("replay", "--headless", "sample_kernels/saxpy.py")
+    assert r.returncode == 2
+    assert "not a JSON event" in r.stderr and "sample_kernels/saxpy.py:1" in r.stderr

@@ -25,16 +25,23 @@ class TraceWriter:
 
 
 def read_trace(path: str) -> Iterator[E.Event]:
-    """Events of a trace file; a torn last line (the writer was killed) is skipped."""
+    """Events of a trace file; a torn last line (the writer was killed) is skipped, any other line
+    that is not a JSON event is an error (this is not a kdebug trace)."""
+    torn = None
     with open(path, encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):
             line = line.strip()
             if not line:
                 continue
+            if torn is not None:
+                raise ValueError(f"{path}:{torn}: not a JSON event; is this a kdebug trace (kdebug run --trace)?")
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError:
+                torn = lineno  # fine if it is the last line
                 continue
+            if not isinstance(obj, dict) or "event" not in obj:
+                raise ValueError(f"{path}:{lineno}: not a kdebug event; is this a kdebug trace (kdebug run --trace)?")
             if obj.get("v") != E.SCHEMA_VERSION:
                 raise ValueError(f"{path}:{lineno}: trace schema version {obj.get('v')} is not "
                                  f"{E.SCHEMA_VERSION}; re-record the trace with this kdebug")
