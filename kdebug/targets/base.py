@@ -57,6 +57,26 @@ class Target:
 
     def array_constant(self, lw, value, arr_t) -> ir.Value:
         """A module-level numpy array (frozen) or device array (by reference) used in a kernel."""
+        import numpy as np
+
+        from kdebug.frontend.lower import i64, llvm_type, mem_type
+        from kdebug.lang.host import DeviceNDArray
+
+        b = lw.builder
+        elem_p = ir.PointerType(mem_type(arr_t.dtype))
+        if isinstance(value, DeviceNDArray):
+            # captured by reference: the kernel sees later writes to it (its device address on a GPU)
+            ptr = ir.Constant(i64, value.device_address()).inttoptr(elem_p)
+        else:
+            ptr = self.frozen_array_pointer(lw, np.ascontiguousarray(value), elem_p)
+        arr = ir.Constant(llvm_type(arr_t), ir.Undefined)
+        arr = b.insert_value(arr, ptr, 0)
+        for k, n in enumerate(value.shape):
+            arr = b.insert_value(arr, ir.Constant(i64, n), [1, k])
+        return arr
+
+    def frozen_array_pointer(self, lw, data, elem_p: ir.Type) -> ir.Value:
+        """A constant global holding ``data`` (a frozen numpy array), as an ``elem_p`` pointer."""
         raise NotImplementedError
 
     def libm_name(self, name: str, single: bool) -> str:

@@ -150,29 +150,15 @@ class CpuTarget(Target):
         nbytes = b.load(b.gep(lw.ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_DYN_BYTES)], inbounds=True))
         return base, nbytes
 
-    def array_constant(self, lw, value, arr_t):
-        from kdebug.lang.host import DeviceNDArray
-
-        b = lw.builder
-        elem_p = ir.PointerType(mem_type(arr_t.dtype))
-        if isinstance(value, DeviceNDArray):
-            # captured by reference: the kernel sees later writes to it
-            ptr = ir.Constant(i64, value.device_address()).inttoptr(elem_p)
-        else:
-            data = np.ascontiguousarray(value)
-            self._const_counter += 1
-            gv = ir.GlobalVariable(lw.module, ir.ArrayType(i8, data.nbytes),
-                                   name=f"kdebug.const.{lw.fn.name}.{self._const_counter}")
-            gv.global_constant = True
-            gv.linkage = "internal"
-            gv.align = 64
-            gv.initializer = ir.Constant(ir.ArrayType(i8, data.nbytes), bytearray(data.tobytes()))
-            ptr = gv.bitcast(elem_p)
-        arr = ir.Constant(llvm_type(arr_t), ir.Undefined)
-        arr = b.insert_value(arr, ptr, 0)
-        for k, n in enumerate(value.shape):
-            arr = b.insert_value(arr, ir.Constant(i64, n), [1, k])
-        return arr
+    def frozen_array_pointer(self, lw, data: np.ndarray, elem_p: ir.Type) -> ir.Value:
+        self._const_counter += 1
+        gv = ir.GlobalVariable(lw.module, ir.ArrayType(i8, data.nbytes),
+                               name=f"kdebug.const.{lw.fn.name}.{self._const_counter}")
+        gv.global_constant = True
+        gv.linkage = "internal"
+        gv.align = 64
+        gv.initializer = ir.Constant(ir.ArrayType(i8, data.nbytes), bytearray(data.tobytes()))
+        return gv.bitcast(elem_p)
 
     # ---- deferred codegen -------------------------------------------------------
     supports_cross_module_references = True  # one MCJIT engine: later modules link to earlier entries

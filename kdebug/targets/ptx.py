@@ -420,35 +420,21 @@ class PtxTarget(Target):
     def libm_name(self, name: str, single: bool) -> str:
         return f"__nv_{name}f" if single else f"__nv_{name}"
 
-    def array_constant(self, lw, value, arr_t):
-        from kdebug.lang.host import DeviceNDArray
-
-        b = lw.builder
-        elem_p = ir.PointerType(mem_type(arr_t.dtype))
-        if isinstance(value, DeviceNDArray):
-            # captured by reference: the kernel sees later writes to it (its device address on a GPU)
-            ptr = ir.Constant(i64, value.device_address()).inttoptr(elem_p)
-        else:
-            data = np.ascontiguousarray(value)
-            self._const_counter += 1
-            # .const while this module's frozen arrays fit (64 KiB a module, and linked modules add up)
-            used = getattr(lw.module, "kdebug_const_bytes", 0)
-            space = 4 if used + data.nbytes <= CONST_MEMORY_LIMIT else 1
-            if space == 4:
-                lw.module.kdebug_const_bytes = used + data.nbytes
-            ty = ir.ArrayType(i8, max(data.nbytes, 1))
-            gv = ir.GlobalVariable(lw.module, ty, name=f"kdebug_const_{lw.fn.name.replace('.', '_')}_{self._const_counter}",
-                                   addrspace=space)
-            gv.global_constant = True
-            gv.linkage = "internal"
-            gv.align = 16
-            gv.initializer = ir.Constant(ty, bytearray(data.tobytes() or b"\0"))
-            ptr = b.addrspacecast(b.bitcast(gv, ir.PointerType(mem_type(arr_t.dtype), addrspace=space)), elem_p)
-        arr = ir.Constant(llvm_type(arr_t), ir.Undefined)
-        arr = b.insert_value(arr, ptr, 0)
-        for k, n in enumerate(value.shape):
-            arr = b.insert_value(arr, ir.Constant(i64, n), [1, k])
-        return arr
+    def frozen_array_pointer(self, lw, data: np.ndarray, elem_p: ir.Type) -> ir.Value:
+        self._const_counter += 1
+        # .const while this module's frozen arrays fit (64 KiB a module, and linked modules add up)
+        used = getattr(lw.module, "kdebug_const_bytes", 0)
+        space = 4 if used + data.nbytes <= CONST_MEMORY_LIMIT else 1
+        if space == 4:
+            lw.module.kdebug_const_bytes = used + data.nbytes
+        ty = ir.ArrayType(i8, max(data.nbytes, 1))
+        gv = ir.GlobalVariable(lw.module, ty, name=f"kdebug_const_{lw.fn.name.replace('.', '_')}_{self._const_counter}",
+                               addrspace=space)
+        gv.global_constant = True
+        gv.linkage = "internal"
+        gv.align = 16
+        gv.initializer = ir.Constant(ty, bytearray(data.tobytes() or b"\0"))
+        return lw.builder.addrspacecast(lw.builder.bitcast(gv, ir.PointerType(elem_p.pointee, addrspace=space)), elem_p)
 
     # ---- deferred codegen -------------------------------------------------------
     def device_launch(self, lw, node, marker, grid, block, args, argtypes) -> None:
