@@ -73,9 +73,9 @@ class Driver:
     def run_phase(self, rec: JobRecord, phase: str, work, show=str, language: str = "llvm"):
         """Run one named phase of ``rec``: events, timing and the snapshot of its result."""
         self.bus.emit(E.PhaseStarted(**self.job_fields(rec), phase=phase))
-        t0 = time.perf_counter()
+        t0, paused = time.perf_counter(), self.bus.paused_seconds
         result = work()
-        dt = time.perf_counter() - t0
+        dt = time.perf_counter() - t0 - (self.bus.paused_seconds - paused)  # not the time held at a breakpoint
         rec.compile_time += dt
         sid = self.snapshot(rec, phase, show(result), language) if show is not None else None
         self.bus.emit(E.PhaseFinished(**self.job_fields(rec), phase=phase, duration=dt, snapshot=sid))
@@ -240,7 +240,7 @@ class Driver:
         return rec.module_ir
 
     def compile_toplevel(self, rec: JobRecord) -> CompiledKernel:
-        t0 = time.perf_counter()
+        t0, paused = time.perf_counter(), self.bus.paused_seconds
         comp = self.current
         self.start(rec)
         target = self.target
@@ -259,7 +259,7 @@ class Driver:
         artifact = self.run_phase(rec, "emit", lambda: target.emit(mod, jobs),
                                   lambda a: a.get("asm") or a.get("ptx") or "", target.emit_language)
         entries = self.run_phase(rec, "load", lambda: target.load(artifact, jobs), None)
-        dt = time.perf_counter() - t0
+        dt = time.perf_counter() - t0 - (self.bus.paused_seconds - paused)
         for job in comp.records:
             job.state = "done"
             if job is rec:

@@ -205,6 +205,8 @@ class EventBus:
     def __init__(self) -> None:
         self.t0 = time.perf_counter()
         self._subscribers: list[Callable[[Event], None]] = []
+        # seconds subscribers spent holding the session at a breakpoint: compile times leave them out
+        self.paused_seconds = 0.0
         self._lock = threading.RLock()
 
     def subscribe(self, callback: Callable[[Event], None]) -> None:

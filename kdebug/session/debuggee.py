@@ -122,7 +122,9 @@ class Stepper:
         job = getattr(ev, "job", None)
         self.bus.emit(E.Paused(breakpoint=hit, job=job if isinstance(job, int) else None,
                                launch=getattr(ev, "launch", None), message=describe_stop(ev, kind)))
+        t0 = time.perf_counter()
         cmd = self.commands.get()
+        self.bus.paused_seconds += time.perf_counter() - t0
         self.stepping = cmd == "step"
         self.bus.emit(E.Resumed(action=cmd))
 
