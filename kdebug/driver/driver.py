@@ -101,29 +101,31 @@ class Driver:
         return f"{rec.name}_j{rec.id}"
 
     # ---- toplevel compilation --------------------------------------------------------
-    def compile_kernel(self, dispatcher, argtypes: tuple, parent: int | None = None) -> CompiledKernel:
-        """Compile (or fetch from the cache) a kernel the host launches."""
+    def compile_kernel(self, dispatcher, argtypes: tuple, kind: str = "kernel") -> CompiledKernel:
+        """Compile (or fetch from the cache) a toplevel job: a kernel the host launches, or a
+        device function compiled on its own (``cuda.compile_ptx(..., device=True)``)."""
         argtypes = tuple(argtypes)
-        hit = self.launch_cache.get((dispatcher, argtypes))  # the launch path: no key to build
+        hit = self.launch_cache.get((dispatcher, argtypes, kind))  # the launch path: no key to build
         if hit is not None:
             self.bus.emit(E.CacheHit(**self.job_fields(hit.record)))
             return hit
-        job = CompilerJob(dispatcher, argtypes, self.target.name, "kernel")
+        job = CompilerJob(dispatcher, argtypes, self.target.name, kind)
         key = job.key
         with self.lock:
             hit = self.cache.get(key)
             if hit is not None:
                 self.bus.emit(E.CacheHit(**self.job_fields(hit.record)))
-                self.launch_cache[(dispatcher, argtypes)] = hit
+                self.launch_cache[(dispatcher, argtypes, kind)] = hit
                 return hit
             done = self.by_key.get(key)
-            if done is not None and done.state == "done" and self.target.supports_cross_module_references:
+            if done is not None and done.state == "done" and kind == "kernel" and \
+                    self.target.supports_cross_module_references:
                 # compiled earlier as a deferred job of another kernel: its entry is loaded already
                 self.bus.emit(E.CacheHit(**self.job_fields(done)))
                 hit = self.cache[key] = CompiledKernel(done, self.target.entry_address(done), {})
-                self.launch_cache[(dispatcher, argtypes)] = hit
+                self.launch_cache[(dispatcher, argtypes, kind)] = hit
                 return hit
-            rec = self.new_record(job, parent, "host")
+            rec = self.new_record(job, None, "host")
             self.current = deferred.Compilation(rec, table={key: rec}, records=[rec])
             try:
                 compiled = self.compile_toplevel(rec)
@@ -139,7 +141,7 @@ class Driver:
                 raise err from exc
             finally:
                 self.current = None
-            self.cache[key] = self.launch_cache[(dispatcher, argtypes)] = compiled
+            self.cache[key] = self.launch_cache[(dispatcher, argtypes, kind)] = compiled
             return compiled
 
     def fail(self, rec: JobRecord, exc: KdebugError, detail: str = "") -> None:
@@ -266,7 +268,7 @@ class Driver:
                 job.compile_time = dt
             self.by_key[job.key] = job
             self.bus.emit(E.JobFinished(**self.job_fields(job), duration=job.compile_time))
-        return CompiledKernel(rec, entries[rec.id], artifact)
+        return CompiledKernel(rec, entries.get(rec.id), artifact)  # device functions have no launch entry
 
     def finish(self, mod, jobs) -> None:
         """Run the target's finish passes exactly once on every job's entry."""

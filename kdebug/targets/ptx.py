@@ -578,8 +578,6 @@ def _private_driver(arch, strategy: str = "worklist"):
 
 def compile_ptx(pyfunc, sig, device: bool = False, cc=None, **_options):
     """numba.cuda.compile_ptx: ``(ptx, resty)`` for a Python function and a signature, no GPU needed."""
-    from kdebug.driver.job import CompilerJob
-    from kdebug.errors import KdebugError
     from kdebug.lang.dispatcher import Dispatcher
     from kdebug.lang.signature import parse_signature
 
@@ -589,22 +587,8 @@ def compile_ptx(pyfunc, sig, device: bool = False, cc=None, **_options):
         raise TypeError(f"a kernel returns nothing: its signature must be void(...), not {signature}")
     dispatcher = Dispatcher(py, device=device)
     driver = _private_driver(arch_of(cc))
-    if not device:
-        compiled = driver.compile_kernel(dispatcher, signature.argtypes)
-        return compiled.artifact["ptx"], T.void
-    # a device function as the toplevel job: what Driver.compile_kernel does for a kernel
-    from kdebug.driver.deferred import Compilation
-    job = CompilerJob(dispatcher, tuple(signature.argtypes), "ptx", "device")
-    rec = driver.new_record(job, None, "host")
-    driver.current = Compilation(rec, table={job.key: rec}, records=[rec])
-    try:
-        compiled = driver.compile_toplevel(rec)
-    except KdebugError as exc:
-        driver.fail(rec, exc)
-        raise
-    finally:
-        driver.current = None
-    return compiled.artifact["ptx"], rec.typed.restype
+    compiled = driver.compile_kernel(dispatcher, signature.argtypes, kind="device" if device else "kernel")
+    return compiled.artifact["ptx"], compiled.record.typed.restype
 
 
 def compile_ptx_for_current_device(pyfunc, sig, device: bool = False, **options):
