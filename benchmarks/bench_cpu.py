@@ -87,7 +87,6 @@ def workloads(cuda_module, sizes, repeat):
     n = sizes["saxpy"]
     x = rng.standard_normal(n).astype(np.float32)
     y = rng.standard_normal(n).astype(np.float32)
-    o = np.zeros_like(x)
     dx, dy, do = cuda_module.to_device(x), cuda_module.to_device(y), cuda_module.device_array_like(x)
     t = median_time(lambda: sx.saxpy[(n + 255) // 256, 256](np.float32(2.5), dx, dy, do), repeat)
     np.testing.assert_allclose(do.copy_to_host(), np.float32(2.5) * x + y, rtol=1e-5)

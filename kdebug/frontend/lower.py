@@ -10,10 +10,9 @@ from __future__ import annotations
 import ast
 import math
 
-import numpy as np
 from llvmlite import ir
 
-from kdebug.frontend.typeinfer import PyValue, TypedFunction, LaunchTarget, constant_index, infer_function
+from kdebug.frontend.typeinfer import PyValue, TypedFunction, LaunchTarget, constant_index
 from kdebug.lang import intrinsics as I
 from kdebug.lang import types as T
 
@@ -608,7 +607,6 @@ class FunctionLowerer:
 
     def expr_Compare(self, node):
         b = self.builder
-        operands = [node.left] + node.comparators
         if len(node.ops) == 1:
             return self.compare(node.ops[0], self.expr(node.left), self.type_of(node.left),
                                 self.expr(node.comparators[0]), self.type_of(node.comparators[0]))
@@ -627,7 +625,6 @@ class FunctionLowerer:
             b.position_at_end(nxt)
             left, lt = right, rt
         b.position_at_end(end)
-        del operands
         return b.load(slot)
 
     def compare(self, op, a, at, c, ct):
@@ -872,4 +869,3 @@ def lower_function(tf: TypedFunction, target, name: str, module: ir.Module | Non
     return module
 
 
-__all__ = ["lower_function", "llvm_type", "mem_type", "FunctionLowerer", "infer_function", "np"]

@@ -768,8 +768,8 @@ class TypeInferer:
         elif fn.py_func in self.stack:
             raise self.error(node, f"{fn.__name__} is reached again through a pointer while its type is being "
                                    f"inferred ({_call_stack_names(self.stack + (fn.py_func,))})",
-                             f"declare its signature, e.g. @cuda.jit(\"int64(int64)\", device=True), so kdebug "
-                             f"knows what it returns")
+                             "declare its signature, e.g. @cuda.jit(\"int64(int64)\", device=True), so kdebug "
+                             "knows what it returns")
         else:
             restype = infer_function(fn.py_func, job_argtypes, "device", self.stack).restype
         self.tf.deferred.append(DeferredRequest(node, fn, job_argtypes, "pointer", "device"))

@@ -16,8 +16,7 @@ import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 
-from kdebug.frontend.lower import i8, i32, i64, llvm_type, mem_type
-from kdebug.lang import types as T
+from kdebug.frontend.lower import i8, i32, i64, llvm_type
 from kdebug.targets.base import Target, init_llvm, run_pipeline
 
 I8P = ir.PointerType(i8)
