@@ -515,15 +515,8 @@ class TypeInferer:
             if isinstance(t, T.Tuple) and len(t.types) == arr.ndim and all(isinstance(x, T.Scalar) and x.is_int for x in t.types):
                 self.types_set(idx, t)
                 return arr.dtype
-        if view and len(parts) < arr.ndim:
-            for p in parts:
-                t = self.expr(p)
-                if not (isinstance(t, T.Scalar) and (t.is_int or t.is_bool)):
-                    raise self.error(p, f"array index must be an integer, not {t}", "convert with int(...)")
-            if isinstance(idx, ast.Tuple):
-                self.types_set(idx, T.Tuple(tuple(self.tf.types[p] for p in parts)))
-            return T.Array(arr.dtype, arr.ndim - len(parts), arr.layout)
-        if len(parts) != arr.ndim:
+        partial = view and len(parts) < arr.ndim
+        if len(parts) != arr.ndim and not partial:
             raise self.error(idx, f"a {arr.ndim}-D array needs {arr.ndim} indices, got {len(parts)}",
                              "index every dimension, e.g. a[i, j] for a 2-D array")
         for p in parts:
@@ -532,7 +525,7 @@ class TypeInferer:
                 raise self.error(p, f"array index must be an integer, not {t}", "convert with int(...)")
         if isinstance(idx, ast.Tuple):
             self.types_set(idx, T.Tuple(tuple(self.tf.types[p] for p in parts)))
-        return arr.dtype
+        return T.Array(arr.dtype, arr.ndim - len(parts), arr.layout) if partial else arr.dtype
 
     def subscript_store_type(self, target) -> T.Scalar:
         base_t = self.expr(target.value)
