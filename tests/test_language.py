@@ -760,3 +760,21 @@ def test_kernel_can_be_relaunched_after_an_error():
     a = np.zeros(2)
     _add_one[1, 2](a)
     assert list(a) == [1, 1]
+
+
+def test_range_loops_near_the_integer_limit_end():
+    """The trip count is computed once: a counter near 2**63 - 1 must not wrap into an endless loop."""
+    @cuda.jit
+    def edge(out, s):
+        n = 0
+        for i in range(9223372036854775800, 9223372036854775807, 3):
+            n += 1
+        out[0] = n
+        m = 0
+        for j in range(-9223372036854775801, -9223372036854775807 - 1, s):
+            m += 1
+        out[1] = m
+
+    out = np.zeros(2, dtype=np.int64)
+    edge[1, 1](out, -2)
+    assert out.tolist() == [3, 4]

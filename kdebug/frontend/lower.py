@@ -228,36 +228,48 @@ class FunctionLowerer:
             start, stop, step = vals[0], vals[1], ir.Constant(ty, 1)
         else:
             start, stop, step = vals
-        counter = self.alloca(ty, name="range.i")
-        b.store(start, counter)
+        # A counted loop, as numba iterates a range: the trip count is computed once, so a counter
+        # near the integer limits cannot wrap around into an endless loop.
+        sign = _constant_sign(it.args[2]) if len(it.args) == 3 else 1
+        trips = self._range_trip_count(start, stop, step, sign)
+        counter = self.alloca(ty, name="range.k")
+        b.store(ir.Constant(ty, 0), counter)
         head, body, latch, end = (self.new_block(n) for n in ("for.cond", "for.body", "for.inc", "for.end"))
         b.branch(head)
         b.position_at_end(head)
-        i = b.load(counter)
-        sign = _constant_sign(it.args[2]) if len(it.args) == 3 else 1
-        if sign > 0:
-            cond = b.icmp_signed("<", i, stop)
-        elif sign < 0:
-            cond = b.icmp_signed(">", i, stop)
-        else:
-            cond = self._range_cond_dynamic(i, stop, step)
-        b.cbranch(cond, body, end)
+        k = b.load(counter)
+        b.cbranch(b.icmp_unsigned("<", k, trips), body, end)
         b.position_at_end(body)
-        b.store(i, self.slots[node.target.id]) if self.tf.locals[node.target.id] == lt else \
-            b.store(self.cast(i, lt, self.tf.locals[node.target.id]), self.slots[node.target.id])
+        i = b.add(start, b.mul(k, step))
+        var = node.target.id
+        b.store(self.cast(i, lt, self.tf.locals[var]), self.slots[var])
         self.loops.append((latch, end))
         self.body(node.body)
         self.loops.pop()
         self.branch(latch)
         b.position_at_end(latch)
-        b.store(b.add(b.load(counter), step), counter)
+        b.store(b.add(b.load(counter), ir.Constant(ty, 1)), counter)
         b.branch(head)
         b.position_at_end(end)
 
-    def _range_cond_dynamic(self, i, stop, step):
+    def _range_trip_count(self, start, stop, step, sign: int):
+        """How many values range(start, stop, step) yields (0 for a zero step, where Python raises)."""
         b = self.builder
-        up = b.icmp_signed(">", step, ir.Constant(step.type, 0))
-        return b.select(up, b.icmp_signed("<", i, stop), b.icmp_signed(">", i, stop))
+        zero, one = ir.Constant(start.type, 0), ir.Constant(start.type, 1)
+
+        def upward(lo, hi, stride):  # values lo, lo + stride, ... below hi, for stride > 0
+            stride = b.select(b.icmp_signed("==", stride, zero), one, stride)  # never divide by zero
+            n = b.add(b.udiv(b.sub(b.sub(hi, lo), one), stride), one)  # the distance is exact unsigned
+            return b.select(b.icmp_signed(">", hi, lo), n, zero)
+
+        if sign > 0:
+            return upward(start, stop, step)
+        if sign < 0:
+            return upward(stop, start, b.neg(step))
+        up = upward(start, stop, step)
+        down = upward(stop, start, b.neg(step))
+        n = b.select(b.icmp_signed(">", step, zero), up, down)
+        return b.select(b.icmp_signed("==", step, zero), zero, n)
 
     def stmt_Break(self, node) -> None:
         self.builder.branch(self.loops[-1][1])

@@ -298,6 +298,9 @@ class TypeInferer:
             if not (isinstance(t, T.Scalar) and (t.is_int or t.is_bool)):
                 raise self.error(a, f"range() needs integer arguments, got {t}", "convert with int(...)")
             loop_t = T.unify(loop_t, t) if loop_t else t
+            if not loop_t.is_int and not loop_t.is_bool:  # int64 with uint64 unifies to float64
+                raise self.error(a, "range() arguments mix signed and unsigned 64-bit integers",
+                                 "convert them to one type, e.g. int64(x)")
         loop_t = T.arith_result(loop_t, loop_t) if loop_t.bits < 64 or loop_t.is_bool else loop_t
         if len(it.args) == 3 and isinstance(it.args[2], ast.Constant) and it.args[2].value == 0:
             raise self.error(it.args[2], "range() step must not be zero", "use a positive or negative step")
