@@ -101,7 +101,7 @@ class Session:
         return {c.record.argtypes: c for c in self.driver.cache.values() if c.record.job.function is dispatcher}
 
     # ---- launches ---------------------------------------------------------------------
-    def launch(self, dispatcher, args, argtypes, grid, block, shared, loc) -> None:
+    def launch(self, dispatcher, args, argtypes, grid, block, shared) -> None:
         compiled = self.compile_kernel(dispatcher, argtypes)
         lid = self.next_launch_id()
         self.current_launch = lid

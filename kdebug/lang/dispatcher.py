@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import sys
 
 import numpy as np
@@ -30,10 +31,10 @@ def caller_location(skip_modules=("kdebug.",)) -> SourceLocation | None:
 def _column(frame) -> int:
     """1-based column of the expression a frame is executing (the launch, the decorator...)."""
     try:
-        line, _, col, _ = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+        line, _, col, _ = next(itertools.islice(frame.f_code.co_positions(), frame.f_lasti // 2, None))
         if line == frame.f_lineno and col is not None:
             return col + 1
-    except (AttributeError, IndexError, ValueError):
+    except (AttributeError, IndexError, ValueError, StopIteration):
         pass
     import linecache
     text = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
@@ -161,15 +162,18 @@ class LaunchConfiguration:
         from kdebug.driver.active import get_session
 
         d = self.dispatcher
-        loc = caller_location()
         names = d.argnames
-        if len(args) != len(names):
-            raise LaunchError(f"{d.__name__} takes {len(names)} argument(s) ({', '.join(names)}) but "
-                              f"{len(args)} were given", loc, "pass one value per kernel parameter")
-        types = tuple(argument_type(a, i + 1, n, loc) for i, (a, n) in enumerate(zip(args, names)))
-        if d.signatures:
-            types = _match_signature(d, types, loc)
-        get_session().launch(d, args, types, self.grid, self.block, self.shared, loc)
+        try:
+            if len(args) != len(names):
+                raise LaunchError(f"{d.__name__} takes {len(names)} argument(s) ({', '.join(names)}) but "
+                                  f"{len(args)} were given", None, "pass one value per kernel parameter")
+            types = tuple(argument_type(a, i + 1, n, None) for i, (a, n) in enumerate(zip(args, names)))
+            if d.signatures:
+                types = _match_signature(d, types, None)
+        except LaunchError as exc:
+            exc.loc = caller_location()  # walking the stack costs: only on the error path
+            raise
+        get_session().launch(d, args, types, self.grid, self.block, self.shared)
 
 
 def _match_signature(d: Dispatcher, types: tuple, loc) -> tuple:
