@@ -16,7 +16,7 @@ import runpy
 import sys
 import traceback
 
-from kdebug.driver import events as E
+from kdebug import events as E
 from kdebug.errors import KdebugError
 
 SUBCOMMANDS = ("run", "dump", "replay")

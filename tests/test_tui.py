@@ -14,7 +14,7 @@ import pytest
 
 from conftest import ROOT, SAMPLES, run_kdebug
 from kdebug.cli import parse_args
-from kdebug.driver import events as E
+from kdebug import events as E
 from kdebug.session.debuggee import BREAKPOINTS, Stepper, breakpoint_of, parse_breakpoints
 from kdebug.session.model import SessionModel
 from kdebug.session.trace import read_trace

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from kdebug.driver import events as E
+from kdebug import events as E
 from kdebug.driver.driver import Driver
 from kdebug.errors import BackendUnavailable, KdebugError
 

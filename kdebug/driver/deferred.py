@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from kdebug.driver import events as E
+from kdebug import events as E
 from kdebug.driver.job import JobRecord
 
 MARKER_PREFIX = "kdebug.deferred."

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 
 from kdebug.driver import deferred
-from kdebug.driver import events as E
+from kdebug import events as E
 from kdebug.driver.job import CompilerJob, JobRecord
 from kdebug.errors import CompileError, KdebugError, ReentrantLoopError
 from kdebug.frontend.lower import lower_function

@@ -13,7 +13,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from kdebug.driver import events as E
+from kdebug import events as E
 from kdebug.errors import KernelRuntimeError, SourceLocation
 
 MAX_NESTING = 24

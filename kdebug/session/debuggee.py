@@ -26,7 +26,7 @@ import threading
 import time
 from typing import IO, Callable, Iterable
 
-from kdebug.driver import events as E
+from kdebug import events as E
 
 ARROW = " \u2192 "
 BREAKPOINTS = ("deferred", "reentrant", "finish", "launch")

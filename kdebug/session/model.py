@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kdebug.driver import events as E
+from kdebug import events as E
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import IO, Iterator
 
-from kdebug.driver import events as E
+from kdebug import events as E
 
 
 class TraceWriter:

@@ -541,7 +541,7 @@ class PtxTarget(Target):
         if self._ptxas_missing_said or self.bus is None:
             return
         self._ptxas_missing_said = True
-        from kdebug.driver import events as E
+        from kdebug import events as E
         self.bus.emit(E.Diagnostic(severity="note", category="compile",
                                    message="ptxas is not on PATH: PTX is emitted but not assembled "
                                            "(no register, stack or spill report)",
@@ -569,7 +569,7 @@ def _size_of(ty: ir.Type) -> int:
 
 # ---- compile-only uses: numba's compile_ptx and `kdebug dump --target ptx` -----------------------------
 def _private_driver(arch, strategy: str = "worklist"):
-    from kdebug.driver import events as E
+    from kdebug import events as E
     from kdebug.driver.driver import Driver
 
     bus = E.EventBus()
@@ -613,7 +613,7 @@ class PtxSidePipeline:
         self.done: set[int] = set()
 
     def after_compile(self, compiled) -> None:
-        from kdebug.driver import events as E
+        from kdebug import events as E
         from kdebug.errors import KdebugError
 
         main = self.session.driver

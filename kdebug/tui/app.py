@@ -23,7 +23,7 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Header, Input, Static, TabbedContent, TabPane
 
-from kdebug.driver import events as E
+from kdebug import events as E
 from kdebug.session.debuggee import Debuggee, parse_breakpoints
 from kdebug.session.model import SessionModel
 from kdebug.tui.breakpoints import BreakpointsScreen

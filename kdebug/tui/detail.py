@@ -10,7 +10,7 @@ from textual.content import Content
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static, TabbedContent, TabPane
 
-from kdebug.driver import events as E
+from kdebug import events as E
 from kdebug.session.model import SessionModel
 from kdebug.tui import teaching
 from kdebug.tui.documents import (CodeDocument, Document, SideBySideDocument, StyledDocument,

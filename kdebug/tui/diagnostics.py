@@ -1,7 +1,7 @@
 """The diagnostics panel: every alert of the session, in order, with its full text."""
 from __future__ import annotations
 
-from kdebug.driver import events as E
+from kdebug import events as E
 from kdebug.session.model import SessionModel
 from kdebug.tui.documents import StyledDocument
 from kdebug.tui.textview import TextView

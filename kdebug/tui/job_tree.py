@@ -5,7 +5,7 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from kdebug.driver import events as E
+from kdebug import events as E
 from kdebug.session.model import JobView, SessionModel
 from kdebug.tui.messages import JobChosen
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
-from kdebug.driver import events as E
+from kdebug import events as E
 from kdebug.session.model import LaunchView, SessionModel
 from kdebug.tui.messages import JobChosen
 

@@ -5,7 +5,7 @@ No Textual and no driver: just events that look like a real session, so a
 """
 from __future__ import annotations
 
-from kdebug.driver import events as E
+from kdebug import events as E
 
 ARGS = ["float32[::1]", "int64"]
 
