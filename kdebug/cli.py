@@ -12,12 +12,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import runpy
 import sys
-import traceback
 
-from kdebug import events as E
-from kdebug.errors import KdebugError
 
 SUBCOMMANDS = ("run", "dump", "replay")
 
@@ -96,91 +92,35 @@ def build_dump_parser() -> argparse.ArgumentParser:
     return dump
 
 
-def _configure_session(opts):
-    from kdebug.driver.active import Session, set_session
-
-    from kdebug.runtime.memcheck import env_memcheck_default
-    memcheck = opts.memcheck and env_memcheck_default()  # --no-memcheck, or KDEBUG_MEMCHECK=0
-    session = Session(backend=opts.backend, strategy=opts.strategy, memcheck=memcheck,
-                      emit_ptx=getattr(opts, "target", "cpu") == "ptx", ptx_arch=getattr(opts, "arch", None))
-    session.shuffle_seed = opts.shuffle_threads
-    # host assembly costs a second code generation: record it where someone can look at it
-    # (the TUI's debuggee, dump, a trace file), not for a plain headless run
-    session.target.record_host_asm = getattr(opts, "command", None) != "run" or bool(getattr(opts, "trace", None))
-    set_session(session)
-    return session
-
-
-def run_script(path: str, args: list[str], numba: bool, session) -> int:
-    """Run a user script in this process; returns its exit status. Never raises."""
-    if numba:
-        from kdebug.lang import numba_compat
-        numba_compat.install()
-    old_argv, old_path = sys.argv, list(sys.path)
-    sys.argv = [path] + list(args)
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    status = 0
+def run_options(opts, record_host_asm: bool = True):
+    """The parsed command line as the runner's frozen options; bad values raise UsageError."""
+    from kdebug.session.options import RunOptions, parse_breakpoints
     try:
-        runpy.run_path(path, run_name="__main__")
-    except SystemExit as exc:
-        code = exc.code
-        status = code if isinstance(code, int) else (0 if code is None else 1)
-        if isinstance(code, str):
-            print(code, file=sys.stderr)
-    except KdebugError as exc:
-        print(str(exc), file=sys.stderr)
-        if not getattr(exc, "reported", False):
-            session.bus.emit(E.Diagnostic(severity="error", message=exc.message, category="script",
-                                          location=exc.loc.to_json() if exc.loc else None, text=str(exc)))
-        status = 1
-    except BaseException as exc:  # noqa: BLE001 - the user's script failed: report it, keep going
-        text = _user_traceback(exc, path)
-        print(text, file=sys.stderr, end="")
-        session.bus.emit(E.Diagnostic(severity="error", message=f"{type(exc).__name__}: {exc}", category="script",
-                                      text=text.rstrip()))
-        status = 1
-    finally:
-        sys.argv = old_argv
-        sys.path[:] = old_path
-    if status == 0 and session.failed:
-        status = 1
-    return status
+        breakpoints = parse_breakpoints(opts.breakpoints)
+    except ValueError as exc:
+        raise UsageError(f"--break: {exc}") from None
+    return RunOptions(script=opts.script, args=tuple(opts.args), backend=opts.backend, strategy=opts.strategy,
+                      numba=opts.numba, trace=opts.trace, memcheck=opts.memcheck,
+                      shuffle_seed=opts.shuffle_threads, breakpoints=breakpoints,
+                      target=getattr(opts, "target", "cpu"), arch=getattr(opts, "arch", None),
+                      record_host_asm=record_host_asm)
 
 
-def _user_traceback(exc: BaseException, path: str) -> str:
-    """The traceback from the user's script down, without runpy's and kdebug's own frames."""
-    tb = exc.__traceback__
-    frames = traceback.extract_tb(tb)
-    abspath = os.path.abspath(path)
-    start = next((i for i, f in enumerate(frames) if os.path.abspath(f.filename) == abspath), 0)
-    lines = ["Traceback (most recent call last):\n"] + traceback.format_list(frames[start:])
-    lines += traceback.format_exception_only(type(exc), exc)
-    return "".join(lines)
-
-
-def cmd_run(opts, quiet: bool = False) -> tuple[int, object]:
+def cmd_run(options, quiet: bool = False) -> tuple[int, object]:
     from kdebug.session.model import SessionModel
+    from kdebug.session.runner import run_in_process
     from kdebug.session.trace import TraceWriter
 
-    if not os.path.isfile(opts.script):
-        print(f"kdebug: error: no such file: {opts.script}", file=sys.stderr)
+    if not os.path.isfile(options.script):
+        print(f"kdebug: error: no such file: {options.script}", file=sys.stderr)
         return 2, None
-    try:
-        session = _configure_session(opts)
-    except KdebugError as exc:
-        print(str(exc), file=sys.stderr)
-        return 1, None
     model = SessionModel()
-    session.bus.subscribe(model.apply)
-    writer = TraceWriter(opts.trace) if opts.trace else None
-    if writer:
-        session.bus.subscribe(writer)
-    session.bus.emit(E.SessionStarted(script=opts.script, backend=session.backend, strategy=session.strategy,
-                                      argv=list(opts.args)))
-    status = run_script(opts.script, opts.args, opts.numba, session)
-    session.bus.emit(E.SessionEnded(status="ok" if status == 0 else "failed", exit_code=status))
+    writer = TraceWriter(options.trace) if options.trace else None
+    status = run_in_process(options, [model.apply] + ([writer] if writer else []))
     if writer:
         writer.close()
+    if model.started is None:  # the session could not start (e.g. no GPU for --backend gpu)
+        return status, None
     if not quiet:
         from kdebug.session.headless import render
         sys.stdout.flush()
@@ -191,7 +131,7 @@ def cmd_run(opts, quiet: bool = False) -> tuple[int, object]:
 def cmd_dump(opts) -> int:
     from kdebug.session.dump import write_dump
 
-    status, model = cmd_run(opts, quiet=True)
+    status, model = cmd_run(run_options(opts), quiet=True)
     if model is None:
         return status
     written = write_dump(model, opts.out)
@@ -228,18 +168,23 @@ def main(argv: list[str] | None = None) -> int:
         opts = parse_args(argv)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
-    if opts.command == "dump":
-        return cmd_dump(opts)
-    if opts.command == "replay":
-        return cmd_replay(opts)
-    if not opts.headless and sys.stdout.isatty() and sys.stdin.isatty():
-        try:
-            from kdebug.tui.app import run_tui
-        except ImportError:
-            run_tui = None
-        if run_tui is not None:
-            return run_tui(opts)
-    return cmd_run(opts)[0]
+    try:
+        if opts.command == "dump":
+            return cmd_dump(opts)
+        if opts.command == "replay":
+            return cmd_replay(opts)
+        if not opts.headless and sys.stdout.isatty() and sys.stdin.isatty():
+            try:
+                from kdebug.tui.app import run_tui
+            except ImportError:
+                run_tui = None
+            if run_tui is not None:
+                return run_tui(run_options(opts))
+        # host assembly costs a second code generation: a plain headless run skips it unless traced
+        return cmd_run(run_options(opts, record_host_asm=bool(opts.trace)))[0]
+    except UsageError as exc:
+        print(f"kdebug: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 from conftest import ROOT, SAMPLES, run_kdebug
-from kdebug.cli import parse_args
+from kdebug.cli import parse_args, run_options
 from kdebug import events as E
 from kdebug.session.debuggee import BREAKPOINTS, Stepper, breakpoint_of, parse_breakpoints
 from kdebug.session.model import SessionModel
@@ -39,7 +39,7 @@ async def wait_for(pilot, condition, what: str, limit: float = 60.0) -> None:
 
 
 def live_app(*argv: str, cwd: str = ROOT) -> KdebugApp:
-    return KdebugApp(opts=parse_args(["run", "--backend", "cpu", *argv]), cwd=cwd)
+    return KdebugApp(opts=run_options(parse_args(["run", "--backend", "cpu", *argv])), cwd=cwd)
 
 
 def tree_labels(app: KdebugApp) -> list[str]:

@@ -1,8 +1,9 @@
 """The debuggee: the user's script in a child process, streaming events to the TUI.
 
-    python -m kdebug.session.debuggee --events-fd W --control-fd R [run options] FILE.py [args]
+    python -m kdebug.session.debuggee --events-fd W --control-fd R --options JSON
 
-The child runs the script exactly as ``kdebug run`` does and writes every
+The child runs the script through the one runner (``session.runner``) with the
+``RunOptions`` it receives as JSON, and writes every
 event as one JSON line to fd W. It reads control messages, one JSON object a
 line, from fd R:
 
@@ -24,26 +25,13 @@ import subprocess
 import sys
 import threading
 import time
-from typing import IO, Callable, Iterable
+from typing import IO, Callable
 
 from kdebug import events as E
+from kdebug.session.options import BREAKPOINTS, RunOptions, parse_breakpoints  # noqa: F401 - re-exported
+from kdebug.session.runner import run_in_process
 
 ARROW = " \u2192 "
-BREAKPOINTS = ("deferred", "reentrant", "finish", "launch")
-
-
-def parse_breakpoints(text: str | Iterable[str] | None) -> set[str]:
-    """``"reentrant,finish"`` -> {"reentrant", "finish"}; ``all`` means every kind; unknown kinds raise."""
-    if not text:
-        return set()
-    items = text.split(",") if isinstance(text, str) else list(text)
-    kinds = {k.strip() for k in items if k.strip()}
-    if "all" in kinds:
-        return set(BREAKPOINTS)
-    unknown = kinds - set(BREAKPOINTS)
-    if unknown:
-        raise ValueError(f"unknown breakpoint {', '.join(sorted(unknown))}; choose from {', '.join(BREAKPOINTS)}")
-    return kinds
 
 
 def breakpoint_of(ev: E.Event) -> str | None:
@@ -145,57 +133,27 @@ class _PipeWriter:
 
 # ---- the child -------------------------------------------------------------------------
 def child_main(argv: list[str]) -> int:
+    """``--events-fd W [--control-fd R] --options JSON``: the run options arrive as data."""
+    import argparse
     import faulthandler
 
-    from kdebug import cli
-    from kdebug.errors import KdebugError
-
-    parser = cli._Parser(prog="kdebug-debuggee")
+    parser = argparse.ArgumentParser(prog="kdebug-debuggee")
     parser.add_argument("--events-fd", type=int, required=True)
     parser.add_argument("--control-fd", type=int, default=None)
-    parser.add_argument("--target", choices=("cpu", "ptx"), default="cpu",
-                        help="ptx: also emit every job's PTX and ptxas report (as kdebug dump --target ptx)")
-    cli._add_run_options(parser)
-    opts = parser.parse_args(argv)
+    parser.add_argument("--options", required=True, help="RunOptions as JSON")
+    args = parser.parse_args(argv)
+    options = RunOptions.from_json(args.options)
     faulthandler.enable()  # a segfault prints where it happened before the child dies
-    out = os.fdopen(opts.events_fd, "w", encoding="utf-8")
-    control = os.fdopen(opts.control_fd, "r", encoding="utf-8") if opts.control_fd is not None else None
+    out = os.fdopen(args.events_fd, "w", encoding="utf-8")
+    control = os.fdopen(args.control_fd, "r", encoding="utf-8") if args.control_fd is not None else None
     writer = _PipeWriter(out)
-    try:
-        session = cli._configure_session(opts)
-    except KdebugError as exc:
-        print(str(exc), file=sys.stderr)
-        writer(E.SessionEnded(status="failed", exit_code=1, error=str(exc)))
-        return 1
-    session.bus.subscribe(writer)
-    session.bus.subscribe(Stepper(session.bus, control, parse_breakpoints(opts.breakpoints)))
-    session.bus.emit(E.SessionStarted(script=opts.script, backend=session.backend, strategy=session.strategy,
-                                      argv=list(opts.args)))
-    status = cli.run_script(opts.script, opts.args, opts.numba, session)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    session.bus.emit(E.SessionEnded(status="ok" if status == 0 else "failed", exit_code=status))
+    status = run_in_process(options, [writer],
+                            on_session=lambda s: [Stepper(s.bus, control, options.breakpoints)])
     out.close()
     return status
 
 
 # ---- the parent ------------------------------------------------------------------------
-def child_argv(opts) -> list[str]:
-    """The debuggee command line for ``kdebug run`` options."""
-    argv = ["--backend", opts.backend, "--strategy", opts.strategy]
-    if opts.numba:
-        argv.append("--numba")
-    if not opts.memcheck:
-        argv.append("--no-memcheck")
-    if opts.shuffle_threads is not None:
-        argv += ["--shuffle-threads", str(opts.shuffle_threads)]
-    if opts.breakpoints:
-        argv += ["--break", opts.breakpoints]
-    if getattr(opts, "target", "cpu") == "ptx":
-        argv += ["--target", "ptx"]
-    return argv + [opts.script] + list(opts.args)
-
-
 class Debuggee:
     """The parent's handle on one debuggee child.
 
@@ -205,7 +163,7 @@ class Debuggee:
     threads; they must only hand the data over (the TUI posts a message).
     """
 
-    def __init__(self, opts, on_event: Callable[[E.Event], None], on_output: Callable[[str], None],
+    def __init__(self, opts: RunOptions, on_event: Callable[[E.Event], None], on_output: Callable[[str], None],
                  cwd: str | None = None) -> None:
         self.on_event, self.on_output = on_event, on_output
         self.killed = False
@@ -216,7 +174,7 @@ class Debuggee:
         events_r, events_w = os.pipe()
         control_r, control_w = os.pipe()
         cmd = [sys.executable, "-m", "kdebug.session.debuggee", "--events-fd", str(events_w),
-               "--control-fd", str(control_r), *child_argv(opts)]
+               "--control-fd", str(control_r), "--options", opts.to_json()]
         # the child must run this very kdebug, whatever the cwd or another installed copy
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
@@ -311,7 +269,7 @@ class Debuggee:
             cur = next((i for i in range(fatal, len(tail)) if tail[i].startswith("Current thread")), None)
             frames = []
             for s in tail[cur + 1:] if cur is not None else []:
-                if not s.strip() or "<frozen runpy>" in s or os.path.join("kdebug", "cli.py") in s:
+                if not s.strip() or "<frozen runpy>" in s or os.path.join("kdebug", "session", "runner.py") in s:
                     break
                 frames.append(s)
             detail = "\n".join(frames)

@@ -8,7 +8,6 @@ redraw.
 from __future__ import annotations
 
 import collections
-import copy
 import gc
 import json
 import os
@@ -24,7 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Header, Input, Static, TabbedContent, TabPane
 
 from kdebug import events as E
-from kdebug.session.debuggee import Debuggee, parse_breakpoints
+from kdebug.session.debuggee import Debuggee
 from kdebug.session.model import SessionModel
 from kdebug.tui.breakpoints import BreakpointsScreen
 from kdebug.tui.detail import TABS, DetailPane
@@ -74,7 +73,7 @@ class KdebugApp(App):
         self.model = model if model is not None else SessionModel()
         self.trace_path = trace_path
         self.cwd = cwd or os.getcwd()
-        self.breakpoints: set[str] = parse_breakpoints(getattr(opts, "breakpoints", "") or "")
+        self.breakpoints: set[str] = set(opts.breakpoints) if opts is not None else set()
         self.debuggee: Debuggee | None = None
         self.generation = 0
         self._inbox: collections.deque = collections.deque()
@@ -143,7 +142,7 @@ class KdebugApp(App):
         self._started_at = time.monotonic()
         self.debuggee = Debuggee(self.opts, lambda ev: self._post(gen, "event", ev),
                                  lambda line: self._post(gen, "output", line), cwd=self.cwd)
-        if self.breakpoints != parse_breakpoints(self.opts.breakpoints or ""):
+        if self.breakpoints != set(self.opts.breakpoints):
             self.debuggee.send("break", kinds=sorted(self.breakpoints))
 
     def _post(self, generation: int, kind: str, payload) -> None:
@@ -331,10 +330,9 @@ class KdebugApp(App):
             self._trace_writer.close()
             self._trace_writer = None
         self.clear_notifications()
-        self.opts = copy.copy(self.opts)
-        self.opts.strategy = strategy
+        self.opts = self.opts.replace(strategy=strategy)
         if ptx is not None:
-            self.opts.target = "ptx" if ptx else "cpu"
+            self.opts = self.opts.replace(target="ptx" if ptx else "cpu")
         self.model = SessionModel()
         self._inbox.clear()
         self.tree.reset(self.model)
@@ -345,7 +343,7 @@ class KdebugApp(App):
         self._start()
         self._update_header()
         self._update_status()
-        self.notify(f"rerunning with strategy {strategy}" + (" and PTX" if getattr(self.opts, "target", "") == "ptx" else ""))
+        self.notify(f"rerunning with strategy {strategy}" + (" and PTX" if self.opts.target == "ptx" else ""))
 
     # ---- actions: navigation ----------------------------------------------------------------------
     def action_tab(self, tab: str) -> None:
@@ -507,11 +505,6 @@ def run_tui(opts) -> int:
     import sys
     if not os.path.isfile(opts.script):
         print(f"kdebug: error: no such file: {opts.script}", file=sys.stderr)
-        return 2
-    try:
-        parse_breakpoints(opts.breakpoints)
-    except ValueError as exc:
-        print(f"kdebug: error: --break: {exc}", file=sys.stderr)
         return 2
     app = KdebugApp(opts=opts)
     app.run()

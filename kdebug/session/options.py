@@ -1,0 +1,57 @@
+"""How to run one script: parsed once from the command line, handed to the runner as data.
+
+The debuggee child gets these as one JSON object, so it never parses a command
+line itself (and never imports the CLI).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+
+BREAKPOINTS = ("deferred", "reentrant", "finish", "launch")
+
+
+def parse_breakpoints(text) -> frozenset[str]:
+    """``"reentrant,finish"`` -> {"reentrant", "finish"}; ``all`` means every kind; unknown kinds raise."""
+    if not text:
+        return frozenset()
+    items = text.split(",") if isinstance(text, str) else list(text)
+    kinds = {k.strip() for k in items if k.strip()}
+    if "all" in kinds:
+        return frozenset(BREAKPOINTS)
+    unknown = kinds - set(BREAKPOINTS)
+    if unknown:
+        raise ValueError(f"unknown breakpoint {', '.join(sorted(unknown))}; choose from {', '.join(BREAKPOINTS)}")
+    return frozenset(kinds)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    script: str
+    args: tuple[str, ...] = ()
+    backend: str = "auto"  # cpu, gpu, auto
+    strategy: str = "worklist"
+    numba: bool = False  # numba.cuda and numba's types resolve to kdebug's
+    trace: str | None = None  # where the parent writes the event stream
+    memcheck: bool = True
+    shuffle_seed: int | None = None  # --shuffle-threads[=SEED]
+    breakpoints: frozenset[str] = field(default_factory=frozenset)
+    target: str = "cpu"  # ptx: also emit every job's PTX (launches still run on the CPU)
+    arch: str | None = None  # the GPU architecture of target ptx
+    # host assembly costs a second code generation: recorded where someone can look at it
+    record_host_asm: bool = True
+
+    def replace(self, **changes) -> RunOptions:
+        return dataclasses.replace(self, **changes)
+
+    def to_json(self) -> str:
+        d = dataclasses.asdict(self)
+        d["args"], d["breakpoints"] = list(self.args), sorted(self.breakpoints)
+        return json.dumps(d)
+
+    @classmethod
+    def from_json(cls, text: str) -> RunOptions:
+        d = json.loads(text)
+        d["args"], d["breakpoints"] = tuple(d["args"]), frozenset(d["breakpoints"])
+        return cls(**d)

@@ -1,0 +1,101 @@
+"""The one runner: a script run under a debug session, for every face of kdebug.
+
+``run_in_process`` runs it here; the debuggee child (``kdebug.session.debuggee``)
+calls it with the options it received as data, and the TUI, headless runs and
+``dump`` all start that child.
+"""
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+import traceback
+from typing import Callable, Iterable
+
+from kdebug import events as E
+from kdebug.errors import KdebugError
+from kdebug.session.options import RunOptions
+
+
+def configure_session(options: RunOptions):
+    """The active session of this process, built from the options."""
+    from kdebug.driver.active import Session, set_session
+    from kdebug.runtime.memcheck import env_memcheck_default
+
+    memcheck = options.memcheck and env_memcheck_default()  # --no-memcheck, or KDEBUG_MEMCHECK=0
+    session = Session(backend=options.backend, strategy=options.strategy, memcheck=memcheck,
+                      emit_ptx=options.target == "ptx", ptx_arch=options.arch)
+    session.shuffle_seed = options.shuffle_seed
+    session.target.record_host_asm = options.record_host_asm
+    set_session(session)
+    return session
+
+
+def run_in_process(options: RunOptions, subscribers: Iterable[Callable[[E.Event], None]] = (),
+                   on_session: Callable[[object], Iterable[Callable[[E.Event], None]]] | None = None) -> int:
+    """Run the script here, every event to ``subscribers`` (and to those ``on_session`` makes
+    once the session exists); returns the exit status. Never raises for the script's sake."""
+    subscribers = list(subscribers)
+    try:
+        session = configure_session(options)
+    except KdebugError as exc:
+        print(str(exc), file=sys.stderr)
+        for sub in subscribers:
+            sub(E.SessionEnded(status="failed", exit_code=1, error=str(exc)))
+        return 1
+    for sub in subscribers + list(on_session(session) if on_session else ()):
+        session.bus.subscribe(sub)
+    session.bus.emit(E.SessionStarted(script=options.script, backend=session.backend, strategy=session.strategy,
+                                      argv=list(options.args)))
+    status = run_script(options.script, list(options.args), options.numba, session)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    session.bus.emit(E.SessionEnded(status="ok" if status == 0 else "failed", exit_code=status))
+    return status
+
+
+def run_script(path: str, args: list[str], numba: bool, session) -> int:
+    """Run a user script in this process; returns its exit status. Never raises."""
+    if numba:
+        from kdebug.lang import numba_compat
+        numba_compat.install()
+    old_argv, old_path = sys.argv, list(sys.path)
+    sys.argv = [path] + list(args)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    status = 0
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code
+        status = code if isinstance(code, int) else (0 if code is None else 1)
+        if isinstance(code, str):
+            print(code, file=sys.stderr)
+    except KdebugError as exc:
+        print(str(exc), file=sys.stderr)
+        if not getattr(exc, "reported", False):
+            session.bus.emit(E.Diagnostic(severity="error", message=exc.message, category="script",
+                                          location=exc.loc.to_json() if exc.loc else None, text=str(exc)))
+        status = 1
+    except BaseException as exc:  # noqa: BLE001 - the user's script failed: report it, keep going
+        text = user_traceback(exc, path)
+        print(text, file=sys.stderr, end="")
+        session.bus.emit(E.Diagnostic(severity="error", message=f"{type(exc).__name__}: {exc}", category="script",
+                                      text=text.rstrip()))
+        status = 1
+    finally:
+        sys.argv = old_argv
+        sys.path[:] = old_path
+    if status == 0 and session.failed:
+        status = 1
+    return status
+
+
+def user_traceback(exc: BaseException, path: str) -> str:
+    """The traceback from the user's script down, without runpy's and kdebug's own frames."""
+    tb = exc.__traceback__
+    frames = traceback.extract_tb(tb)
+    abspath = os.path.abspath(path)
+    start = next((i for i, f in enumerate(frames) if os.path.abspath(f.filename) == abspath), 0)
+    lines = ["Traceback (most recent call last):\n"] + traceback.format_list(frames[start:])
+    lines += traceback.format_exception_only(type(exc), exc)
+    return "".join(lines)
