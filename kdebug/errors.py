@@ -46,6 +46,14 @@ class CompileError(KdebugError):
     kind = "compile error"
 
 
+class TypingError(CompileError):
+    """A kernel whose types do not check (numba's TypingError is this class under ``--numba``)."""
+
+
+class LoweringError(CompileError):
+    """A typed kernel that code generation cannot lower (numba's LoweringError under ``--numba``)."""
+
+
 class LaunchError(KdebugError):
     """A bad launch configuration or bad arguments to a kernel."""
 

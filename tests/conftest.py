@@ -29,3 +29,6 @@ def run_kdebug(*args, timeout=120, cwd=ROOT, env=None):
     full_env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
     return subprocess.run([sys.executable, "-m", "kdebug.cli", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=cwd, env=full_env)
+
+# numba-cuda's documentation examples are run through kdebug by test_numba_doc_examples.py, not by pytest
+collect_ignore = ["numba_doc_examples"]

@@ -6,7 +6,7 @@ import inspect
 import textwrap
 from dataclasses import dataclass
 
-from kdebug.errors import CompileError, SourceLocation
+from kdebug.errors import CompileError, SourceLocation, TypingError
 
 
 @dataclass
@@ -23,8 +23,9 @@ class FunctionSource:
         col = getattr(node, "col_offset", 0)
         return SourceLocation(self.file, self.first_line + line - 1, col + self.indent + 1)
 
-    def error(self, node: ast.AST, message: str, hint: str | None = None) -> CompileError:
-        return CompileError(message, self.loc(node), hint)
+    def error(self, node: ast.AST, message: str, hint: str | None = None, cls=TypingError) -> CompileError:
+        """A located error in this function: a typing error unless ``cls`` says otherwise (as numba's)."""
+        return cls(message, self.loc(node), hint)
 
 
 def parse_function(fn) -> FunctionSource:

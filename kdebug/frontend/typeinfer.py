@@ -395,7 +395,9 @@ class TypeInferer:
 
     def classify(self, value, node) -> T.Type:
         """The type of a Python object a kernel refers to (global, closure or attribute)."""
-        from kdebug.lang.dispatcher import Dispatcher
+        from kdebug.lang.dispatcher import Dispatcher, HostFunction
+        if isinstance(value, HostFunction):  # a @numba.jit function called from a kernel: a device function
+            value = value.device_function
         from kdebug.lang.host import DeviceNDArray
 
         if isinstance(value, I.Intrinsic):  # value intrinsics (cuda.laneid) are typed by the registry

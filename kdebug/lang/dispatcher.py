@@ -144,6 +144,12 @@ class Dispatcher:
     def specialize(self, *args):
         return self
 
+    @property
+    def overloads(self) -> dict:
+        """numba's ``overloads``: argument types -> the compiled kernel for them."""
+        from kdebug.driver.active import get_session
+        return {k: CompiledOverload(self, k, c) for k, c in get_session().compiled_for(self).items()}
+
     def inspect_llvm(self, signature=None) -> dict:
         """IR after finish for each compiled signature (numba's inspect_llvm)."""
         from kdebug.driver.active import get_session
@@ -152,6 +158,51 @@ class Dispatcher:
     def inspect_asm(self, signature=None) -> dict:
         from kdebug.driver.active import get_session
         return {k: c.record.snapshots.get("emit", "") for k, c in get_session().compiled_for(self).items()}
+
+
+class CompiledOverload:
+    """One compiled signature of a kernel (numba's ``_Kernel``, as ``dispatcher.overloads[sig]`` gives)."""
+
+    def __init__(self, dispatcher: "Dispatcher", argtypes: tuple, compiled) -> None:
+        self.dispatcher, self.argtypes, self.compiled = dispatcher, argtypes, compiled
+
+    def max_cooperative_grid_blocks(self, blockdim) -> int:
+        """How many blocks of ``blockdim`` threads can be co-resident for a grid sync (numba's name)."""
+        from kdebug.lang.device import max_cooperative_grid_blocks
+        block = _dim3(blockdim, "block", caller_location())
+        return max_cooperative_grid_blocks(block[0] * block[1] * block[2])
+
+
+class HostFunction:
+    """What ``numba.jit``/``numba.njit`` return under ``--numba``: the Python function, run as Python on
+    the host, and compiled as a device function when a kernel calls it (as numba-cuda does)."""
+
+    def __init__(self, py_func, signatures=(), **options) -> None:
+        functools.update_wrapper(self, py_func)
+        self.py_func = py_func
+        self.options = options
+        self.signatures = [parse_signature(s) for s in signatures]
+        self._device: Dispatcher | None = None
+
+    def __call__(self, *args, **kwargs):
+        return self.py_func(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<kdebug host function {self.__name__} (a device function in kernels)>"
+
+    @property
+    def device_function(self) -> Dispatcher:
+        if self._device is None:
+            self._device = Dispatcher(self.py_func, device=True, signatures=self.signatures)
+        return self._device
+
+
+def host_jit(func_or_sig=None, **options):
+    """numba.jit / numba.njit: ``@njit``, ``@njit(cache=True)``, ``@jit("float64(float64)")``."""
+    if callable(func_or_sig) and not isinstance(func_or_sig, (str, T.Type)):
+        return HostFunction(func_or_sig, **options)
+    sigs = [] if func_or_sig is None else list(func_or_sig) if isinstance(func_or_sig, list) else [func_or_sig]
+    return lambda fn: HostFunction(fn, sigs, **options)
 
 
 class LaunchConfiguration:

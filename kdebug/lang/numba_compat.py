@@ -1,40 +1,70 @@
-"""``kdebug --numba``: make ``numba``, ``numba.cuda`` and numba's types resolve to kdebug's."""
+"""``kdebug --numba``: ``import numba`` and its submodules resolve to kdebug's modules.
+
+An import hook maps each numba module name to the kdebug module that provides it (``numba.cuda.X``
+to ``kdebug.cuda.X``, other ``numba.X`` to ``kdebug.numba.X``, the types and errors modules as
+numba aliases them); the kdebug module is entered under both names, so ``numba.cuda is kdebug.cuda``.
+A numba module kdebug has no counterpart for fails with an error that names it.
+"""
 from __future__ import annotations
 
+import importlib
+import importlib.abc
+import importlib.util
 import sys
-import types as pytypes
 
-from kdebug.lang import types as T
+from kdebug.lang.missing import README_SECTION
+
+ALIASES = {
+    "numba": "kdebug.numba",
+    "numba.cuda": "kdebug.cuda",
+    "numba.types": "kdebug.cuda.types",
+    "numba.core.types": "kdebug.cuda.types",
+    "numba.errors": "kdebug.numba.errors",
+    "numba.core.errors": "kdebug.numba.errors",
+}
 
 
-def _host_jit(*args, **kwargs):
-    """``numba.njit`` / ``numba.jit`` for host code: the function stays a plain Python function."""
-    if len(args) == 1 and callable(args[0]) and not kwargs:
-        return args[0]
-    return lambda fn: fn
+def kdebug_module(numba_name: str) -> str:
+    """The kdebug module that stands for ``numba_name``."""
+    if numba_name in ALIASES:
+        return ALIASES[numba_name]
+    if numba_name.startswith("numba.cuda."):
+        return "kdebug.cuda." + numba_name[len("numba.cuda."):]
+    return "kdebug.numba." + numba_name[len("numba."):]
+
+
+class MissingNumbaModule(ModuleNotFoundError):
+    """``import numba.X`` where kdebug provides no numba.X."""
+
+
+class _Alias(importlib.abc.Loader):
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def create_module(self, spec):
+        return importlib.import_module(self.target)
+
+    def exec_module(self, module) -> None:
+        """The kdebug module ran when it was imported under its own name."""
+
+
+class NumbaFinder(importlib.abc.MetaPathFinder):
+    """Finds ``numba`` and ``numba.*`` among kdebug's modules (first on sys.meta_path)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "numba" and not fullname.startswith("numba."):
+            return None
+        name = kdebug_module(fullname)
+        if importlib.util.find_spec(name) is None:
+            raise MissingNumbaModule(f"No module named {fullname!r}: kdebug --numba does not provide "
+                                     f"{fullname} ({README_SECTION})", name=fullname)
+        is_package = hasattr(importlib.import_module(name), "__path__")
+        return importlib.util.spec_from_loader(fullname, _Alias(name), is_package=is_package)
 
 
 def install() -> None:
-    """Insert a stand-in ``numba`` package into sys.modules for the running script."""
-    import kdebug.cuda as kcuda
-
-    numba = pytypes.ModuleType("numba")
-    numba.__path__ = []  # a package, so "import numba.cuda" works
-    numba.__kdebug__ = True
-    numba.cuda = kcuda
-    typesmod = pytypes.ModuleType("numba.types")
-    for name, t in T.NUMBA_NAMES.items():
-        setattr(numba, name, t)
-        setattr(typesmod, name, t)
-    typesmod.Array = T.Array
-    numba.types = typesmod
-    numba.njit = numba.jit = _host_jit  # host-side helpers of a numba.cuda script run as plain Python
-    numba.prange = range
-    numba.__version__ = "0.0+kdebug"
-    sys.modules["numba"] = numba
-    sys.modules["numba.cuda"] = kcuda
-    sys.modules["numba.types"] = typesmod
-    core = pytypes.ModuleType("numba.core")
-    core.types = typesmod
-    sys.modules["numba.core"] = core
-    sys.modules["numba.core.types"] = typesmod
+    """Make ``import numba`` (and ``numba.cuda``, ``numba.core.types``...) give kdebug's modules."""
+    if not any(isinstance(f, NumbaFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, NumbaFinder())
+    for name in [n for n in sys.modules if n == "numba" or n.startswith("numba.")]:
+        del sys.modules[name]  # a real numba imported earlier must not answer for kdebug's

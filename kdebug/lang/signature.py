@@ -14,6 +14,10 @@ class Signature:
     def __str__(self) -> str:
         return f"{self.restype or ''}({', '.join(map(str, self.argtypes))})"
 
+    # numba's names for the parts
+    return_type = property(lambda self: self.restype)
+    args = property(lambda self: self.argtypes)
+
 
 def parse_signature(sig) -> Signature:
     """Parse a numba-style signature: a string, a Signature, or a tuple of types."""
@@ -42,3 +46,8 @@ def parse_signature(sig) -> Signature:
         if not isinstance(t, T.Type):
             raise TypeError(f"in signature {sig!r}: {t!r} is not a type")
     return Signature(restype if restype != T.void else T.void, tuple(args))
+
+
+def signature(return_type, *args) -> Signature:
+    """numba's ``signature(return_type, *argtypes)`` (numba.cuda.typing.signature)."""
+    return Signature(return_type, tuple(args))

@@ -18,6 +18,13 @@ class Type:
     def name(self) -> str:
         return str(self)
 
+    def signature_of(self, args) -> "object | None":
+        """``float64(float64, int32)`` as numba writes a signature: a Signature when every argument is a type."""
+        if args and all(isinstance(a, Type) for a in args):
+            from kdebug.lang.signature import Signature
+            return Signature(self, tuple(args))
+        return None
+
 
 @dataclass(frozen=True, eq=True)
 class Scalar(Type):
@@ -54,10 +61,13 @@ class Scalar(Type):
                          "float": f"float{self.bits}", "bool": "bool"}[self.kind])
 
     # Host-side behaviour, as numba's type objects: float32(1.5) -> np.float32.
-    def __call__(self, value=0):
+    def __call__(self, value=0, *more):
         if isinstance(value, str):
             from kdebug.lang.signature import parse_signature
             return parse_signature(f"{self}({value})")
+        sig = self.signature_of((value,) + more)
+        if sig is not None:
+            return sig
         return self.np_dtype.type(value)
 
     def __getitem__(self, item) -> "Array":
@@ -101,6 +111,14 @@ class Tuple(Type):
 class NoneType(Type):
     def __str__(self) -> str:
         return "none"
+
+    def __call__(self, *args):
+        """``void(float32[:], int32)``: a kernel's signature."""
+        sig = self.signature_of(args) if args else None
+        if sig is None and args:
+            raise TypeError(f"void(...) takes types, as in void(float32[:], int32), not {args!r}")
+        from kdebug.lang.signature import Signature
+        return sig or Signature(self, ())
 
 
 @dataclass(frozen=True)
@@ -152,6 +170,10 @@ NUMBA_NAMES = {
     "b1": boolean, "intp": intp, "uintp": uintp, "void": void, "none": none,
     "i1": i1, "i2": i2, "i4": i4, "i8": i8, "u1": u1, "u2": u2, "u4": u4, "u8": u8,
     "f4": f4, "f8": f8, "byte": byte,
+    # numba's C and numpy aliases (numba/cuda/types/__init__.py), for a 64-bit Linux host
+    "intc": int32, "uintc": uint32, "double": float64, "float_": float32, "char": int8, "uchar": uint8,
+    "short": int16, "ushort": uint16, "int_": int64, "uint": uint64, "long_": int64, "ulong": uint64,
+    "longlong": int64, "ulonglong": uint64, "ssize_t": int64, "size_t": uint64,
 }
 
 

@@ -1,16 +1,20 @@
-"""``from kdebug import cuda``: the numba.cuda-compatible kernel API."""
+"""``from kdebug import cuda``: the numba.cuda-compatible kernel API (also ``numba.cuda`` under ``--numba``).
+
+Its submodules are numba.cuda's: ``types``, ``cg``, ``random``, ``typing``, ``testing``. A name kdebug
+does not provide fails with an ImportError/AttributeError that names it (see ``missing_name``)."""
 from __future__ import annotations
 
 from kdebug.lang.dispatcher import jit  # noqa: F401
 from kdebug.lang.host import (DeviceNDArray, device_array, device_array_like, mapped_array,  # noqa: F401
                               managed_array, pinned_array, to_device)
-from kdebug.lang.intrinsics import (atomic, blockDim, blockIdx, cg, const, grid, gridDim, gridsize,  # noqa: F401
+from kdebug.lang.intrinsics import (atomic, blockDim, blockIdx, const, grid, gridDim, gridsize,  # noqa: F401
                                     laneid, local, shared, syncthreads, syncthreads_and, syncthreads_count,
                                     syncthreads_or, syncwarp, threadfence, threadfence_block,
                                     threadfence_system, threadIdx, warpsize)
 from kdebug.lang.types import (b1, bool_, boolean, float32, float64, int8, int16, int32, int64,  # noqa: F401
                                intp, uint8, uint16, uint32, uint64, uintp, void)
-from kdebug.lang import types  # noqa: F401
+from kdebug.cuda import cg, types  # noqa: F401
+from kdebug.lang.missing import missing_name
 
 f4, f8, i4, i8 = float32, float64, int32, int64
 
@@ -56,10 +60,10 @@ def get_current_device():
     runtime = get_session().runtime
     if getattr(runtime, "name", "") == "gpu":
         return runtime.current_device()
+    from kdebug.lang.device import EMULATED
+    return EMULATED
 
-    class _Device:
-        name = b"kdebug CPU emulation"
-        compute_capability = (9, 0)
-        MAX_THREADS_PER_BLOCK = 1024
-        WARP_SIZE = 32
-    return _Device()
+
+def __getattr__(name):
+    # a submodule not imported yet (numba.cuda.random...), else a name kdebug lacks
+    return missing_name(__name__, name, 2)

@@ -1,0 +1,68 @@
+"""numba.cuda.testing: the unittest helpers numba-cuda's own tests and documentation examples use.
+
+Their skip conditions are evaluated for kdebug: it is not numba's CUDA simulator, it provides
+``numba.jit`` (numba-cuda's "base numba install"), its device reports compute capability 9.0, and the
+CPU backend emulates grid synchronisation without the CUDA device runtime library."""
+from __future__ import annotations
+
+import unittest
+
+import numpy as np
+
+from kdebug.lang.missing import missing_name
+
+ENABLE_CUDASIM = False  # kdebug compiles kernels; it is not numba's simulator
+HAS_NUMBA = True  # numba.jit / njit exist under --numba
+
+
+class CUDATestCase(unittest.TestCase):
+    """For tests that use a CUDA device (numba-cuda's CUDATestCase, without its FileCheck helpers)."""
+
+    FLOAT16_RTOL = np.finfo(np.float16).eps
+
+
+def skip_on_cudasim(reason):
+    assert isinstance(reason, str)
+    return unittest.skipIf(ENABLE_CUDASIM, reason)
+
+
+def skip_unless_cudasim(reason):
+    assert isinstance(reason, str)
+    return unittest.skipUnless(ENABLE_CUDASIM, reason)
+
+
+skip_on_standalone_numba_cuda = unittest.skipUnless(HAS_NUMBA, "requires base numba install")
+
+
+def cc_X_or_above(major, minor):
+    from kdebug.cuda import get_current_device
+    return tuple(get_current_device().compute_capability) >= (major, minor)
+
+
+def skip_unless_cc_60(fn):
+    return unittest.skipUnless(cc_X_or_above(6, 0), "requires cc >= 6.0")(fn)
+
+
+def skip_unless_cc_75(fn):
+    return unittest.skipUnless(cc_X_or_above(7, 5), "requires cc >= 7.5")(fn)
+
+
+def skip_unless_cc_90(fn):
+    return unittest.skipUnless(cc_X_or_above(9, 0), "requires cc >= 9.0")(fn)
+
+
+def cudadevrt_missing() -> bool:
+    """Grid syncs need CUDA's device runtime library on a GPU; the CPU backend emulates them."""
+    from kdebug.driver.active import get_session
+    if getattr(get_session().runtime, "name", "") != "gpu":
+        return False
+    from kdebug.targets.ptx import cuda_libdir
+    return cuda_libdir() is None
+
+
+def skip_if_cudadevrt_missing(fn):
+    return unittest.skipIf(cudadevrt_missing(), "cudadevrt missing")(fn)
+
+
+def __getattr__(name):
+    return missing_name(__name__, name, 2)

@@ -1,0 +1,1 @@
+"""numba.cuda.tests: only ``support``, the helpers numba-cuda's examples import."""

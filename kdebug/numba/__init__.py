@@ -1,0 +1,41 @@
+"""``numba`` under ``kdebug --numba``: the parts of numba's top level a numba.cuda script uses.
+
+``numba.cuda`` is kdebug.cuda; ``numba.types``/``numba.core.types`` are kdebug.cuda.types;
+``numba.errors``/``numba.core.errors`` kdebug.numba.errors. ``numba.jit``/``njit`` functions run as
+Python on the host and compile as device functions when a kernel calls them."""
+from __future__ import annotations
+
+import numpy as np
+
+from kdebug import cuda  # noqa: F401
+from kdebug.cuda import types  # noqa: F401
+from kdebug.lang import types as _T
+from kdebug.lang.dispatcher import host_jit as jit
+from kdebug.lang.missing import missing_name
+from kdebug.numba import core, errors  # noqa: F401
+
+globals().update(_T.NUMBA_NAMES)
+njit = jit
+prange = range  # parallel loops of host code run as plain loops
+__version__ = "0.0+kdebug"
+
+
+def typeof(value):
+    """numba.typeof: the type a kernel gives ``value`` (``float64[::1]`` for a 1-D float64 array)."""
+    t = _T.typeof(value)
+    if t is None:
+        raise ValueError(f"cannot determine Numba type of {type(value)} (kdebug's kernels take numbers, "
+                         f"booleans, tuples of numbers and arrays of numbers)")
+    return t
+
+
+def from_dtype(dtype):
+    """numba.from_dtype: the numba type of a numpy dtype."""
+    t = _T.from_dtype(np.dtype(dtype))
+    if t is None:
+        raise errors.NumbaNotImplementedError(f"{np.dtype(dtype)}: kdebug has no numba type for this dtype")
+    return t
+
+
+def __getattr__(name):
+    return missing_name(__name__, name, 2)

@@ -1,0 +1,10 @@
+"""numba.core under ``--numba``: ``numba.core.types`` and ``numba.core.errors``."""
+from __future__ import annotations
+
+from kdebug.cuda import types  # noqa: F401
+from kdebug.lang.missing import missing_name
+from kdebug.numba import errors  # noqa: F401
+
+
+def __getattr__(name):
+    return missing_name(__name__, name, 2)
