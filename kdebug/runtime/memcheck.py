@@ -29,7 +29,7 @@ NONE, OUT_OF_BOUNDS, DIVERGENT_BARRIER, DIVERGENT_GRID_BARRIER, DIVERGENT_WARP =
 
 
 class RuntimeRecord(ctypes.Structure):
-    """Mirrors ``RUNTIME`` in kdebug/targets/cpu_barriers.py (LLVM's natural layout)."""
+    """Mirrors ``RUNTIME`` in kdebug/targets/cpu/launcher.py (LLVM's natural layout)."""
 
     _fields_ = [
         ("error", ctypes.c_int32),     # 0: no error; else the kind (first wins, by cmpxchg)

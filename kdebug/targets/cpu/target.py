@@ -24,7 +24,7 @@ DIM3 = ir.ArrayType(i32, 3)
 # The thread context. Fields 0-5 are fixed; later fields may be appended:
 #   0 tid, 1 ntid, 2 ctaid, 3 nctaid (each [3 x i32]),
 #   4 runtime (i8*: the launch's runtime record), 5 depth (i32: device-launch nesting, 0 from the host)
-#   appended by the block-semantics work (kdebug/targets/cpu_barriers.py):
+#   appended by the block-semantics work (kdebug/targets/cpu/launcher.py):
 #   6 shared (i8*: the block's shared memory), 7 jmpbuf (i8*: where a failed check longjmps to),
 #   8 coro (i8*: the thread's coroutine handle), 9 barrier (i32: the barrier site a suspended thread
 #   waits at, negative for a grid barrier, 0 when running or finished), 10 vote (i32: predicate in,
@@ -107,11 +107,11 @@ class CpuTarget(Target):
 
     def check_bounds(self, lw, node, arr_t, indices, extents, access=None) -> None:
         if self.memcheck:
-            from kdebug.targets import cpu_barriers
+            from kdebug.targets.cpu import launcher as cpu_barriers
             cpu_barriers.emit_bounds_check(lw, node, arr_t, indices, extents, access)
 
     def function_epilogue(self, lw) -> None:
-        from kdebug.targets import cpu_barriers
+        from kdebug.targets.cpu import launcher as cpu_barriers
         cpu_barriers.function_epilogue(lw)
 
     def inlines_call(self, lw, callee_tf) -> bool:
@@ -119,18 +119,18 @@ class CpuTarget(Target):
         return "barrier" in callee_tf.features
 
     def inline_call(self, lw, node, callee_tf, vals):
-        from kdebug.targets import cpu_barriers
+        from kdebug.targets.cpu import launcher as cpu_barriers
         return cpu_barriers.inline_call(lw, node, callee_tf, vals)
 
     def barrier(self, lw, node, what: str, vote=None, grid: bool = False):
-        from kdebug.targets import cpu_barriers
+        from kdebug.targets.cpu import launcher as cpu_barriers
         if grid:
             cpu_barriers.coro_root(lw).grid_sync = True
             self.grid_sync_kernels.add(cpu_barriers.coro_root(lw).fn.name)
         return cpu_barriers.emit_barrier(lw, node, what, vote, grid)
 
     def warp_barrier(self, lw, node, what: str):
-        from kdebug.targets import cpu_barriers
+        from kdebug.targets.cpu import launcher as cpu_barriers
         return cpu_barriers.emit_barrier(lw, node, what, None, warp=True)
 
     def shared_memory(self, lw, nbytes: int, align: int = 16) -> ir.Value:
@@ -218,7 +218,7 @@ class CpuTarget(Target):
         """Wrap a kernel entry in its grid launcher; make the kernel itself internal."""
         if job.kind != "kernel":
             return []
-        from kdebug.targets.cpu_barriers import build_grid_launcher as build
+        from kdebug.targets.cpu.launcher import build_grid_launcher as build
         shared = getattr(job.module_ir, "kdebug_shared_bytes", 0) if job.module_ir is not None else 0
         launcher = build(job.entry, job.argtypes, self, coroutine=job.entry in self.coroutine_kernels,
                          grid_sync=job.entry in self.grid_sync_kernels, shared_bytes=shared)

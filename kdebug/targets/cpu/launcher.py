@@ -145,7 +145,7 @@ def oob_function(module: ir.Module, context_p) -> ir.Function:
     ctx, site = fn.args[0], fn.args[1]
     idx, ext = fn.args[2:5], fn.args[5:8]
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    from kdebug.targets.cpu import CTX_RUNTIME, CTX_JMPBUF
+    from kdebug.targets.cpu.target import CTX_RUNTIME, CTX_JMPBUF
     rt = b.load(ctx_field(b, ctx, CTX_RUNTIME))
     with b.if_then(b.icmp_unsigned("!=", rt, ir.Constant(I8P, None))):
         ctaid = [b.load(ctx_field(b, ctx, 2, k)) for k in range(3)]
@@ -188,7 +188,7 @@ def memory_space(lw, node) -> str:
 
 def emit_bounds_check(lw, node, arr_t, indices, extents, access: str | None = None) -> None:
     """``idx <u extent`` for every dimension; the cold path reports and stops the launcher."""
-    from kdebug.targets.cpu import CONTEXT_P
+    from kdebug.targets.cpu.target import CONTEXT_P
     b = lw.builder
     if lw.ctx is None:
         return
@@ -231,7 +231,7 @@ def coro_root(lw):
 
 def _begin_coroutine(lw) -> CoroState:
     """Make the kernel being lowered a coroutine (once): coro.id/begin at the top of its entry block."""
-    from kdebug.targets.cpu import CTX_CORO
+    from kdebug.targets.cpu.target import CTX_CORO
     root = coro_root(lw)
     st = getattr(root, "coro", None)
     if st is not None:
@@ -268,7 +268,7 @@ def _begin_coroutine(lw) -> CoroState:
 def frame_function(module: ir.Module) -> ir.Function:
     """``kdebug.rt.frame(ctx, size)``: the memory for a thread's coroutine frame, kept in its context
     and reused by the next block that runs in the same context slot (no malloc per thread and block)."""
-    from kdebug.targets.cpu import CONTEXT_P, CTX_FRAME, CTX_FRAME_CAP
+    from kdebug.targets.cpu.target import CONTEXT_P, CTX_FRAME, CTX_FRAME_CAP
     name = "kdebug.rt.frame"
     fn = module.globals.get(name)
     if fn is not None:
@@ -326,7 +326,7 @@ def _pin_locals(lw) -> None:
 def emit_barrier(lw, node, what: str, vote=None, grid: bool = False, warp: bool = False):
     """A block (or grid) barrier in the kernel being lowered; returns the vote count after it
     (syncthreads_count) when ``vote`` (an i32) is given."""
-    from kdebug.targets.cpu import CTX_BARRIER, CTX_VOTE
+    from kdebug.targets.cpu.target import CTX_BARRIER, CTX_VOTE
     root = coro_root(lw)
     if root.tf.kind != "kernel":
         raise lw.src.error(node, f"{what} in a device function that is not inlined into a kernel",
@@ -344,7 +344,7 @@ def emit_barrier(lw, node, what: str, vote=None, grid: bool = False, warp: bool 
 
 def function_epilogue(lw) -> None:
     """In the kernel's exit block: a coroutine kernel ends at its final suspend point."""
-    from kdebug.targets.cpu import CTX_BARRIER
+    from kdebug.targets.cpu.target import CTX_BARRIER
     st = getattr(lw, "coro", None)
     if st is None or coro_root(lw) is not lw:
         return
@@ -420,7 +420,7 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
                         shared_bytes: int) -> ir.Module:
     """``void <entry>.grid(i8* params, i32* dims, i64 first_block, i64 end_block, i8* runtime)``."""
     from kdebug.frontend.lower import llvm_type
-    from kdebug.targets.cpu import CONTEXT, CONTEXT_P, LAUNCHER_TYPE, param_struct_type
+    from kdebug.targets.cpu.target import CONTEXT, CONTEXT_P, LAUNCHER_TYPE, param_struct_type
 
     m = ir.Module(name=entry + ".grid")
     m.triple, m.data_layout = target.triple, target.data_layout
@@ -461,7 +461,7 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
     with b.if_then(b.icmp_signed("==", r, _c(0))):
         b.call(body, [params, dims, first, last, runtime, jbp, shared, ctxs, stride, dyn])
     if coroutine:  # the threads' coroutine frames (also after a failed check stopped the body)
-        from kdebug.targets.cpu import CTX_FRAME
+        from kdebug.targets.cpu.target import CTX_FRAME
         with _Loop(b, _c(0, i64), nctx, "free") as k:
             b.call(free, [b.load(ctx_field(b, b.gep(ctxs, [k]), CTX_FRAME))])
     b.call(free, [shared])
@@ -504,7 +504,7 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
         rest = b.udiv(blk, gx64)
         for k, v in enumerate((cx, b.trunc(b.urem(rest, gy64), i32), b.trunc(b.udiv(rest, gy64), i32))):
             b.store(v, ctx_field(b, c, 2, k))
-        from kdebug.targets.cpu import (CTX_RUNTIME, CTX_DEPTH, CTX_SHARED, CTX_JMPBUF, CTX_CORO, CTX_BARRIER,
+        from kdebug.targets.cpu.target import (CTX_RUNTIME, CTX_DEPTH, CTX_SHARED, CTX_JMPBUF, CTX_CORO, CTX_BARRIER,
                                         CTX_DYN_SHARED, CTX_DYN_BYTES)
         b.store(runtime, ctx_field(b, c, CTX_RUNTIME))
         b.store(d[6], ctx_field(b, c, CTX_DEPTH))
@@ -559,7 +559,7 @@ def _binding_type(ty):
 def _plain_body(b, fn, kernel, args, ctxs, first, last, shared, bx, by, bz, nt, use_perm, init_ctx, set_tid,
                 order, runtime, stop):
     """Blocks one after the other; in each, the threads in order (a loop LLVM vectorises) or shuffled."""
-    from kdebug.targets.cpu import CONTEXT
+    from kdebug.targets.cpu.target import CONTEXT
     ctx = ealloca(b, CONTEXT, "ctx")  # a private alloca: LLVM forwards its fields and vectorises the loop
     with _Loop(b, first, last, "block") as blk:
         init_ctx(ctx, blk, None, shared)
@@ -585,7 +585,7 @@ def _plain_body(b, fn, kernel, args, ctxs, first, last, shared, bx, by, bz, nt, 
 def _coroutine_body(b, fn, kernel, args, ctxs, first, last, shared, shared_stride, nt, nt32, grid_sync,
                     init_ctx, order, runtime, stop, d):
     """The block scheduler: every thread a coroutine, run up to its next barrier, then checked and resumed."""
-    from kdebug.targets.cpu import CTX_CORO, CTX_BARRIER, CTX_VOTE
+    from kdebug.targets.cpu.target import CTX_CORO, CTX_BARRIER, CTX_VOTE
     m = b.module
     resume = declare(m, "llvm.coro.resume", VOID, [I8P])
     destroy = declare(m, "llvm.coro.destroy", VOID, [I8P])
