@@ -9,10 +9,9 @@ import numpy as np
 
 from kdebug.lang import types as T
 from kdebug.lang.host import DeviceNDArray
-from kdebug.runtime.memcheck import RuntimeRecord, error_from_record
+from kdebug.runtime.memcheck import error_from_record
+from kdebug.runtime.record import I32P, LAUNCHER, RuntimeRecord
 
-_LAUNCHER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_int64,
-                             ctypes.c_int64, ctypes.c_void_p)
 _SCALAR_CTYPES = {
     "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32, "int64": ctypes.c_int64,
     "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16, "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64,
@@ -91,7 +90,7 @@ class CpuRuntime:
     def launcher(self, address: int):
         fn = self._funcs.get(address)
         if fn is None:
-            fn = self._funcs[address] = _LAUNCHER(address)
+            fn = self._funcs[address] = LAUNCHER(address)
         return fn
 
     def launch(self, compiled, args, argtypes, grid, block, shared: int = 0, parallel: bool = True,
@@ -109,7 +108,7 @@ class CpuRuntime:
         if shuffle is not None:
             rng = np.random.default_rng(shuffle)
             perm = np.concatenate([rng.permutation(nt) for _ in range(SHUFFLE_PERMUTATIONS)]).astype(np.int32)
-            record.perm, record.nperm, record.perm_nt = perm.ctypes.data, SHUFFLE_PERMUTATIONS, nt
+            record.perm, record.nperm, record.perm_nt = perm.ctypes.data_as(I32P), SHUFFLE_PERMUTATIONS, nt
         rt = ctypes.addressof(record)
         ncpu = _NCPU
         threads = nblocks * nt

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from kdebug import events as E
 from kdebug.errors import KernelRuntimeError, SourceLocation
+from kdebug.runtime.record import LAUNCHER
 
 MAX_NESTING = 24
 SYMBOL = "kdebug_cpu_device_launch"
@@ -30,8 +31,6 @@ _sites: list[LaunchSite] = []
 _errors: list[KernelRuntimeError] = []
 _lock = threading.Lock()
 _local = threading.local()
-_LAUNCHER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_int64,
-                             ctypes.c_int64, ctypes.c_void_p)
 _launchers: dict[int, object] = {}
 
 
@@ -96,7 +95,7 @@ def _device_launch(launcher, params, dims, runtime, site_id) -> None:
                                      backend="cpu", parent_launch=parent))
     fn = _launchers.get(launcher)
     if fn is None:
-        fn = _launchers[launcher] = _LAUNCHER(launcher)
+        fn = _launchers[launcher] = LAUNCHER(launcher)
     t0 = time.perf_counter()
     stack.append(lid)
     error = None

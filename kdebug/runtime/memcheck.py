@@ -1,7 +1,7 @@
 """The CPU backend's runtime error record: out-of-bounds accesses and divergent barriers.
 
-Every launch gets one ``RuntimeRecord`` (``ctx`` field 4 points to it, and a
-device-side launch passes the same pointer on). Compiled code never raises:
+Every launch gets one ``RuntimeRecord`` (kdebug/runtime/record.py: the
+thread context points to it, and a device-side launch passes it on). Compiled code never raises:
 the first thread that fails claims the record with an atomic compare-and-swap
 (kind 0 -> kind), writes what it knows (site id, block, thread, indices,
 extents) and stops its launcher with ``longjmp``; every launcher checks the
@@ -17,33 +17,15 @@ environment turn it off.
 """
 from __future__ import annotations
 
-import ctypes
 import os
 import threading
 from dataclasses import dataclass
 
 from kdebug.errors import KernelRuntimeError, SourceLocation
+from kdebug.runtime.record import RuntimeRecord
 
 # error kinds
 NONE, OUT_OF_BOUNDS, DIVERGENT_BARRIER, DIVERGENT_GRID_BARRIER, DIVERGENT_WARP = 0, 1, 2, 3, 4
-
-
-class RuntimeRecord(ctypes.Structure):
-    """Mirrors ``RUNTIME`` in kdebug/targets/cpu/launcher.py (LLVM's natural layout)."""
-
-    _fields_ = [
-        ("error", ctypes.c_int32),     # 0: no error; else the kind (first wins, by cmpxchg)
-        ("site", ctypes.c_int32),      # the failing site
-        ("ctaid", ctypes.c_int32 * 3),
-        ("tid", ctypes.c_int32 * 3),
-        ("index", ctypes.c_int64 * 3),
-        ("extent", ctypes.c_int64 * 3),
-        ("aux", ctypes.c_int32 * 4),   # barriers: other site, threads waiting, threads done, block size
-        ("perm", ctypes.c_void_p),     # --shuffle-threads: nperm permutations of perm_nt thread indices
-        ("nperm", ctypes.c_int32),
-        ("perm_nt", ctypes.c_int32),
-        ("dyn_shared", ctypes.c_int64),  # dynamic shared memory per block (the launch's shared_bytes)
-    ]
 
 
 @dataclass(frozen=True)

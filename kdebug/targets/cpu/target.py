@@ -1,12 +1,10 @@
 """The CPU target: kernels become host code, JIT-compiled by llvmlite, with the grid emulated.
 
-Every function takes a hidden ``ThreadContext*`` (thread and block indices,
-block and grid sizes, the runtime's error record). The finish pass wraps each
-kernel in its *grid launcher* ``<entry>.grid(params, dims, first_block,
-last_block, runtime)``: it unpacks the parameter buffer once, then loops over
-blocks and threads calling the kernel, which it marks internal and
-always-inline so that emit's optimisation turns a barrier-free kernel into one
-vectorisable loop.
+Every function takes a hidden ``ThreadContext*`` (layout.py). The finish pass
+wraps each kernel in its grid launcher ``<entry>.grid(params, dims,
+first_block, end_block, runtime)`` (launcher.py) and marks the kernel internal
+and always-inline, so that emit's optimisation turns a barrier-free kernel
+into one vectorisable loop.
 """
 from __future__ import annotations
 
@@ -16,29 +14,12 @@ import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 
-from kdebug.frontend.lower import i8, i32, i64, llvm_type
+from kdebug.frontend.lower import i8, i32, i64
 from kdebug.targets.base import Target, init_llvm, run_pipeline
-
-I8P = ir.PointerType(i8)
-DIM3 = ir.ArrayType(i32, 3)
-# The thread context. Fields 0-5 are fixed; later fields may be appended:
-#   0 tid, 1 ntid, 2 ctaid, 3 nctaid (each [3 x i32]),
-#   4 runtime (i8*: the launch's runtime record), 5 depth (i32: device-launch nesting, 0 from the host)
-#   appended by the block-semantics work (kdebug/targets/cpu/launcher.py):
-#   6 shared (i8*: the block's shared memory), 7 jmpbuf (i8*: where a failed check longjmps to),
-#   8 coro (i8*: the thread's coroutine handle), 9 barrier (i32: the barrier site a suspended thread
-#   waits at, negative for a grid barrier, 0 when running or finished), 10 vote (i32: predicate in,
-#   block-wide count out, for syncthreads_count/and/or), 11 frame (i8*: memory kept for the thread's
-#   coroutine frame, reused from block to block), 12 frame_cap (i64: its size), 13 dyn_shared (i8*: the
-#   block's dynamic shared memory, cuda.shared.array(0, dtype)), 14 dyn_shared_bytes (i64: its size)
-CONTEXT = ir.LiteralStructType([DIM3, DIM3, DIM3, DIM3, I8P, i32, I8P, I8P, I8P, i32, i32, I8P, i64, I8P, i64])
-CTX_RUNTIME, CTX_DEPTH = 4, 5
-CTX_SHARED, CTX_JMPBUF, CTX_CORO, CTX_BARRIER, CTX_VOTE, CTX_FRAME, CTX_FRAME_CAP = 6, 7, 8, 9, 10, 11, 12
-CTX_DYN_SHARED, CTX_DYN_BYTES = 13, 14
-# dims: gx, gy, gz, bx, by, bz, depth
-CONTEXT_P = ir.PointerType(CONTEXT)
-_REG_FIELD = {"threadIdx": 0, "blockDim": 1, "blockIdx": 2, "gridDim": 3}
-LAUNCHER_TYPE = ir.FunctionType(ir.VoidType(), [I8P, ir.PointerType(i32), i64, i64, I8P])
+from kdebug.targets.cpu import coroutines, inlining, memcheck_ir
+from kdebug.targets.cpu.launcher import build_grid_launcher
+from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_DEPTH, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_RUNTIME,
+                                       CTX_SHARED, I8P, LAUNCHER_TYPE, SPECIAL_REGISTER_FIELD, param_struct_type)
 
 _engine_lock = threading.RLock()  # re-entrant: entry_address holds it while calling execution_engine()
 _engine = None
@@ -70,11 +51,6 @@ def execution_engine():
         return _engine
 
 
-def param_struct_type(argtypes) -> ir.LiteralStructType:
-    """The layout of a launch's parameter buffer: the arguments at natural alignment."""
-    return ir.LiteralStructType([llvm_type(t) for t in argtypes])
-
-
 HOST_ASM_NOT_RECORDED = ("; host assembly is recorded only when something shows it:\n"
                          "; the TUI, kdebug dump, or kdebug run --trace\n")
 
@@ -85,7 +61,7 @@ class CpuTarget(Target):
 
     def __init__(self) -> None:
         init_llvm()
-        from kdebug.runtime.device_launch import register_symbol
+        from kdebug.runtime.device_launch import register_symbol  # it imports the driver, above targets
         register_symbol()
         self.tm = host_target_machine()
         self.triple = llvm.get_process_triple()
@@ -101,37 +77,32 @@ class CpuTarget(Target):
 
     def special_register(self, lw, reg, dim):
         b = lw.builder
-        ptr = b.gep(lw.ctx, [ir.Constant(i32, 0), ir.Constant(i32, _REG_FIELD[reg]), ir.Constant(i32, "xyz".index(dim))],
+        ptr = b.gep(lw.ctx, [ir.Constant(i32, 0), ir.Constant(i32, SPECIAL_REGISTER_FIELD[reg]), ir.Constant(i32, "xyz".index(dim))],
                     inbounds=True)
         return b.load(ptr)
 
     def check_bounds(self, lw, node, arr_t, indices, extents, access=None) -> None:
         if self.memcheck:
-            from kdebug.targets.cpu import launcher as cpu_barriers
-            cpu_barriers.emit_bounds_check(lw, node, arr_t, indices, extents, access)
+            memcheck_ir.emit_bounds_check(lw, node, arr_t, indices, extents, access)
 
     def function_epilogue(self, lw) -> None:
-        from kdebug.targets.cpu import launcher as cpu_barriers
-        cpu_barriers.function_epilogue(lw)
+        if coroutines.function_epilogue(lw):
+            self.coroutine_kernels.add(lw.fn.name)
 
     def inlines_call(self, lw, callee_tf) -> bool:
         """Device functions with barriers are lowered into the kernel: their barriers suspend its coroutine."""
         return "barrier" in callee_tf.features
 
     def inline_call(self, lw, node, callee_tf, vals):
-        from kdebug.targets.cpu import launcher as cpu_barriers
-        return cpu_barriers.inline_call(lw, node, callee_tf, vals)
+        return inlining.inline_call(lw, node, callee_tf, vals)
 
     def barrier(self, lw, node, what: str, vote=None, grid: bool = False):
-        from kdebug.targets.cpu import launcher as cpu_barriers
         if grid:
-            cpu_barriers.coro_root(lw).grid_sync = True
-            self.grid_sync_kernels.add(cpu_barriers.coro_root(lw).fn.name)
-        return cpu_barriers.emit_barrier(lw, node, what, vote, grid)
+            self.grid_sync_kernels.add(coroutines.coro_root(lw).fn.name)
+        return coroutines.emit_barrier(lw, node, what, vote, grid)
 
     def warp_barrier(self, lw, node, what: str):
-        from kdebug.targets.cpu import launcher as cpu_barriers
-        return cpu_barriers.emit_barrier(lw, node, what, None, warp=True)
+        return coroutines.emit_barrier(lw, node, what, None, warp=True)
 
     def shared_memory(self, lw, nbytes: int, align: int = 16) -> ir.Value:
         """An i8* to ``nbytes`` of the block's shared memory (one static layout per module)."""
@@ -218,9 +189,8 @@ class CpuTarget(Target):
         """Wrap a kernel entry in its grid launcher; make the kernel itself internal."""
         if job.kind != "kernel":
             return []
-        from kdebug.targets.cpu.launcher import build_grid_launcher as build
         shared = getattr(job.module_ir, "kdebug_shared_bytes", 0) if job.module_ir is not None else 0
-        launcher = build(job.entry, job.argtypes, self, coroutine=job.entry in self.coroutine_kernels,
+        launcher = build_grid_launcher(job.entry, job.argtypes, self, coroutine=job.entry in self.coroutine_kernels,
                          grid_sync=job.entry in self.grid_sync_kernels, shared_bytes=shared)
         mod.link_in(llvm.parse_assembly(str(launcher)))
         entry = mod.get_function(job.entry)
@@ -253,70 +223,3 @@ class CpuTarget(Target):
             engine.finalize_object()
             return {j.id: engine.get_function_address(j.entry + ".grid") for j in jobs if j.kind == "kernel"}
 
-
-def _for_range(b: ir.IRBuilder, start, stop, name: str):
-    """A counted loop; yields the induction variable with the builder inside the body."""
-    import contextlib
-
-    @contextlib.contextmanager
-    def loop():
-        pre = b.block
-        head = b.append_basic_block(f"{name}.head")
-        body = b.append_basic_block(f"{name}.body")
-        end = b.append_basic_block(f"{name}.end")
-        b.branch(head)
-        b.position_at_end(head)
-        iv = b.phi(start.type, name=name)
-        iv.add_incoming(start, pre)
-        b.cbranch(b.icmp_signed("<", iv, stop), body, end)
-        b.position_at_end(body)
-        yield iv
-        nxt = b.add(iv, ir.Constant(iv.type, 1), flags=["nsw", "nuw"])
-        iv.add_incoming(nxt, b.block)
-        b.branch(head)
-        b.position_at_end(end)
-
-    return loop()
-
-
-def build_grid_launcher(entry: str, argtypes, target: CpuTarget) -> ir.Module:
-    """``void <entry>.grid(i8* params, i32* dims, i64 first_block, i64 end_block, i8* runtime)``."""
-    m = ir.Module(name=entry + ".grid")
-    m.triple, m.data_layout = target.triple, target.data_layout
-    arg_lltypes = [llvm_type(t) for t in argtypes]
-    kernel = ir.Function(m, ir.FunctionType(ir.VoidType(), [CONTEXT_P] + arg_lltypes), name=entry)
-    fn = ir.Function(m, LAUNCHER_TYPE, name=entry + ".grid")
-    params, dims, first, last, runtime = fn.args
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    ctx = b.alloca(CONTEXT, name="ctx")
-    pstruct = b.bitcast(params, ir.PointerType(param_struct_type(argtypes)))
-    args = [b.load(b.gep(pstruct, [ir.Constant(i32, 0), ir.Constant(i32, k)], inbounds=True))
-            for k in range(len(argtypes))]
-    d = [b.load(b.gep(dims, [ir.Constant(i32, k)])) for k in range(7)]
-    gx, gy, gz, bx, by, bz, _depth = d
-
-    def field(f, k):
-        return b.gep(ctx, [ir.Constant(i32, 0), ir.Constant(i32, f), ir.Constant(i32, k)], inbounds=True)
-
-    for k in range(3):
-        b.store(d[3 + k], field(1, k))
-        b.store(d[k], field(3, k))
-    b.store(runtime, b.gep(ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_RUNTIME)], inbounds=True))
-    b.store(d[6], b.gep(ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_DEPTH)], inbounds=True))
-    gx64, gy64 = b.zext(gx, i64), b.zext(gy, i64)
-    with _for_range(b, first, last, "block") as blk:
-        cx = b.trunc(b.urem(blk, gx64), i32)
-        rest = b.udiv(blk, gx64)
-        cy = b.trunc(b.urem(rest, gy64), i32)
-        cz = b.trunc(b.udiv(rest, gy64), i32)
-        for k, v in enumerate((cx, cy, cz)):
-            b.store(v, field(2, k))
-        with _for_range(b, ir.Constant(i32, 0), bz, "tz") as tz:
-            b.store(tz, field(0, 2))
-            with _for_range(b, ir.Constant(i32, 0), by, "ty") as ty:
-                b.store(ty, field(0, 1))
-                with _for_range(b, ir.Constant(i32, 0), bx, "tx") as tx:
-                    b.store(tx, field(0, 0))
-                    b.call(kernel, [ctx] + args)
-    b.ret_void()
-    return m

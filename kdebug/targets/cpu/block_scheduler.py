@@ -1,0 +1,317 @@
+"""The block scheduler: the launcher body of a kernel with barriers.
+
+Every thread is a coroutine (coroutines.py). The scheduler starts every thread
+of a block; each runs to its next barrier or to its end. Then, per block:
+
+* a warp whose threads all wait at one ``cuda.syncwarp()`` is resumed;
+* when every thread waits at the same block barrier, the votes of
+  ``syncthreads_count/and/or`` are combined and all are resumed (a new phase);
+* threads at different barriers, or some waiting while others finished, are a
+  divergent-barrier error in the runtime record;
+* a block whose threads all wait at a grid barrier is parked; when every block
+  of the group is parked the grid barrier releases them (the group is the
+  whole grid for a kernel with a grid barrier, else one block).
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from kdebug.runtime import memcheck as M
+from kdebug.targets.cpu.ir_helpers import Loop, abs_i32, const, declare, entry_alloca, field
+from kdebug.targets.cpu.layout import CTX_BARRIER, CTX_CORO, CTX_VOTE, I8P, VOID, WARP, WARP_FLAG, i32, i64
+from kdebug.targets.cpu.memcheck_ir import emit_record_error, error_flag, thread_position
+
+
+class BlockScheduler:
+    """Builds the scheduler into a ``LauncherBody`` (launcher.py): ``BlockScheduler(body, grid_sync).build()``."""
+
+    def __init__(self, body, grid_sync: bool) -> None:
+        self.lb = body
+        self.b = body.b
+        self.fn = body.fn
+        self.grid_sync = grid_sync
+        m = self.b.module
+        self.resume_fn = declare(m, "llvm.coro.resume", VOID, [I8P])
+        self.destroy_fn = declare(m, "llvm.coro.destroy", VOID, [I8P])
+        self.null = ir.Constant(I8P, None)
+
+    # ---- the whole body ----------------------------------------------------------------------
+    def build(self) -> None:
+        b, lb = self.b, self.lb
+        self._declare_state()
+        self.fail = self.fn.append_basic_block("fail")
+        group = b.sub(lb.last, lb.first) if self.grid_sync else const(1, i64)
+        b.store(lb.first, self.g0_slot)
+        ghead = self.fn.append_basic_block("group.head")
+        gbody = self.fn.append_basic_block("group.body")
+        b.branch(ghead)
+        b.position_at_end(ghead)
+        g0 = b.load(self.g0_slot)
+        b.cbranch(b.icmp_signed("<", g0, lb.last), gbody, lb.stop)
+        b.position_at_end(gbody)
+        rem = b.sub(lb.last, g0)
+        gsize = b.select(b.icmp_signed("<", rem, group), rem, group)
+        b.store(gsize, self.gsize_slot)
+        self._start_threads(g0, gsize)
+        grid_phase = self.fn.append_basic_block("grid.phase")
+        b.branch(grid_phase)
+        b.position_at_end(grid_phase)
+        self._reset_group_counts()
+        with Loop(b, const(0, i64), gsize, "sched.b") as bi:
+            self._run_block(bi, b.add(g0, bi))
+        group_done = self._grid_barrier(g0, gsize, grid_phase)
+        b.position_at_end(group_done)
+        self._destroy_all(gsize)
+        b.store(b.add(g0, gsize), self.g0_slot)
+        self._stop_on_error(lb.stop, ghead)
+        b.position_at_end(self.fail)
+        self._destroy_all(b.load(self.gsize_slot))
+        b.branch(lb.stop)
+
+    def _declare_state(self) -> None:
+        """The scheduler's counters, as entry-block allocas."""
+        b = self.b
+        slots = {"phase": i64, "gsize": i64, "g0": i64,
+                 # per group of blocks
+                 "ndone_blocks": i64, "ngrid_blocks": i64, "grid_site": i32, "grid_first_done": i64,
+                 # per block, recounted after every resume
+                 "ndone": i32, "ngrid": i32, "site0": i32, "odd": i32, "first_done": i32, "nwarp": i32,
+                 "votes": i32,
+                 # per warp
+                 "warp_site": i32, "warp_count": i32, "warp_odd": i32}
+        for name, ty in slots.items():
+            setattr(self, name + "_slot", entry_alloca(b, ty, name=name.replace("_", ".")))
+        b.store(const(0, i64), self.phase_slot)
+
+    # ---- helpers -----------------------------------------------------------------------------
+    def _thread_ctx(self, bi, t32):
+        lb = self.lb
+        return self.b.gep(lb.ctxs, [self.b.add(self.b.mul(bi, lb.nt), self.b.zext(t32, i64))])
+
+    def _inc(self, slot, ty=i32) -> None:
+        self.b.store(self.b.add(self.b.load(slot), const(1, ty)), slot)
+
+    def _next_phase(self):
+        ph = self.b.add(self.b.load(self.phase_slot), const(1, i64))
+        self.b.store(ph, self.phase_slot)
+        return ph
+
+    def _resume(self, c) -> None:
+        b = self.b
+        b.store(const(0), field(b, c, CTX_BARRIER))
+        b.call(self.resume_fn, [b.load(field(b, c, CTX_CORO))])
+
+    def _stop_on_error(self, on_error, otherwise) -> None:
+        self.b.cbranch(error_flag(self.b, self.lb.runtime), on_error, otherwise)
+
+    def _destroy_all(self, nblocks) -> None:
+        b = self.b
+        with Loop(b, const(0, i64), b.mul(nblocks, self.lb.nt), "destroy") as k:
+            slot = field(b, b.gep(self.lb.ctxs, [k]), CTX_CORO)
+            h = b.load(slot)
+            with b.if_then(b.icmp_unsigned("!=", h, self.null)):
+                b.call(self.destroy_fn, [h])
+                b.store(self.null, slot)
+
+    def _record(self, kind, c, site, aux) -> None:
+        b = self.b
+        ctaid, tid = thread_position(b, c)
+        with b.if_then(b.icmp_unsigned("!=", self.lb.runtime, self.null)):
+            emit_record_error(b, self.lb.runtime, kind, site, ctaid, tid, aux=aux)
+
+    # ---- starting a group ----------------------------------------------------------------------
+    def _start_threads(self, g0, gsize) -> None:
+        """Start every thread: it runs to its first barrier or to its end."""
+        b, lb = self.b, self.lb
+        with Loop(b, const(0, i64), gsize, "start.b") as bi:
+            blk = b.add(g0, bi)
+            sh = b.gep(lb.shared, [b.mul(bi, lb.stride)])
+            with Loop(b, const(0, i64), lb.nt, "start.k") as k:
+                t = lb.order(blk, k, const(0, i64))
+                c = self._thread_ctx(bi, t)
+                lb.init_ctx(c, blk, t, sh)
+                b.call(lb.kernel, [c] + lb.args)
+
+    def _reset_group_counts(self) -> None:
+        b = self.b
+        b.store(const(0, i64), self.ndone_blocks_slot)
+        b.store(const(0, i64), self.ngrid_blocks_slot)
+        b.store(const(0), self.grid_site_slot)
+        b.store(const(-1, i64), self.grid_first_done_slot)
+
+    # ---- one block: resume its barriers until it is done or waits at the grid barrier -----------
+    def _reset_block_counts(self) -> None:
+        for slot, v in ((self.ndone_slot, 0), (self.ngrid_slot, 0), (self.nwarp_slot, 0), (self.site0_slot, 0),
+                        (self.odd_slot, -1), (self.first_done_slot, -1), (self.votes_slot, 0)):
+            self.b.store(const(v), slot)
+
+    def _count_thread(self, t, c) -> None:
+        """Count thread t's state after it ran: finished, or waiting at which barrier."""
+        b = self.b
+        w = b.load(field(b, c, CTX_BARRIER))
+        with b.if_else(b.icmp_signed("==", w, const(0))) as (is_done, waiting):
+            with is_done:
+                self._inc(self.ndone_slot)
+                with b.if_then(b.icmp_signed("<", b.load(self.first_done_slot), const(0))):
+                    b.store(t, self.first_done_slot)
+            with waiting:
+                with b.if_then(b.icmp_signed(">=", w, const(WARP_FLAG))):
+                    self._inc(self.nwarp_slot)
+                b.store(b.add(b.load(self.votes_slot), b.load(field(b, c, CTX_VOTE))), self.votes_slot)
+                with b.if_then(b.icmp_signed("<", w, const(0))):
+                    self._inc(self.ngrid_slot)
+                s0 = b.load(self.site0_slot)
+                with b.if_else(b.icmp_signed("==", s0, const(0))) as (first_w, later_w):
+                    with first_w:
+                        b.store(w, self.site0_slot)
+                    with later_w:
+                        with b.if_then(b.and_(b.icmp_signed("!=", w, s0),
+                                              b.icmp_signed("<", b.load(self.odd_slot), const(0)))):
+                            b.store(t, self.odd_slot)
+
+    def _run_block(self, bi, blk) -> None:
+        """Scan the block's threads, then decide: done, warp barriers, divergence, grid or block barrier.
+        Leaves the builder in the block that goes on to the next block of the group."""
+        b, fn, lb = self.b, self.fn, self.lb
+        scan = fn.append_basic_block("scan")
+        decide = fn.append_basic_block("decide")
+        b.branch(scan)
+        b.position_at_end(scan)
+        self._reset_block_counts()
+        with Loop(b, const(0), lb.nt32, "scan.t") as t:
+            self._count_thread(t, self._thread_ctx(bi, t))
+        b.branch(decide)
+        b.position_at_end(decide)
+        n_done = b.load(self.ndone_slot)
+        all_done = b.icmp_signed("==", n_done, lb.nt32)
+        next_block = fn.append_basic_block("sched.next")
+        check = fn.append_basic_block("sched.check")
+        with b.if_then(all_done):
+            self._inc(self.ndone_blocks_slot, i64)
+            with b.if_then(b.icmp_signed("<", b.load(self.grid_first_done_slot), const(0, i64))):
+                b.store(bi, self.grid_first_done_slot)
+        warps = fn.append_basic_block("sched.warps")
+        b.cbranch(all_done, next_block, warps)
+        b.position_at_end(warps)
+        warp_pass = fn.append_basic_block("sched.warppass")
+        b.cbranch(b.icmp_signed(">", b.load(self.nwarp_slot), const(0)), warp_pass, check)
+        b.position_at_end(warp_pass)
+        self._warp_barriers(bi)
+        self._stop_on_error(self.fail, scan)
+        b.position_at_end(check)
+        self._block_barrier(bi, blk, n_done, decide, next_block)
+        b.position_at_end(next_block)
+
+    def _warp_barriers(self, bi) -> None:
+        """Warp barriers first: a warp whose threads all wait at one cuda.syncwarp() goes on."""
+        b, nt32 = self.b, self.lb.nt32
+        nwarps = b.udiv(b.add(nt32, const(WARP - 1)), const(WARP))
+        with Loop(b, const(0), nwarps, "warp") as wi:
+            lo = b.mul(wi, const(WARP))
+            hi = b.select(b.icmp_signed("<", b.add(lo, const(WARP)), nt32), b.add(lo, const(WARP)), nt32)
+            b.store(const(0), self.warp_site_slot)
+            b.store(const(0), self.warp_count_slot)
+            b.store(const(-1), self.warp_odd_slot)
+            with Loop(b, lo, hi, "warp.scan") as t:
+                self._count_warp_thread(t, b.load(field(b, self._thread_ctx(bi, t), CTX_BARRIER)))
+            cnt = b.load(self.warp_count_slot)
+            with b.if_then(b.icmp_signed(">", cnt, const(0))):
+                with b.if_else(b.icmp_signed(">=", b.load(self.warp_odd_slot), const(0))) as (diverged, together):
+                    with diverged:
+                        oc = self._thread_ctx(bi, b.load(self.warp_odd_slot))
+                        other = b.load(field(b, oc, CTX_BARRIER))
+                        other_site = b.select(b.icmp_signed(">=", other, const(WARP_FLAG)),
+                                              b.sub(other, const(WARP_FLAG)), abs_i32(b, other))
+                        self._record(M.DIVERGENT_WARP, oc, b.sub(b.load(self.warp_site_slot), const(WARP_FLAG)),
+                                     [other_site, cnt, b.sub(hi, lo), wi])
+                    with together:
+                        with Loop(b, lo, hi, "warp.resume") as t:
+                            self._resume(self._thread_ctx(bi, t))
+
+    def _count_warp_thread(self, t, w) -> None:
+        b = self.b
+        with b.if_else(b.icmp_signed(">=", w, const(WARP_FLAG))) as (yes, no):
+            with yes:
+                self._inc(self.warp_count_slot)
+                with b.if_then(b.icmp_signed("==", b.load(self.warp_site_slot), const(0))):
+                    b.store(w, self.warp_site_slot)
+                with b.if_then(b.and_(b.icmp_signed("!=", w, b.load(self.warp_site_slot)),
+                                      b.icmp_signed("<", b.load(self.warp_odd_slot), const(0)))):
+                    b.store(t, self.warp_odd_slot)
+            with no:
+                with b.if_then(b.icmp_signed("<", b.load(self.warp_odd_slot), const(0))):
+                    b.store(t, self.warp_odd_slot)
+
+    def _block_barrier(self, bi, blk, n_done, decide, next_block) -> None:
+        """Not every thread is done, no warp barrier pending: all must wait at one barrier."""
+        b, fn, nt32 = self.b, self.fn, self.lb.nt32
+        s0, o = b.load(self.site0_slot), b.load(self.odd_slot)
+        mism = fn.append_basic_block("sched.mismatch")
+        same_site = fn.append_basic_block("sched.samesite")
+        b.cbranch(b.icmp_signed(">=", o, const(0)), mism, same_site)
+        b.position_at_end(mism)  # threads wait at different barriers
+        oc = self._thread_ctx(bi, o)
+        other = b.load(field(b, oc, CTX_BARRIER))
+        self._record(M.DIVERGENT_BARRIER, oc, abs_i32(b, s0), [abs_i32(b, other), b.sub(nt32, n_done), n_done, nt32])
+        b.branch(self.fail)
+        b.position_at_end(same_site)
+        some_done = fn.append_basic_block("sched.somedone")
+        none_done = fn.append_basic_block("sched.nonedone")
+        b.cbranch(b.icmp_signed(">", n_done, const(0)), some_done, none_done)
+        b.position_at_end(some_done)  # some wait while others finished
+        dc = self._thread_ctx(bi, b.load(self.first_done_slot))
+        self._record(M.DIVERGENT_BARRIER, dc, abs_i32(b, s0), [const(0), b.sub(nt32, n_done), n_done, nt32])
+        b.branch(self.fail)
+        b.position_at_end(none_done)
+        at_grid = fn.append_basic_block("sched.atgrid")
+        at_block = fn.append_basic_block("sched.atblock")
+        b.cbranch(b.icmp_signed(">", b.load(self.ngrid_slot), const(0)), at_grid, at_block)
+        b.position_at_end(at_grid)  # the whole block waits at one grid barrier
+        self._inc(self.ngrid_blocks_slot, i64)
+        b.store(s0, self.grid_site_slot)
+        b.branch(next_block)
+        b.position_at_end(at_block)  # the whole block waits at one barrier: vote, then resume
+        self._release_block(bi, blk)
+        self._stop_on_error(self.fail, decide)
+
+    def _release_block(self, bi, blk) -> None:
+        """Resume every thread of the block past its barrier with the combined vote, counting the new states
+        as they run (no separate scan)."""
+        b, lb = self.b, self.lb
+        ph = self._next_phase()
+        total = b.load(self.votes_slot)
+        self._reset_block_counts()
+        with Loop(b, const(0, i64), lb.nt, "resume.k") as k:
+            t = lb.order(blk, k, ph)
+            c = self._thread_ctx(bi, t)
+            b.store(total, field(b, c, CTX_VOTE))
+            self._resume(c)
+            self._count_thread(t, c)
+
+    # ---- the grid barrier ------------------------------------------------------------------------
+    def _grid_barrier(self, g0, gsize, grid_phase):
+        """Every block is done or waits at a grid barrier: release them, or report a divergent one.
+        Returns the block reached when the whole group is done."""
+        b, fn, lb = self.b, self.fn, self.lb
+        nd, ng = b.load(self.ndone_blocks_slot), b.load(self.ngrid_blocks_slot)
+        group_done = fn.append_basic_block("group.done")
+        grid_wait = fn.append_basic_block("grid.wait")
+        b.cbranch(b.icmp_signed("==", ng, const(0, i64)), group_done, grid_wait)
+        b.position_at_end(grid_wait)
+        mixed = fn.append_basic_block("grid.mixed")
+        release = fn.append_basic_block("grid.release")
+        b.cbranch(b.icmp_signed(">", nd, const(0, i64)), mixed, release)
+        b.position_at_end(mixed)  # some blocks finished without reaching it
+        dc = self._thread_ctx(b.load(self.grid_first_done_slot), const(0))
+        s = b.load(self.grid_site_slot)
+        self._record(M.DIVERGENT_GRID_BARRIER, dc, b.neg(s),
+                     [const(0), b.trunc(b.mul(ng, lb.nt), i32), b.trunc(nd, i32), lb.nt32])
+        b.branch(self.fail)
+        b.position_at_end(release)
+        ph = self._next_phase()
+        with Loop(b, const(0, i64), gsize, "grel.b") as bi:
+            blk = b.add(g0, bi)
+            with Loop(b, const(0, i64), lb.nt, "grel.k") as k:
+                self._resume(self._thread_ctx(bi, lb.order(blk, k, ph)))
+        self._stop_on_error(self.fail, grid_phase)
+        return group_done

@@ -1,0 +1,156 @@
+"""Barriers inside a kernel: the kernel lowered as an LLVM switched-resume coroutine.
+
+A kernel with ``syncthreads`` (``syncthreads_count/and/or``, ``syncwarp``, or a
+grid barrier) becomes one ``llvm.coro.*`` coroutine per emulated thread. A
+barrier stores its site id in the thread's context and suspends; the block
+scheduler (block_scheduler.py) resumes the threads when all of them arrived.
+"""
+from __future__ import annotations
+
+import platform
+
+from llvmlite import ir
+
+from kdebug.runtime import memcheck as M
+from kdebug.targets.cpu.ir_helpers import TOKEN, TOKEN_NONE, const, declare, field
+from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_BARRIER, CTX_CORO, CTX_FRAME, CTX_FRAME_CAP, CTX_VOTE, I8P,
+                                       VOID, WARP_FLAG, i1, i8, i32, i64)
+
+
+class CoroState:
+    """What a coroutine kernel's suspend points need: its id and handle, the cleanup and return blocks."""
+
+    def __init__(self, root) -> None:
+        self.root = root
+        self.id = None
+        self.hdl = None
+        self.cleanup = None  # block: free the frame
+        self.ret = None  # block: coro.end, then the function's return
+
+
+def coro_root(lw):
+    """The kernel's lowerer (an inlined device function lowers into its caller's coroutine)."""
+    return getattr(lw, "coro_root", lw)
+
+
+def begin_coroutine(lw) -> CoroState:
+    """Make the kernel being lowered a coroutine (once): coro.id/begin at the top of its entry block."""
+    root = coro_root(lw)
+    st = getattr(root, "coro", None)
+    if st is not None:
+        return st
+    st = root.coro = CoroState(root)
+    m = root.module
+    set.add(root.fn.attributes, "presplitcoroutine")
+    pb = ir.IRBuilder(root.entry)
+    first = next((ins for ins in root.entry.instructions if not isinstance(ins, ir.instructions.AllocaInstr)), None)
+    if first is not None:
+        pb.position_before(first)
+    else:
+        pb.position_at_end(root.entry)
+    null = ir.Constant(I8P, None)
+    coro_id = declare(m, "llvm.coro.id", TOKEN, [i32, I8P, I8P, I8P])
+    coro_size = declare(m, "llvm.coro.size.i64", i64, [])
+    coro_begin = declare(m, "llvm.coro.begin", I8P, [TOKEN, I8P])
+    st.id = pb.call(coro_id, [const(0), null, null, null], name="coro.id")
+    size = pb.call(coro_size, [], name="coro.size")
+    mem = pb.call(frame_function(m), [root.ctx, size], name="coro.mem")
+    st.hdl = pb.call(coro_begin, [st.id, mem], name="coro.hdl")
+    pb.store(st.hdl, field(pb, root.ctx, CTX_CORO))
+    st.cleanup = root.fn.append_basic_block("coro.cleanup")
+    st.ret = root.fn.append_basic_block("coro.ret")
+    cb = ir.IRBuilder(st.cleanup)  # the frame's memory stays with the thread's context (the launcher frees it)
+    coro_free = declare(m, "llvm.coro.free", I8P, [TOKEN, I8P])
+    cb.call(coro_free, [st.id, st.hdl])
+    cb.branch(st.ret)
+    if lw.builder.block is root.entry:  # llvmlite's insertion point is an index: move it past the prologue
+        lw.builder.position_at_end(root.entry)
+    return st
+
+
+def frame_function(module: ir.Module) -> ir.Function:
+    """``kdebug.rt.frame(ctx, size)``: the memory for a thread's coroutine frame, kept in its context
+    and reused by the next block that runs in the same context slot (no malloc per thread and block)."""
+    name = "kdebug.rt.frame"
+    fn = module.globals.get(name)
+    if fn is not None:
+        return fn
+    fn = ir.Function(module, ir.FunctionType(I8P, [CONTEXT_P, i64]), name=name)
+    fn.linkage = "internal"
+    ctx, size = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    cap = b.load(field(b, ctx, CTX_FRAME_CAP))
+    with b.if_then(b.icmp_unsigned("<", cap, size), likely=False):
+        free = declare(module, "free", VOID, [I8P])
+        malloc = declare(module, "malloc", I8P, [i64])
+        b.call(free, [b.load(field(b, ctx, CTX_FRAME))])
+        b.store(b.call(malloc, [size]), field(b, ctx, CTX_FRAME))
+        b.store(size, field(b, ctx, CTX_FRAME_CAP))
+    b.ret(b.load(field(b, ctx, CTX_FRAME)))
+    return fn
+
+
+def suspend(lw, st: CoroState, final: bool) -> None:
+    b = lw.builder
+    coro_suspend = declare(lw.module, "llvm.coro.suspend", i8, [TOKEN, i1])
+    s = b.call(coro_suspend, [TOKEN_NONE, const(int(final), i1)])
+    cont = lw.new_block("coro.final" if final else "barrier.resume")
+    sw = b.switch(s, st.ret)
+    sw.add_case(const(0, i8), cont)
+    sw.add_case(const(1, i8), st.cleanup)
+    b.position_at_end(cont)
+    if final:
+        b.unreachable()
+
+
+def pin_locals(lw) -> None:
+    """``x = opaque(x)`` for the scalar locals before a suspend point (x86-64 only, an empty inline asm).
+    LLVM's coroutine split recomputes cheap arithmetic after a suspend instead of keeping its result
+    (``acc += a[k] * b[k]`` over a tile: all the loaded operands go into the frame instead of one
+    sum); a value that comes out of an asm statement is kept as it is."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return
+    b = lw.builder
+    seen = set()
+    for lowerer in (lw, coro_root(lw)):
+        for slot in lowerer.slots.values():
+            ty = slot.type.pointee
+            if id(slot) in seen or not isinstance(ty, (ir.IntType, ir.FloatType, ir.DoubleType)) or ty == i1:
+                continue
+            seen.add(id(slot))
+            constraint = "=r,0" if isinstance(ty, ir.IntType) else "=x,0"
+            asm = ir.InlineAsm(ir.FunctionType(ty, [ty]), "", constraint, side_effect=False)
+            b.store(b.call(asm, [b.load(slot)]), slot)
+
+
+def emit_barrier(lw, node, what: str, vote=None, grid: bool = False, warp: bool = False):
+    """A block (or grid, or warp) barrier in the kernel being lowered; returns the vote count after it
+    (syncthreads_count) when ``vote`` (an i32) is given."""
+    root = coro_root(lw)
+    if root.tf.kind != "kernel":
+        raise lw.src.error(node, f"{what} in a device function that is not inlined into a kernel",
+                           "call the device function directly from a kernel (not through kdebug.deferred)")
+    st = begin_coroutine(lw)
+    b = lw.builder
+    kind = "grid barrier" if grid else "warp barrier" if warp else "barrier"
+    site = M.register_site(M.Site(kind, lw.tf.name, lw.src.loc(node), what=what, function_kind=lw.tf.kind))
+    pin_locals(lw)
+    b.store(const(-site if grid else site | WARP_FLAG if warp else site), field(b, lw.ctx, CTX_BARRIER))
+    b.store(vote if vote is not None else const(0), field(b, lw.ctx, CTX_VOTE))
+    suspend(lw, st, final=False)
+    return b.load(field(b, lw.ctx, CTX_VOTE))
+
+
+def function_epilogue(lw) -> bool:
+    """In the kernel's exit block: a coroutine kernel ends at its final suspend point.
+    Returns whether the kernel is a coroutine."""
+    st = getattr(lw, "coro", None)
+    if st is None or coro_root(lw) is not lw:
+        return False
+    b = lw.builder
+    b.store(const(0), field(b, lw.ctx, CTX_BARRIER))
+    suspend(lw, st, final=True)
+    b.position_at_end(st.ret)
+    coro_end = declare(lw.module, "llvm.coro.end", VOID, [I8P, i1, TOKEN])
+    b.call(coro_end, [st.hdl, const(0, i1), TOKEN_NONE])
+    return True

@@ -1,0 +1,75 @@
+"""The memory the CPU target's compiled code shares with the launcher and the host.
+
+* the thread context, the hidden first parameter of every function;
+* the runtime record (its fields are declared once, in kdebug/runtime/record.py;
+  the LLVM struct here is built from that declaration);
+* the grid launcher's signature and a launch's parameter buffer.
+"""
+from __future__ import annotations
+
+import ctypes
+
+from llvmlite import ir
+
+from kdebug.frontend.lower import llvm_type
+from kdebug.runtime import record
+
+i1, i8, i32, i64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+I8P = ir.PointerType(i8)
+VOID = ir.VoidType()
+DIM3 = ir.ArrayType(i32, 3)
+
+# The thread context, one per emulated thread (or one per block for a barrier-free kernel).
+CONTEXT_FIELDS = (
+    ("tid", DIM3), ("ntid", DIM3), ("ctaid", DIM3), ("nctaid", DIM3),
+    ("runtime", I8P),          # the launch's runtime record
+    ("depth", i32),            # device-launch nesting, 0 from the host
+    ("shared", I8P),           # the block's static shared memory
+    ("jmpbuf", I8P),           # where a failed check longjmps to
+    ("coro", I8P),             # the thread's coroutine handle
+    ("barrier", i32),          # the barrier site a suspended thread waits at: negative for a grid
+                               # barrier, | WARP_FLAG for a warp barrier, 0 when running or finished
+    ("vote", i32),             # predicate in, block-wide count out (syncthreads_count/and/or)
+    ("frame", I8P),            # memory kept for the thread's coroutine frame, reused block to block
+    ("frame_cap", i64),        # its size
+    ("dyn_shared", I8P),       # the block's dynamic shared memory, cuda.shared.array(0, dtype)
+    ("dyn_shared_bytes", i64),  # its size
+)
+CONTEXT = ir.LiteralStructType([t for _, t in CONTEXT_FIELDS])
+CONTEXT_P = ir.PointerType(CONTEXT)
+(CTX_TID, CTX_NTID, CTX_CTAID, CTX_NCTAID, CTX_RUNTIME, CTX_DEPTH, CTX_SHARED, CTX_JMPBUF, CTX_CORO,
+ CTX_BARRIER, CTX_VOTE, CTX_FRAME, CTX_FRAME_CAP, CTX_DYN_SHARED, CTX_DYN_BYTES) = range(len(CONTEXT_FIELDS))
+SPECIAL_REGISTER_FIELD = {"threadIdx": CTX_TID, "blockDim": CTX_NTID, "blockIdx": CTX_CTAID,
+                          "gridDim": CTX_NCTAID}
+
+WARP_FLAG = 1 << 30  # a waiting thread's barrier field: site | WARP_FLAG for cuda.syncwarp()
+WARP = 32
+JMPBUF_BYTES = 512  # glibc's jmp_buf is 200 bytes on x86-64, 312 on aarch64
+SHARED_ALIGN = 64  # each block's shared memory starts at a multiple of this
+
+
+def ir_type_of_ctype(c) -> ir.Type:
+    """The LLVM type with the same natural layout as a ctypes scalar, pointer or array."""
+    if isinstance(c, type) and issubclass(c, ctypes.Array):
+        return ir.ArrayType(ir_type_of_ctype(c._type_), c._length_)
+    if c is ctypes.c_void_p:
+        return I8P
+    if isinstance(c, type) and issubclass(c, ctypes._Pointer):
+        return ir.PointerType(ir_type_of_ctype(c._type_))
+    if c in (ctypes.c_int32, ctypes.c_int64):
+        return ir.IntType(8 * ctypes.sizeof(c))
+    raise TypeError(f"no LLVM type for {c!r} in the runtime ABI")
+
+
+RUNTIME = ir.LiteralStructType([ir_type_of_ctype(c) for _, c in record.RECORD_FIELDS])
+RUNTIME_P = ir.PointerType(RUNTIME)
+RT_ERROR, RT_SITE, RT_CTAID, RT_TID = (record.FIELD[n] for n in ("error", "site", "ctaid", "tid"))
+RT_INDEX, RT_EXTENT, RT_AUX = (record.FIELD[n] for n in ("index", "extent", "aux"))
+RT_PERM, RT_NPERM, RT_PERM_NT, RT_DYN_SHARED = (record.FIELD[n] for n in ("perm", "nperm", "perm_nt", "dyn_shared"))
+
+LAUNCHER_TYPE = ir.FunctionType(VOID, [ir_type_of_ctype(c) for c in record.LAUNCHER_ARGS])
+
+
+def param_struct_type(argtypes) -> ir.LiteralStructType:
+    """The layout of a launch's parameter buffer: the arguments at natural alignment."""
+    return ir.LiteralStructType([llvm_type(t) for t in argtypes])
