@@ -14,6 +14,7 @@ import argparse
 import os
 import sys
 
+from kdebug.driver import strategies
 
 SUBCOMMANDS = ("run", "dump", "replay")
 
@@ -32,8 +33,9 @@ class _Parser(argparse.ArgumentParser):
 def _add_run_options(p: argparse.ArgumentParser, remainder: bool = True) -> None:
     p.add_argument("--backend", choices=("cpu", "gpu", "auto"), default=os.environ.get("KDEBUG_BACKEND") or "auto",
                    help="where kernels run: cpu (embedded emulation), gpu (pycuda), auto (gpu if present)")
-    p.add_argument("--strategy", choices=("worklist", "toplevel", "recursive"), default="worklist",
-                   help="deferred-codegen strategy: worklist (correct), toplevel, recursive (the naive fix)")
+    p.add_argument("--strategy", choices=strategies.names(), default="worklist",
+                   help="deferred-codegen strategy: " + "; ".join(f"{s.name}: {s.summary}"
+                                                                   for s in strategies.REGISTRY.values()))
     p.add_argument("--numba", action="store_true", help="make numba.cuda and numba's types resolve to kdebug's")
     p.add_argument("--trace", metavar="PATH", help="write the event stream as JSON lines")
     p.add_argument("--no-memcheck", dest="memcheck", action="store_false", help="skip bounds checks (faster)")

@@ -12,11 +12,12 @@ import time
 import numpy as np
 
 from kdebug import events as E
+from kdebug.driver import strategies
 from kdebug.driver.driver import Driver
 from kdebug.errors import BackendUnavailable, KdebugError
 
 BACKENDS = ("cpu", "gpu", "auto")
-STRATEGIES = ("worklist", "toplevel", "recursive")
+STRATEGIES = strategies.names()
 
 
 def gpu_available() -> tuple[bool, str]:

@@ -1,10 +1,11 @@
-"""Deferred code generation: markers, the request graph, and the three expansion strategies.
+"""Deferred code generation: markers, the request graph, one compilation's state.
 
 ``lower`` emits ``call ptr @kdebug.deferred.<job id>()`` wherever code needs
 another job's address (a device-side launch, a function pointer) and asks the
 driver for that job (``Driver.request_deferred``). ``expand_deferred``
 resolves each marker to the address of the job's entry, after compiling the
-job and linking its module in. How nested jobs are handled is the strategy:
+job and linking its module in. How nested jobs are handled is the strategy
+(``kdebug/driver/strategies.py``):
 
 - ``worklist`` — one job table for the whole compilation; every nested job
   expands its own markers through it; each key is compiled once; finish runs
@@ -22,9 +23,6 @@ from __future__ import annotations
 import re
 from collections import deque
 from dataclasses import dataclass, field
-
-import llvmlite.binding as llvm
-from llvmlite import ir
 
 from kdebug import events as E
 from kdebug.driver.job import JobRecord
@@ -81,7 +79,8 @@ def marker_ids(text: str) -> list[int]:
     return [int(m.group(2)) for m in _MARKER_CALL.finditer(text)]
 
 
-def declaration(name: str, fnty: ir.FunctionType) -> str:
+def declaration(name: str, fnty) -> str:
+    from llvmlite import ir  # lazy: the command line reads the strategy names without loading LLVM
     m = ir.Module()
     ir.Function(m, fnty, name=name)
     return next(line for line in str(m).splitlines() if line.startswith("declare"))
@@ -118,66 +117,5 @@ def resolve_markers(driver, text: str, expander: JobRecord, round_no: int = 0, o
 
 
 def parse(text: str):
+    import llvmlite.binding as llvm  # lazy: the command line reads the strategy names without loading LLVM
     return llvm.parse_assembly(text)
-
-
-def expand(driver, comp: Compilation, irmod):
-    """The expand_deferred phase of the toplevel job: returns the linked module."""
-    return {"worklist": _expand_worklist, "toplevel": _expand_toplevel,
-            "recursive": _expand_recursive}[driver.strategy](driver, comp, irmod)
-
-
-def _expand_worklist(driver, comp: Compilation, irmod):
-    top = comp.top
-    mod = parse(resolve_markers(driver, str(parse(str(irmod))), top))
-    comp.finish_list.append(top)
-    while comp.queue:
-        job = comp.queue.popleft()
-        driver.start(job)
-        jir = driver.front(job)
-        # the nested job expands its own markers, through the same table
-        jmod = driver.run_phase(job, "expand_deferred",
-                                lambda: parse(resolve_markers(driver, str(parse(str(jir))), job)))
-        mod.link_in(jmod)
-        comp.finish_list.append(job)
-    return mod
-
-
-def _expand_toplevel(driver, comp: Compilation, irmod):
-    top = comp.top
-    mod = parse(str(irmod))
-    comp.finish_list.append(top)
-    round_no = 0
-    while True:
-        visible = set(marker_ids(str(mod)))  # the markers this round expands
-        if not visible:
-            return mod
-        round_no += 1
-        for job in [j for j in comp.queue if j.id in visible]:
-            comp.queue.remove(job)
-            driver.start(job)
-            # linked with its own markers still in place: the next round expands them
-            mod.link_in(parse(str(driver.front(job))))
-            comp.finish_list.append(job)
-        mod = parse(resolve_markers(driver, str(mod), top, round_no, only=visible))
-
-
-def _expand_recursive(driver, comp: Compilation, irmod):
-    top = comp.top
-    comp.finish_list.append(top)
-
-    def nested(job: JobRecord, jir):
-        mod = parse(str(jir))
-        for child_id in comp.requests.get(job.id, []):
-            child = driver.records[child_id]
-            if child.state != "queued":
-                continue
-            driver.start(child)
-            cir = driver.front(child)
-            cmod = driver.run_phase(child, "expand_deferred", lambda: nested(child, cir))
-            mod.link_in(cmod)
-            if job is top:  # the naive fix: the toplevel only ever knows the jobs it asked for itself
-                comp.finish_list.append(child)
-        return parse(resolve_markers(driver, str(mod), job))
-
-    return nested(top, irmod)

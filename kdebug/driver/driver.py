@@ -7,8 +7,8 @@ One toplevel compilation reads top to bottom in ``compile_toplevel``:
 
 Each phase emits ``phase_started``/``phase_finished`` with its duration and a
 snapshot of the IR it produced; ``before_finish``/``after_finish`` snapshots
-are recorded for every job. Deferred jobs are expanded by the strategy in
-``kdebug/driver/deferred.py``.
+are recorded for every job. Deferred requests are answered and markers expanded
+by the strategy object (``kdebug/driver/strategies.py``).
 """
 from __future__ import annotations
 
@@ -18,10 +18,10 @@ import traceback
 from dataclasses import dataclass
 
 
-from kdebug.driver import deferred
+from kdebug.driver import deferred, strategies
 from kdebug import events as E
 from kdebug.driver.job import CompilerJob, JobRecord
-from kdebug.errors import CompileError, KdebugError, ReentrantLoopError
+from kdebug.errors import CompileError, KdebugError
 from kdebug.frontend.lower import lower_function
 from kdebug.frontend.source import parse_function
 from kdebug.frontend.typeinfer import infer_function
@@ -44,10 +44,10 @@ class CompiledKernel:
 
 
 class Driver:
-    def __init__(self, bus: E.EventBus, target, strategy: str = "worklist") -> None:
+    def __init__(self, bus: E.EventBus, target, strategy: "str | strategies.Strategy" = "worklist") -> None:
         self.bus = bus
         self.target = target
-        self.strategy = strategy
+        self.strategy = strategies.get(strategy)
         self.records: dict[int, JobRecord] = {}
         self.by_key: dict[str, JobRecord] = {}
         self.cache: dict[str, CompiledKernel] = {}
@@ -175,41 +175,19 @@ class Driver:
         """Called by lower for each marker: the id of the job whose entry the marker will become."""
         comp = self.current
         job = CompilerJob(function, tuple(argtypes), self.target.name, kind)
-        key = job.key
-        comp.requests.setdefault(requester.id, [])
-        if self.strategy == "recursive":
-            cycle = self._ancestor_cycle(requester, key)
-            if cycle is not None:
-                self._reentrant(requester, cycle, "stopped", loc)
-                names = " \u2192 ".join(self.records[j].name for j in cycle)
-                raise ReentrantLoopError(
-                    f"{names} (job #{requester.id} asks for {job.name} while it is being compiled)",
-                    loc, "the recursive strategy gives each nested job a fresh job table, so a cycle never ends; "
-                         "--strategy worklist shares one table and resolves the request to a reference")
-            rec = self.new_record(job, requester.id, reason)  # a fresh table: always a new job
-            comp.requests[requester.id].append(rec.id)
-            return rec.id
-        path = self.graph.path(key, requester.key)
-        self.graph.add(requester.key, key)
-        existing = comp.table.get(key)
-        if existing is None and key in self.by_key and self.target.supports_cross_module_references:
-            existing = self.by_key[key]
-            self.bus.emit(E.CacheHit(**self.job_fields(existing)))
-        if existing is None:
-            existing = self.new_record(job, requester.id, reason)
-            comp.table[key] = existing
-            comp.queue.append(existing)
-        if existing.id not in comp.requests[requester.id]:
-            comp.requests[requester.id].append(existing.id)
-        if path is not None:
-            ids = [self._record_for_key(k).id for k in path] + [existing.id]
-            self._reentrant(requester, ids, "reference", loc)
-        return existing.id
+        asked = comp.requests.setdefault(requester.id, [])
+        rec = self.strategy.request(self, comp, requester, job, reason, loc)
+        if rec.id not in asked:
+            asked.append(rec.id)
+        return rec.id
 
-    def _record_for_key(self, key: str) -> JobRecord:
+    def cache_hit(self, rec: JobRecord) -> None:
+        self.bus.emit(E.CacheHit(**self.job_fields(rec)))
+
+    def record_for_key(self, key: str) -> JobRecord:
         return self.current.table.get(key) or self.by_key[key]
 
-    def _ancestor_cycle(self, requester: JobRecord, key: str) -> list[int] | None:
+    def ancestor_cycle(self, requester: JobRecord, key: str) -> list[int] | None:
         """On the recursion chain, the job with ``key`` down to the requester, closed: or None."""
         chain = [requester]
         while chain[-1].parent is not None and chain[-1].key != key:
@@ -219,7 +197,8 @@ class Driver:
         ids = [r.id for r in reversed(chain)]
         return ids + [ids[0]]
 
-    def _reentrant(self, requester: JobRecord, cycle: list[int], resolution: str, loc) -> None:
+    def reentrant(self, requester: JobRecord, cycle: list[int], resolution: str, loc) -> None:
+        """Report a request that closes a cycle: resolved to a reference, or stopped."""
         names = [self.records[j].name for j in cycle]
         self.bus.emit(E.Reentrant(**self.job_fields(requester), target_job=cycle[-1], cycle=cycle,
                                   cycle_names=names, resolution=resolution))
@@ -247,7 +226,7 @@ class Driver:
         self.start(rec)
         target = self.target
         irmod = self.front(rec)
-        mod = self.run_phase(rec, "expand_deferred", lambda: deferred.expand(self, comp, irmod))
+        mod = self.run_phase(rec, "expand_deferred", lambda: self.strategy.expand(self, comp, irmod))
         jobs = comp.finish_list
         self.run_phase(rec, "link_runtime", lambda: target.link_runtime(mod, jobs) or mod)
         self.run_phase(rec, "optimize", lambda: target.optimize(mod) or mod)

@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Header, Input, Static, TabbedContent, TabPane
 
 from kdebug import events as E
+from kdebug.driver import strategies
 from kdebug.session.debuggee import Debuggee
 from kdebug.session.model import SessionModel
 from kdebug.tui.breakpoints import BreakpointsScreen
@@ -34,7 +35,7 @@ from kdebug.tui.launches import LaunchesPanel
 from kdebug.tui.messages import DebuggeeWake, JobChosen
 from kdebug.tui.output import OutputPanel
 
-STRATEGIES = ("worklist", "toplevel", "recursive")
+STRATEGIES = strategies.names()
 
 
 class KdebugApp(App):

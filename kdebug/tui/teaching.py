@@ -4,6 +4,8 @@ Plain data, no Textual: the headless printer or a dump could show them too.
 """
 from __future__ import annotations
 
+from kdebug.driver import strategies
+
 PHASES: dict[str, str] = {
     "parse": "The kernel's Python source is read and parsed into a syntax tree. Nothing has a type yet; "
              "this is what the job compiles.",
@@ -40,22 +42,8 @@ FINISH_PASSES: dict[str, str] = {
 FINISH_INTRO = ("Finish passes run exactly once on every job's entry, after optimisation; a job missing here "
                 "is a finish-coverage miss.")
 
-STRATEGIES: dict[str, str] = {
-    "worklist": "worklist (the correct design): one job table shared by the whole toplevel compilation and a "
-                "worklist over it. Each job key is compiled once; a request for a job already in progress or "
-                "done resolves to a reference to its entry (reported as a re-entrant request when it closes a "
-                "cycle); nested jobs may expand their own markers through the same table, so a consumer that "
-                "needs resolved IR sees it; and the finish passes run exactly once on every job's entry at the "
-                "end of the toplevel compilation.",
-    "toplevel": "toplevel (historical): only the toplevel job expands deferred-codegen markers. Markers inside "
-                "nested jobs are linked in unexpanded and resolved in later rounds, so a nested consumer that "
-                "must see resolved IR (an AD transform) finds an opaque marker instead, and jobs discovered late "
-                "can miss the finish passes.",
-    "recursive": "recursive (the naive fix): every nested job expands its own markers with a fresh job table. "
-                 "Nested IR is resolved, but the toplevel's list of jobs is incomplete, so finish passes silently "
-                 "skip nested jobs, and a cycle (a kernel that launches itself, a -> b -> c -> a) recurses "
-                 "forever. kdebug stops it at the first re-entry and shows the cycle path instead of hanging.",
-}
+# the Strategy tab's paragraphs, from the strategy objects themselves
+STRATEGIES: dict[str, str] = {name: s.description for name, s in strategies.REGISTRY.items()}
 
 BREAKPOINTS: dict[str, str] = {
     "deferred": "a deferred job is requested (device-side launch, function pointer)",

@@ -1,0 +1,174 @@
+"""Each deferred-codegen strategy against a stub target: the driver alone, nothing runs.
+
+The stub target lowers a device-side launch to a call of ``stub.launch(marker)`` and
+records which job entries its finish pass saw; emit and load do nothing.
+"""
+from __future__ import annotations
+
+import pytest
+from llvmlite import ir
+
+from kdebug import cuda
+from kdebug import events as E
+from kdebug.driver import strategies
+from kdebug.driver.driver import Driver
+from kdebug.errors import CompileError, ReentrantLoopError
+from kdebug.lang import types as T
+from kdebug.targets.base import Target
+
+I64_1D = T.Array(T.int64, 1)
+
+
+class StubTarget(Target):
+    name = "stub"
+
+    def __init__(self) -> None:
+        self.finished: list[int] = []
+
+    def device_launch(self, lw, node, marker, grid, block, args, argtypes) -> None:
+        fn = lw.module.globals.get("stub.launch")
+        if fn is None:
+            fn = ir.Function(lw.module, ir.FunctionType(ir.VoidType(), [marker.type]), name="stub.launch")
+        lw.builder.call(fn, [marker])
+
+    def finish_ir(self, mod, job) -> list[str]:
+        self.finished.append(job.id)
+        return []
+
+    def emit(self, mod, jobs):
+        return {"asm": str(mod)}
+
+    def load(self, artifact, jobs):
+        return {}
+
+
+@cuda.jit
+def leaf(out):
+    out[0] += 1
+
+
+@cuda.jit
+def left(out):
+    leaf[1, 1](out)
+
+
+@cuda.jit
+def right(out):
+    leaf[1, 1](out)
+
+
+@cuda.jit
+def diamond(out):
+    left[1, 1](out)
+    right[1, 1](out)
+
+
+@cuda.jit
+def chain_a(out, n):
+    if n < 3:
+        chain_b[1, 1](out, n + 1)
+
+
+@cuda.jit
+def chain_b(out, n):
+    chain_c[1, 1](out, n)
+
+
+@cuda.jit
+def chain_c(out, n):
+    chain_a[1, 1](out, n)
+
+
+@cuda.jit
+def nest_top(out):
+    nest_mid[1, 1](out)
+
+
+@cuda.jit
+def nest_mid(out):
+    leaf[1, 1](out)
+
+
+def compile_with(strategy: str, kernel, argtypes):
+    target = StubTarget()
+    bus = E.EventBus()
+    events: list = []
+    bus.subscribe(events.append)
+    driver = Driver(bus, target, strategy)
+    error = None
+    try:
+        driver.compile_kernel(kernel, argtypes)
+    except (CompileError, ReentrantLoopError) as exc:
+        error = exc
+    return driver, target, events, error
+
+
+def names(driver, ids):
+    return [driver.records[i].name for i in ids]
+
+
+def of_kind(events, kind):
+    return [e for e in events if e.kind == kind]
+
+
+def test_registry_holds_the_three_strategies_by_name():
+    assert strategies.names() == ("worklist", "toplevel", "recursive")
+    for name in strategies.names():
+        s = strategies.get(name)
+        assert s.name == name and str(s) == name and s.summary and s.description
+    assert strategies.get(strategies.REGISTRY["toplevel"]) is strategies.REGISTRY["toplevel"]
+    with pytest.raises(ValueError, match="worklist"):
+        strategies.get("eager")
+
+
+@pytest.mark.parametrize("strategy", ["worklist", "toplevel"])
+def test_shared_table_compiles_a_diamond_once_and_finishes_every_job(strategy):
+    driver, target, events, error = compile_with(strategy, diamond, (I64_1D,))
+    assert error is None
+    started = [driver.records[e.job].name for e in of_kind(events, "job_started")]
+    assert sorted(started) == ["diamond", "leaf", "left", "right"]
+    assert sorted(names(driver, target.finished)) == ["diamond", "leaf", "left", "right"]
+    assert not of_kind(events, "reentrant")
+
+
+def test_worklist_nested_job_resolves_its_own_marker():
+    driver, _, events, error = compile_with("worklist", nest_top, (I64_1D,))
+    assert error is None
+    resolved = [(driver.records[e.job].name, driver.records[e.target_job].name, e.round)
+                for e in of_kind(events, "deferred_resolved")]
+    assert resolved == [("nest_top", "nest_mid", 0), ("nest_mid", "leaf", 0)]
+
+
+def test_toplevel_expands_nested_markers_in_later_rounds():
+    driver, _, events, error = compile_with("toplevel", nest_top, (I64_1D,))
+    assert error is None
+    resolved = [(driver.records[e.job].name, driver.records[e.target_job].name, e.round)
+                for e in of_kind(events, "deferred_resolved")]
+    assert resolved == [("nest_top", "nest_mid", 1), ("nest_top", "leaf", 2)]
+
+
+@pytest.mark.parametrize("strategy", ["worklist", "toplevel"])
+def test_shared_table_resolves_a_cycle_to_a_reference(strategy):
+    driver, target, events, error = compile_with(strategy, chain_a, (I64_1D, T.int64))
+    assert error is None
+    (ev,) = of_kind(events, "reentrant")
+    assert ev.cycle_names == ["chain_a", "chain_b", "chain_c", "chain_a"] and ev.resolution == "reference"
+    assert len(of_kind(events, "job_started")) == 3
+
+
+def test_recursive_stops_a_cycle_at_the_first_reentry():
+    driver, _, events, error = compile_with("recursive", chain_a, (I64_1D, T.int64))
+    assert isinstance(error, ReentrantLoopError)
+    assert "chain_a \u2192 chain_b \u2192 chain_c \u2192 chain_a" in str(error)
+    (ev,) = of_kind(events, "reentrant")
+    assert ev.resolution == "stopped"
+
+
+def test_recursive_duplicates_shared_jobs_and_misses_finish_on_grandchildren():
+    driver, target, events, error = compile_with("recursive", diamond, (I64_1D,))
+    assert isinstance(error, CompileError) and "missed the finish passes" in str(error)
+    started = [driver.records[e.job].name for e in of_kind(events, "job_started")]
+    assert started.count("leaf") == 2
+    dup = [d for d in of_kind(events, "diagnostic") if d.category == "duplicate"]
+    assert len(dup) == 1
+    assert sorted(names(driver, target.finished)) == ["diamond", "left", "right"]  # the leaves never finished
