@@ -266,11 +266,11 @@ def test_backref_and_cycle_path_in_a_synthetic_trace(tmp_path):
             assert labels[2].strip().startswith("\u26a0")  # the job that raised it is marked
             await pilot.press("down", "down", "down")
             assert "cycle a \u2192 b \u2192 c \u2192 a" in str(app.query_one("#banner").render())
-            assert app.tree.cycle == {1, 2, 3}  # the path is highlighted in the tree
+            assert app.model.cycle == {1, 2, 3}  # the path is highlighted in the tree
             names = [app.tree.job_nodes[j].label for j in (1, 2, 3)]
             assert all(any("reverse" in str(span.style) for span in label.spans) for label in names)
             await pilot.press("up")
-            assert app.tree.cycle == set()
+            assert app.model.cycle == set()
             assert any("re-entrant request #3" in line for line in view_lines(app, "diagnostics"))
     run(go())
 
@@ -525,7 +525,7 @@ def test_a_thousand_job_trace_opens_with_every_node(tmp_path):
             assert view_lines(app, "view-finish")[0].startswith("--- before_finish")
             await pilot.press("a")  # the next job with an alert: the first re-entrant request after #101
             job = app.model.jobs[app.detail.job_id]
-            assert job.backrefs and app.tree.alerts[job.id] == "warning"
+            assert job.backrefs and app.model.job_alert[job.id] == "warning"
     run(go())
 
 

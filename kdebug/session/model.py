@@ -22,7 +22,7 @@ class JobView:
     target: str = "cpu"
     state: str = "queued"  # queued, compiling, done, cached, failed
     phase: str | None = None  # the phase running now
-    compile_time: float = 0.0
+    compile_time: float = 0.0  # the driver leaves out the time held at breakpoints
     phase_times: dict[str, float] = field(default_factory=dict)
     snapshots: dict[str, int] = field(default_factory=dict)  # phase -> snapshot id
     cache_hits: int = 0
@@ -32,6 +32,9 @@ class JobView:
     source_line: int | None = None
     children: list[int] = field(default_factory=list)
     backrefs: list[int] = field(default_factory=list)  # ids of Reentrant events raised by this job
+    shared: list[int] = field(default_factory=list)  # jobs it requested that hang under another requester
+    resolved_round: int = 0  # the toplevel strategy's round that resolved the request for this job
+    duplicate_of: int | None = None  # the first job compiled with the same key (duplicate codegen)
     events: list[int] = field(default_factory=list)  # indices into Session.events
 
     @property
@@ -48,18 +51,44 @@ class LaunchView:
     block: list[int]
     backend: str
     parent_launch: int | None = None
-    duration: float | None = None
+    duration: float | None = None  # without the time held at breakpoints (device-side launches inside it)
+    held_time: float = 0.0
     error: str | None = None
+    ended_by: str | None = None  # the session's end status when it ended with the launch running
 
     @property
     def state(self) -> str:
         if self.duration is None:
-            return "running"
+            return self.ended_by or "running"
         return "failed" if self.error else "ok"
 
 
+@dataclass
+class Alert:
+    """One thing the user should look at: a re-entrant request, an error or warning, a crash."""
+
+    severity: str  # error, warning, note
+    title: str  # one line
+    job: int | None = None
+    detail: list[str] = field(default_factory=list)  # further lines (the full message, source and caret)
+    event: int = 0  # index into SessionModel.events of the event that raised it
+
+
+ARROW = " \u2192 "
+
+
+def _overlap(start: float, end: float, spans: list[tuple[float, float]]) -> float:
+    return sum(max(0.0, min(end, b) - max(start, a)) for a, b in spans)
+
+
 class SessionModel:
-    """Fold events into a model. ``apply`` is cheap and incremental (the TUI calls it live)."""
+    """Fold events into a model. ``apply`` is cheap and incremental (the TUI calls it live).
+
+    Besides what the events say, the model keeps what the views derive from them, so
+    that every face shows the same and a widget only renders: the alerts (one per thing
+    to look at), each job's alert mark, the job the debuggee is paused at, the jobs of
+    the selected cycle, and launch times without the time held at breakpoints.
+    """
 
     def __init__(self) -> None:
         self.events: list[E.Event] = []
@@ -73,6 +102,12 @@ class SessionModel:
         self.ended: E.SessionEnded | None = None
         self.paused: E.Paused | None = None  # set while the debuggee waits at a breakpoint
         self.compilations: dict[str, int] = {}  # key -> number of job_started events
+        self.alerts: list[Alert] = []
+        self.job_alert: dict[int, str] = {}  # job -> its worst alert: "error" or "warning"
+        self.held: list[tuple[float, float]] = []  # (paused at, resumed at) in event time
+        self.cycle: set[int] = set()  # jobs on the cycle of the selected re-entrant request
+        self.first_of_key: dict[str, int] = {}
+        self.changed: set[int] = set()  # jobs whose derived state changed since take_changed()
 
     def apply(self, ev: E.Event) -> None:
         index = len(self.events)
@@ -89,18 +124,61 @@ class SessionModel:
             self.apply(ev)
         return self
 
+    # ---- derived view state ------------------------------------------------------------
+    @property
+    def paused_job(self) -> int | None:
+        return self.paused.job if self.paused is not None else None
+
+    def select_cycle(self, backref: int | None) -> set[int]:
+        """Highlight the jobs of re-entrant request ``backref`` (None clears); the jobs whose mark changed."""
+        cycle = set(self.reentrant[backref].cycle) if backref is not None and backref < len(self.reentrant) else set()
+        changed, self.cycle = self.cycle ^ cycle, cycle
+        return changed
+
+    def take_changed(self) -> set[int]:
+        """Jobs whose alert or paused mark changed since the last call (for a view that redraws them)."""
+        changed, self.changed = self.changed, set()
+        return changed
+
+    def _raise(self, alert: Alert) -> None:
+        self.alerts.append(alert)
+        if alert.job is None:
+            return
+        if alert.severity == "error" or (alert.severity == "warning" and alert.job not in self.job_alert):
+            if self.job_alert.get(alert.job) != "error":
+                self.job_alert[alert.job] = alert.severity
+                self.changed.add(alert.job)
+
+    def _held_during(self, start: float, end: float) -> float:
+        spans = self.held + ([(self.paused.t, end)] if self.paused is not None else [])
+        return _overlap(start, end, spans)
+
     # ---- handlers --------------------------------------------------------------------
     def _on_session_started(self, ev: E.SessionStarted) -> None:
         self.started = ev
 
     def _on_session_ended(self, ev: E.SessionEnded) -> None:
-        self.ended, self.paused = ev, None
+        self._set_paused(None, ev.t)
+        self.ended = ev
+        for launch in self.launches.values():
+            if launch.duration is None:
+                launch.ended_by = "killed" if ev.status == "killed" else "interrupted"
+        if ev.status in ("crashed", "killed"):
+            lines = (ev.error or "").splitlines()
+            self._raise(Alert("error", f"session {ev.status}: {lines[0] if lines else ''}", None, lines[1:],
+                              len(self.events) - 1))
+
+    def _set_paused(self, paused: E.Paused | None, t: float) -> None:
+        if self.paused is not None:
+            self.held.append((self.paused.t, t))
+        self.changed |= {p.job for p in (self.paused, paused) if p is not None and p.job is not None}
+        self.paused = paused
 
     def _on_paused(self, ev: E.Paused) -> None:
-        self.paused = ev
+        self._set_paused(ev, ev.t)
 
     def _on_resumed(self, ev: E.Resumed) -> None:
-        self.paused = None
+        self._set_paused(None, ev.t)
 
     def _on_job_requested(self, ev: E.JobRequested) -> None:
         view = JobView(ev.job, ev.name, ev.key, ev.parent, ev.reason, list(ev.argtypes), ev.job_kind, ev.target,
@@ -110,6 +188,9 @@ class SessionModel:
             self.jobs[ev.parent].children.append(ev.job)
         else:
             self.roots.append(ev.job)
+        first = self.first_of_key.setdefault(ev.key, ev.job)
+        if first != ev.job:
+            view.duplicate_of = first
 
     def _on_job_started(self, ev) -> None:
         self.jobs[ev.job].state = "compiling"
@@ -134,6 +215,8 @@ class SessionModel:
     def _on_phase_finished(self, ev: E.PhaseFinished) -> None:
         job = self.jobs[ev.job]
         job.phase_times[ev.phase] = ev.duration
+        if job.phase == ev.phase:
+            job.phase = None  # between phases (a nested job waits for its toplevel's optimize and finish)
         if ev.snapshot is not None:
             job.snapshots[ev.phase] = ev.snapshot
 
@@ -143,14 +226,44 @@ class SessionModel:
         if job is not None:
             job.snapshots[ev.phase] = ev.id
 
+    def _on_deferred_resolved(self, ev: E.DeferredResolved) -> None:
+        target, requester = self.jobs.get(ev.target_job), self.jobs.get(ev.job)
+        if target is None or requester is None:
+            return
+        if ev.round:  # the toplevel strategy resolves nested jobs' markers: not an edge of the request graph
+            target.resolved_round = ev.round
+            return
+        cycle_closing = any(self.reentrant[i].target_job == ev.target_job for i in requester.backrefs)
+        if target.parent != ev.job and not cycle_closing and ev.target_job not in requester.shared:
+            requester.shared.append(ev.target_job)  # a diamond: the second requester of a job
+
     def _on_reentrant(self, ev: E.Reentrant) -> None:
         self.reentrant.append(ev)
         job = self.jobs.get(ev.job)
         if job is not None:
             job.backrefs.append(len(self.reentrant) - 1)
+        sev = "error" if ev.resolution == "stopped" else "warning"
+        title = f"re-entrant request #{ev.job} \u2192 #{ev.target_job}: {ARROW.join(ev.cycle_names)} ({ev.resolution})"
+        self._raise(Alert(sev, title, ev.job, [], len(self.events) - 1))
 
     def _on_diagnostic(self, ev: E.Diagnostic) -> None:
         self.diagnostics.append(ev)
+        lines = (ev.text or ev.message or "").splitlines()
+        last = self.alerts[-1] if self.alerts else None
+        if ev.category == "reentrant" and last is not None and last.title.startswith("re-entrant") \
+                and last.job == ev.job and not last.detail:
+            # the driver's diagnostic for a re-entrant request it has just reported: the same alert
+            last.detail = [ln for ln in lines if ln.strip()][1:] + self._where(ev)
+            return
+        where = f" [job #{ev.job}]" if ev.job is not None else ""
+        first = ev.message.splitlines()[0] if ev.message else (lines[0] if lines else "")
+        detail = lines[1:] if lines and lines[0].strip() in first else lines
+        self._raise(Alert(ev.severity, f"{ev.category}{where}: {first}", ev.job, detail, len(self.events) - 1))
+
+    @staticmethod
+    def _where(ev: E.Diagnostic) -> list[str]:
+        loc = ev.location or {}
+        return [f"at {loc['file']}:{loc.get('line')}:{loc.get('col')}"] if loc.get("file") else []
 
     def _on_launch_started(self, ev: E.LaunchStarted) -> None:
         self.launches[ev.launch] = LaunchView(ev.launch, ev.name, ev.job, list(ev.grid), list(ev.block), ev.backend,
@@ -159,7 +272,8 @@ class SessionModel:
     def _on_launch_finished(self, ev: E.LaunchFinished) -> None:
         view = self.launches.get(ev.launch)
         if view is not None:
-            view.duration, view.error = ev.duration, ev.error
+            view.held_time = self._held_during(ev.t - ev.duration, ev.t)
+            view.duration, view.error = max(ev.duration - view.held_time, 0.0), ev.error
 
     # ---- queries -----------------------------------------------------------------------
     def snapshot_text(self, job_id: int, phase: str) -> str | None:
@@ -174,6 +288,30 @@ class SessionModel:
                 yield from visit(c, depth + 1)
         for r in self.roots:
             yield from visit(r, 0)
+
+    def root_of(self, job_id: int) -> JobView:
+        job, seen = self.jobs[job_id], set()
+        while job.parent is not None and job.parent in self.jobs and job.id not in seen:
+            seen.add(job.id)
+            job = self.jobs[job.parent]
+        return job
+
+    def launch_depth(self, launch_id: int) -> int:
+        depth, seen, ln = 0, set(), self.launches.get(launch_id)
+        while ln is not None and ln.parent_launch is not None and ln.id not in seen:
+            seen.add(ln.id)
+            depth, ln = depth + 1, self.launches.get(ln.parent_launch)
+        return depth
+
+    def job_state(self, job_id: int) -> tuple[str, str | None]:
+        """(state, phase) as a view shows them: a nested job between its own phases is compiling in its toplevel."""
+        job = self.jobs[job_id]
+        state = "cached" if job.state == "done" and job.cache_hits and not job.compile_time else job.state
+        if state == "compiling" and job.phase is None and job.parent is not None:
+            root = self.root_of(job_id)
+            if root.phase is not None:
+                return state, f"{root.phase} (in #{root.id})"
+        return state, job.phase
 
     @property
     def errors(self) -> list[E.Diagnostic]:

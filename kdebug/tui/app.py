@@ -12,7 +12,6 @@ import gc
 import json
 import os
 import time
-from typing import Iterable
 
 from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
@@ -25,14 +24,14 @@ from textual.widgets import Header, Input, Static, TabbedContent, TabPane
 from kdebug import events as E
 from kdebug.driver import strategies
 from kdebug.session.debuggee import Debuggee
-from kdebug.session.model import SessionModel
+from kdebug.session.model import Alert, SessionModel
 from kdebug.tui.breakpoints import BreakpointsScreen
 from kdebug.tui.detail import TABS, DetailPane
-from kdebug.tui.diagnostics import DiagnosticsPanel, alert_of
+from kdebug.tui.diagnostics import DiagnosticsPanel
 from kdebug.tui.job_tree import JobTree
 from kdebug.tui.key_help import KeyHelp
 from kdebug.tui.launches import LaunchesPanel
-from kdebug.tui.messages import DebuggeeWake, JobChosen
+from kdebug.tui.messages import DebuggeeWake, GoToJob, JobChosen
 from kdebug.tui.output import OutputPanel
 
 STRATEGIES = strategies.names()
@@ -81,6 +80,7 @@ class KdebugApp(App):
         self._wake_pending = False
         self._trace_writer = None
         self._started_at = time.monotonic()
+        self._alerts_seen = 0  # alerts already announced
 
     # ---- layout --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -182,13 +182,15 @@ class KdebugApp(App):
         tree = self.tree
         tree.add_events(events)
         self._main("#launches", LaunchesPanel).add_events(events)
-        self._main("#diagnostics", DiagnosticsPanel).add_events(events)
+        self._main("#diagnostics", DiagnosticsPanel).refresh_alerts()
         touched = {ev.job for ev in events if isinstance(getattr(ev, "job", None), int)}
         if self.detail.job_id is None and self.model.roots:
             tree.select_job(self.model.roots[0])
         self.detail.jobs_changed(touched)
+        new_alerts = self.model.alerts[self._alerts_seen:]
+        self._alerts_seen = len(self.model.alerts)
         if live:
-            self._alert(events)
+            self._alert(new_alerts)
             for ev in events:
                 if isinstance(ev, E.SessionStarted):
                     self._update_header()
@@ -204,15 +206,14 @@ class KdebugApp(App):
                         self._main("#bottom", TabbedContent).active = "tab-diagnostics"
         self._update_status()
 
-    def _alert(self, events: Iterable[E.Event]) -> None:
+    def _alert(self, alerts: list[Alert]) -> None:
         """Alerts pop up the moment they arrive; a burst becomes one notification."""
-        alerts = [a for a in map(alert_of, events) if a is not None]
         if not alerts:
             return
-        severity = "error" if any(a[0] == "error" for a in alerts) else "warning"
-        title = "re-entrant request" if any(a[1].startswith("re-entrant") for a in alerts) else severity
+        severity = "error" if any(a.severity == "error" for a in alerts) else "warning"
+        title = "re-entrant request" if any(a.title.startswith("re-entrant") for a in alerts) else severity
         more = f"\n(+{len(alerts) - 1} more in Diagnostics)" if len(alerts) > 1 else ""
-        self.notify(alerts[0][1] + more, title=title, severity=severity, timeout=5)
+        self.notify(alerts[0].title + more, title=title, severity=severity, timeout=5)
 
     def _summarise_replay(self) -> None:
         n = self._main("#diagnostics", DiagnosticsPanel).count
@@ -264,11 +265,16 @@ class KdebugApp(App):
 
     # ---- messages from widgets ---------------------------------------------------------------
     def on_job_chosen(self, message: JobChosen) -> None:
+        # The tree's cursor is the one truth: a selection it has already left is stale (keys
+        # queued faster than they are handled), and a selection never moves the cursor, so two
+        # queued selections cannot keep re-posting each other.
+        if message.node is not None and message.node is not self.tree.cursor_node:
+            return
         self.detail.show(message.job_id, message.backref)
-        backref = self.model.reentrant[message.backref] if message.backref is not None else None
-        self.tree.show_cycle(set(backref.cycle) if backref is not None else set())
-        if self.tree.selected() not in (("job", message.job_id), ("backref", message.backref)):
-            self.tree.select_job(message.job_id)
+        self.tree.show_cycle(message.backref)
+
+    def on_go_to_job(self, message: GoToJob) -> None:
+        self.tree.select_job(message.job_id)
 
     # ---- actions: stepping -----------------------------------------------------------------------
     def _live(self) -> Debuggee | None:
@@ -335,6 +341,7 @@ class KdebugApp(App):
         if ptx is not None:
             self.opts = self.opts.replace(target="ptx" if ptx else "cpu")
         self.model = SessionModel()
+        self._alerts_seen = 0
         self._inbox.clear()
         self.tree.reset(self.model)
         self.detail.reset(self.model)
@@ -373,7 +380,7 @@ class KdebugApp(App):
     def action_next_alert(self) -> None:
         """The next job, in tree order, that raised an alert (a re-entrant request, an error)."""
         order = self._job_order()
-        alerts = self.tree.alerts
+        alerts = self.model.job_alert
         cur = self.detail.job_id
         start = order.index(cur) + 1 if cur in order else 0
         for jid in order[start:] + order[:start]:

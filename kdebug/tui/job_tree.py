@@ -18,21 +18,26 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.1f} ms" if seconds else ""
 
 
-def job_label(job: JobView, alert: str | None = None, paused: bool = False, on_cycle: bool = False) -> Text:
+def job_label(job: JobView, model: SessionModel) -> Text:
     """``✓ name #id  reason  state  time  (argument types)``: what matters first, the long part last."""
-    state = "cached" if job.state == "done" and job.cache_hits and not job.compile_time else job.state
+    state, phase = model.job_state(job.id)
+    alert = model.job_alert.get(job.id)
     style = STATE_STYLE.get(state, "")
     text = Text(no_wrap=True)
-    if paused:
+    if job.id == model.paused_job:
         text.append("\u23f8 ", "bold reverse yellow")
     if alert and not (alert == "error" and state == "failed"):
         text.append("\u26a0 " if alert == "warning" else "\u2716 ", "bold yellow" if alert == "warning" else "bold red")
     text.append(STATE_MARK.get(state, "") + " ", style)
-    text.append(job.name, "bold reverse magenta" if on_cycle else "bold")
+    text.append(job.name, "bold reverse magenta" if job.id in model.cycle else "bold")
     text.append(f" #{job.id}", "dim")
     if job.reason != "host":
         text.append(f"  {job.reason}", "magenta")
-    text.append(f"  {state}" + (f": {job.phase}" if state == "compiling" and job.phase else ""), style)
+    if job.resolved_round:
+        text.append(f"  round {job.resolved_round}", "cyan")
+    text.append(f"  {state}" + (f": {phase}" if state == "compiling" and phase else ""), style)
+    if job.duplicate_of is not None:
+        text.append(f"  duplicate of #{job.duplicate_of}", "bold yellow")
     if job.cache_hits:
         text.append(f" +{job.cache_hits} cached", "cyan")
     if job.compile_time:
@@ -42,11 +47,20 @@ def job_label(job: JobView, alert: str | None = None, paused: bool = False, on_c
 
 
 def backref_label(ev: E.Reentrant) -> Text:
+    """The resolution first: on a narrow pane the cycle path may be cut, never what happened to it."""
     text = Text(no_wrap=True)
     text.append(f"\u21bb #{ev.target_job} ", "bold reverse magenta")
+    text.append(f" {ev.resolution} ", "bold red" if ev.resolution == "stopped" else "magenta")
     names = ev.cycle_names or [str(j) for j in ev.cycle]
     text.append(" " + ARROW.join(names), "bold magenta")
-    text.append(f"  {ev.resolution}", "red" if ev.resolution == "stopped" else "magenta")
+    return text
+
+
+def shared_label(job: JobView) -> Text:
+    """A second requester's edge to a job listed under its first requester (a diamond)."""
+    text = Text(no_wrap=True)
+    text.append(f"\u2192 #{job.id} {job.name}", "cyan")
+    text.append("  shared: compiled once, under its first requester", "dim")
     return text
 
 
@@ -59,48 +73,36 @@ class JobTree(Tree):
         self.show_root = False
         self.guide_depth = 3
         self.job_nodes: dict[int, TreeNode] = {}
-        self.alerts: dict[int, str] = {}  # job -> "warning" / "error"
-        self.paused_job: int | None = None  # the job the debuggee is stopped at
-        self.cycle: set[int] = set()  # jobs on the cycle of the selected ↻
+        self.shared_nodes: set[tuple[int, int]] = set()  # (requester, job) edges shown as → leaves
 
     def on_mount(self) -> None:
         self.border_title = "Jobs"
 
     def reset(self, model: SessionModel) -> None:
-        self.model, self.paused_job, self.cycle = model, None, set()
+        self.model = model
         self.clear()
         self.job_nodes.clear()
-        self.alerts.clear()
+        self.shared_nodes.clear()
 
     def add_events(self, events: list[E.Event]) -> None:
         """Grow the tree by a batch of events (already applied to the model).
 
         New nodes are created after the batch is scanned, with their final labels, so
-        replaying a whole trace labels each node once.
+        replaying a whole trace labels each node once. Marks (alerts, paused, cycle)
+        come from the model: the tree only redraws the jobs whose marks changed.
         """
         model = self.model
-        adds: list[tuple[str, object]] = []  # ("job", id) or ("backref", Reentrant), in event order
-        dirty: set[int] = set()
+        adds: list[tuple[str, object]] = []  # ("job", id), ("backref", Reentrant), ("shared", (from, to))
+        dirty: set[int] = model.take_changed()
         for ev in events:
             job = getattr(ev, "job", None)
             if isinstance(ev, E.JobRequested):
                 adds.append(("job", ev.job))
             elif isinstance(ev, E.Reentrant):
                 adds.append(("backref", ev))
-                self.alerts.setdefault(ev.job, "warning")
-                dirty.add(ev.job)
-            elif isinstance(ev, E.Diagnostic) and isinstance(job, int):
-                if ev.severity == "error":
-                    self.alerts[job] = "error"
-                elif ev.severity == "warning":
-                    self.alerts.setdefault(job, "warning")
-                dirty.add(job)
-            elif isinstance(ev, (E.Paused, E.Resumed, E.SessionEnded)):
-                if self.paused_job is not None:
-                    dirty.add(self.paused_job)
-                self.paused_job = ev.job if isinstance(ev, E.Paused) else None
-                if self.paused_job is not None:
-                    dirty.add(self.paused_job)
+            elif isinstance(ev, E.DeferredResolved) and ev.job in model.jobs \
+                    and ev.target_job in model.jobs[ev.job].shared:
+                adds.append(("shared", (ev.job, ev.target_job)))
             elif isinstance(job, int) and not isinstance(ev, (E.Snapshot, E.PhaseFinished)):
                 dirty.add(job)
         backref_index = {id(ev): i for i, ev in enumerate(model.reentrant)} if any(
@@ -114,27 +116,36 @@ class JobTree(Tree):
                 dirty.discard(what)
                 if parent is not None and not parent.allow_expand:
                     parent.allow_expand = True
-            else:
+            elif kind == "backref":
                 node = self.job_nodes.get(what.job)
                 if node is not None:
                     node.add_leaf(backref_label(what), data=("backref", backref_index[id(what)]))
                     node.allow_expand = True
+            elif what not in self.shared_nodes and what[0] in self.job_nodes:
+                self.shared_nodes.add(what)
+                node = self.job_nodes[what[0]]
+                node.add_leaf(shared_label(model.jobs[what[1]]), data=("job", what[1]))
+                node.allow_expand = True
+        # a toplevel's phase shows in its waiting nested jobs' labels (compiling: finish (in #1))
+        dirty |= {c for r in dirty if r in model.roots for c in self._waiting_under(r)}
         for jid in dirty:
             node, view = self.job_nodes.get(jid), model.jobs.get(jid)
             if node is not None and view is not None:
                 node.set_label(self._label(jid))
 
-    def _label(self, job_id: int) -> Text:
-        return job_label(self.model.jobs[job_id], self.alerts.get(job_id), job_id == self.paused_job,
-                         job_id in self.cycle)
+    def _waiting_under(self, jid: int):
+        for c in self.model.jobs[jid].children:
+            child = self.model.jobs[c]
+            if child.state == "compiling" and child.phase is None:
+                yield c
+            yield from self._waiting_under(c)
 
-    def show_cycle(self, job_ids: set[int]) -> None:
-        """Highlight the jobs of the cycle a selected ↻ closes (an empty set clears it)."""
-        if job_ids == self.cycle:
-            return
-        changed = self.cycle ^ job_ids
-        self.cycle = set(job_ids)
-        for jid in changed:
+    def _label(self, job_id: int) -> Text:
+        return job_label(self.model.jobs[job_id], self.model)
+
+    def show_cycle(self, backref: int | None) -> None:
+        """Highlight the jobs of the cycle a selected ↻ closes (None clears it): the model says which."""
+        for jid in self.model.select_cycle(backref):
             node = self.job_nodes.get(jid)
             if node is not None and jid in self.model.jobs:
                 node.set_label(self._label(jid))
@@ -162,9 +173,9 @@ class JobTree(Tree):
             return
         kind, value = message.node.data
         if kind == "job":
-            self.post_message(JobChosen(value))
+            self.post_message(JobChosen(value, node=message.node))
         else:
-            self.post_message(JobChosen(self.model.reentrant[value].job, backref=value))
+            self.post_message(JobChosen(self.model.reentrant[value].job, backref=value, node=message.node))
 
     def on_tree_node_selected(self, message: Tree.NodeSelected) -> None:
         message.stop()

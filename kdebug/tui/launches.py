@@ -6,7 +6,7 @@ from textual.widgets import DataTable
 
 from kdebug import events as E
 from kdebug.session.model import LaunchView, SessionModel
-from kdebug.tui.messages import JobChosen
+from kdebug.tui.messages import GoToJob
 
 COLUMNS = ("#", "kernel", "job", "grid", "block", "backend", "time", "status")
 
@@ -55,4 +55,4 @@ class LaunchesPanel(DataTable):
         message.stop()
         ln = self.model.launches.get(int(message.row_key.value))
         if ln is not None and ln.job is not None:
-            self.post_message(JobChosen(ln.job))
+            self.post_message(GoToJob(ln.job))

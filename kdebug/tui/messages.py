@@ -5,12 +5,25 @@ from textual.message import Message
 
 
 class JobChosen(Message):
-    """The user moved to a job (``backref``: the index of a re-entrant request in the model, when on one)."""
+    """The tree's cursor moved to a job (``backref``: the index of a re-entrant request in the model, when on one).
 
-    def __init__(self, job_id: int, backref: int | None = None) -> None:
+    ``node`` is the tree node it moved to: by the time the app reads the message the cursor
+    may have moved on (key repeat), and then the message is stale and dropped.
+    """
+
+    def __init__(self, job_id: int, backref: int | None = None, node=None) -> None:
         super().__init__()
         self.job_id = job_id
         self.backref = backref
+        self.node = node
+
+
+class GoToJob(Message):
+    """A view other than the tree asks to show a job (a launch row): the app moves the tree's cursor there."""
+
+    def __init__(self, job_id: int) -> None:
+        super().__init__()
+        self.job_id = job_id
 
 
 class DebuggeeWake(Message):
