@@ -113,7 +113,7 @@ def child_kdebug(sample: str, repeat: int, out_path: str) -> None:
         t0 = time.perf_counter()
         import numpy  # noqa: F401 - part of what a kdebug user imports
         import kdebug.cuda  # noqa: F401
-        import kdebug.driver.active as A
+        import kdebug.session.live as A
         import kdebug.frontend.typeinfer  # noqa: F401
         import kdebug.targets.cpu  # noqa: F401
         result["import_s"] = time.perf_counter() - t0
@@ -308,7 +308,7 @@ def run_child(python: str, args: list[str], timeout: float) -> dict:
 def bench_saxpy(n: int, runs: int) -> dict:
     import numpy as np
 
-    import kdebug.driver.active as A
+    import kdebug.session.live as A
     from kdebug import cuda
 
     ns = runpy.run_path(os.path.join(SAMPLES, "saxpy.py"), run_name="kdebug_bench_saxpy")
@@ -394,7 +394,7 @@ def profile_compile(repeat: int) -> None:
 
     import llvmlite.binding.ffi as ffi
 
-    import kdebug.driver.active as A
+    import kdebug.session.live as A
     from kdebug.lang import types as T
 
     ns = runpy.run_path(os.path.join(SAMPLES, "saxpy.py"), run_name="kdebug_bench_saxpy")

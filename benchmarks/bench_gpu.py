@@ -102,7 +102,7 @@ def kdebug_side(quick: bool) -> dict:
 
     sys.path.insert(0, ROOT)
     from kdebug import cuda
-    from kdebug.driver.active import Session, set_session
+    from kdebug.session.live import Session, set_session
     from kdebug.runtime.gpu import pack_params
     import pycuda.driver as drv
 

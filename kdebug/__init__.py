@@ -1,24 +1,31 @@
 """kdebug: an interactive debugger and visualizer for a GPU kernel compiler driver."""
 from __future__ import annotations
 
+from kdebug.lang import seam
+from kdebug.lang.intrinsics import deferred  # noqa: F401 - kdebug.deferred(fn) in device code
+
 __version__ = "0.1.0"
-
-
-def deferred(fn):
-    """In device code: the address of ``fn`` compiled as its own (deferred) job; call it like ``fn``."""
-    raise RuntimeError("kdebug.deferred() can only be used inside a @cuda.jit kernel or device function")
 
 
 def set_options(memcheck=None, shuffle_threads=False) -> None:
     """Options of the active session, as the command line's: ``memcheck=False`` is ``--no-memcheck``
     (also ``KDEBUG_MEMCHECK=0`` in the environment); ``shuffle_threads=SEED`` is
     ``--shuffle-threads=SEED`` and ``shuffle_threads=None`` turns shuffling off."""
-    from kdebug.driver.active import get_session
-    get_session().set_options(memcheck=memcheck, shuffle_threads=shuffle_threads)
+    seam.current().set_options(memcheck=memcheck, shuffle_threads=shuffle_threads)
+
+
+def _default_session():
+    # NOTE: a lazy import for start-up time: every ``import kdebug.<module>`` runs this file first,
+    # and the compiler (driver, targets, llvmlite) loads only when a script first needs a session.
+    from kdebug.session.live import default_session
+    return default_session()
+
+
+seam.set_default_factory(_default_session)
 
 
 def __getattr__(name):
-    if name == "cuda":
+    if name == "cuda":  # ``kdebug.cuda`` without importing it first, as ``numba.cuda``
         import importlib
         return importlib.import_module("kdebug.cuda")
     raise AttributeError(name)

@@ -184,7 +184,7 @@ import pycuda.driver as drv
 drv.init()
 d = drv.Device(0)
 print(f"pycuda: {d.name()}, compute capability {d.compute_capability()}, {drv.get_version()}")
-from kdebug.driver.active import gpu_available
+from kdebug.session.live import gpu_available
 ok, why = gpu_available()
 assert ok, why
 EOF

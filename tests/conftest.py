@@ -18,7 +18,7 @@ SAMPLES = os.path.join(ROOT, "sample_kernels")
 @pytest.fixture(autouse=True)
 def fresh_session():
     """Each test gets its own debug session (job table, cache, event bus)."""
-    from kdebug.driver.active import set_session
+    from kdebug.session.live import set_session
     set_session(None)
     yield
     set_session(None)

@@ -229,7 +229,7 @@ def test_dump_options_may_come_before_the_script(tmp_path, ok_script):
 
 def test_gpu_backend_fails_clearly_without_a_gpu(ok_script):
     try:
-        from kdebug.driver.active import gpu_available
+        from kdebug.session.live import gpu_available
         ok, _ = gpu_available()
     except Exception:  # noqa: BLE001
         ok = False

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import SAMPLES, run_kdebug
-from kdebug.driver.active import Session, set_session
+from kdebug.session.live import Session, set_session
 from kdebug.errors import KdebugError, KernelRuntimeError
 from kdebug.session.model import SessionModel
 

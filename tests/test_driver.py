@@ -5,7 +5,7 @@ import numpy as np
 
 from kdebug import cuda
 from kdebug.driver import driver as driver_module
-from kdebug.driver.active import Session, set_session
+from kdebug.session.live import Session, set_session
 from kdebug.session.model import SessionModel
 
 

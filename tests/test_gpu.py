@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, SAMPLES, run_kdebug
-from kdebug.driver.active import Session, gpu_available, set_session
+from kdebug.session.live import Session, gpu_available, set_session
 from kdebug.errors import BackendUnavailable, LaunchError
 from kdebug.lang import types as T
 from kdebug.targets import ptx as P

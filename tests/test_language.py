@@ -601,7 +601,7 @@ def _eager(a, n):
 
 
 def test_eager_compilation_with_a_signature():
-    from kdebug.driver.active import get_session
+    from kdebug.session.live import get_session
     # the eager compile happened at import time, in another session; this one compiles on first use
     a = np.zeros(8, dtype=np.float32)
     _eager[1, 8](a, 5)
@@ -614,7 +614,7 @@ def test_eager_compilation_with_a_signature():
 
 
 def test_eager_signature_compiles_at_decoration():
-    from kdebug.driver.active import get_session
+    from kdebug.session.live import get_session
     session = get_session()
     before = len(session.driver.records)
 
@@ -745,7 +745,7 @@ def test_tuple_argument():
 
 
 def test_compiled_kernels_are_cached_per_signature():
-    from kdebug.driver.active import get_session
+    from kdebug.session.live import get_session
     a, b = np.zeros(4), np.zeros(4, dtype=np.int32)
     _add_one[1, 4](a)
     _add_one[1, 4](a)

@@ -558,7 +558,7 @@ def _inputs(draw):
 @settings(max_examples=int(os.environ.get("KDEBUG_PROPERTY_EXAMPLES", 200)), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.data())
 def test_random_kernels_match_plain_python(data):
-    from kdebug.driver.active import Session, set_session
+    from kdebug.session.live import Session, set_session
     # bounds checks on or off: both must leave in-bounds programs unchanged
     session = Session(backend="cpu", memcheck=data.draw(st.booleans(), label="memcheck"))
     session.target.record_host_asm = False  # nobody reads the assembly here; it costs a second codegen

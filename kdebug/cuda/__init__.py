@@ -1,9 +1,13 @@
 """``from kdebug import cuda``: the numba.cuda-compatible kernel API (also ``numba.cuda`` under ``--numba``).
 
 Its submodules are numba.cuda's: ``types``, ``cg``, ``random``, ``typing``, ``testing``. A name kdebug
-does not provide fails with an ImportError/AttributeError that names it (see ``missing_name``)."""
+does not provide fails with an ImportError/AttributeError that names it (see ``missing_name``).
+
+A face, like the command line: it stands above the session (``compile_ptx`` assembles a compile-only
+PTX driver) and reaches the running session through the seam in ``kdebug/lang/seam.py``."""
 from __future__ import annotations
 
+from kdebug.lang import seam
 from kdebug.lang.dispatcher import jit  # noqa: F401
 from kdebug.lang.host import (DeviceNDArray, device_array, device_array_like, mapped_array,  # noqa: F401
                               managed_array, pinned_array, to_device)
@@ -15,6 +19,7 @@ from kdebug.lang.types import (b1, bool_, boolean, float32, float64, int8, int16
                                intp, uint8, uint16, uint32, uint64, uintp, void)
 from kdebug.cuda import cg, types  # noqa: F401
 from kdebug.lang.missing import missing_name
+from kdebug.session import ptx_compile
 
 f4, f8, i4, i8 = float32, float64, int32, int64
 
@@ -44,21 +49,18 @@ def compile_ptx(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=
                 abi="numba", abi_info=None, forceinline=False, launch_bounds=None):
     """numba.cuda.compile_ptx (same parameters): ``(ptx, result type)``, no GPU needed. Only ``device``
     and ``cc`` change the PTX here; the others are accepted for numba's callers."""
-    from kdebug.targets.ptx import compile_ptx as _compile_ptx
-    return _compile_ptx(pyfunc, sig, device=device, cc=cc)
+    return ptx_compile.compile_ptx(pyfunc, sig, device=device, cc=cc)
 
 
 def compile_ptx_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False,
                                    opt=None, abi="numba", abi_info=None, forceinline=False, launch_bounds=None):
     """numba.cuda.compile_ptx_for_current_device: for the GPU's architecture (sm_90 without one)."""
-    from kdebug.targets.ptx import compile_ptx_for_current_device as _compile
-    return _compile(pyfunc, sig, device=device)
+    return ptx_compile.compile_ptx_for_current_device(pyfunc, sig, device=device)
 
 
 def get_current_device():
-    from kdebug.driver.active import get_session
-    runtime = get_session().runtime
-    if getattr(runtime, "name", "") == "gpu":
+    runtime = seam.current().gpu_runtime()
+    if runtime is not None:
         return runtime.current_device()
     from kdebug.lang.device import EMULATED
     return EMULATED

@@ -9,7 +9,9 @@ import unittest
 
 import numpy as np
 
+from kdebug.lang import seam
 from kdebug.lang.missing import missing_name
+from kdebug.targets.ptx import cuda_libdir
 
 ENABLE_CUDASIM = False  # kdebug compiles kernels; it is not numba's simulator
 HAS_NUMBA = True  # numba.jit / njit exist under --numba
@@ -53,10 +55,8 @@ def skip_unless_cc_90(fn):
 
 def cudadevrt_missing() -> bool:
     """Grid syncs need CUDA's device runtime library on a GPU; the CPU backend emulates them."""
-    from kdebug.driver.active import get_session
-    if getattr(get_session().runtime, "name", "") != "gpu":
+    if seam.current().gpu_runtime() is None:
         return False
-    from kdebug.targets.ptx import cuda_libdir
     return cuda_libdir() is None
 
 

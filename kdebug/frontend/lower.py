@@ -668,7 +668,7 @@ class FunctionLowerer:
     def expr_Call(self, node):
         from kdebug.frontend import intrinsics as registry
         from kdebug.lang.dispatcher import Dispatcher
-        from kdebug import deferred as deferred_fn
+        from kdebug.lang.intrinsics import deferred as deferred_fn
 
         func_t = self.type_of(node.func)
         if isinstance(func_t, LaunchTarget):

@@ -429,7 +429,7 @@ class TypeInferer:
         if isinstance(value, (Dispatcher, T.Scalar, I.Intrinsic, I.IntrinsicNamespace, type(math),
                               I._CooperativeGroups, I._GridGroup)) or value in (range, len, abs, min, max, int, float, bool, round):
             return PyValue(value)
-        from kdebug import deferred as deferred_fn
+        from kdebug.lang.intrinsics import deferred as deferred_fn
         if value is deferred_fn:
             return PyValue(value)
         if callable(value) and getattr(math, getattr(value, "__name__", ""), None) is value:
@@ -644,7 +644,7 @@ class TypeInferer:
         fn = func_t.value
         from kdebug.lang.dispatcher import Dispatcher
         from kdebug.frontend import intrinsics as registry
-        from kdebug import deferred as deferred_fn
+        from kdebug.lang.intrinsics import deferred as deferred_fn
 
         if fn is deferred_fn:
             return self.deferred_pointer(node)

@@ -2,43 +2,19 @@
 from __future__ import annotations
 
 import functools
-import itertools
-import sys
 
 import numpy as np
 
-from kdebug.errors import CompileError, LaunchError, SourceLocation
+from kdebug.errors import CompileError, LaunchError
+from kdebug.lang import seam
 from kdebug.lang import types as T
 from kdebug.lang.host import DeviceNDArray
+from kdebug.lang.location import caller_location
 from kdebug.lang.signature import parse_signature
 
 MAX_BLOCK_THREADS = 1024
 MAX_BLOCK_DIMS = (1024, 1024, 64)
 MAX_GRID_DIMS = (2**31 - 1, 65535, 65535)
-
-
-def caller_location(skip_modules=("kdebug.",)) -> SourceLocation | None:
-    """The user's line that called into kdebug (for launch errors)."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        mod = frame.f_globals.get("__name__", "")
-        if not any(mod.startswith(m) for m in skip_modules):
-            return SourceLocation(frame.f_code.co_filename, frame.f_lineno, _column(frame))
-        frame = frame.f_back
-    return None
-
-
-def _column(frame) -> int:
-    """1-based column of the expression a frame is executing (the launch, the decorator...)."""
-    try:
-        line, _, col, _ = next(itertools.islice(frame.f_code.co_positions(), frame.f_lasti // 2, None))
-        if line == frame.f_lineno and col is not None:
-            return col + 1
-    except (AttributeError, IndexError, ValueError, StopIteration):
-        pass
-    import linecache
-    text = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
-    return len(text) - len(text.lstrip()) + 1 if text.strip() else 1
 
 
 def _dim3(value, what: str, loc) -> tuple[int, int, int]:
@@ -138,8 +114,7 @@ class Dispatcher:
         return self[(int(ntasks) + tpb - 1) // tpb, tpb]
 
     def compile(self, argtypes):
-        from kdebug.driver.active import get_session
-        return get_session().compile_kernel(self, tuple(argtypes))
+        return seam.current().compile_kernel(self, tuple(argtypes))
 
     def specialize(self, *args):
         return self
@@ -147,17 +122,14 @@ class Dispatcher:
     @property
     def overloads(self) -> dict:
         """numba's ``overloads``: argument types -> the compiled kernel for them."""
-        from kdebug.driver.active import get_session
-        return {k: CompiledOverload(self, k, c) for k, c in get_session().compiled_for(self).items()}
+        return {k: CompiledOverload(self, k, c) for k, c in seam.current().compiled_for(self).items()}
 
     def inspect_llvm(self, signature=None) -> dict:
         """IR after finish for each compiled signature (numba's inspect_llvm)."""
-        from kdebug.driver.active import get_session
-        return {k: c.record.snapshots.get("after_finish", "") for k, c in get_session().compiled_for(self).items()}
+        return {k: c.record.snapshots.get("after_finish", "") for k, c in seam.current().compiled_for(self).items()}
 
     def inspect_asm(self, signature=None) -> dict:
-        from kdebug.driver.active import get_session
-        return {k: c.record.snapshots.get("emit", "") for k, c in get_session().compiled_for(self).items()}
+        return {k: c.record.snapshots.get("emit", "") for k, c in seam.current().compiled_for(self).items()}
 
 
 class CompiledOverload:
@@ -210,8 +182,6 @@ class LaunchConfiguration:
         self.dispatcher, self.grid, self.block, self.shared = dispatcher, grid, block, shared
 
     def __call__(self, *args):
-        from kdebug.driver.active import get_session
-
         d = self.dispatcher
         names = d.argnames
         try:
@@ -224,7 +194,7 @@ class LaunchConfiguration:
         except LaunchError as exc:
             exc.loc = caller_location()  # walking the stack costs: only on the error path
             raise
-        get_session().launch(d, args, types, self.grid, self.block, self.shared)
+        seam.current().launch(d, args, types, self.grid, self.block, self.shared)
 
 
 def _match_signature(d: Dispatcher, types: tuple, loc) -> tuple:

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from kdebug.errors import ArrayError
+from kdebug.lang import seam
 from kdebug.lang import types as T
+from kdebug.lang.location import caller_location
 
 
 def _array_error(message: str, hint: str):
-    from kdebug.errors import ArrayError
-    from kdebug.lang.dispatcher import caller_location
     return ArrayError(message, caller_location(), hint)
 
 
@@ -117,11 +118,12 @@ class DeviceNDArray:
         return DeviceNDArray(None, self.dtype, self._host.ravel(), device=self._dev)
 
 
+T.register_device_array(DeviceNDArray)
+
+
 def _gpu_runtime():
     """The session's gpu runtime when kernels run on a GPU, else None (device memory is host memory)."""
-    from kdebug.driver.active import get_session
-    runtime = get_session().runtime
-    return runtime if getattr(runtime, "name", "") == "gpu" else None
+    return seam.current().gpu_runtime()
 
 
 class _NoRuntime:

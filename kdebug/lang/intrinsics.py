@@ -70,3 +70,8 @@ class _CooperativeGroups:
 
 
 cg = _CooperativeGroups()
+
+
+def deferred(fn):
+    """In device code: the address of ``fn`` compiled as its own (deferred) job; call it like ``fn``."""
+    raise RuntimeError("kdebug.deferred() can only be used inside a @cuda.jit kernel or device function")

@@ -213,10 +213,17 @@ def arith_result(a: Scalar, b: Scalar) -> Scalar:
     return from_dtype(np.promote_types(a.np_dtype, b.np_dtype))
 
 
+_device_array_types: tuple = ()  # kdebug.lang.host registers DeviceNDArray (it imports this module)
+
+
+def register_device_array(cls: type) -> None:
+    """Host values of ``cls`` are typed as arrays (they have shape, ndim and dtype)."""
+    global _device_array_types
+    _device_array_types += (cls,)
+
+
 def typeof(value) -> Type | None:
     """The kernel-language type of a host value passed to a kernel or captured as a constant."""
-    from kdebug.lang.host import DeviceNDArray
-
     if isinstance(value, (bool, np.bool_)):
         return boolean
     if isinstance(value, int):
@@ -225,7 +232,7 @@ def typeof(value) -> Type | None:
         return float64
     if isinstance(value, np.generic):
         return from_dtype(value.dtype)
-    if isinstance(value, (np.ndarray, DeviceNDArray)):
+    if isinstance(value, (np.ndarray, *_device_array_types)):
         scalar = from_dtype(value.dtype)
         if scalar is None or value.ndim == 0:
             return None

@@ -12,6 +12,9 @@ import ctypes
 import threading
 import time
 from dataclasses import dataclass
+from typing import Protocol
+
+import llvmlite.binding as llvm
 
 from kdebug import events as E
 from kdebug.errors import KernelRuntimeError, SourceLocation
@@ -32,6 +35,26 @@ _errors: list[KernelRuntimeError] = []
 _lock = threading.Lock()
 _local = threading.local()
 _launchers: dict[int, object] = {}
+
+
+class LaunchHost(Protocol):
+    """The session whose host launch is running: device-side launches report to it."""
+
+    bus: E.EventBus
+    current_launch: int | None  # the host launch (the parent of a first-level device launch)
+
+    def next_launch_id(self) -> int: ...
+
+    def job_name(self, job_id: int) -> str: ...
+
+
+_host: LaunchHost | None = None
+
+
+def install(host: LaunchHost) -> None:
+    """Called by the session before each host launch (the runtime cannot reach up to it)."""
+    global _host
+    _host = host
 
 
 def register_site(job_id: int, loc: SourceLocation) -> int:
@@ -65,25 +88,23 @@ def _launch(launcher, params, dims, runtime, site_id) -> None:
 
 
 def _device_launch(launcher, params, dims, runtime, site_id) -> None:
-    from kdebug.driver.active import get_session
-
     with _lock:
         if _errors:
             return  # the launch already failed: start nothing more
     site = _sites[site_id]
-    session = get_session()
-    rec = session.driver.records[site.job]
+    session = _host
+    name = session.job_name(site.job)
     grid, block, depth = [dims[k] for k in range(3)], [dims[k] for k in range(3, 6)], dims[6]
     if depth > MAX_NESTING:
-        _fail(f"device-side launch of {rec.name} would nest {depth} grids deep, over CUDA's limit of "
+        _fail(f"device-side launch of {name} would nest {depth} grids deep, over CUDA's limit of "
               f"{MAX_NESTING}", site.loc, "stop the recursion earlier, e.g. with a depth counter argument")
         return
     if min(grid) <= 0 or min(block) <= 0:
-        _fail(f"device-side launch of {rec.name} with grid {tuple(grid)} and block {tuple(block)}: every "
+        _fail(f"device-side launch of {name} with grid {tuple(grid)} and block {tuple(block)}: every "
               f"dimension must be at least 1", site.loc, "check the launch configuration's arithmetic")
         return
     if block[0] * block[1] * block[2] > 1024:
-        _fail(f"device-side launch of {rec.name}: a block of {block[0] * block[1] * block[2]} threads exceeds "
+        _fail(f"device-side launch of {name}: a block of {block[0] * block[1] * block[2]} threads exceeds "
               f"1024", site.loc, "use at most 1024 threads per block")
         return
     stack = getattr(_local, "stack", None)
@@ -91,7 +112,7 @@ def _device_launch(launcher, params, dims, runtime, site_id) -> None:
         stack = _local.stack = []
     parent = stack[-1] if stack else session.current_launch
     lid = session.next_launch_id()
-    session.bus.emit(E.LaunchStarted(launch=lid, job=rec.id, name=rec.name, grid=grid, block=block,
+    session.bus.emit(E.LaunchStarted(launch=lid, job=site.job, name=name, grid=grid, block=block,
                                      backend="cpu", parent_launch=parent))
     fn = _launchers.get(launcher)
     if fn is None:
@@ -106,7 +127,7 @@ def _device_launch(launcher, params, dims, runtime, site_id) -> None:
         # the runtime record's first field is its error kind (kdebug/runtime/memcheck.py)
         if runtime and ctypes.c_int32.from_address(runtime).value:
             error = "kernel error: the host launch that started it reports the details"
-        session.bus.emit(E.LaunchFinished(launch=lid, name=rec.name, duration=time.perf_counter() - t0,
+        session.bus.emit(E.LaunchFinished(launch=lid, name=name, duration=time.perf_counter() - t0,
                                           error=error))
 
 
@@ -116,5 +137,4 @@ _callback = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.POIN
 
 def register_symbol() -> None:
     """Make the callback resolvable by name from JIT-compiled code."""
-    import llvmlite.binding as llvm
     llvm.add_symbol(SYMBOL, ctypes.cast(_callback, ctypes.c_void_p).value)

@@ -15,6 +15,8 @@ import numpy as np
 
 from kdebug.errors import CompileError, LaunchError
 from kdebug.lang import types as T
+from kdebug.lang.host import DeviceNDArray
+from kdebug.targets.ptx import cuda_libdir, flat_param_dtypes, param_offsets
 
 
 def _drv():
@@ -71,6 +73,12 @@ class GpuRuntime:
             MULTIPROCESSOR_COUNT=self.device.get_attribute(attr.MULTIPROCESSOR_COUNT),
             WARP_SIZE=self.device.get_attribute(attr.WARP_SIZE))
 
+    def load_module(self, artifact: dict, jobs) -> dict:
+        """The PTX target's loader: {job id: pycuda Function}; the module is kept alive here."""
+        module, entries = _load_ptx(artifact, jobs)
+        self.modules.append(module)
+        return entries
+
     # ---- memory ---------------------------------------------------------------
     def allocate(self, nbytes: int) -> DeviceBuffer:
         return DeviceBuffer(nbytes)
@@ -100,8 +108,6 @@ class GpuRuntime:
 
     def _device_value(self, t, value, copy_back):
         """Arrays become (device address, shape); host memory is staged on the device for the launch."""
-        from kdebug.lang.host import DeviceNDArray
-
         if isinstance(t, T.Array):
             if isinstance(value, DeviceNDArray) and value._dev is not None:
                 return value._dev.ptr, value.shape
@@ -130,8 +136,6 @@ def flat_host_values(t, value) -> list:
 
 def pack_params(argtypes, values) -> bytes:
     """The kernel parameter buffer: every flat parameter at its natural alignment."""
-    from kdebug.targets.ptx import flat_param_dtypes, param_offsets
-
     dtypes = [d for t in argtypes for d in flat_param_dtypes(t)]
     flat = [v for t, v in zip(argtypes, values) for v in flat_host_values(t, v)]
     offsets, size = param_offsets([d.itemsize for d in dtypes])
@@ -141,12 +145,9 @@ def pack_params(argtypes, values) -> bytes:
     return bytes(buf)
 
 
-def load_module(artifact: dict, jobs) -> dict:
-    """Load a PTX module; returns {job id: pycuda Function} for its kernel jobs."""
+def _load_ptx(artifact: dict, jobs) -> tuple[object, dict]:
+    """Load a PTX module: the module and {job id: pycuda Function} for its kernel jobs."""
     drv = _drv()
-    from kdebug.driver.active import get_session
-    from kdebug.targets.ptx import cuda_libdir
-
     ptx = artifact["ptx"].encode()
     try:
         if artifact.get("needs_cudadevrt"):
@@ -165,8 +166,5 @@ def load_module(artifact: dict, jobs) -> dict:
     except drv.Error as exc:
         raise CompileError(f"the CUDA driver rejected the PTX: {exc}",
                            hint="kdebug dump FILE.py --target ptx writes the PTX and ptxas's report") from None
-    runtime = get_session().runtime
-    if hasattr(runtime, "modules"):
-        runtime.modules.append(module)
     kernels = artifact["kernels"]
-    return {j.id: module.get_function(kernels[j.id]) if j.id in kernels else None for j in jobs}
+    return module, {j.id: module.get_function(kernels[j.id]) if j.id in kernels else None for j in jobs}

@@ -19,7 +19,7 @@ from kdebug.session.options import RunOptions
 
 def configure_session(options: RunOptions):
     """The active session of this process, built from the options."""
-    from kdebug.driver.active import Session, set_session
+    from kdebug.session.live import Session, set_session
     from kdebug.runtime.memcheck import env_memcheck_default
 
     memcheck = options.memcheck and env_memcheck_default()  # --no-memcheck, or KDEBUG_MEMCHECK=0

@@ -26,6 +26,7 @@ import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 
+from kdebug import events as E
 from kdebug.errors import CompileError
 from kdebug.frontend.lower import i8, i32, i64, llvm_type, mem_type
 from kdebug.lang import types as T
@@ -370,11 +371,13 @@ class PtxTarget(Target):
     triple = TRIPLE
     supports_cross_module_references = False  # every module is loaded as its own CUmodule
 
-    def __init__(self, arch: str | None = None, compile_only: bool = True, ptxas: bool = True, bus=None) -> None:
+    def __init__(self, arch: str | None = None, loader=None, ptxas: bool = True, bus=None) -> None:
+        """``loader(artifact, jobs) -> {job id: entry}`` loads PTX onto a GPU (the gpu runtime's);
+        without one the target only compiles (compile_ptx, dump) and load returns no handles."""
         self.arch = arch_of(arch)
         self.tm = target_machine(self.arch)
         self.data_layout = str(self.tm.target_data)
-        self.compile_only = compile_only  # no runtime: load returns no handles
+        self.loader = loader
         self.use_ptxas = ptxas
         self.bus = bus
         self._const_counter = 0
@@ -541,7 +544,6 @@ class PtxTarget(Target):
         if self._ptxas_missing_said or self.bus is None:
             return
         self._ptxas_missing_said = True
-        from kdebug import events as E
         self.bus.emit(E.Diagnostic(severity="note", category="compile",
                                    message="ptxas is not on PATH: PTX is emitted but not assembled "
                                            "(no register, stack or spill report)",
@@ -549,10 +551,9 @@ class PtxTarget(Target):
                                         "to assemble PTX and see registers, stack and spills"))
 
     def load(self, artifact, jobs):
-        if self.compile_only:
+        if self.loader is None:
             return {j.id: None for j in jobs}
-        from kdebug.runtime.gpu import load_module
-        return load_module(artifact, jobs)
+        return self.loader(artifact, jobs)
 
 
 def _size_of(ty: ir.Type) -> int:
@@ -565,102 +566,3 @@ def _size_of(ty: ir.Type) -> int:
     if isinstance(ty, ir.DoubleType):
         return 8
     raise TypeError(f"no parameter size for {ty}")
-
-
-# ---- compile-only uses: numba's compile_ptx and `kdebug dump --target ptx` -----------------------------
-def _private_driver(arch, strategy: str = "worklist"):
-    from kdebug import events as E
-    from kdebug.driver.driver import Driver
-
-    bus = E.EventBus()
-    return Driver(bus, PtxTarget(arch=arch, compile_only=True, bus=bus), strategy)
-
-
-def compile_ptx(pyfunc, sig, device: bool = False, cc=None, **_options):
-    """numba.cuda.compile_ptx: ``(ptx, resty)`` for a Python function and a signature, no GPU needed."""
-    from kdebug.lang.dispatcher import Dispatcher
-    from kdebug.lang.signature import parse_signature
-
-    py = pyfunc.py_func if isinstance(pyfunc, Dispatcher) else pyfunc
-    signature = parse_signature(sig)
-    if not device and signature.restype not in (None, T.void):
-        raise TypeError(f"a kernel returns nothing: its signature must be void(...), not {signature}")
-    dispatcher = Dispatcher(py, device=device)
-    driver = _private_driver(arch_of(cc))
-    compiled = driver.compile_kernel(dispatcher, signature.argtypes, kind="device" if device else "kernel")
-    return compiled.artifact["ptx"], compiled.record.typed.restype
-
-
-def compile_ptx_for_current_device(pyfunc, sig, device: bool = False, **options):
-    """As numba: for the current device's compute capability (sm_90 without a GPU)."""
-    from kdebug.driver.active import get_session
-    cc = getattr(get_session().target, "arch", None) if get_session().backend == "gpu" else None
-    return compile_ptx(pyfunc, sig, device=device, cc=cc, **options)
-
-
-class PtxSidePipeline:
-    """``kdebug dump --target ptx`` on the CPU backend: after each CPU toplevel compilation the same
-    job is compiled for PTX by a private driver (its own job table and event bus, so the job tree
-    shows every job once), and its PTX and ptxas report become ``ptx``/``ptxas`` snapshots of the
-    CPU session's jobs."""
-
-    def __init__(self, session, arch: str | None = None) -> None:
-        self.session = session
-        self.on_gpu = session.backend == "gpu"  # the session compiles PTX already: snapshot its artifacts
-        self.driver = None if self.on_gpu else _private_driver(arch_of(arch), session.strategy)
-        self.target = session.target if self.on_gpu else self.driver.target
-        self.target.bus = session.bus  # the one "ptxas is missing" note goes to the user's session
-        self.done: set[int] = set()
-
-    def after_compile(self, compiled) -> None:
-        from kdebug import events as E
-        from kdebug.errors import KdebugError
-
-        main = self.session.driver
-        rec = compiled.record
-        if rec.id in self.done:
-            return
-        self.done.add(rec.id)
-        if self.on_gpu:
-            self.snapshot(main, rec, compiled.artifact["ptx"], compiled.artifact)
-            for mrec in main.records.values():
-                if mrec.id not in self.done and mrec.state == "done" and "ptx" not in mrec.snapshots:
-                    self.done.add(mrec.id)
-                    text = ptx_function_text(compiled.artifact["ptx"], self.target.deferred_entry_name(mrec))
-                    self.snapshot(main, mrec, text or compiled.artifact["ptx"], compiled.artifact)
-            return
-        before = set(self.driver.records)
-        try:
-            side = self.driver.compile_kernel(rec.job.function, rec.argtypes)
-        except KdebugError as exc:
-            self.session.bus.emit(E.Diagnostic(severity="warning", category="compile", job=rec.id,
-                                               message=f"no PTX for {rec.name}: {exc.message}", text=str(exc)))
-            return
-        artifact = side.artifact
-        self.snapshot(main, rec, artifact["ptx"], artifact)
-        # the deferred jobs of this compilation: their part of the module
-        fresh = [r for i, r in self.driver.records.items() if i not in before and r is not side.record]
-        for srec in fresh:
-            for mrec in main.records.values():
-                if mrec.id not in self.done and _same_job(mrec, srec) and mrec.state == "done":
-                    self.done.add(mrec.id)
-                    name = self.target.deferred_entry_name(srec)
-                    self.snapshot(main, mrec, ptx_function_text(artifact["ptx"], name) or artifact["ptx"], artifact)
-
-    @staticmethod
-    def snapshot(main, rec, ptx: str, artifact: dict) -> None:
-        main.snapshot(rec, "ptx", ptx, "ptx")
-        if "ptxas" in artifact:
-            main.snapshot(rec, "ptxas", format_ptxas(artifact["ptxas"]), "text")
-
-
-def _same_job(a, b) -> bool:
-    return (a.job.function is b.job.function and tuple(a.argtypes) == tuple(b.argtypes)
-            and a.kind == b.kind)
-
-
-def record_ptxas(driver, compiled) -> None:
-    """On the gpu backend: the ptxas report of a fresh compilation as its job's ``ptxas`` snapshot."""
-    rec, artifact = compiled.record, compiled.artifact
-    if "ptxas" in artifact and "ptxas" not in rec.snapshots:
-        driver.snapshot(rec, "ptxas", format_ptxas(artifact["ptxas"]), "text")

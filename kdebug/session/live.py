@@ -1,7 +1,9 @@
-"""The active debug session of this process: event bus, driver, target and runtime.
+"""The live debug session of this process: the composition root.
 
-A script run as ``python script.py`` gets a default session (CPU backend, no
-subscribers); ``kdebug run`` configures one before the script starts.
+It assembles the event bus, the driver, the target and the runtime, and installs
+itself as the seam ``lang`` reaches the session through (``kdebug/lang/seam.py``).
+A script run as ``python script.py`` gets a default session (no subscribers);
+``kdebug run`` configures one before the script starts.
 """
 from __future__ import annotations
 
@@ -15,6 +17,14 @@ from kdebug import events as E
 from kdebug.driver import strategies
 from kdebug.driver.driver import Driver
 from kdebug.errors import BackendUnavailable, KdebugError
+from kdebug.lang import seam
+from kdebug.runtime import device_launch
+from kdebug.runtime.cpu import CpuRuntime
+from kdebug.runtime.gpu import GpuRuntime
+from kdebug.runtime.memcheck import env_memcheck_default
+from kdebug.session.ptx_compile import PtxSidePipeline, record_ptxas
+from kdebug.targets.cpu import CpuTarget
+from kdebug.targets.ptx import PtxTarget
 
 BACKENDS = ("cpu", "gpu", "auto")
 STRATEGIES = strategies.names()
@@ -47,18 +57,13 @@ class Session:
         self.backend = self._resolve_backend(backend)
         self.strategy = strategy
         if memcheck is None:  # KDEBUG_MEMCHECK=0 turns bounds checks off by default
-            from kdebug.runtime.memcheck import env_memcheck_default
             memcheck = env_memcheck_default()
         self.memcheck = memcheck
         self.shuffle_seed: int | None = None  # --shuffle-threads[=SEED] (CPU backend)
         if self.backend == "gpu":
-            from kdebug.runtime.gpu import GpuRuntime
-            from kdebug.targets.ptx import PtxTarget
             self.runtime = GpuRuntime()
-            self.target = PtxTarget(arch=ptx_arch or self.runtime.arch, compile_only=False, bus=self.bus)
+            self.target = PtxTarget(arch=ptx_arch or self.runtime.arch, loader=self.runtime.load_module, bus=self.bus)
         else:
-            from kdebug.targets.cpu import CpuTarget
-            from kdebug.runtime.cpu import CpuRuntime
             self.target = CpuTarget()
             self.runtime = CpuRuntime()
         self.target.memcheck = memcheck
@@ -66,7 +71,6 @@ class Session:
         # emit_ptx (kdebug dump --target ptx): every job's PTX and ptxas report, launches unchanged
         self.ptx_side = None
         if emit_ptx:
-            from kdebug.targets.ptx import PtxSidePipeline
             self.ptx_side = PtxSidePipeline(self, ptx_arch)
         self._launches = 0
         self._launch_lock = threading.Lock()
@@ -94,9 +98,15 @@ class Session:
         if self.ptx_side is not None:
             self.ptx_side.after_compile(compiled)
         elif self.backend == "gpu":
-            from kdebug.targets.ptx import record_ptxas
             record_ptxas(self.driver, compiled)
         return compiled
+
+    def gpu_runtime(self):
+        """The GPU runtime when kernels run on a GPU, else None (device memory is host memory)."""
+        return self.runtime if self.backend == "gpu" else None
+
+    def job_name(self, job_id: int) -> str:
+        return self.driver.records[job_id].name
 
     def compiled_for(self, dispatcher) -> dict:
         return {c.record.argtypes: c for c in self.driver.cache.values() if c.record.job.function is dispatcher}
@@ -113,12 +123,12 @@ class Session:
         error = None
         try:
             extra = {"shuffle": self.shuffle_seed} if self.shuffle_seed is not None else {}
+            device_launch.install(self)  # device-side launches of this grid report to this session
             self.runtime.launch(compiled, staged, argtypes, grid, block, shared, **extra)
         except KdebugError as exc:
             error = exc
         finally:
-            from kdebug.runtime.device_launch import take_errors
-            nested = take_errors()
+            nested = device_launch.take_errors()
             if error is None and nested:
                 error = nested[0]
             self.current_launch = None
@@ -169,17 +179,16 @@ class Session:
             return self._launches
 
 
-_current: Session | None = None
+def default_session() -> Session:
+    """A plain ``python script.py``'s session: $KDEBUG_BACKEND (default auto)."""
+    return Session(backend=os.environ.get("KDEBUG_BACKEND") or "auto")
 
 
 def get_session() -> Session:
-    """The session, created on first use; a plain ``python script.py`` reads $KDEBUG_BACKEND (default auto)."""
-    global _current
-    if _current is None:
-        _current = Session(backend=os.environ.get("KDEBUG_BACKEND") or "auto")
-    return _current
+    """The installed session, created on first use."""
+    return seam.current()
 
 
 def set_session(session: Session | None) -> None:
-    global _current
-    _current = session
+    """Install ``session`` (None: the next use creates a default one)."""
+    seam.install(session)
