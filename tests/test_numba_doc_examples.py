@@ -29,8 +29,6 @@ NEEDS = {
     "test_sessionize": "needs sm_70 barrier semantics (a grid sync in a data-dependent branch), issue 12",
     "test_montecarlo": "needs numba.cuda.random's xoroshiro128p generator, issue 12",
     "test_random": "needs numba.cuda.random's xoroshiro128p generator, issue 12",
-    "test_cpointer": "needs types.CPointer arguments (raw device pointers), issue 11",
-    "test_ufunc": "needs numpy ufuncs called inside kernels (np.sin(x, out)), issue 11",
 }
 
 

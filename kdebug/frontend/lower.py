@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import math
 
+import numpy as np
 from llvmlite import ir
 
 from kdebug.frontend.typeinfer import PyValue, TypedFunction, LaunchTarget, constant_index
@@ -36,6 +37,8 @@ def llvm_type(t: T.Type) -> ir.Type:
         return ir.VoidType()
     if isinstance(t, T.FunctionPointer):
         return ir.PointerType(i8)
+    if isinstance(t, T.CPointer):
+        return ir.PointerType(mem_type(t.dtype))
     raise TypeError(f"no LLVM type for {t}")
 
 
@@ -348,7 +351,7 @@ class FunctionLowerer:
         base_t = self.type_of(node.value)
         if isinstance(base_t, T.Array) and isinstance(self.type_of(node), T.Array):
             return self.array_view(node)
-        if isinstance(base_t, T.Array):
+        if isinstance(base_t, (T.Array, T.CPointer)):
             ptr, elem_t = self.element_pointer(node)
             return self.load_element(ptr, elem_t)
         if isinstance(base_t, T.Tuple):
@@ -405,6 +408,8 @@ class FunctionLowerer:
         arr_t = self.type_of(node.value)
         arr = self.expr(node.value)
         idx = node.slice
+        if isinstance(arr_t, T.CPointer):  # a raw pointer: no extents, so no bounds check (as numba)
+            return b.gep(arr, [self.cast(self.expr(idx), self.type_of(idx), T.int64)]), arr_t.dtype
         if isinstance(idx, ast.Tuple):
             indices = [(self.expr(p), self.type_of(p)) for p in idx.elts]
         elif arr_t.ndim > 1:
@@ -681,6 +686,11 @@ class FunctionLowerer:
             return ir.Constant(ir.PointerType(i8), None)
         if isinstance(fn, (I.Intrinsic, I.IntrinsicNamespace)):
             return registry.lower_call(self, node, fn)
+        if isinstance(fn, np.ufunc):
+            from kdebug.frontend import ufuncs
+            nodes = ufuncs.arguments(node)
+            argts = [self.type_of(a) for a in nodes]
+            return self.device_call(node, ufuncs.device_function(fn, tuple(argts)), [self.expr(a) for a in nodes], argts)
         rt = self.type_of(node)
         args = [self.expr(a) for a in node.args]
         argts = [self.type_of(a) for a in node.args]

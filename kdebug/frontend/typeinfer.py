@@ -436,6 +436,9 @@ class TypeInferer:
             return PyValue(value)  # math.sqrt, or sqrt imported from math
         if isinstance(value, type) and issubclass(value, np.generic) and T.from_dtype(value) is not None:
             return PyValue(T.from_dtype(value))  # np.float32(x) casts like numba's float32(x)
+        from kdebug.frontend import ufuncs
+        if ufuncs.supported(value):
+            return PyValue(value)
         if isinstance(value, np.ufunc):
             name = value.__name__
             raise self.error(node, f"numpy's {name} cannot be called in a kernel",
@@ -492,6 +495,8 @@ class TypeInferer:
             raise self.error(node, f"cannot index {base_t}", "index arrays and tuples")
         if isinstance(base_t, T.Array):
             return self.array_index_type(node, base_t, view=True)
+        if isinstance(base_t, T.CPointer):
+            return self.pointer_index_type(node, base_t)
         if isinstance(base_t, T.Tuple):
             idx = node.slice
             it = self.expr(idx)
@@ -532,8 +537,17 @@ class TypeInferer:
             self.types_set(idx, T.Tuple(tuple(self.tf.types[p] for p in parts)))
         return T.Array(arr.dtype, arr.ndim - len(parts), arr.layout) if partial else arr.dtype
 
+    def pointer_index_type(self, node, ptr: T.CPointer) -> T.Scalar:
+        """``p[i]`` of a CPointer: one integer index, the pointee type (no bounds are known)."""
+        it = self.expr(node.slice)
+        if not (isinstance(it, T.Scalar) and it.is_int):
+            raise self.error(node.slice, f"a pointer ({ptr}) is indexed with one integer, not {it}", "write p[i]")
+        return self.types_set(node, ptr.dtype)
+
     def subscript_store_type(self, target) -> T.Scalar:
         base_t = self.expr(target.value)
+        if isinstance(base_t, T.CPointer):
+            return self.pointer_index_type(target, base_t)
         if isinstance(base_t, T.Tuple):
             raise self.error(target, "tuples cannot be changed", "use an array, e.g. cuda.local.array")
         if not isinstance(base_t, T.Array):
@@ -633,6 +647,8 @@ class TypeInferer:
 
     def expr_Call(self, node) -> T.Type:
         func_t = self.expr(node.func)
+        if isinstance(func_t, PyValue) and isinstance(func_t.value, np.ufunc):
+            return self.ufunc_call(node, func_t.value)
         if node.keywords and not (isinstance(func_t, PyValue) and isinstance(func_t.value, I.Intrinsic)):
             raise self.error(node.keywords[0].value, "keyword arguments are not supported here", "pass arguments by position")
         if isinstance(func_t, LaunchTarget):
@@ -713,6 +729,13 @@ class TypeInferer:
             return argts[0] if argts[0].is_float else T.float64
         raise self.error(node, f"math.{name} with {len(argts)} argument(s) is not supported in kernels",
                          "supported: " + ", ".join(sorted(_MATH_UNARY_FLOAT | _MATH_BINARY_FLOAT | _MATH_TO_INT | _MATH_PREDICATE)))
+
+    def ufunc_call(self, node, ufunc) -> T.Type:
+        """np.sin(x), np.add(x, y, out): a device function the ufuncs module writes (numba's semantics)."""
+        from kdebug.frontend import ufuncs
+        argts = [self.expr(a) for a in ufuncs.arguments(node)]
+        ufuncs.check_call(self, node, ufunc, argts)
+        return self.device_call(node, ufuncs.device_function(ufunc, tuple(argts)), argts)
 
     def device_call(self, node, fn, argts) -> T.Type:
         if not fn.device:

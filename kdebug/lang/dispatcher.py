@@ -201,6 +201,9 @@ def _match_signature(d: Dispatcher, types: tuple, loc) -> tuple:
     for sig in d.signatures:
         ok = True
         for got, want in zip(types, sig.argtypes):
+            if isinstance(want, T.CPointer):  # an address: an int, or an array whose data it points to
+                ok = ok and (isinstance(got, T.Array) or (isinstance(got, T.Scalar) and got.is_int))
+                continue
             if isinstance(want, T.Array) != isinstance(got, T.Array) or (isinstance(want, T.Array) and want != got):
                 ok = False
         if ok and len(types) == len(sig.argtypes):

@@ -67,6 +67,12 @@ class DeviceNDArray:
     def __repr__(self) -> str:
         return f"<kdebug DeviceNDArray shape={self.shape} dtype={self.dtype}>"
 
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """The CUDA Array Interface (version 3), as numba's DeviceNDArray gives it."""
+        return {"shape": self.shape, "strides": None, "data": (self.device_address(), False),
+                "typestr": self.dtype.str, "version": 3}
+
     def device_address(self) -> int:
         return self._dev.ptr if self._dev is not None else self._host.ctypes.data
 

@@ -98,6 +98,17 @@ class Array(Type):
 
 
 @dataclass(frozen=True)
+class CPointer(Type):
+    """numba's ``types.CPointer(dtype)``: a raw pointer argument, indexed like a 1-D array without bounds
+    (a device address from ``__cuda_array_interface__``, or an int holding one)."""
+
+    dtype: Scalar
+
+    def __str__(self) -> str:
+        return f"{self.dtype}*"
+
+
+@dataclass(frozen=True)
 class Tuple(Type):
     types: tuple
 
@@ -170,6 +181,7 @@ NUMBA_NAMES = {
     "b1": boolean, "intp": intp, "uintp": uintp, "void": void, "none": none,
     "i1": i1, "i2": i2, "i4": i4, "i8": i8, "u1": u1, "u2": u2, "u4": u4, "u8": u8,
     "f4": f4, "f8": f8, "byte": byte,
+    "CPointer": CPointer,
     # numba's C and numpy aliases (numba/cuda/types/__init__.py), for a 64-bit Linux host
     "intc": int32, "uintc": uint32, "double": float64, "float_": float32, "char": int8, "uchar": uint8,
     "short": int16, "ushort": uint16, "int_": int64, "uint": uint64, "long_": int64, "ulong": uint64,

@@ -37,7 +37,7 @@ def ctype_of(t: T.Type):
                  {"_fields_": [("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * t.ndim)]})
     elif isinstance(t, T.Tuple):
         c = type("Tuple", (ctypes.Structure,), {"_fields_": [(f"f{k}", ctype_of(x)) for k, x in enumerate(t.types)]})
-    elif isinstance(t, T.FunctionPointer):
+    elif isinstance(t, (T.FunctionPointer, T.CPointer)):
         c = ctypes.c_void_p
     else:
         raise TypeError(f"cannot pass {t} to a kernel")
@@ -69,7 +69,18 @@ def to_cvalue(t: T.Type, value):
         return c
     if isinstance(t, T.Scalar):
         return t.np_dtype.type(value).item() if not t.is_bool else bool(value)
+    if isinstance(t, T.CPointer):
+        return pointer_value(value)
     return value
+
+
+def pointer_value(value) -> int:
+    """The address a CPointer argument holds: an int, or the data of an array (CUDA array interface)."""
+    if isinstance(value, DeviceNDArray):
+        return value.device_address()
+    if isinstance(value, np.ndarray):
+        return value.ctypes.data
+    return int(value)
 
 
 def pool() -> ThreadPoolExecutor:

@@ -119,6 +119,8 @@ class GpuRuntime:
             return buf.ptr, host.shape
         if isinstance(t, T.Tuple):
             return tuple(self._device_value(x, v, copy_back) for x, v in zip(t.types, value))
+        if isinstance(t, T.CPointer) and isinstance(value, DeviceNDArray):
+            return value.device_address()  # a raw pointer argument: the array's device address
         return value
 
 

@@ -170,6 +170,8 @@ def flat_param_types(t: T.Type) -> list[ir.Type]:
         return [p for x in t.types for p in flat_param_types(x)]
     if isinstance(t, T.FunctionPointer):
         return [I8P]
+    if isinstance(t, T.CPointer):  # a raw device address: global memory
+        return [ir.PointerType(mem_type(t.dtype), addrspace=1)]
     raise TypeError(f"cannot pass {t} to a kernel")
 
 
@@ -181,7 +183,7 @@ def flat_param_dtypes(t: T.Type) -> list[np.dtype]:
         return [np.dtype(np.uint64)] + [np.dtype(np.int64)] * t.ndim
     if isinstance(t, T.Tuple):
         return [d for x in t.types for d in flat_param_dtypes(x)]
-    if isinstance(t, T.FunctionPointer):
+    if isinstance(t, (T.FunctionPointer, T.CPointer)):
         return [np.dtype(np.uint64)]
     raise TypeError(f"cannot pass {t} to a kernel")
 
@@ -207,6 +209,8 @@ def _rebuild(b: ir.IRBuilder, t: T.Type, params) -> ir.Value:
         for k in range(t.ndim):
             v = b.insert_value(v, next(params), [1, k])
         return v
+    if isinstance(t, T.CPointer):
+        return b.addrspacecast(next(params), ir.PointerType(mem_type(t.dtype)))
     if isinstance(t, T.Tuple):
         v = ir.Constant(llvm_type(t), ir.Undefined)
         for k, x in enumerate(t.types):
