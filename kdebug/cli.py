@@ -41,6 +41,8 @@ def _add_run_options(p: argparse.ArgumentParser, remainder: bool = True) -> None
     p.add_argument("--no-memcheck", dest="memcheck", action="store_false", help="skip bounds checks (faster)")
     p.add_argument("--shuffle-threads", nargs="?", const=0, type=int, metavar="SEED", default=None,
                    help="run each block's threads in a random order between barriers")
+    p.add_argument("--timeout", metavar="SECONDS", default=None,
+                   help="headless: stop the script after SECONDS and report where it was (also KDEBUG_TIMEOUT)")
     p.add_argument("--break", dest="breakpoints", default="", metavar="LIST",
                    help="TUI breakpoints: deferred,reentrant,finish,launch")
     p.add_argument("script", help="the Python file to run")
@@ -97,36 +99,42 @@ def build_dump_parser() -> argparse.ArgumentParser:
 def run_options(opts, record_host_asm: bool = True):
     """The parsed command line as the runner's frozen options; bad values raise UsageError."""
     from kdebug.session.options import RunOptions, parse_breakpoints
+    from kdebug.session.supervisor import positive_seconds, timeout_from_env
     try:
         breakpoints = parse_breakpoints(opts.breakpoints)
     except ValueError as exc:
         raise UsageError(f"--break: {exc}") from None
+    try:
+        timeout = positive_seconds(opts.timeout) if opts.timeout is not None else timeout_from_env()
+    except ValueError as exc:
+        raise UsageError(f"--timeout: {exc}" if opts.timeout is not None else f"KDEBUG_TIMEOUT: {exc}") from None
     return RunOptions(script=opts.script, args=tuple(opts.args), backend=opts.backend, strategy=opts.strategy,
                       numba=opts.numba, trace=opts.trace, memcheck=opts.memcheck,
                       shuffle_seed=opts.shuffle_threads, breakpoints=breakpoints,
                       target=getattr(opts, "target", "cpu"), arch=getattr(opts, "arch", None),
-                      record_host_asm=record_host_asm)
+                      record_host_asm=record_host_asm, timeout=timeout)
 
 
 def cmd_run(options, quiet: bool = False) -> tuple[int, object]:
-    from kdebug.session.model import SessionModel
-    from kdebug.session.runner import run_in_process
+    """A headless run: the script in the debuggee child, the report from the events it sent."""
+    from kdebug.session.supervisor import Supervisor
     from kdebug.session.trace import TraceWriter
 
     if not os.path.isfile(options.script):
         print(f"kdebug: error: no such file: {options.script}", file=sys.stderr)
         return 2, None
-    model = SessionModel()
+    supervisor = Supervisor(options, timeout=options.timeout)
     writer = TraceWriter(options.trace) if options.trace else None
-    status = run_in_process(options, [model.apply] + ([writer] if writer else []))
+    if writer:
+        supervisor.subscribers.append(writer)
+    status, model = supervisor.run()
     if writer:
         writer.close()
     if model.started is None:  # the session could not start (e.g. no GPU for --backend gpu)
         return status, None
     if not quiet:
         from kdebug.session.headless import render
-        sys.stdout.flush()
-        print(render(model))
+        print(render(model), flush=True)
     return status, model
 
 
@@ -145,13 +153,22 @@ def cmd_replay(opts) -> int:
     from kdebug.session.model import SessionModel
     from kdebug.session.trace import read_trace
 
-    if not os.path.isfile(opts.trace):
-        print(f"kdebug: error: no such file: {opts.trace}", file=sys.stderr)
+    problem = input_file_problem(opts.trace)
+    if problem:
+        print(f"kdebug: error: {problem}", file=sys.stderr)
         return 2
     try:
         model = SessionModel().extend(read_trace(opts.trace))
+    except UnicodeDecodeError:
+        print(f"kdebug: error: {opts.trace}: not a text file; is this a kdebug trace (kdebug run --trace)?",
+              file=sys.stderr)
+        return 2
     except ValueError as exc:
         print(f"kdebug: error: {exc}", file=sys.stderr)
+        return 2
+    if model.started is None:
+        print(f"kdebug: error: {opts.trace}: no session_started event; is this a kdebug trace "
+              "(kdebug run --trace)?", file=sys.stderr)
         return 2
     if opts.headless or not sys.stdout.isatty():
         from kdebug.session.headless import render
@@ -159,6 +176,17 @@ def cmd_replay(opts) -> int:
         return 0
     from kdebug.tui.app import run_replay
     return run_replay(model, opts.trace)
+
+
+def input_file_problem(path: str) -> str | None:
+    """Why ``path`` cannot be read as an input file, or None."""
+    if os.path.isdir(path):
+        return f"{path} is a directory, not a file"
+    if not os.path.isfile(path):
+        return f"no such file: {path}"
+    if os.path.getsize(path) == 0:
+        return f"{path} is empty"
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -187,6 +215,10 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"kdebug: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # kdebug ... | head: whoever reads our output has what they wanted
+        from kdebug.session.runner import BROKEN_PIPE_STATUS, quiet_stdout
+        quiet_stdout()
+        return BROKEN_PIPE_STATUS
 
 
 if __name__ == "__main__":

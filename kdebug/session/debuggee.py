@@ -21,8 +21,10 @@ import json
 import os
 import queue
 import signal
+import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from typing import IO, Callable
@@ -132,18 +134,28 @@ class _PipeWriter:
 
 
 # ---- the child -------------------------------------------------------------------------
+_fault_file = None  # faulthandler writes into it; it must stay open for the child's whole life
+
+
 def child_main(argv: list[str]) -> int:
-    """``--events-fd W [--control-fd R] --options JSON``: the run options arrive as data."""
+    """``--events-fd W --control-fd R --fault-fd F --options JSON``: the run options arrive as data."""
     import argparse
     import faulthandler
 
+    global _fault_file
     parser = argparse.ArgumentParser(prog="kdebug-debuggee")
     parser.add_argument("--events-fd", type=int, required=True)
     parser.add_argument("--control-fd", type=int, default=None)
+    parser.add_argument("--fault-fd", type=int, default=None)
     parser.add_argument("--options", required=True, help="RunOptions as JSON")
     args = parser.parse_args(argv)
     options = RunOptions.from_json(args.options)
-    faulthandler.enable()  # a segfault prints where it happened before the child dies
+    if args.fault_fd is not None:  # the parent reads crashes and stack dumps from here, not from stderr
+        _fault_file = os.fdopen(args.fault_fd, "w", encoding="utf-8")
+        faulthandler.enable(file=_fault_file, all_threads=True)
+        faulthandler.register(signal.SIGUSR1, file=_fault_file, all_threads=True)  # "where are you now?"
+    else:
+        faulthandler.enable()
     out = os.fdopen(args.events_fd, "w", encoding="utf-8")
     control = os.fdopen(args.control_fd, "r", encoding="utf-8") if args.control_fd is not None else None
     writer = _PipeWriter(out)
@@ -154,17 +166,39 @@ def child_main(argv: list[str]) -> int:
 
 
 # ---- the parent ------------------------------------------------------------------------
+_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+) in (?P<func>.+)$')
+_KDEBUG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_frames(dump: str, script: str) -> list[str]:
+    """From a faulthandler dump, the user's frames (innermost first) of the thread running the script:
+    ``file:line in func``; kdebug's, the standard library's and runpy's frames are left out."""
+    script = os.path.abspath(script)
+    stdlib = os.path.dirname(os.__file__)
+    best: list[str] = []
+    for block in re.split(r"\n(?=(?:Current thread|Thread) 0x)", dump):
+        frames = [m for m in map(_FRAME.match, block.splitlines()) if m]
+        mine = [f for f in frames if not f["file"].startswith(("<", _KDEBUG_DIR + os.sep, stdlib + os.sep))]
+        if any(os.path.abspath(f["file"]) == script for f in mine):
+            best = [f"{f['file']}:{f['line']} in {f['func']}" for f in mine]
+            if block.lstrip().startswith("Current thread"):
+                break
+    return best
+
+
 class Debuggee:
     """The parent's handle on one debuggee child.
 
     Two threads read the child: events (``on_event`` gets each, and finally a
-    ``session_ended`` synthesized when the child died without one) and its
-    stdout/stderr (``on_output`` gets each line). Both callbacks run on those
-    threads; they must only hand the data over (the TUI posts a message).
+    ``session_ended`` synthesized when the child died without one) and, when
+    ``on_output`` is given, its stdout/stderr (``on_output`` gets each line;
+    without it the child writes to this process's own stdout and stderr). Both
+    callbacks run on those threads; they must only hand the data over.
     """
 
-    def __init__(self, opts: RunOptions, on_event: Callable[[E.Event], None], on_output: Callable[[str], None],
-                 cwd: str | None = None) -> None:
+    def __init__(self, opts: RunOptions, on_event: Callable[[E.Event], None],
+                 on_output: Callable[[str], None] | None = None, cwd: str | None = None) -> None:
+        self.opts = opts
         self.on_event, self.on_output = on_event, on_output
         self.killed = False
         self.ended: E.SessionEnded | None = None
@@ -173,16 +207,21 @@ class Debuggee:
         self.last_event_at = time.monotonic()
         events_r, events_w = os.pipe()
         control_r, control_w = os.pipe()
+        self._fault = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        fault_fd = self._fault.fileno()
         cmd = [sys.executable, "-m", "kdebug.session.debuggee", "--events-fd", str(events_w),
-               "--control-fd", str(control_r), "--options", opts.to_json()]
+               "--control-fd", str(control_r), "--fault-fd", str(fault_fd), "--options", opts.to_json()]
         # the child must run this very kdebug, whatever the cwd or another installed copy
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
         env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1", PYTHONPATH=path)
+        captured = on_output is not None
         try:
-            self.proc = subprocess.Popen(cmd, pass_fds=(events_w, control_r), stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd, env=env,
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(cmd, pass_fds=(events_w, control_r, fault_fd),
+                                         stdin=subprocess.DEVNULL if captured else None,
+                                         stdout=subprocess.PIPE if captured else None,
+                                         stderr=subprocess.STDOUT if captured else None,
+                                         cwd=cwd, env=env, start_new_session=True)
         finally:
             os.close(events_w)
             os.close(control_r)
@@ -190,9 +229,15 @@ class Debuggee:
         self._control = os.fdopen(control_w, "w", encoding="utf-8")
         self._control_lock = threading.Lock()
         self._out_thread = threading.Thread(target=self._read_output, daemon=True, name="kdebug-output")
-        self._out_thread.start()
+        if captured:
+            self._out_thread.start()
         self._ev_thread = threading.Thread(target=self._read_events, daemon=True, name="kdebug-events")
         self._ev_thread.start()
+
+    @property
+    def reading(self) -> bool:
+        """Events may still come (the reader ends after the child exits, with a session_ended)."""
+        return self._ev_thread.is_alive()
 
     @property
     def alive(self) -> bool:
@@ -205,6 +250,27 @@ class Debuggee:
                 self._control.flush()
             except (BrokenPipeError, OSError, ValueError):
                 pass  # the child is gone; its end of the story comes as session_ended
+
+    def signal(self, sig: int) -> None:
+        """Send ``sig`` to the child alone (SIGINT: the script gets KeyboardInterrupt)."""
+        if self.alive:
+            try:
+                os.kill(self.proc.pid, sig)
+            except OSError:
+                pass
+
+    def where(self, wait: float = 1.0) -> list[str]:
+        """Where the script is now: the user's frames of a stack dump the child writes on SIGUSR1
+        (faulthandler's C-level handler answers even while a kernel runs)."""
+        before = self._fault_text()
+        self.signal(signal.SIGUSR1)
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and self.alive:
+            text = self._fault_text()
+            if len(text) > len(before) and text.endswith("\n\n"):
+                break
+            time.sleep(0.02)
+        return user_frames(self._fault_text()[len(before):], self.opts.script)
 
     def kill(self) -> None:
         """SIGKILL the child (a hung script); the session ends as ``killed``."""
@@ -223,7 +289,15 @@ class Debuggee:
             except OSError:
                 pass
         self._ev_thread.join(timeout=5)
-        self._out_thread.join(timeout=5)
+        if self.on_output is not None:
+            self._out_thread.join(timeout=5)
+
+    def _fault_text(self) -> str:
+        try:
+            self._fault.seek(0)
+            return self._fault.read()
+        except (OSError, ValueError):
+            return ""
 
     def _read_output(self) -> None:
         assert self.proc.stdout is not None
@@ -244,16 +318,17 @@ class Debuggee:
                 self.ended = ev
             self.on_event(ev)
         rc = self.proc.wait()
-        self._out_thread.join(timeout=5)
+        if self.on_output is not None:
+            self._out_thread.join(timeout=5)
         if self.ended is None:
             self.ended = E.SessionEnded(status="killed" if self.killed else "crashed", exit_code=rc,
                                         error=self.why(rc), t=self.last_t)
             self.on_event(self.ended)
 
     def why(self, rc: int) -> str:
-        """What happened to a child that ended without saying so, with the end of its output."""
+        """What happened to a child that ended without saying so, with where it was."""
         if self.killed:
-            head = "the debuggee was killed from the TUI"
+            head = "the debuggee was killed from the TUI" if self.on_output is not None else "the debuggee was killed"
         elif rc < 0:
             try:
                 name = signal.Signals(-rc).name
@@ -262,20 +337,16 @@ class Debuggee:
             head = f"the debuggee died from {name}"
         else:
             head = f"the debuggee exited with status {rc} before the session ended"
-        tail = self.output_tail
-        fatal = next((i for i, s in enumerate(tail) if s.startswith("Fatal Python error")), None)
+        fault = self._fault_text()
+        fatal = re.search(r"^Fatal Python error: (.*)$", fault, re.M)
         if fatal is not None:  # faulthandler's report: keep the crashing thread's frames in the user's code
-            head += f" ({tail[fatal].removeprefix('Fatal Python error: ')})"
-            cur = next((i for i in range(fatal, len(tail)) if tail[i].startswith("Current thread")), None)
-            frames = []
-            for s in tail[cur + 1:] if cur is not None else []:
-                if not s.strip() or "<frozen runpy>" in s or os.path.join("kdebug", "session", "runner.py") in s:
-                    break
-                frames.append(s)
-            detail = "\n".join(frames)
+            head += f" ({fatal[1]})"
+            detail = "\n".join("  at " + f for f in user_frames(fault[fatal.start():], self.opts.script))
+        elif self.killed:
+            detail = ""
         else:
-            detail = "\n".join(tail[-12:]).strip()
-        return head + ("\n" + detail if detail and not self.killed else "")
+            detail = "\n".join(self.output_tail[-12:]).strip()
+        return head + ("\n" + detail if detail else "")
 
 
 if __name__ == "__main__":

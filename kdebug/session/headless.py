@@ -50,7 +50,14 @@ def render(model: SessionModel) -> str:
         lines = text.splitlines()
         out.append(f"  {d.severity}: {lines[0]}")
         out.extend("    " + line for line in lines[1:])
-    if model.ended is not None and model.ended.status != "ok":
+    ended = model.ended
+    if ended is None:
         out.append("")
-        out.append(f"Session {model.ended.status} (exit status {model.ended.exit_code})")
+        out.append(f"Session never ended: the trace stops after {len(model.events)} events "
+                   "(the recording was cut off: the recorder was killed or crashed)")
+    elif ended.status != "ok":
+        out.append("")
+        out.append(f"Session {ended.status} (exit status {ended.exit_code})")
+        if ended.error and ended.status != "failed":
+            out.extend("  " + line for line in ended.error.splitlines())
     return "\n".join(out)

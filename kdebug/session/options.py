@@ -41,6 +41,7 @@ class RunOptions:
     arch: str | None = None  # the GPU architecture of target ptx
     # host assembly costs a second code generation: recorded where someone can look at it
     record_host_asm: bool = True
+    timeout: float | None = None  # headless: stop the script after this many seconds
 
     def replace(self, **changes) -> RunOptions:
         return dataclasses.replace(self, **changes)

@@ -48,10 +48,39 @@ def run_in_process(options: RunOptions, subscribers: Iterable[Callable[[E.Event]
     session.bus.emit(E.SessionStarted(script=options.script, backend=session.backend, strategy=session.strategy,
                                       argv=list(options.args)))
     status = run_script(options.script, list(options.args), options.numba, session)
-    sys.stdout.flush()
-    sys.stderr.flush()
+    status = run_exit_handlers(session, status)
+    _flush(sys.stdout)
+    _flush(sys.stderr)
     session.bus.emit(E.SessionEnded(status="ok" if status == 0 else "failed", exit_code=status))
     return status
+
+
+def run_exit_handlers(session, status: int) -> int:
+    """The script's ``atexit`` functions, run while the session still records (their launches are the
+    script's too); the interpreter would otherwise run them after the session ended."""
+    import atexit
+    atexit._run_exitfuncs()  # noqa: SLF001 - the documented way to run and clear them early
+    return 1 if status == 0 and session.failed else status
+
+
+def _flush(stream) -> None:
+    try:
+        stream.flush()
+    except (OSError, ValueError):  # the script closed it, or the pipe behind it is gone
+        pass
+
+
+def quiet_stdout() -> None:
+    """Point fd 1 at /dev/null: whoever read the output (``| head``) has gone."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+
+
+BROKEN_PIPE_STATUS = 141  # 128 + SIGPIPE, what a shell shows for a writer whose reader went away
 
 
 def run_script(path: str, args: list[str], numba: bool, session) -> int:
@@ -66,10 +95,15 @@ def run_script(path: str, args: list[str], numba: bool, session) -> int:
     try:
         runpy.run_path(path, run_name="__main__")
     except SystemExit as exc:
-        code = exc.code
+        code = exc.code  # as Python does: an int is the status, anything else is printed and means 1
         status = code if isinstance(code, int) else (0 if code is None else 1)
-        if isinstance(code, str):
-            print(code, file=sys.stderr)
+        if code is not None and not isinstance(code, int):
+            print(safe_str(code), file=sys.stderr)
+    except BrokenPipeError:  # kdebug ... | head: the reader has what it wanted
+        quiet_stdout()
+        session.bus.emit(E.Diagnostic(severity="warning", category="script",
+                                      message="the script's output pipe closed; the script was stopped there"))
+        status = BROKEN_PIPE_STATUS
     except KdebugError as exc:
         print(str(exc), file=sys.stderr)
         if not getattr(exc, "reported", False):
@@ -79,7 +113,7 @@ def run_script(path: str, args: list[str], numba: bool, session) -> int:
     except BaseException as exc:  # noqa: BLE001 - the user's script failed: report it, keep going
         text = user_traceback(exc, path)
         print(text, file=sys.stderr, end="")
-        session.bus.emit(E.Diagnostic(severity="error", message=f"{type(exc).__name__}: {exc}", category="script",
+        session.bus.emit(E.Diagnostic(severity="error", message=f"{type(exc).__name__}: {safe_str(exc)}", category="script",
                                       text=text.rstrip()))
         status = 1
     finally:
@@ -88,6 +122,14 @@ def run_script(path: str, args: list[str], numba: bool, session) -> int:
     if status == 0 and session.failed:
         status = 1
     return status
+
+
+def safe_str(obj) -> str:
+    """``str(obj)``, also for an object whose ``__str__`` raises."""
+    try:
+        return str(obj)
+    except Exception:  # noqa: BLE001 - the user's __str__ is broken; say so instead of dying with it
+        return f"<{type(obj).__name__} whose __str__ raised>"
 
 
 def user_traceback(exc: BaseException, path: str) -> str:
