@@ -7,6 +7,7 @@ started). Job events also carry ``job``, ``name``, ``parent`` and ``key``.
 from __future__ import annotations
 
 import dataclasses
+import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -197,6 +198,11 @@ def event_from_json(obj: dict[str, Any]) -> Event:
     cls = EVENT_TYPES[obj["event"]]
     names = {f.name for f in dataclasses.fields(cls)}
     return cls(**{k: v for k, v in obj.items() if k in names})
+
+
+def to_line(event: Event) -> str:
+    """The event as one line of JSON (a trace file's line, the debuggee's pipe), newline included."""
+    return json.dumps(event.to_json(), separators=(",", ":")) + "\n"
 
 
 class EventBus:

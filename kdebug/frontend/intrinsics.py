@@ -1,49 +1,20 @@
-"""The registry of cuda intrinsics: how each is typed and how it is lowered.
+"""The cuda intrinsics: how each is typed and how it is lowered, registered by name.
 
-Each entry is registered under the intrinsic's name (``grid``,
-``atomic.add``...). Typing functions get the TypeInferer and the call node;
-lowering functions get the FunctionLowerer and the call node.
+Each entry is registered in ``kdebug/frontend/registry.py`` under the intrinsic's
+name (``grid``, ``atomic.add``...). Typing functions get the TypeInferer and the
+call node; lowering functions get the FunctionLowerer and the call node.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
 
 from llvmlite import ir
 
+from kdebug.frontend.registry import REGISTRY, IntrinsicImpl, register, register_value
+from kdebug.frontend.lower import llvm_type, mem_type
+from kdebug.frontend.typeinfer import PyValue, TypeInferer
+from kdebug.lang import intrinsics as I
 from kdebug.lang import types as T
-
-
-@dataclass
-class IntrinsicImpl:
-    typer: Callable
-    lowerer: Callable
-
-
-REGISTRY: dict[str, IntrinsicImpl] = {}
-
-
-def register(name: str):
-    def wrap(cls):
-        REGISTRY[name] = IntrinsicImpl(cls.type, cls.lower)
-        return cls
-    return wrap
-
-
-# Intrinsics that a later part of kdebug implements; until then, a clear error.
-NOT_YET: dict = {}
-
-
-def type_call(inferer, node, intrinsic) -> T.Type:
-    impl = REGISTRY.get(intrinsic.name)
-    if impl is None:
-        hint = NOT_YET.get(intrinsic.name, "see the README for the intrinsics kdebug supports")
-        raise inferer.error(node, f"cuda.{intrinsic.name} is not supported by kdebug yet", hint)
-    return impl.typer(inferer, node)
-
-
-def lower_call(lowerer, node, intrinsic):
-    return REGISTRY[intrinsic.name].lowerer(lowerer, node)
 
 
 def _ndim_arg(inferer, node, name) -> int:
@@ -99,8 +70,8 @@ class GridSize:
 
 
 @register("laneid")
-class LaneId:
-    """cuda.laneid: the thread's lane in its warp (linear thread index modulo 32)."""
+class LaneIdCall:
+    """``cuda.laneid()``: a mistake, said so."""
 
     @staticmethod
     def type(inferer, node):
@@ -110,20 +81,17 @@ class LaneId:
 
 
 # ---- value intrinsics (read without a call) ----------------------------------------------------
-VALUE_INTRINSICS = {"laneid"}
+@register_value("laneid")
+class LaneId:
+    """cuda.laneid: the thread's lane in its warp (linear thread index modulo 32)."""
 
-
-def value_type(inferer, node, intrinsic):
-    """The type of a value intrinsic (``cuda.laneid``), or None for intrinsics that are called."""
-    if intrinsic.name == "laneid":
+    @staticmethod
+    def type(inferer, node):
         return T.int32
-    return None
 
-
-def lower_value(lw, node, intrinsic):
-    if intrinsic.name == "laneid":
+    @staticmethod
+    def lower(lw, node):
         return lw.builder.urem(_linear_tid(lw), ir.Constant(ir.IntType(32), 32))
-    raise AssertionError(intrinsic.name)
 
 
 def _linear_tid(lw):
@@ -230,7 +198,6 @@ class GridGroup(T.Tuple):
         return "GridGroup"
 
     def attribute_type(self, inferer, node):
-        from kdebug.frontend.typeinfer import PyValue
         if node.attr == "sync":
             return PyValue(_GRID_SYNC)
         raise inferer.error(node, f"the grid group has no attribute {node.attr!r} in kdebug", "call its .sync()")
@@ -251,7 +218,6 @@ class ThisGrid:
 
 
 def _grid_sync_intrinsic():
-    from kdebug.lang import intrinsics as I
     return I._GridGroup.sync
 
 
@@ -363,7 +329,6 @@ def _array_type(inferer, node, name):
 
 
 def _array_value(lw, ptr, shape, dtype):
-    from kdebug.frontend.lower import llvm_type, mem_type
     b = lw.builder
     if getattr(ptr.type, "addrspace", 0):  # e.g. a target's shared address space: arrays hold generic pointers
         ptr = b.addrspacecast(ptr, ir.PointerType(ptr.type.pointee))
@@ -409,7 +374,6 @@ class SharedArray:
 
 def _static_shape(lw, node):
     """The shape typeinfer checked, evaluated again from the same source (it is a constant)."""
-    from kdebug.frontend.typeinfer import TypeInferer
     inf = TypeInferer.__new__(TypeInferer)
     inf.tf, inf.src = lw.tf, lw.src
     inf.assigned = set()
@@ -429,7 +393,6 @@ class LocalArray:
 
     @staticmethod
     def lower(lw, node):
-        from kdebug.frontend.lower import mem_type
         tf_t = lw.type_of(node)
         shape = _static_shape(lw, node)
         slot = lw.alloca(ir.ArrayType(mem_type(tf_t.dtype), _nelems(shape)), name="local.array")

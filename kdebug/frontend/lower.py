@@ -14,6 +14,9 @@ import numpy as np
 from llvmlite import ir
 
 from kdebug.frontend.typeinfer import PyValue, TypedFunction, LaunchTarget, constant_index
+from kdebug.frontend import registry
+from kdebug.lang.dispatcher import Dispatcher
+from kdebug.lang.intrinsics import deferred as deferred_fn
 from kdebug.lang import intrinsics as I
 from kdebug.lang import types as T
 
@@ -297,7 +300,6 @@ class FunctionLowerer:
 
     def constant_value(self, node, value):
         if isinstance(value, I.Intrinsic):  # a value intrinsic such as cuda.laneid
-            from kdebug.frontend import intrinsics as registry
             return registry.lower_value(self, node, value)
         t = self.type_of(node)
         if isinstance(t, T.Array):
@@ -671,9 +673,6 @@ class FunctionLowerer:
         return b.load(slot)
 
     def expr_Call(self, node):
-        from kdebug.frontend import intrinsics as registry
-        from kdebug.lang.dispatcher import Dispatcher
-        from kdebug.lang.intrinsics import deferred as deferred_fn
 
         func_t = self.type_of(node.func)
         if isinstance(func_t, LaunchTarget):

@@ -16,6 +16,10 @@ import numpy as np
 
 from kdebug.errors import CompileError
 from kdebug.frontend.source import FunctionSource, parse_function
+from kdebug.frontend import registry, ufuncs
+from kdebug.lang.dispatcher import Dispatcher, HostFunction
+from kdebug.lang.host import DeviceNDArray
+from kdebug.lang.intrinsics import deferred as deferred_fn
 from kdebug.lang import types as T
 from kdebug.lang import intrinsics as I
 
@@ -395,13 +399,10 @@ class TypeInferer:
 
     def classify(self, value, node) -> T.Type:
         """The type of a Python object a kernel refers to (global, closure or attribute)."""
-        from kdebug.lang.dispatcher import Dispatcher, HostFunction
         if isinstance(value, HostFunction):  # a @numba.jit function called from a kernel: a device function
             value = value.device_function
-        from kdebug.lang.host import DeviceNDArray
 
         if isinstance(value, I.Intrinsic):  # value intrinsics (cuda.laneid) are typed by the registry
-            from kdebug.frontend import intrinsics as registry
             vt = registry.value_type(self, node, value)
             if vt is not None:
                 self.tf.consts[node] = value
@@ -429,14 +430,12 @@ class TypeInferer:
         if isinstance(value, (Dispatcher, T.Scalar, I.Intrinsic, I.IntrinsicNamespace, type(math),
                               I._CooperativeGroups, I._GridGroup)) or value in (range, len, abs, min, max, int, float, bool, round):
             return PyValue(value)
-        from kdebug.lang.intrinsics import deferred as deferred_fn
         if value is deferred_fn:
             return PyValue(value)
         if callable(value) and getattr(math, getattr(value, "__name__", ""), None) is value:
             return PyValue(value)  # math.sqrt, or sqrt imported from math
         if isinstance(value, type) and issubclass(value, np.generic) and T.from_dtype(value) is not None:
             return PyValue(T.from_dtype(value))  # np.float32(x) casts like numba's float32(x)
-        from kdebug.frontend import ufuncs
         if ufuncs.supported(value):
             return PyValue(value)
         if isinstance(value, np.ufunc):
@@ -489,7 +488,6 @@ class TypeInferer:
     def expr_Subscript(self, node) -> T.Type:
         base_t = self.expr(node.value)
         if isinstance(base_t, PyValue):
-            from kdebug.lang.dispatcher import Dispatcher
             if isinstance(base_t.value, Dispatcher) and not base_t.value.device:
                 return self.launch_config(node, base_t.value)
             raise self.error(node, f"cannot index {base_t}", "index arrays and tuples")
@@ -658,9 +656,6 @@ class TypeInferer:
         if not isinstance(func_t, PyValue):
             raise self.error(node, f"{func_t} is not callable", "call device functions, math functions or cuda intrinsics")
         fn = func_t.value
-        from kdebug.lang.dispatcher import Dispatcher
-        from kdebug.frontend import intrinsics as registry
-        from kdebug.lang.intrinsics import deferred as deferred_fn
 
         if fn is deferred_fn:
             return self.deferred_pointer(node)
@@ -732,7 +727,6 @@ class TypeInferer:
 
     def ufunc_call(self, node, ufunc) -> T.Type:
         """np.sin(x), np.add(x, y, out): a device function the ufuncs module writes (numba's semantics)."""
-        from kdebug.frontend import ufuncs
         argts = [self.expr(a) for a in ufuncs.arguments(node)]
         ufuncs.check_call(self, node, ufunc, argts)
         return self.device_call(node, ufuncs.device_function(ufunc, tuple(argts)), argts)
@@ -766,7 +760,6 @@ class TypeInferer:
         return T.void
 
     def deferred_pointer(self, node) -> T.Type:
-        from kdebug.lang.dispatcher import Dispatcher
         if len(node.args) != 1:
             raise self.error(node, "kdebug.deferred(fn) takes one device function",
                              "write kdebug.deferred(my_device_fn)")

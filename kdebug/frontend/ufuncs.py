@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from kdebug.lang import types as T
+from kdebug.lang.dispatcher import Dispatcher
 
 # the element operation of each ufunc, on a (and b); numba's loops for these ufuncs (numba/np/ufunc_db)
 UFUNC_EXPR = {
@@ -74,7 +75,6 @@ def check_call(inferer, node, ufunc, argts) -> None:
 
 def device_function(ufunc, argts: tuple):
     """The device function computing ``ufunc`` for these argument types (one per ufunc and kinds)."""
-    from kdebug.lang.dispatcher import Dispatcher
 
     nin = ufunc.nin
     kinds = tuple(t.ndim if isinstance(t, T.Array) else 0 for t in argts)

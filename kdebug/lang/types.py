@@ -21,7 +21,6 @@ class Type:
     def signature_of(self, args) -> "object | None":
         """``float64(float64, int32)`` as numba writes a signature: a Signature when every argument is a type."""
         if args and all(isinstance(a, Type) for a in args):
-            from kdebug.lang.signature import Signature
             return Signature(self, tuple(args))
         return None
 
@@ -63,7 +62,6 @@ class Scalar(Type):
     # Host-side behaviour, as numba's type objects: float32(1.5) -> np.float32.
     def __call__(self, value=0, *more):
         if isinstance(value, str):
-            from kdebug.lang.signature import parse_signature
             return parse_signature(f"{self}({value})")
         sig = self.signature_of((value,) + more)
         if sig is not None:
@@ -128,7 +126,6 @@ class NoneType(Type):
         sig = self.signature_of(args) if args else None
         if sig is None and args:
             raise TypeError(f"void(...) takes types, as in void(float32[:], int32), not {args!r}")
-        from kdebug.lang.signature import Signature
         return sig or Signature(self, ())
 
 
@@ -253,3 +250,46 @@ def typeof(value) -> Type | None:
         parts = tuple(typeof(v) for v in value)
         return None if None in parts or not parts else Tuple(parts)
     return None
+
+
+# ---- signatures: "void(float32[:], int32)" as numba writes them --------------------------------------
+@dataclass(frozen=True)
+class Signature:
+    restype: Type | None  # None: infer it
+    argtypes: tuple
+
+    def __str__(self) -> str:
+        return f"{self.restype or ''}({', '.join(map(str, self.argtypes))})"
+
+    # numba's names for the parts
+    return_type = property(lambda self: self.restype)
+    args = property(lambda self: self.argtypes)
+
+
+def parse_signature(sig) -> Signature:
+    """Parse a numba-style signature: a string, a Signature, or a tuple of types."""
+    if isinstance(sig, Signature):
+        return sig
+    if isinstance(sig, (tuple, list)):
+        return Signature(None, tuple(sig))
+    if not isinstance(sig, str):
+        raise TypeError(f"a signature is a string such as 'void(float32[:], int32)', not {sig!r}")
+    text = sig.strip()
+    namespace = dict(NUMBA_NAMES)
+    try:
+        if text.startswith("("):
+            args = eval(f"({text[1:-1]},)" if text[1:-1].strip() else "()", {"__builtins__": {}}, namespace)
+            return Signature(None, tuple(args))
+        head, _, rest = text.partition("(")
+        if not rest.endswith(")"):
+            raise SyntaxError
+        restype = eval(head, {"__builtins__": {}}, namespace) if head.strip() else None
+        inner = rest[:-1].strip()
+        args = eval(f"({inner},)", {"__builtins__": {}}, namespace) if inner else ()
+    except Exception as exc:  # noqa: BLE001 - any failure is a bad signature
+        raise TypeError(f"cannot read the signature {sig!r}: write it like 'void(float32[:], int32)' "
+                        f"with numba's type names ({exc})") from None
+    for t in args:
+        if not isinstance(t, Type):
+            raise TypeError(f"in signature {sig!r}: {t!r} is not a type")
+    return Signature(restype if restype != void else void, tuple(args))

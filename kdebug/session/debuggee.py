@@ -127,7 +127,7 @@ class _PipeWriter:
 
     def __call__(self, ev: E.Event) -> None:
         try:
-            self.f.write(json.dumps(ev.to_json(), separators=(",", ":")) + "\n")
+            self.f.write(E.to_line(ev))
             self.f.flush()
         except (BrokenPipeError, OSError, ValueError):
             os._exit(1)

@@ -17,7 +17,7 @@ class TraceWriter:
     def __call__(self, ev: E.Event) -> None:
         if self.file.closed:
             return
-        self.file.write(json.dumps(ev.to_json(), separators=(",", ":")) + "\n")
+        self.file.write(E.to_line(ev))
         self.file.flush()
 
     def close(self) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import collections
 import gc
-import json
 import os
 import time
 
@@ -474,7 +473,7 @@ class KdebugApp(App):
         path = os.path.join(self.cwd, name)
         with open(path, "w", encoding="utf-8") as f:
             for ev in self.model.events:
-                f.write(json.dumps(ev.to_json(), separators=(",", ":")) + "\n")
+                f.write(E.to_line(ev))
         self.notify(f"saved the trace ({len(self.model.events)} events) to {name}; kdebug replay {name}")
         return path
 

@@ -140,8 +140,7 @@ def big_events(jobs: int = 1000, ir_lines: int = 200_000, fanout: int = 4) -> li
 
 
 def write_trace(events: list[E.Event], path: str) -> str:
-    import json
     with open(path, "w", encoding="utf-8") as f:
         for ev in events:
-            f.write(json.dumps(ev.to_json(), separators=(",", ":")) + "\n")
+            f.write(E.to_line(ev))
     return path

@@ -1,0 +1,82 @@
+"""The house keeps its shape: import contracts (pyproject.toml) and no import cycle between modules."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import grimp
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _lint_imports() -> str:
+    exe = os.path.join(os.path.dirname(sys.executable), "lint-imports")
+    return exe if os.path.exists(exe) else shutil.which("lint-imports")
+
+
+def test_import_linter_contracts_hold():
+    exe = _lint_imports()
+    assert exe, "lint-imports is missing: install the dev extra (pip install -e '.[dev]')"
+    r = subprocess.run([exe, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Layers: each package imports only those below it KEPT" in r.stdout
+    assert "Only kdebug.tui imports Textual KEPT" in r.stdout
+
+
+def import_cycles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.find_modules_directly_imported_by(v):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+    return cycles
+
+
+def test_no_import_cycle_between_kdebugs_modules():
+    # grimp reads every import statement, those inside functions too: a cycle cannot hide in one
+    cycles = import_cycles(grimp.build_graph("kdebug"))
+    assert cycles == [], "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
+def test_the_cycle_check_finds_a_cycle_through_a_function_level_import(tmp_path, monkeypatch):
+    # the shape kdebug had: lang imports the driver inside a function, the driver imports lang
+    pkg = tmp_path / "house"
+    (pkg / "lang").mkdir(parents=True)
+    (pkg / "driver").mkdir()
+    for d in (pkg, pkg / "lang", pkg / "driver"):
+        (d / "__init__.py").write_text("")
+    (pkg / "lang" / "dispatcher.py").write_text(
+        "def compile(fn):\n    from house.driver.active import get_session\n    return get_session()\n")
+    (pkg / "driver" / "active.py").write_text("from house.lang import dispatcher\n")
+    (pkg / "errors.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cycles = import_cycles(grimp.build_graph("house", cache_dir=None))
+    assert cycles == [["house.driver.active", "house.lang.dispatcher"]]
