@@ -775,7 +775,7 @@ class TypeInferer:
         for a, t in zip(node.args, argts):
             if not isinstance(t, (T.Scalar, T.Array, T.Tuple)):
                 raise self.error(a, f"cannot pass {t} through a function pointer", "pass numbers, tuples or arrays")
-        sig = next((s for s in fn.signatures if len(s.argtypes) == len(argts)), None)
+        sig = next((s for s in fn.declared if len(s.argtypes) == len(argts)), None)
         job_argtypes = tuple(sig.argtypes) if sig is not None else tuple(argts)
         if sig is not None and sig.restype is not None:
             restype = sig.restype

@@ -8,6 +8,8 @@ import numpy as np
 from kdebug.errors import CompileError, LaunchError
 from kdebug.lang import seam
 from kdebug.lang import types as T
+from kdebug.lang.inspection import DispatcherInspection
+from kdebug.lang.jit_options import check_options
 from kdebug.lang.host import DeviceNDArray
 from kdebug.lang.location import caller_location
 from kdebug.lang.signature import parse_signature
@@ -66,7 +68,7 @@ def argument_type(value, index: int, name: str, loc) -> T.Type:
     return t
 
 
-class Dispatcher:
+class Dispatcher(DispatcherInspection):
     """What ``@cuda.jit`` returns: a kernel (launch with ``k[grid, block](args)``) or a device function."""
 
     def __init__(self, py_func, device: bool = False, signatures=(), **options) -> None:
@@ -74,9 +76,10 @@ class Dispatcher:
         self.py_func = py_func
         self.device = device
         self.options = options
-        self.signatures = [parse_signature(s) for s in signatures]
-        self._compiled: dict[tuple, object] = {}
-        for sig in self.signatures:  # eager compilation, as numba does with a signature
+        self.declared = [parse_signature(s) for s in signatures]  # numba's .signatures are the compiled ones
+        self.specializations: dict[tuple, Dispatcher] = {}
+        self.specialized = False
+        for sig in self.declared:  # eager compilation, as numba does with a signature
             if not device:
                 self.compile(sig.argtypes)
 
@@ -116,33 +119,25 @@ class Dispatcher:
     def compile(self, argtypes):
         return seam.current().compile_kernel(self, tuple(argtypes))
 
-    def specialize(self, *args):
-        return self
+    def specialize(self, *args) -> "Dispatcher":
+        """A new kernel compiled for the types of ``args`` only (numba's ``specialize``)."""
+        if self.specialized:
+            raise RuntimeError("Dispatcher already specialized")
+        argtypes = tuple(argument_type(a, i + 1, n, caller_location())
+                         for i, (a, n) in enumerate(zip(args, self.argnames)))
+        from kdebug.lang.device import EMULATED
+        key = (EMULATED.compute_capability, argtypes)
+        if key not in self.specializations:
+            special = Dispatcher(self.py_func, self.device, [argtypes], **self.options)
+            special.specialized = True
+            self.specializations[key] = special
+        return self.specializations[key]
 
     @property
-    def overloads(self) -> dict:
-        """numba's ``overloads``: argument types -> the compiled kernel for them."""
-        return {k: CompiledOverload(self, k, c) for k, c in seam.current().compiled_for(self).items()}
-
-    def inspect_llvm(self, signature=None) -> dict:
-        """IR after finish for each compiled signature (numba's inspect_llvm)."""
-        return {k: c.record.snapshots.get("after_finish", "") for k, c in seam.current().compiled_for(self).items()}
-
-    def inspect_asm(self, signature=None) -> dict:
-        return {k: c.record.snapshots.get("emit", "") for k, c in seam.current().compiled_for(self).items()}
-
-
-class CompiledOverload:
-    """One compiled signature of a kernel (numba's ``_Kernel``, as ``dispatcher.overloads[sig]`` gives)."""
-
-    def __init__(self, dispatcher: "Dispatcher", argtypes: tuple, compiled) -> None:
-        self.dispatcher, self.argtypes, self.compiled = dispatcher, argtypes, compiled
-
-    def max_cooperative_grid_blocks(self, blockdim) -> int:
-        """How many blocks of ``blockdim`` threads can be co-resident for a grid sync (numba's name)."""
-        from kdebug.lang.device import max_cooperative_grid_blocks
-        block = _dim3(blockdim, "block", caller_location())
-        return max_cooperative_grid_blocks(block[0] * block[1] * block[2])
+    def extensions(self):
+        """numba's argument extensions: objects whose ``prepare_args(ty, val, stream, retr)`` runs before
+        each launch (the last one first)."""
+        return self.options.get("extensions")
 
 
 class HostFunction:
@@ -189,16 +184,31 @@ class LaunchConfiguration:
                 raise LaunchError(f"{d.__name__} takes {len(names)} argument(s) ({', '.join(names)}) but "
                                   f"{len(args)} were given", None, "pass one value per kernel parameter")
             types = tuple(argument_type(a, i + 1, n, None) for i, (a, n) in enumerate(zip(args, names)))
-            if d.signatures:
+            if d.declared:
                 types = _match_signature(d, types, None)
         except LaunchError as exc:
             exc.loc = caller_location()  # walking the stack costs: only on the error path
             raise
+        cleanups: list = []
+        if d.extensions:
+            args = _apply_extensions(d.extensions, types, args, cleanups)
         seam.current().launch(d, args, types, self.grid, self.block, self.shared)
+        for cleanup in cleanups:
+            cleanup()
+
+
+def _apply_extensions(extensions, types, args, cleanups) -> tuple:
+    """Each argument through every extension's prepare_args, the last extension first (numba's order)."""
+    out = []
+    for ty, val in zip(types, args):
+        for ext in reversed(extensions):
+            ty, val = ext.prepare_args(ty, val, stream=0, retr=cleanups)
+        out.append(val)
+    return tuple(out)
 
 
 def _match_signature(d: Dispatcher, types: tuple, loc) -> tuple:
-    for sig in d.signatures:
+    for sig in d.declared:
         ok = True
         for got, want in zip(types, sig.argtypes):
             if isinstance(want, T.CPointer):  # an address: an int, or an array whose data it points to
@@ -208,13 +218,14 @@ def _match_signature(d: Dispatcher, types: tuple, loc) -> tuple:
                 ok = False
         if ok and len(types) == len(sig.argtypes):
             return sig.argtypes
-    sigs = "; ".join(str(s) for s in d.signatures)
+    sigs = "; ".join(str(s) for s in d.declared)
     raise LaunchError(f"{d.__name__} was compiled for ({sigs}) and cannot take ({', '.join(map(str, types))})", loc,
                       "pass arrays of the declared dtype and dimensions, or drop the signature to compile lazily")
 
 
 def jit(func_or_sig=None, device: bool = False, **options):
     """numba.cuda.jit: ``@cuda.jit``, ``@cuda.jit(device=True)``, ``@cuda.jit("void(float32[:])")``."""
+    check_options(options, device, caller_location())
     if callable(func_or_sig) and not isinstance(func_or_sig, (str, T.Type)):
         return Dispatcher(func_or_sig, device=device, **options)
     sigs = []

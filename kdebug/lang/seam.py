@@ -24,6 +24,12 @@ class KernelSession(Protocol):
     def launch(self, dispatcher, args, argtypes: tuple, grid, block, shared: int) -> None:
         """Compile if needed and run one grid."""
 
+    def ptx_of(self, dispatcher, argtypes: tuple) -> tuple[str, dict | None]:
+        """A compiled kernel's PTX and ptxas's report for its entry (None without ptxas), on any backend."""
+
+    def warn(self, message: str, loc=None, category: str = "numba") -> None:
+        """A warning the user sees (a Diagnostic event)."""
+
     def gpu_runtime(self):
         """The GPU runtime (device memory, the current device) when kernels run on a GPU, else None."""
 

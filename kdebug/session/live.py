@@ -24,7 +24,7 @@ from kdebug.runtime.gpu import GpuRuntime
 from kdebug.runtime.memcheck import env_memcheck_default
 from kdebug.session.ptx_compile import PtxSidePipeline, record_ptxas
 from kdebug.targets.cpu import CpuTarget
-from kdebug.targets.ptx import PtxTarget
+from kdebug.targets.ptx import PtxTarget, arch_of
 
 BACKENDS = ("cpu", "gpu", "auto")
 STRATEGIES = strategies.names()
@@ -76,6 +76,7 @@ class Session:
         self._launch_lock = threading.Lock()
         self.current_launch: int | None = None  # the host launch running now (parent of device launches)
         self.failed = False
+        self._ptx_driver = None  # inspect_asm / get_regs_per_thread on the CPU backend
 
     @staticmethod
     def _resolve_backend(backend: str) -> str:
@@ -100,6 +101,27 @@ class Session:
         elif self.backend == "gpu":
             record_ptxas(self.driver, compiled)
         return compiled
+
+    def ptx_of(self, dispatcher, argtypes: tuple) -> tuple[str, dict | None]:
+        """The PTX of a kernel and ptxas's report for its entry: the GPU's module on the gpu backend, else a
+        compile-only PTX driver's (kept per session, so each kernel is compiled for PTX once)."""
+        compiled = self.compile_kernel(dispatcher, argtypes)
+        artifact, job = compiled.artifact, compiled.record.id
+        if not (isinstance(artifact, dict) and "ptx" in artifact):
+            if self._ptx_driver is None:
+                from kdebug.session.ptx_compile import ptx_driver
+                self._ptx_driver = ptx_driver(arch_of(None), self.strategy)
+                self._ptx_driver.target.bus = self.bus  # the one "ptxas is missing" note reaches the user
+            side = self._ptx_driver.compile_kernel(dispatcher, argtypes)
+            artifact, job = side.artifact, side.record.id
+        report = artifact.get("ptxas") or {}
+        entry = artifact["kernels"].get(job)
+        return artifact["ptx"], report.get("functions", {}).get(entry) if report.get("ok") else None
+
+    def warn(self, message: str, loc=None, category: str = "numba") -> None:
+        text = f"{loc}: warning: {message}" if loc else f"warning: {message}"
+        self.bus.emit(E.Diagnostic(severity="warning", message=message, category=category,
+                                   location=loc.to_json() if loc else None, text=text))
 
     def gpu_runtime(self):
         """The GPU runtime when kernels run on a GPU, else None (device memory is host memory)."""

@@ -1,0 +1,146 @@
+"""numba's dispatcher inspection API: ``overloads``, ``inspect_llvm/asm/types``, ``get_regs_per_thread``...
+
+Mixed into ``Dispatcher``. As in numba, each ``inspect_*``/``get_*`` takes an optional signature (a tuple
+of argument types; ``get_*`` also a Signature) and returns that signature's value, or a dict over every
+compiled signature. ``inspect_asm`` is PTX, from the PTX side of the driver on every backend; the
+resource figures are ptxas's (an error says so when the CUDA toolkit's ptxas is absent)."""
+from __future__ import annotations
+
+import sys
+
+from kdebug.errors import CompileError
+from kdebug.lang import seam
+from kdebug.lang.device import max_cooperative_grid_blocks
+from kdebug.lang.location import caller_location
+
+
+class CompiledOverload:
+    """One compiled signature of a kernel (numba's ``_Kernel``, what ``dispatcher.overloads[sig]`` is)."""
+
+    def __init__(self, dispatcher, argtypes: tuple, compiled) -> None:
+        self.dispatcher, self.argtypes, self.compiled = dispatcher, argtypes, compiled
+
+    @property
+    def signature(self):
+        from kdebug.lang.signature import Signature
+        return Signature(self.compiled.record.typed.restype, self.argtypes)
+
+    def inspect_llvm(self) -> str:
+        return self.compiled.record.snapshots.get("after_finish", "")
+
+    def inspect_asm(self, cc=None) -> str:
+        return seam.current().ptx_of(self.dispatcher, self.argtypes)[0]
+
+    def _ptxas(self, what: str) -> int:
+        report = seam.current().ptx_of(self.dispatcher, self.argtypes)[1]
+        if report is None:
+            raise CompileError(f"{self.dispatcher.__name__}: the {what} comes from ptxas, which is not available",
+                               caller_location(), "install the CUDA toolkit (ptxas on PATH, or CUDA_HOME)")
+        return report
+
+    regs_per_thread = property(lambda self: self._ptxas("register count")["registers"])
+    shared_mem_per_block = property(lambda self: self._ptxas("shared memory size")["shared"])
+    local_mem_per_thread = property(lambda self: self._ptxas("local memory size")["stack"])
+    const_mem_size = property(lambda self: self._ptxas("constant memory size").get("const", 0))
+
+    @property
+    def max_threads_per_block(self) -> int:
+        from kdebug.lang.device import EMULATED
+        regs = max(self.regs_per_thread, 1)
+        return min(EMULATED.MAX_THREADS_PER_BLOCK, 65536 // regs // 32 * 32)  # 64K registers per block
+
+    def max_cooperative_grid_blocks(self, blockdim, dynsmemsize: int = 0) -> int:
+        """How many blocks of ``blockdim`` threads can be co-resident for a grid sync."""
+        from kdebug.lang.dispatcher import _dim3
+        block = _dim3(blockdim, "block", caller_location())
+        return max_cooperative_grid_blocks(block[0] * block[1] * block[2])
+
+    def inspect_types(self) -> str:
+        return typed_source(self.dispatcher, self.compiled.record.typed)
+
+
+def typed_source(dispatcher, typed) -> str:
+    """The kernel's source, each line followed by the types of the variables it assigns (numba's
+    ``inspect_types`` annotation, with kdebug's types)."""
+    import ast
+    src = typed.source
+    assigned: dict[int, list[str]] = {}
+    for node in ast.walk(src.tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in typed.locals:
+            entry = f"{node.id} = {typed.locals[node.id]}"
+            line = src.first_line + node.lineno - 1
+            if entry not in assigned.setdefault(line, []):
+                assigned[line].append(entry)
+    args = ", ".join(f"{n}: {t}" for n, t in zip(typed.argnames, typed.argtypes))
+    out = [f"# File: {src.file}", f"# --- LINE {src.first_line} --- ", f"# def {typed.name}({args}) -> {typed.restype}"]
+    for k, text in enumerate(src.text.splitlines()):
+        line = src.first_line + k
+        out.append(f"{text}")
+        for entry in assigned.get(line, []):
+            out.append(f"{' ' * (len(text) - len(text.lstrip()))}#   {entry}")
+    return "\n".join(out)
+
+
+class DispatcherInspection:
+    """numba's CUDADispatcher inspection methods (``self`` is a Dispatcher)."""
+
+    @property
+    def overloads(self) -> dict:
+        """Argument types -> the compiled kernel for them."""
+        return {k: CompiledOverload(self, k, c) for k, c in seam.current().compiled_for(self).items()}
+
+    definitions = overloads
+
+    @property
+    def signatures(self) -> list:
+        """The compiled signatures, as argument-type tuples (numba's ``list(overloads)``)."""
+        return list(self.overloads)
+
+    def _per_signature(self, signature, get):
+        overloads = self.overloads
+        if signature is not None:
+            key = tuple(getattr(signature, "args", signature))
+            if key not in overloads:
+                raise KeyError(f"{self.__name__} has no compiled signature {key}; compiled: {list(overloads)}")
+            return get(overloads[key])
+        if getattr(self, "specialized", False) and overloads:
+            return get(next(iter(overloads.values())))
+        return {k: get(o) for k, o in overloads.items()}
+
+    def inspect_llvm(self, signature=None):
+        return self._per_signature(signature, CompiledOverload.inspect_llvm)
+
+    def inspect_asm(self, signature=None):
+        return self._per_signature(signature, CompiledOverload.inspect_asm)
+
+    def inspect_types(self, file=None, signature=None, pretty=False, **kwargs) -> None:
+        if pretty:
+            raise CompileError("inspect_types(pretty=True) needs numba's HTML annotator, which kdebug lacks",
+                               caller_location(), "call inspect_types() for the plain text")
+        file = file or sys.stdout
+        for sig, overload in self._per_signature_items(signature):
+            print(f"{self.py_func.__name__} ({', '.join(map(str, sig))})", file=file)
+            print("-" * 80, file=file)
+            print(overload.inspect_types(), file=file)
+            print("=" * 80, file=file)
+
+    def _per_signature_items(self, signature):
+        items = self.overloads.items()
+        if signature is not None:
+            items = [(k, o) for k, o in items if k == tuple(getattr(signature, "args", signature))]
+        return list(items)
+
+    def get_regs_per_thread(self, signature=None):
+        return self._per_signature(signature, lambda o: o.regs_per_thread)
+
+    def get_shared_mem_per_block(self, signature=None):
+        return self._per_signature(signature, lambda o: o.shared_mem_per_block)
+
+    def get_local_mem_per_thread(self, signature=None):
+        return self._per_signature(signature, lambda o: o.local_mem_per_thread)
+
+    def get_const_mem_size(self, signature=None):
+        return self._per_signature(signature, lambda o: o.const_mem_size)
+
+    def get_max_threads_per_block(self, signature=None):
+        return self._per_signature(signature, lambda o: o.max_threads_per_block)

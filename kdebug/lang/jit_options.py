@@ -1,0 +1,49 @@
+"""``cuda.jit``'s keywords as numba-cuda 0.30.4 takes them (numba/cuda/decorators.py).
+
+Every numba keyword is accepted. Those that change nothing here say so once per session, as a warning
+diagnostic at the decorator's line; a keyword numba does not have is a located error."""
+from __future__ import annotations
+
+from kdebug.errors import CompileError
+from kdebug.lang import seam
+
+# keyword -> (the value that is the default / no change, why another value changes nothing here)
+NO_EFFECT = {
+    "inline": ("never", "kdebug leaves inlining to LLVM, which inlines device functions anyway"),
+    "forceinline": (False, "kdebug leaves inlining to LLVM, which inlines device functions anyway"),
+    "link": ((), "kdebug cannot link PTX or CUDA C/C++ files into kernels"),
+    "debug": (None, "kdebug's kernels are always located (memcheck names file:line); raise in kernels is not "
+                    "supported"),
+    "opt": (None, "kdebug always optimises (-O2 on the CPU, -O3 for PTX)"),
+    "cache": (False, "kdebug compiles in memory and keeps no on-disk cache"),
+    "max_registers": (None, "the register limit applies only to a GPU's ptxas"),
+    "launch_bounds": (None, "launch bounds apply only to a GPU's ptxas"),
+    "lto": (None, "kdebug does not link-time optimise with nvJitLink"),
+    "shared_memory_carveout": (None, "the shared-memory carveout is a GPU setting"),
+}
+# keywords with an effect, or only checked: fastmath (the kernel language), extensions (launches), lineinfo
+# (kdebug always has line information), device (the decorator)
+ACCEPTED = {"fastmath", "extensions", "lineinfo", "boundscheck"} | set(NO_EFFECT)
+
+_said: set[tuple[int, str]] = set()
+
+
+def check_options(options: dict, device: bool, loc) -> None:
+    unknown = sorted(set(options) - ACCEPTED)
+    if unknown:
+        raise CompileError(f"cuda.jit has no keyword {unknown[0]!r}", loc,
+                           f"numba-cuda's keywords: device, {', '.join(sorted(ACCEPTED))}")
+    if options.get("boundscheck"):  # numba-cuda raises here too
+        raise NotImplementedError("bounds checking is not supported for CUDA (kdebug's memcheck is on by default: "
+                                  "--no-memcheck turns it off)")
+    if device and options.get("link"):
+        raise ValueError("link keyword invalid for device function")
+    session = seam.current()
+    for name, (default, why) in NO_EFFECT.items():
+        value = options.get(name, default)
+        if value in (default, None, (), []) or (name == "inline" and value in ("never", False)):
+            continue
+        if (id(session), name) in _said:
+            continue
+        _said.add((id(session), name))
+        session.warn(f"cuda.jit({name}={value!r}) has no effect under kdebug: {why}", loc)
