@@ -51,9 +51,13 @@ class CompiledOverload:
 
     def max_cooperative_grid_blocks(self, blockdim, dynsmemsize: int = 0) -> int:
         """How many blocks of ``blockdim`` threads can be co-resident for a grid sync."""
-        from kdebug.lang.dispatcher import _dim3
-        block = _dim3(blockdim, "block", caller_location())
-        return max_cooperative_grid_blocks(block[0] * block[1] * block[2])
+        dims = blockdim if isinstance(blockdim, tuple) else (blockdim,)
+        if not dims or not all(isinstance(d, int) and d > 0 for d in dims) or len(dims) > 3:
+            raise ValueError(f"blockdim is a positive int or a tuple of 1 to 3 of them, not {blockdim!r}")
+        threads = 1
+        for d in dims:
+            threads *= d
+        return max_cooperative_grid_blocks(threads)
 
     def inspect_types(self) -> str:
         return typed_source(self.dispatcher, self.compiled.record.typed)
