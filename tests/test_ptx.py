@@ -43,7 +43,7 @@ def dump_ptx(sample: str, out) -> dict:
     assert r.returncode == 0, r.stdout + r.stderr
     files: dict[str, dict] = {}
     for path in glob.glob(str(out / "dump" / "*")):
-        m = re.match(r"(\d+_\w+?)_\d\d-(\w+)\.\w+$", os.path.basename(path))
+        m = re.match(r"(\d+_\w+?)_\d\d-(\w+)(?:\.excerpt)?\.\w+$", os.path.basename(path))
         files.setdefault(m.group(1), {})[m.group(2)] = open(path, encoding="utf-8").read()
     events = [json.loads(line) for line in trace.read_text().splitlines()]
     return {"files": files, "events": events}

@@ -320,7 +320,7 @@ def test_command_palette_has_an_entry_per_action():
                           "Search", "Next match", "Next job", "Next IR phase", "Go to the re-entrant target",
                           "Toggle diff layout", "Copy this stage", "Save this stage", "Save the trace"):
                 assert title in titles
-            await pilot.press("ctrl+p", *"Show finish")  # palette: run one of them
+            await pilot.press("ctrl+p", *"Finish diff tab")  # palette: run one of them
 
             def first_match() -> str:
                 from textual.command import CommandList
@@ -329,7 +329,7 @@ def test_command_palette_has_an_entry_per_action():
                     return ""
                 cl = commands.first()
                 return str(cl.get_option_at_index(cl.highlighted).prompt)
-            await wait_for(pilot, lambda: "Show finish" in first_match(), "the palette's search")
+            await wait_for(pilot, lambda: "Finish diff tab" in first_match(), "the palette's search")
             await pilot.press("enter")
             await wait_for(pilot, lambda: app.detail.active_tab == "finish", "the palette command")
     run(go())

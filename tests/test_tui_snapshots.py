@@ -39,3 +39,11 @@ def test_snapshot_side_by_side_finish_diff(snap_compare):
 
 def test_snapshot_ir_with_phase_help_and_search(snap_compare):
     assert snap_compare(cycle_app(), terminal_size=SIZE, run_before=keys("2", "slash", *"add", "enter"))
+
+
+def test_snapshot_help_screen(snap_compare):
+    assert snap_compare(cycle_app(), terminal_size=SIZE, run_before=keys("question_mark"))
+
+
+def test_snapshot_80x24_cycle_with_resolution_and_coloured_diff(snap_compare):
+    assert snap_compare(cycle_app(), terminal_size=(80, 24), run_before=keys("down", "down", "down", "3"))

@@ -130,7 +130,12 @@ class Driver:
             try:
                 compiled = self.compile_toplevel(rec)
             except KdebugError as exc:
-                self.fail(rec, exc)
+                culprit = getattr(exc, "failed_job", None) or rec  # the job whose code is wrong
+                self.fail(culprit, exc)
+                if culprit is not rec:
+                    rec.state = "failed"
+                    self.bus.emit(E.JobFailed(**self.job_fields(rec),
+                                              error=f"deferred job #{culprit.id} {culprit.name} failed to compile"))
                 self.fail_rest(rec)
                 raise
             except Exception as exc:  # a kdebug bug: keep the traceback for the report
@@ -212,12 +217,17 @@ class Driver:
     def front(self, rec: JobRecord):
         """parse, typeinfer and lower one job: its own module, markers still in place."""
         py = rec.job.function.py_func
-        self.run_phase(rec, "parse", lambda: parse_function(py), lambda s: s.text, "python")
-        rec.typed = self.run_phase(rec, "typeinfer", lambda: infer_function(py, rec.argtypes, rec.kind),
-                                   lambda tf: tf.listing(), "text")
-        requester = lambda fn, argtypes, kind, reason, loc: self.request_deferred(rec, fn, argtypes, kind, reason, loc)  # noqa: E731
-        rec.module_ir = self.run_phase(rec, "lower", lambda: lower_function(rec.typed, self.target, rec.entry,
-                                                                            requester=requester))
+        try:
+            self.run_phase(rec, "parse", lambda: parse_function(py), lambda s: s.text, "python")
+            rec.typed = self.run_phase(rec, "typeinfer", lambda: infer_function(py, rec.argtypes, rec.kind),
+                                       lambda tf: tf.listing(), "text")
+            requester = lambda fn, argtypes, kind, reason, loc: self.request_deferred(rec, fn, argtypes, kind, reason, loc)  # noqa: E731
+            rec.module_ir = self.run_phase(rec, "lower", lambda: lower_function(rec.typed, self.target, rec.entry,
+                                                                                requester=requester))
+        except KdebugError as exc:
+            if getattr(exc, "failed_job", None) is None:
+                exc.failed_job = rec  # the innermost job whose own code failed: it is reported on that job
+            raise
         return rec.module_ir
 
     def compile_toplevel(self, rec: JobRecord) -> CompiledKernel:

@@ -272,10 +272,10 @@ class Debuggee:
             time.sleep(0.02)
         return user_frames(self._fault_text()[len(before):], self.opts.script)
 
-    def kill(self) -> None:
-        """SIGKILL the child (a hung script); the session ends as ``killed``."""
+    def kill(self, where: list[str] | None = None) -> None:
+        """SIGKILL the child (a hung script); the session ends as ``killed``, at ``where`` (from where())."""
         if self.alive:
-            self.killed = True
+            self.killed, self.killed_where = True, list(where or [])
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except OSError:
@@ -343,7 +343,7 @@ class Debuggee:
             head += f" ({fatal[1]})"
             detail = "\n".join("  at " + f for f in user_frames(fault[fatal.start():], self.opts.script))
         elif self.killed:
-            detail = ""
+            detail = "\n".join("  at " + f for f in getattr(self, "killed_where", []))
         else:
             detail = "\n".join(self.output_tail[-12:]).strip()
         return head + ("\n" + detail if detail else "")

@@ -11,24 +11,54 @@ PHASE_ORDER = ("parse", "typeinfer", "lower", "expand_deferred", "link_runtime",
                "finish", "after_finish", "validate", "emit", "ptx", "load")
 
 
+def _stem(job) -> str:
+    return f"{job.id:03d}_{re.sub(r'[^A-Za-z0-9_]', '_', job.name)}"
+
+
+def _phases(job) -> list[str]:
+    return sorted(job.snapshots, key=lambda p: PHASE_ORDER.index(p) if p in PHASE_ORDER else len(PHASE_ORDER))
+
+
+def _is_ptx_excerpt(job, snap) -> bool:
+    """A deferred job's PTX is its functions cut from the toplevel's module: without the module's
+    declarations (the device runtime, the jobs it launches) ptxas refuses it alone."""
+    return snap.language == "ptx" and job.parent is not None
+
+
+def _file_name(model: SessionModel, job, phase: str) -> str:
+    n = _phases(job).index(phase) + 1
+    snap = model.snapshots[job.snapshots[phase]]
+    ext = "excerpt.ptx" if _is_ptx_excerpt(job, snap) else _EXT.get(snap.language, "txt")
+    return f"{_stem(job)}_{n:02d}-{phase}.{ext}"
+
+
+def _excerpt_header(model: SessionModel, job, phase: str) -> str:
+    root = model.root_of(job.id)
+    module = _file_name(model, root, phase) if phase in root.snapshots else "(the toplevel job's PTX)"
+    return (f"// an excerpt of the toplevel module's PTX (job #{root.id} {root.name}): ptxas needs the whole module\n"
+            f"// assemble the module: {module}\n")
+
+
 def write_dump(model: SessionModel, out_dir: str) -> list[str]:
-    """Files named ``<job id>_<kernel>_<NN>-<phase>.<ext>``; returns the paths written."""
+    """Files named ``<job id>_<kernel>_<NN>-<phase>.<ext>``; returns the paths written.
+
+    A deferred job's PTX is named ``.excerpt.ptx`` and says which file holds the whole module.
+    """
     os.makedirs(out_dir, exist_ok=True)
     written = []
     for job, _depth in model.walk():
-        stem = f"{job.id:03d}_{re.sub(r'[^A-Za-z0-9_]', '_', job.name)}"
+        stem = _stem(job)
         if job.source:
             path = os.path.join(out_dir, f"{stem}_00-source.py")
             with open(path, "w", encoding="utf-8") as f:
                 f.write(job.source)
             written.append(path)
-        phases = sorted(job.snapshots, key=lambda p: PHASE_ORDER.index(p) if p in PHASE_ORDER else len(PHASE_ORDER))
-        for n, phase in enumerate(phases, 1):
+        for phase in _phases(job):
             snap = model.snapshots.get(job.snapshots[phase])
             if snap is None:
                 continue
-            path = os.path.join(out_dir, f"{stem}_{n:02d}-{phase}.{_EXT.get(snap.language, 'txt')}")
+            path = os.path.join(out_dir, _file_name(model, job, phase))
             with open(path, "w", encoding="utf-8") as f:
-                f.write(snap.text)
+                f.write(_excerpt_header(model, job, phase) + snap.text if _is_ptx_excerpt(job, snap) else snap.text)
             written.append(path)
     return written

@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import gc
 import os
+import signal
 import time
 
 from rich.text import Text
@@ -28,41 +29,29 @@ from kdebug.tui.breakpoints import BreakpointsScreen
 from kdebug.tui.detail import TABS, DetailPane
 from kdebug.tui.diagnostics import DiagnosticsPanel
 from kdebug.tui.job_tree import JobTree
-from kdebug.tui.key_help import KeyHelp
+from kdebug.tui.help import HelpScreen
+from kdebug.tui.key_help import KEYS, TAB_NAMES, KeyHelp, binding_action
 from kdebug.tui.launches import LaunchesPanel
 from kdebug.tui.messages import DebuggeeWake, GoToJob, JobChosen
 from kdebug.tui.output import OutputPanel
 
 STRATEGIES = strategies.names()
+BUILT_IN = ("command_palette", "focus_next")  # Textual binds these itself
+INTERRUPT_AGAIN_S = 3.0  # a second ctrl+c within this quits
+TAB_HELP = {"source": "Python source", "ir": "IR after each phase", "finish": "before/after-finish diff",
+            "ptx": "PTX and ptxas report", "asm": "host assembly", "events": "events",
+            "strategy": "deferred-codegen strategy explained"}
 
 
 class KdebugApp(App):
     CSS_PATH = "kdebug.tcss"
     TITLE = "kdebug"
     HANG_AFTER_S = 5.0  # seconds without events before the status line suggests x
-    BINDINGS = [
-        Binding("q", "quit", "Quit"),
-        Binding("s", "step", "Step"),
-        Binding("c", "continue", "Continue"),
-        Binding("b", "breakpoints", "Breaks"),
-        Binding("slash", "search", "Search"),
-        Binding("n", "next_match", "Next", show=False),
-        Binding("N", "previous_match", "Prev match", show=False),
-        Binding("right_square_bracket", "next_job", "Next job", show=False),
-        Binding("left_square_bracket", "previous_job", "Prev job", show=False),
-        Binding("full_stop", "next_phase", "Next phase", show=False),
-        Binding("comma", "previous_phase", "Prev phase", show=False),
-        Binding("g", "goto_target", "Go to ↻", show=False),
-        Binding("a", "next_alert", "Next alert", show=False),
-        Binding("d", "toggle_diff", "Diff layout", show=False),
-        Binding("y", "copy_stage", "Copy", show=False),
-        Binding("w", "write_stage", "Save IR"),
-        Binding("t", "save_trace", "Save trace"),
-        Binding("r", "rerun", "Rerun strategy"),
-        Binding("x", "kill", "Kill"),
-        Binding("p", "pause", "Pause", show=False),
-        *[Binding(str(i + 1), f"tab('{tab}')", tab, show=False) for i, tab in enumerate(TABS)],
-    ]
+    BINDINGS = [Binding(name, binding_action(key, name), key.footer or key.what, show=False, priority=key.priority)
+                for key in KEYS if key.action not in BUILT_IN for name in key.keys]
+    # Textual adds a class for the terminal's size: the layout below 100 columns or 30 lines (kdebug.tcss)
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-tiny"), (20, "-short"), (32, "-tall")]
 
     def __init__(self, opts=None, model: SessionModel | None = None, trace_path: str | None = None,
                  cwd: str | None = None) -> None:
@@ -80,6 +69,8 @@ class KdebugApp(App):
         self._trace_writer = None
         self._started_at = time.monotonic()
         self._alerts_seen = 0  # alerts already announced
+        self._interrupted_at = -INTERRUPT_AGAIN_S
+        self._stop_asked = ""  # "step" or "pause" while a stop the user asked for has not come
 
     # ---- layout --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -193,7 +184,11 @@ class KdebugApp(App):
             for ev in events:
                 if isinstance(ev, E.SessionStarted):
                     self._update_header()
+                elif isinstance(ev, E.Resumed):
+                    self._stop_asked = ""
                 elif isinstance(ev, E.Paused):
+                    if ev.breakpoint != "step":
+                        self._stop_asked = ""
                     if ev.job is not None:
                         tree.select_job(ev.job)
                     if ev.breakpoint == "finish":  # what the finish passes are about to change
@@ -239,12 +234,18 @@ class KdebugApp(App):
             if ended.error:
                 text.append("  " + ended.error.splitlines()[0], "red")
         elif paused is not None:
-            text.append(f"\u23f8 paused ({paused.breakpoint}): ", "bold yellow")
+            # a step stop is the user's own (s or p); a breakpoint names its kind
+            how = {"step": "stepped" if self._stop_asked == "step" else "paused"}.get(
+                paused.breakpoint, f"breakpoint {paused.breakpoint}")
+            text.append(f"\u23f8 {how}: ", "bold yellow")
             text.append(paused.message)
         elif self.replay:
             text.append("replay (trace without session end)", "yellow")
         else:
             text.append("\u25cf running", "bold cyan")
+            if self._stop_asked:
+                text.append(f"  {self._stop_asked} requested: it stops at the next phase, request or launch "
+                            "(plain Python runs on)", "bold yellow")
             dbg = self.debuggee
             if dbg is not None:
                 quiet = time.monotonic() - max(dbg.last_event_at, self._started_at)
@@ -275,6 +276,51 @@ class KdebugApp(App):
     def on_go_to_job(self, message: GoToJob) -> None:
         self.tree.select_job(message.job_id)
 
+    # ---- actions: help, overlays, layout ------------------------------------------------------
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(live=not self.replay))
+
+    def action_close_overlay(self) -> None:
+        """Escape: the search box, Textual's keys panel, a zoomed pane, in that order."""
+        if self._main("#search", Input).has_class("visible"):
+            self._hide_search()
+        elif self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+        elif self.screen.maximized is not None:
+            self.screen.minimize()
+
+    def action_zoom(self) -> None:
+        """z: the focused pane (the whole detail pane for one of its views) fills the screen, or goes back."""
+        screen = self.screen
+        if screen.maximized is not None:
+            screen.minimize()
+        elif screen.focused is not None:
+            screen.maximize(screen.focused)
+
+    def action_toggle_explain(self) -> None:
+        self.detail.toggle_explain()
+
+    def action_resize_jobs(self, step: int) -> None:
+        self.tree.styles.width = max(12, min(self.size.width - 20, self.tree.size.width + step))
+
+    def action_resize_bottom(self, step: int) -> None:
+        bottom = self._main("#bottom", TabbedContent)
+        bottom.styles.height = max(3, min(self.size.height - 8, bottom.size.height + step))
+        bottom.styles.min_height = 0
+
+    def action_interrupt(self) -> None:
+        """ctrl+c: a KeyboardInterrupt for the script; a second one (or one with nothing running) quits."""
+        now = time.monotonic()
+        dbg = self.debuggee
+        if dbg is None or self.replay or self.model.ended is not None or not dbg.alive \
+                or now - self._interrupted_at < INTERRUPT_AGAIN_S:
+            self.exit()
+            return
+        self._interrupted_at = now
+        dbg.signal(signal.SIGINT)
+        self.notify("interrupted the script (KeyboardInterrupt); ctrl+c again quits kdebug", severity="warning")
+
     # ---- actions: stepping -----------------------------------------------------------------------
     def _live(self) -> Debuggee | None:
         if self.replay:
@@ -286,9 +332,20 @@ class KdebugApp(App):
         return self.debuggee
 
     def action_step(self) -> None:
+        self._ask_stop("step")
+
+    def _ask_stop(self, how: str) -> None:
+        """s and p: stop at the next phase, request or launch; say so while the script gets there."""
         dbg = self._live()
-        if dbg is not None:
-            dbg.send("step" if self.model.paused else "pause")
+        if dbg is None:
+            return
+        paused = self.model.paused is not None
+        dbg.send("step" if paused and how == "step" else "pause")
+        self._stop_asked = how
+        if not paused:
+            self.notify(f"{how}: the script stops at its next phase, deferred request or launch; "
+                        "x kills a script stuck in plain Python", timeout=4)
+        self._update_status()
 
     def action_continue(self) -> None:
         dbg = self._live()
@@ -300,9 +357,10 @@ class KdebugApp(App):
         dbg.send("continue")
 
     def action_pause(self) -> None:
-        dbg = self._live()
-        if dbg is not None:
-            dbg.send("pause")
+        if self.model.paused is not None:
+            self.notify("already paused: s steps, c continues")
+            return
+        self._ask_stop("pause")
 
     def action_breakpoints(self) -> None:
         def apply(kinds: set[str] | None) -> None:
@@ -320,8 +378,10 @@ class KdebugApp(App):
     def action_kill(self) -> None:
         dbg = self._live()
         if dbg is not None:
-            dbg.kill()
-            self.notify("killed the debuggee", severity="warning")
+            where = dbg.where(wait=1.0)  # a script stuck in plain Python has no event that says so
+            dbg.kill(where)
+            self.notify("killed the debuggee" + (f" at {where[0]}" if where else "") + " (see Diagnostics)",
+                        severity="warning")
 
     def action_rerun(self, strategy: str | None = None, ptx: bool | None = None) -> None:
         """Run the script again: with ``strategy``, else the next one when ``ptx`` is not being toggled."""
@@ -426,11 +486,6 @@ class KdebugApp(App):
         self.notify(f"{count} line(s) match {message.value!r}" if message.value else "search cleared",
                     timeout=3)
 
-    def on_key(self, event) -> None:
-        if event.key == "escape" and self._main("#search", Input).has_class("visible"):
-            event.stop()
-            self._hide_search()
-
     def _hide_search(self) -> None:
         search = self._main("#search", Input)
         search.remove_class("visible")
@@ -477,6 +532,20 @@ class KdebugApp(App):
         self.notify(f"saved the trace ({len(self.model.events)} events) to {name}; kdebug replay {name}")
         return path
 
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
+                           time_format: str | None = None) -> str | None:
+        """The palette's Screenshot: into the working directory unless told otherwise; say where, or why not."""
+        path = path or self.cwd
+        name = filename or f"kdebug-screenshot-{time.strftime('%Y%m%d-%H%M%S')}.svg"
+        try:
+            saved = self.save_screenshot(name, path=path)
+        except OSError as exc:
+            self.notify(f"screenshot not saved: {exc.strerror or exc} ({os.path.join(path, name)})",
+                        severity="error")
+            return None
+        self.notify(f"saved the screenshot to {saved}")
+        return saved
+
     # ---- the command palette ------------------------------------------------------------------
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)
@@ -504,7 +573,12 @@ class KdebugApp(App):
         yield SystemCommand("Save this stage", "Write the view to a file (w)", self.action_write_stage)
         yield SystemCommand("Save the trace", "Write all events as JSON lines (t)", self.action_save_trace)
         for i, tab in enumerate(TABS):
-            yield SystemCommand(f"Show {tab}", f"Detail tab {i + 1}", lambda t=tab: self.action_tab(t))
+            yield SystemCommand(f"{TAB_NAMES[tab]} tab", f"Show the job's {TAB_HELP[tab]} ({i + 1})",
+                                lambda t=tab: self.action_tab(t))
+        yield SystemCommand("Help: every key", "The keys of kdebug, by group (? or F1)", self.action_help)
+        yield SystemCommand("Show or hide the explanations", "The boxes above the IR, Finish, PTX views (e)",
+                            self.action_toggle_explain)
+        yield SystemCommand("Zoom the focused pane", "The whole screen for it, or back (z)", self.action_zoom)
 
 
 def run_tui(opts) -> int:

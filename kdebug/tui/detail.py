@@ -13,7 +13,7 @@ from textual.widgets import Static, TabbedContent, TabPane
 from kdebug import events as E
 from kdebug.session.model import SessionModel
 from kdebug.tui import teaching
-from kdebug.tui.documents import (CodeDocument, Document, SideBySideDocument, StyledDocument,
+from kdebug.tui.documents import (CodeDocument, Document, JoinedDocument, SideBySideDocument, StyledDocument,
                                   UnifiedDiffDocument)
 from kdebug.tui.textview import TextView
 
@@ -27,8 +27,8 @@ TABS = ("source", "ir", "finish", "ptx", "asm", "events", "strategy")
 def event_line(ev: E.Event) -> tuple[str, str]:
     """One event as a listing line and its style."""
     bits = []
-    for name in ("phase", "reason", "duration", "target_job", "resolution", "breakpoint", "message", "error",
-                 "severity", "category"):
+    for name in ("phase", "reason", "duration", "target_job", "round", "resolution", "breakpoint", "message",
+                 "error", "severity", "category"):
         value = getattr(ev, name, None)
         if value in (None, "", 0.0):
             continue
@@ -45,6 +45,7 @@ def event_line(ev: E.Event) -> tuple[str, str]:
 
 
 class DetailPane(Vertical):
+    ALLOW_MAXIMIZE = True  # z on one of its views zooms the pane: banner, tabs and view
     def __init__(self, model: SessionModel, id: str | None = None) -> None:
         super().__init__(id=id)
         self.model = model
@@ -55,6 +56,7 @@ class DetailPane(Vertical):
         self._loaded: dict[str, tuple] = {}
         self._phase_bar = ""
         self._events_job: int | None = None
+        self.explain: bool | None = None  # explanation boxes shown; None: when the screen is tall enough
 
     def compose(self) -> ComposeResult:
         yield Static("no job yet", id="banner")
@@ -113,8 +115,25 @@ class DetailPane(Vertical):
         self.query_one("#detail-tabs", TabbedContent).active = f"tab-{tab}"
 
     def on_resize(self) -> None:
-        if self.active_tab == "finish" and self.diff_mode == "side":
+        self._show_explanations()
+
+    def on_text_view_resized(self, message: TextView.Resized) -> None:
+        # the finish view itself (a zoom resizes it, not this pane): side by side splits its width
+        if message.view.id == "view-finish" and self.diff_mode == "side":
             self.call_after_refresh(self.refresh_active)
+
+    def toggle_explain(self) -> None:
+        self.explain = not self.explanations_shown
+        self._show_explanations()
+
+    @property
+    def explanations_shown(self) -> bool:
+        return self.explain if self.explain is not None else self.app.size.height >= 32
+
+    def _show_explanations(self) -> None:
+        shown = self.explanations_shown
+        for box in self.query(".help"):
+            box.display = shown and not box.has_class("empty")
 
     def on_tabbed_content_tab_activated(self, message: TabbedContent.TabActivated) -> None:
         if message.tabbed_content.id == "detail-tabs":
@@ -157,36 +176,43 @@ class DetailPane(Vertical):
     def _update_banner(self) -> None:
         job = self.model.jobs.get(self.job_id) if self.job_id is not None else None
         if job is None:
-            self.query_one("#banner", Static).update("no job yet", layout=False)
+            self.query_one("#banner", Static).update("no job yet")
             return
         text = Text()
+        if self.backref is not None and self.backref < len(self.model.reentrant):
+            # what happened first: the resolution, then the cycle, so a narrow pane wraps, never cuts it
+            ev = self.model.reentrant[self.backref]
+            text.append("\u21bb re-entrant request: ", "bold magenta")
+            text.append(ev.resolution, "bold red" if ev.resolution == "stopped" else "bold magenta")
+            text.append(f"  #{ev.job} \u2192 #{ev.target_job}  cycle ", "magenta")
+            text.append(ARROW.join(ev.cycle_names or map(str, ev.cycle)), "bold reverse magenta")
+            text.append(f"  (g: go to #{ev.target_job})\n", "dim")
+        state, phase = self.model.job_state(job.id)
         text.append(f"#{job.id} ", "bold")
         text.append(job.signature, "bold")
         text.append(f"  {job.kind} on {job.target}  ")
-        text.append(job.state, {"failed": "bold red", "done": "green", "compiling": "yellow"}.get(job.state, ""))
-        if job.phase:
-            text.append(f" ({job.phase})", "yellow")
+        text.append(state, {"failed": "bold red", "done": "green", "compiling": "yellow"}.get(state, ""))
+        if phase:
+            text.append(f" ({phase})", "yellow")
         if job.compile_time:
             text.append(f" in {job.compile_time * 1e3:.1f} ms")
         if job.parent is not None:
             text.append(f"  deferred: requested by #{job.parent} via {job.reason}", "magenta")
+        if job.resolved_round:
+            text.append(f", resolved by the toplevel in round {job.resolved_round}", "cyan")
+        if job.duplicate_of is not None:
+            text.append(f"  duplicate codegen: the same key as #{job.duplicate_of}", "bold yellow")
         if job.error:
             text.append("\n" + job.error.splitlines()[0], "red")
-        if self.backref is not None and self.backref < len(self.model.reentrant):
-            ev = self.model.reentrant[self.backref]
-            text.append("\n\u21bb re-entrant request ", "bold magenta")
-            text.append(f"#{ev.job} \u2192 #{ev.target_job}: cycle ", "magenta")
-            text.append(ARROW.join(ev.cycle_names or map(str, ev.cycle)), "bold reverse magenta")
-            text.append(f"  resolution: {ev.resolution}", "red" if ev.resolution == "stopped" else "magenta")
-            text.append("   (g: go to the target job)", "dim")
-        self.query_one("#banner", Static).update(text, layout=False)
+        self.query_one("#banner", Static).update(text)
 
     def refresh_active(self) -> None:
         tab = self.active_tab
         job = self.model.jobs.get(self.job_id) if self.job_id is not None else None
         version = len(job.events) if job is not None else -1
+        width = self.query_one("#view-finish", TextView).size.width if tab == "finish" else 0
         key = (self.job_id, version, self.phase, self.diff_mode, len(self.model.events) if tab == "strategy" else 0,
-               self.size.width if tab == "finish" else 0)  # side by side splits the width
+               width)  # side by side splits the width
         if self._loaded.get(tab) == key:
             return
         self._loaded[tab] = key
@@ -200,13 +226,6 @@ class DetailPane(Vertical):
         sid = job.snapshots.get(phase) if job is not None else None
         snap = self.model.snapshots.get(sid) if sid is not None else None
         return (snap.text, snap.language) if snap is not None else (None, "text")
-
-    def _root_of(self, job):
-        seen = set()
-        while job.parent is not None and job.parent in self.model.jobs and job.id not in seen:
-            seen.add(job.id)
-            job = self.model.jobs[job.parent]
-        return job
 
     def _show_source(self, job) -> None:
         if job is None:
@@ -226,9 +245,23 @@ class DetailPane(Vertical):
         if bar != self._phase_bar:  # it may wrap, so an update costs a layout: only when it changed
             self._phase_bar = bar
             self.query_one("#phase-bar", Static).update(Content.from_markup(bar))
-        self.query_one("#phase-help", Static).update(teaching.phase_help(self.phase), layout=False)
         text, lang = self._text(self.phase) if job is not None else (None, "text")
-        self._set("ir", CodeDocument(text, lang) if text is not None else Document(["(no IR for this phase)"]))
+        # an explanation of a phase only above that phase's IR
+        self._explain("#phase-help", teaching.phase_help(self.phase) if text is not None else "")
+        if text is None:
+            state = self.model.job_state(job.id)[0] if job is not None else ""
+            return self._set("ir", Document([f"(no IR yet: the job is {state})" if state in ("queued", "compiling")
+                                             else "(no IR for this phase)"]))
+        self._set("ir", CodeDocument(text, lang))
+
+    def _explain(self, selector: str, text: str) -> None:
+        """Fill an explanation box; an empty one takes no line."""
+        box = self.query_one(selector, Static)
+        if getattr(box, "_explained", None) != text:
+            box._explained = text
+            box.update(text)
+            box.set_class(not text, "empty")
+            box.display = bool(text) and self.explanations_shown
 
     def _show_finish(self, job) -> None:
         help_text = teaching.FINISH_INTRO + "\n" + "\n".join(
@@ -240,8 +273,8 @@ class DetailPane(Vertical):
             help_text = "\u2716 " + misses[0].message + "\n" + help_text
         elif job is not None and before is None and after is None and job.state == "done":
             help_text = "\u2716 this job never went through the finish passes (a finish-coverage miss)\n" + help_text
-        self.query_one("#finish-help", Static).update(
-            help_text + f"\n[d] {'side by side' if self.diff_mode == 'unified' else 'unified diff'}", layout=False)
+        self._explain("#finish-help", help_text + f"\n[d] {'side by side' if self.diff_mode == 'unified' else 'unified diff'}"
+                      " \u00b7 attribute-group renumbering is not a change")
         if before is None or after is None:
             return self._set("finish", Document(["(no before_finish/after_finish snapshots for this job)"]))
         if self.diff_mode == "unified":
@@ -267,11 +300,13 @@ class DetailPane(Vertical):
                      "(or kdebug dump --target ptx, or --backend gpu).")
         elif usage:
             info += "\nThe ptxas report (registers, shared and local memory, spills) heads the listing."
-        self.query_one("#ptx-info", Static).update(info, layout=False)
+        self._explain("#ptx-info", info)
         if not text:
             return self._set("ptx", Document([]))
-        head = "".join(f"// ptxas: {line}\n" for line in usage.splitlines()) + "\n" if usage else ""
-        self._set("ptx", CodeDocument(head + text, "ptx"))
+        # the ptxas report is prose, not PTX: one style, not the PTX lexer's
+        head = StyledDocument([(f"// ptxas: {line}", "italic #7f848e") for line in usage.splitlines()] + [("", "")]
+                              if usage else [])
+        self._set("ptx", JoinedDocument(head, CodeDocument(text, "ptx")))
 
     def _show_asm(self, job) -> None:
         if job is None:
@@ -279,12 +314,12 @@ class DetailPane(Vertical):
         owner = job
         text, lang = self._text("emit", job)
         if text is None:
-            owner = self._root_of(job)
+            owner = self.model.root_of(job.id)
             text, lang = self._text("emit", owner)
         info = teaching.phase_help("emit")
         if owner is not job:
             info += f"\nThis job's code is emitted inside its toplevel job #{owner.id} {owner.name}: shown here."
-        self.query_one("#asm-info", Static).update(info, layout=False)
+        self._explain("#asm-info", info)
         if text is None or lang == "ptx":
             return self._set("asm", Document(["(no host assembly yet)"]))
         self._set("asm", CodeDocument(text, "asm"))

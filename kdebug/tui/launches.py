@@ -15,9 +15,27 @@ def _dims(d) -> str:
     return "(" + ",".join(str(x) for x in d) + ")"
 
 
+def duration_text(seconds: float) -> str:
+    """A duration with its unit, at a precision a table column can hold."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.0f} \u00b5s"
+    if seconds < 1.0:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds:.2f} s"
+
+
+def _time(ln: LaunchView) -> str:
+    if ln.duration is None:
+        return ""
+    held = f" (+{duration_text(ln.held_time)} held)" if ln.held_time >= 1e-3 else ""
+    return duration_text(ln.duration) + held
+
+
 def _status(ln: LaunchView) -> Text:
     if ln.state == "running":
         return Text("running", "yellow")
+    if ln.state in ("killed", "interrupted"):
+        return Text(f"{ln.state} (the session ended)", "bold red")
     if ln.error:
         return Text("error: " + ln.error.splitlines()[0], "bold red")
     return Text("ok", "green")
@@ -36,20 +54,31 @@ class LaunchesPanel(DataTable):
         self.model = model
         self.clear()
 
+    def _kernel(self, ln: LaunchView) -> str:
+        if ln.parent_launch is None:
+            return ln.name
+        # device-side launches nest under their parent launch, as deep as they go
+        return "  " * (self.model.launch_depth(ln.id) - 1) + f"\u2514 {ln.name} (from launch #{ln.parent_launch})"
+
     def add_events(self, events: list[E.Event]) -> None:
         for ev in events:
             if isinstance(ev, E.LaunchStarted):
                 ln = self.model.launches[ev.launch]
-                name = ln.name if ln.parent_launch is None else f"\u2514 {ln.name} (from #{ln.parent_launch})"
-                self.add_row(str(ln.id), name, f"#{ln.job}" if ln.job is not None else "", _dims(ln.grid),
-                             _dims(ln.block), ln.backend, "", _status(ln), key=str(ln.id))
+                self.add_row(str(ln.id), self._kernel(ln), f"#{ln.job}" if ln.job is not None else "",
+                             _dims(ln.grid), _dims(ln.block), ln.backend, _time(ln), _status(ln), key=str(ln.id))
             elif isinstance(ev, E.LaunchFinished) and ev.launch in self.model.launches:
-                ln = self.model.launches[ev.launch]
-                try:
-                    self.update_cell(str(ln.id), "time", f"{(ln.duration or 0) * 1e3:.2f} ms")
-                    self.update_cell(str(ln.id), "status", _status(ln))
-                except Exception:  # noqa: BLE001 - a finish without its start (torn trace)
-                    pass
+                self._update(self.model.launches[ev.launch])
+            elif isinstance(ev, E.SessionEnded):
+                for ln in self.model.launches.values():
+                    if ln.ended_by is not None:
+                        self._update(ln)
+
+    def _update(self, ln: LaunchView) -> None:
+        try:
+            self.update_cell(str(ln.id), "time", _time(ln), update_width=True)
+            self.update_cell(str(ln.id), "status", _status(ln), update_width=True)
+        except Exception:  # noqa: BLE001 - a finish without its start (torn trace)
+            pass
 
     def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
         message.stop()

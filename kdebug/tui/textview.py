@@ -12,6 +12,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.cache import LRUCache
 from textual.geometry import Size
+from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -25,6 +26,13 @@ class TextView(ScrollView, can_focus=True):
     DEFAULT_CSS = """
     TextView { background: $surface; }
     """
+
+    class Resized(Message):
+        """The view's size changed (a view whose layout depends on its width redraws)."""
+
+        def __init__(self, view: "TextView") -> None:
+            super().__init__()
+            self.view = view
 
     def __init__(self, document: Document | None = None, *, id: str | None = None, follow: bool = False) -> None:
         super().__init__(id=id)
@@ -116,12 +124,17 @@ class TextView(ScrollView, can_focus=True):
             style = CURRENT_MATCH if index == current else MATCH
             for m in self._pattern.finditer(text.plain):
                 text.stylize(style, m.start(), m.end())
+        # Text.render leaves the Text's own style (a whole-line colour: diff, listing) to the
+        # console, which is not in this path: fold it into the base
+        if text.style:
+            base = base + self.app.console.get_style(text.style)
         segments = list(text.render(self.app.console))
         segments = [Segment(s.text, base + s.style if s.style else base) for s in segments if s.text != "\n"]
         return Strip(segments)
 
     def on_resize(self) -> None:
         self._cache.clear()
+        self.post_message(self.Resized(self))
 
     # keys scroll at once: an animated scroll repaints a 200,000-line view many times over
     def action_page_down(self) -> None:
