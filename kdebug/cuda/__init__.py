@@ -7,10 +7,14 @@ A face, like the command line: it stands above the session (``compile_ptx`` asse
 PTX driver) and reaches the running session through the seam in ``kdebug/lang/seam.py``."""
 from __future__ import annotations
 
-from kdebug.lang import seam
 from kdebug.lang.dispatcher import jit  # noqa: F401
+from kdebug.lang.devices import (close, current_context, detect, get_context, gpus, list_devices,  # noqa: F401
+                                 profile_start, profile_stop, profiling, select_device)
+from kdebug.lang.foreign_arrays import as_cuda_array, is_cuda_array, mapped, pinned  # noqa: F401
 from kdebug.lang.host import (DeviceNDArray, device_array, device_array_like, mapped_array,  # noqa: F401
-                              managed_array, pinned_array, to_device)
+                              mapped_array_like, managed_array, pinned_array, pinned_array_like, to_device)
+from kdebug.lang.streams import (default_stream, event, event_elapsed_time, external_stream,  # noqa: F401
+                                 legacy_default_stream, per_thread_default_stream, stream)
 from kdebug.lang.intrinsics import (atomic, blockDim, blockIdx, const, grid, gridDim, gridsize,  # noqa: F401
                                     laneid, local, shared, syncthreads, syncthreads_and, syncthreads_count,
                                     syncthreads_or, syncwarp, threadfence, threadfence_block,
@@ -33,18 +37,6 @@ def is_available() -> bool:
     return True
 
 
-def is_cuda_array(obj) -> bool:
-    return isinstance(obj, DeviceNDArray)
-
-
-def stream():
-    return 0
-
-
-def default_stream():
-    return 0
-
-
 def compile_ptx(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False, cc=None, opt=None,
                 abi="numba", abi_info=None, forceinline=False, launch_bounds=None):
     """numba.cuda.compile_ptx (same parameters): ``(ptx, result type)``, no GPU needed. Only ``device``
@@ -59,11 +51,9 @@ def compile_ptx_for_current_device(pyfunc, sig, debug=None, lineinfo=False, devi
 
 
 def get_current_device():
-    runtime = seam.current().gpu_runtime()
-    if runtime is not None:
-        return runtime.current_device()
-    from kdebug.lang.device import EMULATED
-    return EMULATED
+    """The device kernels run on: the GPU's (pycuda), or the emulated sm_90 of the CPU backend."""
+    from kdebug.lang.devices import current_device
+    return current_device()
 
 
 def __getattr__(name):

@@ -400,6 +400,27 @@ class LocalArray:
         return _array_value(lw, slot, shape, tf_t.dtype)
 
 
+@register("const.array_like")
+class ConstArrayLike:
+    """cuda.const.array_like(arr): a module-level (or closure) array as constant memory. kdebug freezes such
+    arrays at compile time already, so this is the array itself (PTX places it in .const)."""
+
+    @staticmethod
+    def type(inferer, node):
+        if len(node.args) != 1 or node.keywords:
+            raise inferer.error(node, "cuda.const.array_like takes one array", "write cuda.const.array_like(ARR)")
+        t = inferer.expr(node.args[0])
+        if not isinstance(t, T.Array) or node.args[0] not in inferer.tf.consts:
+            raise inferer.error(node.args[0], "cuda.const.array_like takes an array defined outside the kernel "
+                                              "(a module global or a closure variable)",
+                                "define the array at module level and pass its name")
+        return t
+
+    @staticmethod
+    def lower(lw, node):
+        return lw.expr(node.args[0])
+
+
 # ---- atomics ---------------------------------------------------------------------------------------
 _ATOMIC_TYPES = ("int32", "uint32", "int64", "uint64", "float32", "float64")
 _ATOMIC_ARGS = {"add": 3, "sub": 3, "max": 3, "min": 3, "exch": 3, "and_": 3, "or_": 3, "xor": 3,

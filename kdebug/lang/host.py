@@ -114,14 +114,53 @@ class DeviceNDArray:
         if self._dev is not None:
             self._dev.from_host(host)
 
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
     def is_c_contiguous(self) -> bool:
         return True
 
-    def reshape(self, *shape):  # views share the device allocation
+    def is_f_contiguous(self) -> bool:
+        return self.ndim <= 1 or self.size <= 1
+
+    def reshape(self, *shape, order="C"):  # views share the device allocation
+        if order != "C":
+            raise _array_error(f"reshape(order={order!r}): kdebug device arrays are C-ordered", "use order='C'")
         return DeviceNDArray(None, self.dtype, self._host.reshape(*shape), device=self._dev)
 
-    def ravel(self):
+    def ravel(self, order="C", stream=0):
+        if order != "C":
+            raise _array_error(f"ravel(order={order!r}): kdebug device arrays are C-ordered", "use order='C'")
         return DeviceNDArray(None, self.dtype, self._host.ravel(), device=self._dev)
+
+    def split(self, section: int, stream=0) -> list["DeviceNDArray"]:
+        """numba's split: a 1-D array as views of ``section`` elements each (the last may be shorter)."""
+        if self.ndim != 1:
+            raise _array_error(f"split needs a 1-D array, not {self.ndim}-D", "ravel() it first")
+        return [self[i:i + section] for i in range(0, self.size, section)]
+
+    def view(self, dtype) -> "DeviceNDArray":
+        """The same memory as another dtype (the last dimension rescaled), as numpy's view."""
+        dtype = dtype.np_dtype if isinstance(dtype, T.Scalar) else np.dtype(dtype)
+        if self._dev is not None:
+            raise _array_error("view() of a GPU device array is not supported by kdebug", "copy_to_host().view(...)")
+        try:
+            return DeviceNDArray(None, dtype, self._host.view(dtype))
+        except ValueError as exc:
+            raise _array_error(f"cannot view {self.dtype} as {dtype}: {exc}", "pick a dtype whose size divides "
+                               "the last dimension's bytes") from None
+
+    @property
+    def T(self) -> "DeviceNDArray":
+        return self.transpose()
+
+    def transpose(self, axes=None) -> "DeviceNDArray":
+        """The transposed array. kdebug's device arrays are C-contiguous, so this is a copy, where numba's is
+        a view of the same memory."""
+        data = np.ascontiguousarray(np.transpose(self._synced(), axes))
+        if self._dev is not None:
+            return DeviceNDArray._on_device(data, _gpu_runtime() or _NoRuntime.fail())
+        return DeviceNDArray(data.shape, data.dtype, data)
 
 
 T.register_device_array(DeviceNDArray)
@@ -139,18 +178,28 @@ class _NoRuntime:
 
 
 def to_device(obj, stream=0, copy=True, to=None) -> DeviceNDArray:
+    """numba's to_device: numpy arrays, and anything numpy makes an array of (lists, scalars)."""
     if to is not None:
         to.copy_to_device(obj)
         return to
-    arr = np.ascontiguousarray(obj)
+    arr = np.ascontiguousarray(obj) if np.ndim(obj) else np.asarray(obj)
     gpu = _gpu_runtime()
     if gpu is not None:
         return DeviceNDArray._on_device(arr, gpu)
     return DeviceNDArray(arr.shape, arr.dtype, arr.copy())
 
 
+def _check_c_order(shape, dtype, strides, order) -> None:
+    if order not in ("C", "A"):
+        raise _array_error(f"order={order!r}: kdebug device arrays are C-ordered", "use order='C' (the default)")
+    if strides is not None and tuple(strides) != np.empty(shape, dtype).strides:
+        raise _array_error(f"strides {tuple(strides)} are not C-contiguous: kdebug device arrays are",
+                           "drop strides= (numba's default is C-contiguous)")
+
+
 def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0) -> DeviceNDArray:
     dtype = dtype.np_dtype if isinstance(dtype, T.Scalar) else dtype
+    _check_c_order(shape, dtype, strides, order)
     gpu = _gpu_runtime()
     if gpu is not None:
         return DeviceNDArray._on_device(np.empty(shape, dtype=dtype), gpu, copy=False)
@@ -162,7 +211,24 @@ def device_array_like(ary, stream=0) -> DeviceNDArray:
 
 
 def pinned_array(shape, dtype=np.float64, strides=None, order="C") -> np.ndarray:
-    return np.empty(shape, dtype=dtype)
+    """Page-locked host memory in numba; host memory that kernels take directly here."""
+    dtype = dtype.np_dtype if isinstance(dtype, T.Scalar) else dtype
+    return np.empty(shape, dtype=dtype, order=order)
 
 
-mapped_array = managed_array = pinned_array
+def mapped_array(shape, dtype=np.float64, strides=None, order="C", stream=0, portable=False, wc=False):
+    """Host memory the device reads and writes directly: a numpy array kernels take (and write) as is."""
+    return pinned_array(shape, dtype, strides, order)
+
+
+def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0, attach_global=True):
+    """Unified memory in numba: here a numpy array, on the host and in kernels alike."""
+    return pinned_array(shape, dtype, strides, order)
+
+
+def pinned_array_like(ary) -> np.ndarray:
+    return pinned_array(ary.shape, ary.dtype)
+
+
+def mapped_array_like(ary, stream=0, portable=False, wc=False) -> np.ndarray:
+    return mapped_array(ary.shape, ary.dtype)

@@ -1,0 +1,61 @@
+"""Arrays from elsewhere: ``cuda.as_cuda_array``/``is_cuda_array`` (the CUDA Array Interface) and the
+``cuda.pinned``/``cuda.mapped`` context managers."""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+
+import numpy as np
+
+from kdebug.lang import seam
+from kdebug.lang.host import DeviceNDArray, _array_error
+
+
+def is_cuda_array(obj) -> bool:
+    """True for objects exporting the CUDA Array Interface (numba's test)."""
+    return hasattr(obj, "__cuda_array_interface__")
+
+
+def as_cuda_array(obj, sync=True) -> DeviceNDArray:
+    """A device array sharing ``obj``'s memory, from its ``__cuda_array_interface__`` (version 0-3)."""
+    if not is_cuda_array(obj):
+        raise TypeError("*obj* doesn't implement the cuda array interface.")
+    if isinstance(obj, DeviceNDArray):
+        return obj
+    desc = obj.__cuda_array_interface__
+    if seam.current().gpu_runtime() is not None:
+        raise _array_error("as_cuda_array of foreign GPU memory is not supported by kdebug's gpu backend",
+                           "pass the object's data through cuda.to_device(np.asarray(...))")
+    shape, dtype = tuple(desc["shape"]), np.dtype(desc["typestr"])
+    if desc.get("strides") not in (None, np.empty(shape, dtype).strides):
+        raise _array_error("as_cuda_array: the array is not C-contiguous; kdebug device arrays are",
+                           "make a contiguous copy first")
+    ptr, _readonly = desc["data"]
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    buffer = (ctypes.c_char * nbytes).from_address(ptr) if nbytes else bytearray()
+    host = np.frombuffer(buffer, dtype=dtype).reshape(shape)
+    array = DeviceNDArray(shape, dtype, host)
+    array._owner = obj  # keep the exporter (and its memory) alive
+    return array
+
+
+@contextlib.contextmanager
+def pinned(*arylist):
+    """``with cuda.pinned(a, b):`` page-locks the arrays in numba; host memory serves as is here."""
+    yield
+
+
+@contextlib.contextmanager
+def mapped(*arylist, stream=0, portable=False, wc=False):
+    """``with cuda.mapped(a) as d:`` device arrays sharing the host arrays' memory (one, or a list)."""
+    if seam.current().gpu_runtime() is not None:
+        devs = [DeviceNDArray._on_device(np.ascontiguousarray(a), seam.current().gpu_runtime()) for a in arylist]
+        yield devs[0] if len(devs) == 1 else devs
+        for a, d in zip(arylist, devs):
+            d.copy_to_host(a)
+        return
+    for a in arylist:
+        if not (isinstance(a, np.ndarray) and a.flags.c_contiguous):
+            raise _array_error("cuda.mapped takes C-contiguous numpy arrays", "pass np.ascontiguousarray(a)")
+    devs = [DeviceNDArray(a.shape, a.dtype, a) for a in arylist]
+    yield devs[0] if len(devs) == 1 else devs

@@ -1,0 +1,151 @@
+"""numba.cuda's host API under kdebug, with numba-cuda 0.30.4's documented behaviour as the expected values."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from kdebug import cuda
+from kdebug.errors import ArrayError
+
+
+@cuda.jit
+def add_one(a):
+    i = cuda.grid(1)
+    if i < a.size:
+        a[i] += 1
+
+
+def test_device_array_attributes_and_copies():
+    h = np.arange(12, dtype=np.float32).reshape(3, 4)
+    d = cuda.to_device(h)
+    assert (d.shape, d.strides, d.dtype, d.size, d.nbytes, d.ndim) == ((3, 4), (16, 4), np.float32, 12, 48, 2)
+    assert d.is_c_contiguous() and not d.is_f_contiguous()
+    out = np.empty_like(h)
+    assert d.copy_to_host(out, stream=cuda.stream()) is out and (out == h).all()
+    d.copy_to_device(h * 2)
+    np.testing.assert_equal(d.copy_to_host(), h * 2)
+    np.testing.assert_equal(d.T.copy_to_host(), (h * 2).T)
+    np.testing.assert_equal(d.reshape(12).copy_to_host(), (h * 2).ravel())
+    np.testing.assert_equal(d[1].copy_to_host(), h[1] * 2)  # indexing on the host
+    assert d[2, 3] == 22.0
+
+
+def test_split_gives_views_a_kernel_writes_through():
+    d = cuda.to_device(np.zeros(10, dtype=np.int32))
+    parts = d.split(4)
+    assert [p.shape for p in parts] == [(4,), (4,), (2,)]
+    add_one[1, 32](parts[1])
+    np.testing.assert_equal(d.copy_to_host(), [0, 0, 0, 0, 1, 1, 1, 1, 0, 0])
+
+
+def test_view_reinterprets_the_bytes():
+    d = cuda.to_device(np.array([1.0], dtype=np.float32))
+    assert d.view(np.uint32).copy_to_host()[0] == 0x3F800000
+
+
+def test_to_device_of_lists_and_scalars_as_numba():
+    d = cuda.to_device([1, 10, 234])
+    assert d.dtype == np.int64 and d.shape == (3,)
+    assert cuda.to_device([0.0, 0.5]).dtype == np.float64
+    s = cuda.to_device(5)
+    assert s.shape == () and s.copy_to_host() == 5
+    assert list(cuda.to_device([3, 4])) == [3, 4]  # iteration on the host
+
+
+def test_as_cuda_array_shares_memory_and_is_cuda_array():
+    d = cuda.to_device(np.arange(6, dtype=np.float64))
+
+    class Exporter:
+        __cuda_array_interface__ = d.__cuda_array_interface__
+
+    e = Exporter()
+    assert cuda.is_cuda_array(e) and cuda.is_cuda_array(d) and not cuda.is_cuda_array(np.zeros(2))
+    view = cuda.as_cuda_array(e)
+    add_one[1, 8](view)
+    np.testing.assert_equal(d.copy_to_host(), np.arange(6) + 1)
+    with pytest.raises(TypeError, match="doesn't implement the cuda array interface"):
+        cuda.as_cuda_array(np.zeros(2))
+
+
+def test_device_array_shape_dtype_order_and_strides():
+    d = cuda.device_array((2, 3), dtype=np.int16, strides=(6, 2), order="C")
+    assert d.shape == (2, 3) and d.dtype == np.int16
+    with pytest.raises(ArrayError, match="C-ordered"):
+        cuda.device_array((2, 3), order="F")
+    with pytest.raises(ArrayError, match="not C-contiguous"):
+        cuda.device_array((2, 3), dtype=np.int16, strides=(2, 4))
+
+
+def test_pinned_mapped_and_managed_memory_kernels_take_directly():
+    for make in (cuda.pinned_array, cuda.mapped_array, cuda.managed_array):
+        a = make(8, dtype=np.float32)
+        a[:] = 0
+        add_one[1, 8](a)
+        assert (a == 1).all()
+    host = np.zeros(4)
+    with cuda.pinned(host):
+        add_one[1, 4](host)
+    with cuda.mapped(host) as d:
+        add_one[1, 4](d)
+    np.testing.assert_equal(host, 2)
+
+
+def test_streams_and_events_measure_real_time():
+    s = cuda.stream()
+    start, end = cuda.event(timing=True), cuda.event(timing=True)
+    start.record(s)
+    with s.auto_synchronize():
+        time.sleep(0.02)
+    end.record(s)
+    end.synchronize()
+    ms = start.elapsed_time(end)
+    assert 15 <= ms < 2000 and cuda.event_elapsed_time(start, end) == ms and end.query()
+    d = cuda.to_device(np.zeros(4), stream=s)
+    add_one[1, 4, s](d)
+    s.synchronize()
+    assert (d.copy_to_host(stream=s) == 1).all()
+    for st in (cuda.default_stream(), cuda.legacy_default_stream(), cuda.per_thread_default_stream(),
+               cuda.external_stream(0x1234)):
+        st.synchronize()
+    assert int(cuda.external_stream(0x1234)) == 0x1234
+    with pytest.raises(RuntimeError, match="recorded"):
+        cuda.event().elapsed_time(cuda.event())
+
+
+def test_devices_contexts_and_detect(capsys):
+    assert len(cuda.gpus) == 1 and cuda.gpus[0].compute_capability == (9, 0)
+    with cuda.gpus[0] as gpu:
+        assert gpu.id == 0 and cuda.gpus.current.id == 0
+    free, total = cuda.current_context().get_memory_info()
+    assert 0 < free <= total
+    assert cuda.select_device(0).compute_capability == (9, 0)
+    assert [d.id for d in cuda.list_devices()] == [0]
+    assert cuda.detect() is True
+    out = capsys.readouterr().out
+    assert out.startswith("Found 1 CUDA devices\n") and "[SUPPORTED]" in out and "1/1 devices are supported" in out
+    cuda.profile_start()
+    cuda.profile_stop()
+    with cuda.profiling():
+        pass
+    cuda.close()
+    with pytest.raises(ValueError, match="one device"):
+        cuda.select_device(1)
+
+
+COEFFS = np.array([1.0, 2.0, 3.0])
+
+
+def test_const_array_like_reads_a_module_array_frozen_at_compile_time():
+    @cuda.jit
+    def poly(x, out):
+        c = cuda.const.array_like(COEFFS)
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = c[0] + c[1] * x[i] + c[2] * x[i] * x[i]
+
+    x = np.arange(4.0)
+    out = np.zeros(4)
+    poly[1, 4](x, out)
+    np.testing.assert_equal(out, 1 + 2 * x + 3 * x * x)
