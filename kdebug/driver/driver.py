@@ -3,9 +3,10 @@
 One toplevel compilation reads top to bottom in ``compile_toplevel``:
 
     parse -> typeinfer -> lower -> expand_deferred -> link_runtime -> optimize
-          -> finish (every job's entry) -> validate -> emit -> load
+          -> finish (every job's entry) -> validate -> emit -> [the target's stages] -> load
 
-Each phase emits ``phase_started``/``phase_finished`` with its duration and a
+The stages are data (``kdebug/stages.py``): ``self.stages`` is this
+driver's list, the target's own stages included. Each phase emits ``phase_started``/``phase_finished`` with its duration and a
 snapshot of the IR it produced; ``before_finish``/``after_finish`` snapshots
 are recorded for every job. Deferred requests are answered and markers expanded
 by the strategy object (``kdebug/driver/strategies.py``).
@@ -18,17 +19,14 @@ import traceback
 from dataclasses import dataclass
 
 
-from kdebug.driver import deferred, strategies
 from kdebug import events as E
+from kdebug import stages
+from kdebug.driver import deferred, strategies
 from kdebug.driver.job import CompilerJob, JobRecord
 from kdebug.errors import CompileError, KdebugError
 from kdebug.frontend.lower import lower_function
 from kdebug.frontend.source import parse_function
 from kdebug.frontend.typeinfer import infer_function
-
-PHASES = ("parse", "typeinfer", "lower", "expand_deferred", "link_runtime", "optimize",
-          "finish", "validate", "emit", "load")
-
 
 @dataclass
 class CompiledKernel:
@@ -47,6 +45,8 @@ class Driver:
     def __init__(self, bus: E.EventBus, target, strategy: "str | strategies.Strategy" = "worklist") -> None:
         self.bus = bus
         self.target = target
+        self.stages = stages.pipeline(target.stages())  # every stage a compilation goes through, in order
+        self.stage_names = frozenset(s.name for s in self.stages)
         self.strategy = strategies.get(strategy)
         self.records: dict[int, JobRecord] = {}
         self.by_key: dict[str, JobRecord] = {}
@@ -72,6 +72,8 @@ class Driver:
 
     def run_phase(self, rec: JobRecord, phase: str, work, show=str, language: str = "llvm"):
         """Run one named phase of ``rec``: events, timing and the snapshot of its result."""
+        if phase not in self.stage_names:
+            raise AssertionError(f"{phase!r} is no stage of {self.target.name}: add it to kdebug/stages.py")
         self.bus.emit(E.PhaseStarted(**self.job_fields(rec), phase=phase))
         t0, paused = time.perf_counter(), self.bus.paused_seconds
         result = work()
@@ -249,6 +251,8 @@ class Driver:
         self.run_phase(rec, "validate", lambda: self.validate(mod, comp) or mod)
         artifact = self.run_phase(rec, "emit", lambda: target.emit(mod, jobs),
                                   lambda a: a.get("asm") or a.get("ptx") or "", target.emit_language)
+        for stage in target.stages():  # the target's own, on the emitted artifact (ptxas...)
+            self.run_target_stage(rec, comp, stage, artifact)
         entries = self.run_phase(rec, "load", lambda: target.load(artifact, jobs), None)
         dt = time.perf_counter() - t0 - (self.bus.paused_seconds - paused)
         for job in comp.records:
@@ -258,6 +262,13 @@ class Driver:
             self.by_key[job.key] = job
             self.bus.emit(E.JobFinished(**self.job_fields(job), duration=job.compile_time))
         return CompiledKernel(rec, entries.get(rec.id), artifact)  # device functions have no launch entry
+
+    def run_target_stage(self, rec: JobRecord, comp, stage, artifact: dict) -> None:
+        """One of the target's stages, timed on the toplevel job; each job it shows gets its snapshot."""
+        texts = self.run_phase(rec, stage.name, lambda: self.target.run_stage(stage, artifact, comp.records), None)
+        for job in comp.records:
+            if job.id in texts:
+                self.snapshot(job, stage.name, texts[job.id], stage.language)
 
     def finish(self, mod, jobs) -> None:
         """Run the target's finish passes exactly once on every job's entry."""

@@ -5,10 +5,9 @@ import os
 import re
 
 from kdebug.session.model import SessionModel
+from kdebug.stages import in_stage_order
 
 _EXT = {"llvm": "ll", "python": "py", "text": "txt", "ptx": "ptx", "asm": "s"}
-PHASE_ORDER = ("parse", "typeinfer", "lower", "expand_deferred", "link_runtime", "optimize", "before_finish",
-               "finish", "after_finish", "validate", "emit", "ptx", "load")
 
 
 def _stem(job) -> str:
@@ -16,7 +15,7 @@ def _stem(job) -> str:
 
 
 def _phases(job) -> list[str]:
-    return sorted(job.snapshots, key=lambda p: PHASE_ORDER.index(p) if p in PHASE_ORDER else len(PHASE_ORDER))
+    return in_stage_order(job.snapshots)
 
 
 def _is_ptx_excerpt(job, snap) -> bool:

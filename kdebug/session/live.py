@@ -22,7 +22,7 @@ from kdebug.runtime import device_launch
 from kdebug.runtime.cpu import CpuRuntime
 from kdebug.runtime.gpu import GpuRuntime
 from kdebug.runtime.memcheck import env_memcheck_default
-from kdebug.session.ptx_compile import PtxSidePipeline, record_ptxas
+from kdebug.session.ptx_compile import PtxSidePipeline
 from kdebug.targets.cpu import CpuTarget
 from kdebug.targets.ptx import PtxTarget, arch_of
 
@@ -62,16 +62,16 @@ class Session:
         self.shuffle_seed: int | None = None  # --shuffle-threads[=SEED] (CPU backend)
         if self.backend == "gpu":
             self.runtime = GpuRuntime()
-            self.target = PtxTarget(arch=ptx_arch or self.runtime.arch, loader=self.runtime.load_module, bus=self.bus)
+            # emit_ptx (kdebug dump --target ptx): the target's ptx stage gives every job its PTX
+            self.target = PtxTarget(arch=ptx_arch or self.runtime.arch, loader=self.runtime.load_module,
+                                    bus=self.bus, ptx_per_job=emit_ptx)
         else:
             self.target = CpuTarget()
             self.runtime = CpuRuntime()
         self.target.memcheck = memcheck
         self.driver = Driver(self.bus, self.target, strategy)
-        # emit_ptx (kdebug dump --target ptx): every job's PTX and ptxas report, launches unchanged
-        self.ptx_side = None
-        if emit_ptx:
-            self.ptx_side = PtxSidePipeline(self, ptx_arch)
+        # emit_ptx on the CPU backend: every job's PTX and ptxas report beside it, launches unchanged
+        self.ptx_side = PtxSidePipeline(self, ptx_arch) if emit_ptx and self.backend != "gpu" else None
         self._launches = 0
         self._launch_lock = threading.Lock()
         self.current_launch: int | None = None  # the host launch running now (parent of device launches)
@@ -98,8 +98,6 @@ class Session:
             raise
         if self.ptx_side is not None:
             self.ptx_side.after_compile(compiled)
-        elif self.backend == "gpu":
-            record_ptxas(self.driver, compiled)
         return compiled
 
     def ptx_of(self, dispatcher, argtypes: tuple) -> tuple[str, dict | None]:

@@ -15,10 +15,11 @@ from kdebug.lang.signature import parse_signature
 from kdebug.targets.ptx import PtxTarget, arch_of, format_ptxas, ptx_function_text
 
 
-def ptx_driver(arch, strategy: str = "worklist") -> Driver:
-    """A compile-only driver for the PTX target, with its own job table and event bus."""
+def ptx_driver(arch, strategy: str = "worklist", notes: E.EventBus | None = None) -> Driver:
+    """A compile-only driver for the PTX target, with its own job table and event bus; the target's
+    notes (ptxas is missing) go to ``notes``, else to that bus."""
     bus = E.EventBus()
-    return Driver(bus, PtxTarget(arch=arch, bus=bus), strategy)
+    return Driver(bus, PtxTarget(arch=arch, bus=notes or bus), strategy)
 
 
 def compile_ptx(pyfunc, sig, device: bool = False, cc=None, **_options):
@@ -48,10 +49,9 @@ class PtxSidePipeline:
 
     def __init__(self, session, arch: str | None = None) -> None:
         self.session = session
-        self.on_gpu = session.backend == "gpu"  # the session compiles PTX already: snapshot its artifacts
-        self.driver = None if self.on_gpu else ptx_driver(arch_of(arch), session.strategy)
-        self.target = session.target if self.on_gpu else self.driver.target
-        self.target.bus = session.bus  # the one "ptxas is missing" note goes to the user's session
+        # the one "ptxas is missing" note goes to the user's session
+        self.driver = ptx_driver(arch_of(arch), session.strategy, notes=session.bus)
+        self.target = self.driver.target
         self.done: set[int] = set()
 
     def after_compile(self, compiled) -> None:
@@ -60,14 +60,6 @@ class PtxSidePipeline:
         if rec.id in self.done:
             return
         self.done.add(rec.id)
-        if self.on_gpu:
-            self.snapshot(main, rec, compiled.artifact["ptx"], compiled.artifact)
-            for mrec in main.records.values():
-                if mrec.id not in self.done and mrec.state == "done" and "ptx" not in mrec.snapshots:
-                    self.done.add(mrec.id)
-                    text = ptx_function_text(compiled.artifact["ptx"], self.target.deferred_entry_name(mrec))
-                    self.snapshot(main, mrec, text or compiled.artifact["ptx"], compiled.artifact)
-            return
         before = set(self.driver.records)
         try:
             side = self.driver.compile_kernel(rec.job.function, rec.argtypes)
@@ -97,9 +89,3 @@ def _same_job(a, b) -> bool:
     return (a.job.function is b.job.function and tuple(a.argtypes) == tuple(b.argtypes)
             and a.kind == b.kind)
 
-
-def record_ptxas(driver, compiled) -> None:
-    """On the gpu backend: the ptxas report of a fresh compilation as its job's ``ptxas`` snapshot."""
-    rec, artifact = compiled.record, compiled.artifact
-    if "ptxas" in artifact and "ptxas" not in rec.snapshots:
-        driver.snapshot(rec, "ptxas", format_ptxas(artifact["ptxas"]), "text")

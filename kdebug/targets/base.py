@@ -9,6 +9,8 @@ from __future__ import annotations
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from kdebug.stages import Stage
+
 _initialised = False
 
 
@@ -135,6 +137,15 @@ class Target:
     def load(self, artifact, jobs):
         """Make the artifact callable: returns {job id: launchable entry}."""
         raise NotImplementedError
+
+    # ---- the target's own stages ----------------------------------------------
+    def stages(self) -> tuple[Stage, ...]:
+        """Stages this target adds (kdebug/stages.py), run in order between emit and load (ptxas)."""
+        return ()
+
+    def run_stage(self, stage: Stage, artifact: dict, jobs) -> dict:
+        """Runs one of ``stages()`` on the emitted artifact: {job id: snapshot text} of the jobs it shows."""
+        raise NotImplementedError(stage.name)
 
 
 def run_pipeline(tm, mod, speed_level: int = 3) -> None:

@@ -30,6 +30,8 @@ from kdebug import events as E
 from kdebug.errors import CompileError
 from kdebug.frontend.lower import i8, i32, i64, llvm_type, mem_type
 from kdebug.lang import types as T
+from kdebug import stages
+from kdebug.stages import Stage
 from kdebug.targets.base import Target, init_llvm, run_pipeline
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -375,14 +377,17 @@ class PtxTarget(Target):
     triple = TRIPLE
     supports_cross_module_references = False  # every module is loaded as its own CUmodule
 
-    def __init__(self, arch: str | None = None, loader=None, ptxas: bool = True, bus=None) -> None:
+    def __init__(self, arch: str | None = None, loader=None, ptxas: bool = True, bus=None,
+                 ptx_per_job: bool = False) -> None:
         """``loader(artifact, jobs) -> {job id: entry}`` loads PTX onto a GPU (the gpu runtime's);
-        without one the target only compiles (compile_ptx, dump) and load returns no handles."""
+        without one the target only compiles (compile_ptx, dump) and load returns no handles.
+        ``ptx_per_job``: the ``ptx`` stage gives every job its own PTX (and ptxas report)."""
         self.arch = arch_of(arch)
         self.tm = target_machine(self.arch)
         self.data_layout = str(self.tm.target_data)
         self.loader = loader
         self.use_ptxas = ptxas
+        self.ptx_per_job = ptx_per_job
         self.bus = bus
         self._const_counter = 0
         self._ptxas_missing_said = False
@@ -536,13 +541,24 @@ class PtxTarget(Target):
         run_pipeline(self.tm, mod, 3)  # inline each body into its kernel entry; drop what nothing uses
         ptx = self.tm.emit_assembly(mod)
         relocatable = any(name in ptx for name in CDP2_NAMES)
-        artifact = {"ptx": ptx, "arch": self.arch, "needs_cudadevrt": relocatable,
-                    "kernels": {j.id: kernel_name(j) for j in jobs if j.kind == "kernel"}}
-        if self.use_ptxas:
-            artifact["ptxas"] = run_ptxas(ptx, self.arch, relocatable)
-            if not artifact["ptxas"]["available"]:
-                self._say_ptxas_missing()
-        return artifact
+        return {"ptx": ptx, "arch": self.arch, "needs_cudadevrt": relocatable,
+                "kernels": {j.id: kernel_name(j) for j in jobs if j.kind == "kernel"}}
+
+    def stages(self) -> tuple[Stage, ...]:
+        return (stages.PTX,) * self.ptx_per_job + (stages.PTXAS,) * self.use_ptxas
+
+    def run_stage(self, stage: Stage, artifact: dict, jobs) -> dict:
+        """``ptx``: the module's PTX for the toplevel, each other job's own functions from it;
+        ``ptxas``: assemble it and report (to the toplevel, or to every job with ``ptx_per_job``)."""
+        top, ptx = jobs[0], artifact["ptx"]
+        if stage == stages.PTX:
+            return {j.id: ptx if j is top else ptx_function_text(ptx, self.deferred_entry_name(j)) or ptx
+                    for j in jobs}
+        artifact["ptxas"] = report = run_ptxas(ptx, self.arch, artifact["needs_cudadevrt"])
+        if not report["available"]:
+            self._say_ptxas_missing()
+        text = format_ptxas(report)
+        return {j.id: text for j in (jobs if self.ptx_per_job else jobs[:1])}
 
     def _say_ptxas_missing(self) -> None:
         if self._ptxas_missing_said or self.bus is None:

@@ -12,14 +12,13 @@ from textual.widgets import Static, TabbedContent, TabPane
 
 from kdebug import events as E
 from kdebug.session.model import SessionModel
+from kdebug.stages import in_stage_order
 from kdebug.tui import teaching
 from kdebug.tui.documents import (CodeDocument, Document, JoinedDocument, SideBySideDocument, StyledDocument,
                                   UnifiedDiffDocument)
 from kdebug.tui.textview import TextView
 
 ARROW = " \u2192 "
-PHASE_ORDER = ("parse", "typeinfer", "lower", "expand_deferred", "link_runtime", "optimize", "before_finish",
-               "finish", "after_finish", "validate", "emit", "ptx")
 SUFFIX = {"llvm": ".ll", "python": ".py", "ptx": ".ptx", "asm": ".s", "text": ".txt"}
 TABS = ("source", "ir", "finish", "ptx", "asm", "events", "strategy")
 
@@ -149,7 +148,7 @@ class DetailPane(Vertical):
         if job is None:
             return []
         have = set(job.snapshots)
-        return [p for p in PHASE_ORDER if p in have] + sorted(have - set(PHASE_ORDER))
+        return in_stage_order(have)
 
     def step_phase(self, step: int) -> None:
         phases = self.phases()

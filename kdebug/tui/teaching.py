@@ -31,6 +31,8 @@ PHASES: dict[str, str] = {
     "emit": "Machine code: host assembly on the CPU target, PTX on the GPU target.",
     "load": "The code is loaded (MCJIT on the CPU, a CUDA module on the GPU) and each entry's address looked up.",
     "ptx": "PTX, the virtual ISA that ptxas (or the driver) compiles for the GPU at hand.",
+    "ptxas": "ptxas assembles the PTX for the architecture and reports what each kernel uses: registers, "
+             "shared memory, stack frame and spills.",
 }
 
 FINISH_PASSES: dict[str, str] = {

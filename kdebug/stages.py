@@ -1,0 +1,54 @@
+"""The stages of one toplevel compilation, in order: the one list that the driver runs and that
+the dump, the TUI and the README read. Each stage's name is the name of its phase events and of
+its snapshot. A target adds its own stages (``Target.stages()``): those marked with its name
+here, which run between ``emit`` and ``load``.
+
+At the bottom of the layers with the event schema: a face that only reads events (the TUI,
+replay) orders snapshots without loading the compiler.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    language: str  # what its snapshot holds: llvm, python, text, asm, ptx ("" when it records none)
+    what: str  # one line, for listings
+    every_job: bool = False  # a snapshot of every job's IR at this point, not a timed phase
+    target: str = ""  # the target that adds it ("": every compilation has it)
+
+
+PARSE = Stage("parse", "python", "the job's Python source, parsed")
+TYPEINFER = Stage("typeinfer", "text", "every variable's type, from the argument types (numba's rules)")
+LOWER = Stage("lower", "llvm", "LLVM IR in a module of the job's own; deferred jobs are still markers")
+EXPAND_DEFERRED = Stage("expand_deferred", "llvm", "markers replaced by the requested jobs' entries, "
+                                                   "their modules linked in")
+LINK_RUNTIME = Stage("link_runtime", "llvm", "the target's runtime libraries linked in")
+OPTIMIZE = Stage("optimize", "llvm", "LLVM's optimisation pipeline over the linked module")
+BEFORE_FINISH = Stage("before_finish", "llvm", "every job's IR just before the finish passes", every_job=True)
+FINISH = Stage("finish", "llvm", "the target's finish passes, exactly once on every job's entry")
+AFTER_FINISH = Stage("after_finish", "llvm", "every job's IR after the finish passes", every_job=True)
+VALIDATE = Stage("validate", "llvm", "no marker left, nothing the target cannot run")
+EMIT = Stage("emit", "asm", "machine code: host assembly on the CPU, PTX on the GPU")
+PTX = Stage("ptx", "ptx", "each job's own PTX functions (kdebug dump --target ptx)", target="ptx")
+PTXAS = Stage("ptxas", "text", "ptxas -v: registers, shared memory, stack and spills", target="ptx")
+LOAD = Stage("load", "", "the code loaded, each entry's address looked up")
+
+STAGES = (PARSE, TYPEINFER, LOWER, EXPAND_DEFERRED, LINK_RUNTIME, OPTIMIZE, BEFORE_FINISH, FINISH,
+          AFTER_FINISH, VALIDATE, EMIT, PTX, PTXAS, LOAD)
+
+
+def pipeline(target_stages: tuple[Stage, ...] = ()) -> tuple[Stage, ...]:
+    """The stages of a compilation for a target that adds ``target_stages``, in order."""
+    unknown = [s.name for s in target_stages if s not in STAGES]
+    if unknown:
+        raise ValueError(f"stages {unknown} are not in kdebug/stages.py's list")
+    return tuple(s for s in STAGES if not s.target or s in target_stages)
+
+
+def in_stage_order(names) -> list[str]:
+    """Snapshot names in stage order; names of no stage come last, alphabetically."""
+    order = [s.name for s in STAGES]
+    return [n for n in order if n in names] + sorted(set(names) - set(order))
