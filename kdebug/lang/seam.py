@@ -36,6 +36,12 @@ class KernelSession(Protocol):
     def set_options(self, memcheck: bool | None = None, shuffle_threads=False) -> None:
         """``kdebug.set_options``: memcheck on or off, the thread-shuffle seed."""
 
+    def ptx_of(self, dispatcher, argtypes: tuple) -> tuple[str, dict | None]:
+        """A kernel's PTX and ptxas's figures for its entry (numba's inspect_asm, get_regs_per_thread)."""
+
+    def warn(self, message: str, loc=None, category: str = "numba") -> None:
+        """A warning diagnostic in the session (a cuda.jit option without effect...)."""
+
 
 _installed: KernelSession | None = None
 _default_factory: Callable[[], KernelSession] | None = None

@@ -22,7 +22,7 @@ from kdebug.runtime import device_launch
 from kdebug.runtime.cpu import CpuRuntime
 from kdebug.runtime.gpu import GpuRuntime
 from kdebug.runtime.memcheck import env_memcheck_default
-from kdebug.session.ptx_compile import PtxSidePipeline
+from kdebug.session.ptx_compile import PtxSidePipeline, ptx_driver
 from kdebug.targets.cpu import CpuTarget
 from kdebug.targets.ptx import PtxTarget, arch_of
 
@@ -106,10 +106,8 @@ class Session:
         compiled = self.compile_kernel(dispatcher, argtypes)
         artifact, job = compiled.artifact, compiled.record.id
         if not (isinstance(artifact, dict) and "ptx" in artifact):
-            if self._ptx_driver is None:
-                from kdebug.session.ptx_compile import ptx_driver
-                self._ptx_driver = ptx_driver(arch_of(None), self.strategy)
-                self._ptx_driver.target.bus = self.bus  # the one "ptxas is missing" note reaches the user
+            if self._ptx_driver is None:  # the one "ptxas is missing" note reaches the user
+                self._ptx_driver = ptx_driver(arch_of(None), self.strategy, notes=self.bus)
             side = self._ptx_driver.compile_kernel(dispatcher, argtypes)
             artifact, job = side.artifact, side.record.id
         report = artifact.get("ptxas") or {}
