@@ -11,12 +11,13 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from kdebug.cli import parse_args  # noqa: E402
+from kdebug.cli import parse_args, run_options  # noqa: E402
 from kdebug.tui.app import KdebugApp  # noqa: E402
 
 
 async def main() -> None:
-    app = KdebugApp(opts=parse_args(["run", "--backend", "cpu", "sample_kernels/recursive_launch.py"]), cwd=ROOT)
+    opts = run_options(parse_args(["run", "--backend", "cpu", "sample_kernels/recursive_launch.py"]))
+    app = KdebugApp(opts=opts, cwd=ROOT)
     async with app.run_test(size=(160, 48)) as pilot:
         for _ in range(600):
             if app.model.ended is not None:

@@ -16,7 +16,7 @@ import sys
 
 from kdebug.driver import strategies
 
-SUBCOMMANDS = ("run", "dump", "replay")
+SUBCOMMANDS = ("run", "dump", "replay", "serve")
 
 
 class UsageError(Exception):
@@ -58,10 +58,36 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_options(run)
     sub.add_parser("dump", help="run a script and write every job's source and IR stages to a directory",
                    add_help=False)
+    serve = sub.add_parser("serve", help="the TUI in a web browser (textual-serve): prints the URL to open")
+    serve.add_argument("--host", default="localhost",
+                       help="the address to listen on (default localhost; 0.0.0.0 for every interface)")
+    serve.add_argument("--port", type=_port, default=8000, help="the port to listen on (default 8000)")
+    _add_run_options(serve)
     replay = sub.add_parser("replay", help="open a recorded trace file without running anything")
     replay.add_argument("trace")
     replay.add_argument("--headless", action="store_true")
     return parser
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 < port < 65536:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1-65535)")
+    return port
+
+
+def cmd_serve(opts) -> int:
+    """``kdebug serve FILE.py``: every browser that opens the URL gets its own live session."""
+    from kdebug.tui.serve import serve  # lazy for start-up time: Textual and aiohttp load only to serve
+    missing = input_file_problem(opts.script)
+    if missing:
+        print(f"kdebug: error: {missing}", file=sys.stderr)
+        return 2
+    options = run_options(opts).replace(script=os.path.abspath(opts.script))
+    return serve(options, host=opts.host, port=opts.port)
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -203,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_dump(opts)
         if opts.command == "replay":
             return cmd_replay(opts)
+        if opts.command == "serve":
+            return cmd_serve(opts)
         if not opts.headless and sys.stdout.isatty() and sys.stdin.isatty():
             try:
                 from kdebug.tui.app import run_tui

@@ -272,7 +272,7 @@ class DetailPane(Vertical):
             help_text = "\u2716 " + misses[0].message + "\n" + help_text
         elif job is not None and before is None and after is None and job.state == "done":
             help_text = "\u2716 this job never went through the finish passes (a finish-coverage miss)\n" + help_text
-        self._explain("#finish-help", help_text + f"\n[d] {'side by side' if self.diff_mode == 'unified' else 'unified diff'}"
+        self._explain("#finish-help", help_text + f"\nd: {'side by side' if self.diff_mode == 'unified' else 'unified diff'}"
                       " \u00b7 attribute-group renumbering is not a change")
         if before is None or after is None:
             return self._set("finish", Document(["(no before_finish/after_finish snapshots for this job)"]))
