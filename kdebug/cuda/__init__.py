@@ -13,6 +13,7 @@ from kdebug.lang.devices import (close, current_context, detect, get_context, gp
 from kdebug.lang.foreign_arrays import as_cuda_array, is_cuda_array, mapped, pinned  # noqa: F401
 from kdebug.lang.host import (DeviceNDArray, device_array, device_array_like, mapped_array,  # noqa: F401
                               mapped_array_like, managed_array, pinned_array, pinned_array_like, to_device)
+from kdebug.lang.vectorize import Reduce, guvectorize, reduce, vectorize  # noqa: F401
 from kdebug.lang.streams import (default_stream, event, event_elapsed_time, external_stream,  # noqa: F401
                                  legacy_default_stream, per_thread_default_stream, stream)
 from kdebug.lang.intrinsics import (atomic, blockDim, blockIdx, const, grid, gridDim, gridsize,  # noqa: F401

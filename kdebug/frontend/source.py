@@ -42,8 +42,26 @@ def parse_function(fn) -> FunctionSource:
     indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
     module = ast.parse(text)
     node = module.body[0]
+    if getattr(fn, "__name__", "") == "<lambda>":
+        node = _lambda_as_def(fn, module, file, first)
     if not isinstance(node, ast.FunctionDef):
         raise CompileError(f"{getattr(fn, '__name__', fn)!r} is not a plain function definition",
                            SourceLocation(file, first, 1),
                            hint="decorate a 'def' function with @cuda.jit; lambdas are not supported")
     return FunctionSource(fn, file, first, indent, text, node)
+
+
+def _lambda_as_def(fn, module, file, first) -> ast.FunctionDef:
+    """``lambda a, b: a + b`` (as ``cuda.reduce`` takes) as ``def <lambda>(a, b): return a + b``, with the
+    lambda's own locations. The statement holding it must hold one lambda of these parameter names."""
+    params = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
+    found = [n for n in ast.walk(module) if isinstance(n, ast.Lambda) and [a.arg for a in n.args.args] == params]
+    if len(found) != 1:
+        raise CompileError(f"cannot tell which lambda of line {first} this is ({len(found)} with parameters "
+                           f"{', '.join(params)})", SourceLocation(file, first, 1),
+                           hint="define the function with 'def' instead")
+    lam = found[0]
+    ret = ast.copy_location(ast.Return(value=lam.body), lam.body)
+    node = ast.FunctionDef(name="<lambda>", args=lam.args, body=[ret], decorator_list=[], returns=None,
+                           type_comment=None)
+    return ast.fix_missing_locations(ast.copy_location(node, lam))

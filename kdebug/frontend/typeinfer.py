@@ -17,7 +17,7 @@ import numpy as np
 from kdebug.errors import CompileError
 from kdebug.frontend.source import FunctionSource, parse_function
 from kdebug.frontend import registry, ufuncs
-from kdebug.lang.dispatcher import Dispatcher, HostFunction
+from kdebug.lang.dispatcher import DeviceCallable, Dispatcher
 from kdebug.lang.host import DeviceNDArray
 from kdebug.lang.intrinsics import deferred as deferred_fn
 from kdebug.lang import types as T
@@ -399,7 +399,7 @@ class TypeInferer:
 
     def classify(self, value, node) -> T.Type:
         """The type of a Python object a kernel refers to (global, closure or attribute)."""
-        if isinstance(value, HostFunction):  # a @numba.jit function called from a kernel: a device function
+        if isinstance(value, DeviceCallable):  # a @numba.jit function or a ufunc called from a kernel
             value = value.device_function
 
         if isinstance(value, I.Intrinsic):  # value intrinsics (cuda.laneid) are typed by the registry

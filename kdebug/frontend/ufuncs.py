@@ -6,13 +6,12 @@ compiled like any other; its source is registered in linecache so errors and the
 """
 from __future__ import annotations
 
-import itertools
-import linecache
 import math
 
 import numpy as np
 
 from kdebug.lang import types as T
+from kdebug.lang.generated import make_function
 from kdebug.lang.dispatcher import Dispatcher
 
 # the element operation of each ufunc, on a (and b); numba's loops for these ufuncs (numba/np/ufunc_db)
@@ -35,7 +34,6 @@ for _np, _math in [("sqrt", "sqrt"), ("exp", "exp"), ("expm1", "expm1"), ("log",
     UFUNC_EXPR[_np] = f"math.{_math}(a)"
 
 _functions: dict[tuple, object] = {}
-_serial = itertools.count(1)
 
 
 def supported(ufunc) -> bool:
@@ -99,9 +97,5 @@ def _build(name: str, nin: int, kinds: tuple):
         body.append(f"{pad}out[{idx}] = {UFUNC_EXPR[name]}")
         args = [p + "_" for p in params] + ["out"]
     fname = f"np_{name}"
-    filename = f"<kdebug: np.{name} in a kernel #{next(_serial)}>"
     text = "\n".join([f"def {fname}({', '.join(args)}):"] + body) + "\n"
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    namespace = {"math": math}
-    exec(compile(text, filename, "exec"), namespace)
-    return namespace[fname]
+    return make_function(fname, text, {"math": math}, f"np.{name} in a kernel")

@@ -140,7 +140,14 @@ class Dispatcher(DispatcherInspection):
         return self.options.get("extensions")
 
 
-class HostFunction:
+class DeviceCallable:
+    """Something a kernel calls as a device function (its ``device_function``) that is not one itself:
+    a numba.jit function, a vectorized ufunc."""
+
+    device_function: Dispatcher
+
+
+class HostFunction(DeviceCallable):
     """What ``numba.jit``/``numba.njit`` return under ``--numba``: the Python function, run as Python on
     the host, and compiled as a device function when a kernel calls it (as numba-cuda does)."""
 

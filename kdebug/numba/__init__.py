@@ -20,6 +20,30 @@ prange = range  # parallel loops of host code run as plain loops
 __version__ = "0.0+kdebug"
 
 
+def vectorize(signatures=(), target="cpu", **options):
+    """numba.vectorize: with target='cuda', cuda.vectorize; other targets give a numpy ufunc-like
+    function running the Python function per element (numba's CPU ufuncs compile it)."""
+    if target == "cuda":
+        return cuda.vectorize(signatures, **options)
+    return lambda fn: _host_ufunc(fn, signatures)
+
+
+def guvectorize(signatures, layout, target="cpu", **options):
+    """numba.guvectorize: with target='cuda', cuda.guvectorize; other targets run numpy's vectorize with
+    the layout as its signature."""
+    if target == "cuda":
+        return cuda.guvectorize(signatures, layout, **options)
+    return lambda fn: np.vectorize(fn, signature=layout.replace(" ", ""))
+
+
+def _host_ufunc(fn, signatures):
+    sigs = [signatures] if isinstance(signatures, str) else list(signatures)
+    if not sigs:
+        return np.vectorize(fn)
+    from kdebug.lang.signature import parse_signature
+    return np.vectorize(fn, otypes=[parse_signature(sigs[0]).restype.np_dtype])
+
+
 def typeof(value):
     """numba.typeof: the type a kernel gives ``value`` (``float64[::1]`` for a 1-D float64 array)."""
     t = _T.typeof(value)

@@ -1,0 +1,237 @@
+"""``cuda.vectorize``, ``cuda.guvectorize`` and ``numba.vectorize(..., target='cuda')``: ufuncs whose loops
+are kernels kdebug writes, one thread per element (per loop index for a gufunc).
+
+As numba-cuda's: the first signature the inputs convert to safely is used; host inputs give a host
+result, a device-array input (or ``out=``) a device result; scalars broadcast; a vectorized function
+called from a kernel is a device function."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from kdebug.lang import intrinsics
+from kdebug.lang import types as T
+from kdebug.lang.dispatcher import DeviceCallable, Dispatcher
+from kdebug.lang.generated import make_function
+from kdebug.lang.host import DeviceNDArray, _array_error, device_array, to_device
+from kdebug.lang.signature import parse_signature
+
+TPB = 256
+
+
+def _host(a) -> np.ndarray:
+    return a.copy_to_host() if isinstance(a, DeviceNDArray) else np.asarray(a)
+
+
+def _choose(sigs, dtypes, name: str):
+    for casting in ("no", "safe"):  # an exact loop first, as numpy's and numba's ufunc type resolution
+        for sig in sigs:
+            if len(sig.argtypes) == len(dtypes) and all(
+                    np.can_cast(d, _np_dtype(t), casting) for d, t in zip(dtypes, sig.argtypes)):
+                return sig
+    raise _array_error(f"{name} has no loop for inputs of types ({', '.join(map(str, dtypes))}); its "
+                       f"signatures: {'; '.join(map(str, sigs))}", "pass inputs of a declared type")
+
+
+def _np_dtype(t):
+    return (t.dtype if isinstance(t, T.Array) else t).np_dtype
+
+
+class Vectorized(DeviceCallable):
+    """What ``@cuda.vectorize([...])`` returns."""
+
+    def __init__(self, py_func, signatures) -> None:
+        self.py_func = py_func
+        self.__name__ = py_func.__name__
+        self.__doc__ = py_func.__doc__
+        self.signatures = [parse_signature(s) for s in signatures]
+        if not self.signatures:
+            raise _array_error(f"cuda.vectorize({self.__name__}) needs its signatures, e.g. "
+                               "['float32(float32, float32)']", "numba-cuda has no lazy CUDA ufuncs either")
+        self.device_function = Dispatcher(py_func, device=True)
+        self._kernels: dict[int, Dispatcher] = {}
+        self.nin = len(self.signatures[0].argtypes)
+
+    def __repr__(self) -> str:
+        return f"<kdebug CUDA ufunc {self.__name__}>"
+
+    def _kernel(self, nin: int) -> Dispatcher:
+        if nin not in self._kernels:
+            args = [f"a{k}" for k in range(nin)]
+            text = (f"def vectorize_{self.__name__}({', '.join(args)}, out):\n"
+                    f"    i = cuda.grid(1)\n"
+                    f"    if i < out.size:\n"
+                    f"        out[i] = f({', '.join(a + '[i]' for a in args)})\n")
+            fn = make_function(f"vectorize_{self.__name__}", text, {"cuda": intrinsics, "f": self.device_function},
+                               f"cuda.vectorize({self.__name__})")
+            self._kernels[nin] = Dispatcher(fn)
+        return self._kernels[nin]
+
+    def __call__(self, *args, out=None, stream=0):
+        if len(args) != self.nin:
+            raise TypeError(f"{self.__name__} takes {self.nin} argument(s), not {len(args)}")
+        on_device = out is not None or any(isinstance(a, DeviceNDArray) for a in args)
+        hosts = [_host(a) for a in args]
+        sig = _choose(self.signatures, [h.dtype for h in hosts], self.__name__)
+        shape = np.broadcast_shapes(*(h.shape for h in hosts))
+        flat = [np.ascontiguousarray(np.broadcast_to(h.astype(_np_dtype(t)), shape)).ravel()
+                for h, t in zip(hosts, sig.argtypes)]
+        result = out if out is not None else device_array(shape, sig.restype.np_dtype)
+        if result.shape != shape:
+            raise _array_error(f"out has shape {result.shape}, the inputs broadcast to {shape}", "pass out of that shape")
+        n = int(np.prod(shape))
+        if n:
+            flat_out = result.reshape(n) if isinstance(result, DeviceNDArray) else result.reshape(n)
+            self._kernel(len(args))[(n + TPB - 1) // TPB, TPB](*[to_device(f) for f in flat], flat_out)
+        if on_device:
+            return result
+        host = result.copy_to_host()
+        return host if shape else host[()]
+
+
+def vectorize(signatures=(), target="cuda", **options):
+    """``cuda.vectorize([sigs])`` / ``numba.vectorize([sigs], target='cuda')``."""
+    if callable(signatures):
+        raise _array_error("cuda.vectorize needs signatures: @cuda.vectorize(['float32(float32)'])",
+                           "list the element signatures")
+    sigs = [signatures] if isinstance(signatures, str) else list(signatures)
+    return lambda fn: Vectorized(fn, sigs)
+
+
+# ---- guvectorize ----------------------------------------------------------------------------------------
+_LAYOUT = re.compile(r"\(([^()]*)\)")
+
+
+def parse_layout(layout: str) -> tuple[list[tuple], list[tuple]]:
+    """'(m,n),(n)->(m)' -> ([('m', 'n'), ('n',)], [('m',)])."""
+    ins, _, outs = layout.replace(" ", "").partition("->")
+    part = lambda s: [tuple(x for x in g.split(",") if x) for g in _LAYOUT.findall(s)]  # noqa: E731
+    return part(ins), part(outs)
+
+
+class GUVectorized:
+    """What ``@cuda.guvectorize([...], layout)`` returns."""
+
+    def __init__(self, py_func, signatures, layout: str) -> None:
+        self.py_func, self.__name__ = py_func, py_func.__name__
+        self.signatures = [parse_signature(s) for s in signatures]
+        self.layout = layout
+        self.ins, self.outs = parse_layout(layout)
+        self.nargs = len(self.ins) + len(self.outs)
+        if any(len(s.argtypes) != self.nargs for s in self.signatures):
+            raise _array_error(f"guvectorize({self.__name__}): the layout {layout!r} has {self.nargs} arguments, "
+                               "its signatures do not", "give one layout group per signature argument")
+        self.device_function = Dispatcher(py_func, device=True)
+        args = [f"a{k}" for k in range(self.nargs)]
+        text = (f"def guvectorize_{self.__name__}(nloop, {', '.join(args)}):\n"
+                f"    i = cuda.grid(1)\n"
+                f"    if i < nloop:\n"
+                f"        f({', '.join(a + '[i]' for a in args)})\n")
+        fn = make_function(f"guvectorize_{self.__name__}", text, {"cuda": intrinsics, "f": self.device_function},
+                           f"cuda.guvectorize({self.__name__})")
+        self.kernel = Dispatcher(fn)
+
+    def __call__(self, *args, out=None, stream=0):
+        nin = len(self.ins)
+        given_out = list(args[nin:]) + ([out] if out is not None else [])
+        on_device = any(isinstance(a, DeviceNDArray) for a in args) or bool(given_out)
+        hosts = [_host(a) for a in args[:nin]]
+        sig = _choose([type(s)(s.restype, s.argtypes[:nin]) for s in self.signatures],
+                      [h.dtype for h in hosts], self.__name__)
+        full = next(s for s in self.signatures if s.argtypes[:nin] == sig.argtypes)
+        sizes, loop_shapes = {}, []
+        for h, core in zip(hosts, self.ins):
+            if h.ndim < len(core):
+                raise _array_error(f"{self.__name__}: an input has {h.ndim} dimensions, its layout {core} needs "
+                                   f"{len(core)}", f"match the layout {self.layout!r}")
+            for sym, n in zip(core, h.shape[h.ndim - len(core):]):
+                if sizes.setdefault(sym, n) != n:
+                    raise _array_error(f"{self.__name__}: dimension {sym!r} is {sizes[sym]} and {n}",
+                                       f"inputs must agree on the layout {self.layout!r}")
+            loop_shapes.append(h.shape[:h.ndim - len(core)])
+        loop = np.broadcast_shapes(*loop_shapes)
+        nloop = int(np.prod(loop))
+        staged = [self._stage(np.broadcast_to(h.astype(_np_dtype(t)), loop + h.shape[h.ndim - len(c):]), t, c, nloop)
+                  for h, t, c in zip(hosts, full.argtypes, self.ins)]
+        outs = []
+        for k, (core, t) in enumerate(zip(self.outs, full.argtypes[nin:])):
+            shape = loop + tuple(sizes[s] for s in core)
+            o = given_out[k] if k < len(given_out) else device_array(shape, _np_dtype(t))
+            outs.append(o)
+            staged.append(self._stage_out(o, t, core, nloop))
+        if nloop:
+            self.kernel[(nloop + TPB - 1) // TPB, TPB](nloop, *staged)
+        results = outs if on_device else [o.copy_to_host() for o in outs]
+        return results[0] if len(results) == 1 else tuple(results)
+
+    @staticmethod
+    def _rows(shape_core: tuple, t, nloop: int) -> tuple:
+        """(nloop, core...) with a trailing 1 where the function takes an array for a '()' argument."""
+        core = shape_core + ((1,) if isinstance(t, T.Array) and not shape_core else ())
+        return (nloop,) + core
+
+    def _stage(self, a: np.ndarray, t, core, nloop: int):
+        shape = self._rows(a.shape[a.ndim - len(core):] if core else (), t, nloop)
+        return to_device(np.ascontiguousarray(a).reshape(shape))
+
+    def _stage_out(self, o, t, core, nloop: int):
+        shape = self._rows(o.shape[o.ndim - len(core):] if core else (), t, nloop)
+        return o.reshape(shape) if isinstance(o, DeviceNDArray) else o.reshape(shape)
+
+
+def guvectorize(signatures, layout: str, target="cuda", **options):
+    """``cuda.guvectorize([sigs], '(n),()->(n)')`` / ``numba.guvectorize(..., target='cuda')``."""
+    sigs = [signatures] if isinstance(signatures, str) else list(signatures)
+    return lambda fn: GUVectorized(fn, sigs, layout)
+
+
+# ---- reduce -------------------------------------------------------------------------------------------
+_PARTIALS = 64 * TPB  # threads of the first pass; each folds a strided share of the array
+
+
+class Reduce:
+    """``cuda.reduce(f)`` / ``cuda.Reduce(f)``: a full reduction of a 1-D array with a binary function."""
+
+    def __init__(self, functor) -> None:
+        self.functor = functor
+        self.__name__ = re.sub(r"\W", "_", getattr(functor, "__name__", "reduce"))
+        f = functor.device_function if isinstance(functor, DeviceCallable) else (
+            functor if isinstance(functor, Dispatcher) else Dispatcher(functor, device=True))
+        ns = {"cuda": intrinsics, "f": f}
+        partial = (f"def reduce_{self.__name__}(arr, partials, n, nthreads):\n"
+                   f"    t = cuda.grid(1)\n"
+                   f"    if t < nthreads:\n"
+                   f"        acc = arr[t]\n"
+                   f"        for j in range(t + nthreads, n, nthreads):\n"
+                   f"            acc = f(acc, arr[j])\n"
+                   f"        partials[t] = acc\n")
+        final = (f"def reduce_{self.__name__}_final(partials, nthreads, init, res):\n"
+                 f"    if cuda.grid(1) == 0:\n"
+                 f"        acc = init\n"
+                 f"        for k in range(nthreads):\n"
+                 f"            acc = f(acc, partials[k])\n"
+                 f"        res[0] = acc\n")
+        what = f"cuda.reduce({self.__name__})"
+        self._partial = Dispatcher(make_function(f"reduce_{self.__name__}", partial, dict(ns), what))
+        self._final = Dispatcher(make_function(f"reduce_{self.__name__}_final", final, dict(ns), what))
+
+    def __call__(self, arr, size=None, res=None, init=0, stream=0):
+        if arr.ndim != 1:
+            raise TypeError("only support 1D array")
+        if size is not None:
+            arr = arr[:size]
+        init = arr.dtype.type(init)
+        if arr.size < 1:
+            return init
+        d = arr if isinstance(arr, DeviceNDArray) else to_device(np.ascontiguousarray(arr))
+        nthreads = min(d.size, _PARTIALS)
+        partials = device_array(nthreads, d.dtype)
+        self._partial[(nthreads + TPB - 1) // TPB, TPB](d, partials, d.size, nthreads)
+        out = res if res is not None else device_array(1, d.dtype)
+        self._final[1, 1](partials, nthreads, init, out)
+        return None if res is not None else out.copy_to_host()[0]
+
+
+def reduce(functor) -> Reduce:
+    return Reduce(functor)
