@@ -80,3 +80,23 @@ def test_the_cycle_check_finds_a_cycle_through_a_function_level_import(tmp_path,
     monkeypatch.syspath_prepend(str(tmp_path))
     cycles = import_cycles(grimp.build_graph("house", cache_dir=None))
     assert cycles == [["house.driver.active", "house.lang.dispatcher"]]
+
+
+def test_every_target_hook_is_declared_on_the_base_target():
+    import re
+
+    from kdebug.targets.base import Target
+    from kdebug.targets.cpu import CpuTarget
+    from kdebug.targets.ptx import PtxTarget
+
+    frontend = os.path.join(ROOT, "kdebug", "frontend")
+    used = set()
+    for name in os.listdir(frontend):
+        if name.endswith(".py"):
+            with open(os.path.join(frontend, name), encoding="utf-8") as f:
+                used |= set(re.findall(r'_target_hook\(lw, node, "(\w+)"', f.read()))
+    assert {"barrier", "shared_memory"} <= used
+    assert all(callable(getattr(Target, h, None)) for h in used), used - set(dir(Target))
+    for target in (CpuTarget, PtxTarget):  # a target's public methods are the base's hooks
+        own = {n for n, v in vars(target).items() if callable(v) and not n.startswith("_")}
+        assert own <= set(dir(Target)), f"{target.__name__}: {sorted(own - set(dir(Target)))} not declared"

@@ -59,6 +59,16 @@ class Driver:
         self.graph = deferred.RequestGraph()
         self.current: deferred.Compilation | None = None
 
+    def retarget(self, target) -> None:
+        """Compile with ``target`` from now on (its options changed): nothing compiled so far is reused."""
+        with self.lock:
+            self.target = target
+            self.stages = stages.pipeline(target.stages())
+            self.stage_names = frozenset(s.name for s in self.stages)
+            self.cache.clear()
+            self.by_key.clear()
+            self.launch_cache.clear()
+
     # ---- events -----------------------------------------------------------------
     def job_fields(self, rec: JobRecord) -> dict:
         return {"job": rec.id, "name": rec.name, "parent": rec.parent, "key": rec.key}

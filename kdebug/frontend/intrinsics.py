@@ -103,11 +103,12 @@ def _linear_tid(lw):
 
 
 def _target_hook(lw, node, name, what):
-    hook = getattr(lw.target, name, None)
-    if hook is None:
+    """The target's hook ``name`` (declared on kdebug/targets/base.py's Target); a located error
+    where the target does not implement it."""
+    if not lw.target.implements(name):
         raise lw.src.error(node, f"{what} is not supported on the {lw.target.name} target yet",
                            "run it on the CPU backend (--backend cpu)")
-    return hook
+    return getattr(lw.target, name)
 
 
 def _no_args(inferer, node, name):

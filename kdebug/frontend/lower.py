@@ -14,7 +14,7 @@ import numpy as np
 from llvmlite import ir
 
 from kdebug.frontend.typeinfer import PyValue, TypedFunction, LaunchTarget, constant_index
-from kdebug.frontend import registry
+from kdebug.frontend import registry, ufuncs
 from kdebug.lang.dispatcher import Dispatcher
 from kdebug.lang.intrinsics import deferred as deferred_fn
 from kdebug.lang import intrinsics as I
@@ -686,7 +686,6 @@ class FunctionLowerer:
         if isinstance(fn, (I.Intrinsic, I.IntrinsicNamespace)):
             return registry.lower_call(self, node, fn)
         if isinstance(fn, np.ufunc):
-            from kdebug.frontend import ufuncs
             nodes = ufuncs.arguments(node)
             argts = [self.type_of(a) for a in nodes]
             return self.device_call(node, ufuncs.device_function(fn, tuple(argts)), [self.expr(a) for a in nodes], argts)

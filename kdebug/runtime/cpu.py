@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from kdebug.errors import LaunchError
 from kdebug.lang import types as T
 from kdebug.lang.host import DeviceNDArray
 from kdebug.runtime.memcheck import error_from_record
@@ -125,7 +126,6 @@ class CpuRuntime:
         threads = nblocks * nt
         grid_sync = compiled.record.entry in compiled.artifact.get("grid_sync", ())
         if grid_sync and threads > MAX_GRID_SYNC_THREADS:
-            from kdebug.errors import LaunchError
             raise LaunchError(f"{compiled.record.name} has a grid barrier (cuda.cg.this_grid().sync()), so all of "
                               f"its {threads} threads must be alive at once; the CPU backend allows "
                               f"{MAX_GRID_SYNC_THREADS}", None,

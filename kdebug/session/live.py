@@ -47,7 +47,8 @@ def gpu_available() -> tuple[bool, str]:
 
 class Session:
     def __init__(self, backend: str = "auto", strategy: str = "worklist", memcheck: bool | None = None,
-                 bus: E.EventBus | None = None, emit_ptx: bool = False, ptx_arch: str | None = None) -> None:
+                 bus: E.EventBus | None = None, emit_ptx: bool = False, ptx_arch: str | None = None,
+                 record_host_asm: bool = True) -> None:
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}")
         if strategy not in STRATEGIES:
@@ -66,9 +67,8 @@ class Session:
             self.target = PtxTarget(arch=ptx_arch or self.runtime.arch, loader=self.runtime.load_module,
                                     bus=self.bus, ptx_per_job=emit_ptx)
         else:
-            self.target = CpuTarget()
+            self.target = CpuTarget(memcheck=memcheck, record_host_asm=record_host_asm)
             self.runtime = CpuRuntime()
-        self.target.memcheck = memcheck
         self.driver = Driver(self.bus, self.target, strategy)
         # emit_ptx on the CPU backend: every job's PTX and ptxas report beside it, launches unchanged
         self.ptx_side = PtxSidePipeline(self, ptx_arch) if emit_ptx and self.backend != "gpu" else None
@@ -184,10 +184,9 @@ class Session:
         """Change memcheck (recompiles kernels on their next launch) or the shuffle seed (None: off)."""
         if memcheck is not None and bool(memcheck) != self.memcheck:
             self.memcheck = bool(memcheck)
-            self.target.memcheck = self.memcheck
-            with self.driver.lock:  # compiled code has the checks in it (or not): compile again
-                for table in ("cache", "by_key", "launch_cache"):
-                    getattr(self.driver, table, {}).clear()
+            if self.backend != "gpu":  # the CPU target compiles the checks in: one with the new option
+                self.target = CpuTarget(memcheck=self.memcheck, record_host_asm=self.target.record_host_asm)
+            self.driver.retarget(self.target)  # compiled code has the checks in it (or not): compile again
         if shuffle_threads is not False:
             self.shuffle_seed = None if shuffle_threads is None else int(shuffle_threads)
 

@@ -7,8 +7,11 @@ Lowering-time hooks get the FunctionLowerer ``lw`` (``lw.builder``,
 from __future__ import annotations
 
 import llvmlite.binding as llvm
+import numpy as np
 from llvmlite import ir
 
+from kdebug.frontend.lower import i64, llvm_type, mem_type
+from kdebug.lang.host import DeviceNDArray
 from kdebug.stages import Stage
 
 _initialised = False
@@ -59,10 +62,7 @@ class Target:
 
     def array_constant(self, lw, value, arr_t) -> ir.Value:
         """A module-level numpy array (frozen) or device array (by reference) used in a kernel."""
-        import numpy as np
 
-        from kdebug.frontend.lower import i64, llvm_type, mem_type
-        from kdebug.lang.host import DeviceNDArray
 
         b = lw.builder
         elem_p = ir.PointerType(mem_type(arr_t.dtype))
@@ -85,6 +85,28 @@ class Target:
         """The math library symbol for a math function."""
         return name + "f" if single else name
 
+    # A target without barriers or shared memory keeps these defaults: ``implements`` tells the
+    # intrinsics, which then raise a located error instead of calling them.
+    def barrier(self, lw, node, what: str, vote=None, grid: bool = False) -> ir.Value | None:
+        """``cuda.syncthreads()`` and its votes (the count with ``vote``), ``this_grid().sync()`` with ``grid``."""
+        raise NotImplementedError(what)
+
+    def warp_barrier(self, lw, node, what: str) -> None:
+        """``cuda.syncwarp()``: the threads of a warp wait for each other."""
+        raise NotImplementedError(what)
+
+    def shared_memory(self, lw, nbytes: int, align: int = 16) -> ir.Value:
+        """``cuda.shared.array``: an i8* to ``nbytes`` of the block's shared memory."""
+        raise NotImplementedError("cuda.shared.array")
+
+    def dynamic_shared_memory(self, lw) -> tuple[ir.Value, ir.Value]:
+        """``cuda.shared.array(0, dtype)``: (i8* base, i64 bytes) of the launch's dynamic shared memory."""
+        raise NotImplementedError("dynamic shared memory")
+
+    def implements(self, hook: str) -> bool:
+        """Whether this target overrides the base target's ``hook`` (a feature it has)."""
+        return getattr(type(self), hook) is not getattr(Target, hook)
+
     def device_launch(self, lw, node, marker, grid, block, args, argtypes) -> None:
         """``child[grid, block](args)`` inside a kernel. ``marker`` (i8*) becomes the address of
         the child's launch entry (``deferred_entry_name``); grid and block are three i32 values each;
@@ -98,7 +120,6 @@ class Target:
 
     def deferred_entry_type(self, job) -> ir.FunctionType:
         """Its type, to declare it where it is referenced before it is defined."""
-        from kdebug.frontend.lower import llvm_type
         params = [llvm_type(t) for t in job.argtypes]
         ctx = self.context_type()
         if ctx is not None:
@@ -111,6 +132,10 @@ class Target:
         return True
 
     supports_cross_module_references = False  # may a module refer to an entry loaded by an earlier one?
+
+    def entry_address(self, job):
+        """With cross-module references: the launchable entry of ``job``, loaded by an earlier module."""
+        raise NotImplementedError("entry_address needs supports_cross_module_references")
 
     # ---- pipeline -------------------------------------------------------------
     def link_runtime(self, mod, jobs) -> None:

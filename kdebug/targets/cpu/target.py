@@ -15,6 +15,7 @@ import numpy as np
 from llvmlite import ir
 
 from kdebug.frontend.lower import i8, i32, i64
+from kdebug.runtime import device_launch
 from kdebug.targets.base import Target, init_llvm, run_pipeline
 from kdebug.targets.cpu import coroutines, inlining, memcheck_ir
 from kdebug.targets.cpu.launcher import build_grid_launcher
@@ -57,17 +58,17 @@ HOST_ASM_NOT_RECORDED = ("; host assembly is recorded only when something shows 
 
 class CpuTarget(Target):
     name = "cpu"
-    record_host_asm = True  # a plain headless CLI run turns it off (kdebug/cli.py)
-
-    def __init__(self) -> None:
+    def __init__(self, memcheck: bool = True, record_host_asm: bool = True) -> None:
+        """``memcheck``: bounds checks compiled into every array access; ``record_host_asm``: the emit
+        snapshot holds the host assembly (a second code generation; a plain headless run goes without)."""
+        self.memcheck = memcheck
+        self.record_host_asm = record_host_asm
         init_llvm()
-        from kdebug.runtime.device_launch import register_symbol  # it imports the driver, above targets
-        register_symbol()
+        device_launch.register_symbol()
         self.tm = host_target_machine()
         self.triple = llvm.get_process_triple()
         self.data_layout = str(self.tm.target_data)
         self._const_counter = 0
-        self.memcheck = True  # bounds checks compiled into every array access (Session sets it)
         self.coroutine_kernels: set[str] = set()  # kernels lowered as coroutines (they have barriers)
         self.grid_sync_kernels: set[str] = set()  # kernels with a grid barrier
 
@@ -136,7 +137,6 @@ class CpuTarget(Target):
     def device_launch(self, lw, node, marker, grid, block, args, argtypes) -> None:
         """Pack the child's parameter buffer and dims on the stack and call the runtime, which runs
         the child's grid launcher (the marker's address) to completion."""
-        from kdebug.runtime import device_launch as dl
 
         b = lw.builder
         params = lw.alloca(param_struct_type(argtypes), name="child.params")
@@ -148,11 +148,11 @@ class CpuTarget(Target):
             b.store(v, b.gep(dims, [ir.Constant(i32, 0), ir.Constant(i32, k)], inbounds=True))
         runtime = b.load(b.gep(lw.ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_RUNTIME)], inbounds=True))
         job_id = int(marker.callee.name.rsplit(".", 1)[1])  # the marker carries the child's job id
-        site = dl.register_site(job_id, lw.src.loc(node))
-        callee = lw.module.globals.get(dl.SYMBOL)
+        site = device_launch.register_site(job_id, lw.src.loc(node))
+        callee = lw.module.globals.get(device_launch.SYMBOL)
         if callee is None:
             callee = ir.Function(lw.module, ir.FunctionType(ir.VoidType(), [I8P, I8P, ir.PointerType(i32), I8P, i64]),
-                                 name=dl.SYMBOL)
+                                 name=device_launch.SYMBOL)
         b.call(callee, [marker, b.bitcast(params, I8P), b.bitcast(dims, ir.PointerType(i32)), runtime,
                         ir.Constant(i64, site)])
 
