@@ -23,6 +23,9 @@ class UsageError(Exception):
     pass
 
 
+RANDOM_SEED = -1  # --shuffle-threads without a value: a seed drawn at random, printed so the run can be repeated
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # exit status 2 with a short message, as argparse does
         self.print_usage(sys.stderr)
@@ -39,7 +42,7 @@ def _add_run_options(p: argparse.ArgumentParser, remainder: bool = True) -> None
     p.add_argument("--numba", action="store_true", help="make numba.cuda and numba's types resolve to kdebug's")
     p.add_argument("--trace", metavar="PATH", help="write the event stream as JSON lines")
     p.add_argument("--no-memcheck", dest="memcheck", action="store_false", help="skip bounds checks (faster)")
-    p.add_argument("--shuffle-threads", nargs="?", const=0, type=int, metavar="SEED", default=None,
+    p.add_argument("--shuffle-threads", nargs="?", const=RANDOM_SEED, type=_seed, metavar="SEED", default=None,
                    help="run each block's threads in a random order between barriers")
     p.add_argument("--timeout", metavar="SECONDS", default=None,
                    help="headless: stop the script after SECONDS and report where it was (also KDEBUG_TIMEOUT)")
@@ -82,7 +85,7 @@ def _port(text: str) -> int:
 def cmd_serve(opts) -> int:
     """``kdebug serve FILE.py``: every browser that opens the URL gets its own live session."""
     from kdebug.tui.serve import serve  # lazy for start-up time: Textual and aiohttp load only to serve
-    missing = input_file_problem(opts.script)
+    missing = script_problem(opts.script)
     if missing:
         print(f"kdebug: error: {missing}", file=sys.stderr)
         return 2
@@ -90,8 +93,28 @@ def cmd_serve(opts) -> int:
     return serve(options, host=opts.host, port=opts.port)
 
 
+def _seedless_shuffle(argv: list[str]) -> list[str]:
+    """``--shuffle-threads FILE.py``: argparse would take the script for the seed; mark it seedless.
+    Only options before the script are looked at (what follows it is the script's)."""
+    out = list(argv)
+    for i, arg in enumerate(out):
+        if arg.endswith(".py") or (not arg.startswith("-") and os.path.isfile(arg)):
+            break
+        if arg == "--shuffle-threads" and not (i + 1 < len(out) and out[i + 1].isdigit()):
+            out[i] = f"--shuffle-threads={RANDOM_SEED}"
+    return out
+
+
+def _seed(text: str) -> int:
+    value = int(text)
+    if value < 0 and value != RANDOM_SEED:
+        raise argparse.ArgumentTypeError(f"{value}: a seed is a number >= 0")
+    return value
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     """``kdebug FILE.py`` and ``kdebug --headless FILE.py`` mean ``kdebug run ...``."""
+    argv = _seedless_shuffle(argv)
     if argv and argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help"):
         argv = ["run"] + argv
     if argv and argv[0] == "dump":
@@ -134,11 +157,25 @@ def run_options(opts, record_host_asm: bool = True):
         timeout = positive_seconds(opts.timeout) if opts.timeout is not None else timeout_from_env()
     except ValueError as exc:
         raise UsageError(f"--timeout: {exc}" if opts.timeout is not None else f"KDEBUG_TIMEOUT: {exc}") from None
+    seed = opts.shuffle_threads
+    if seed == RANDOM_SEED:
+        import random
+        seed = random.randrange(1 << 31)
+        print(f"kdebug: --shuffle-threads seed {seed} (repeat this run with --shuffle-threads={seed})",
+              file=sys.stderr)
     return RunOptions(script=opts.script, args=tuple(opts.args), backend=opts.backend, strategy=opts.strategy,
                       numba=opts.numba, trace=opts.trace, memcheck=opts.memcheck,
-                      shuffle_seed=opts.shuffle_threads, breakpoints=breakpoints,
+                      shuffle_seed=seed, breakpoints=breakpoints,
                       target=getattr(opts, "target", "cpu"), arch=getattr(opts, "arch", None),
                       record_host_asm=record_host_asm, timeout=timeout)
+
+
+def checked_options(opts, record_host_asm: bool = True):
+    """``run_options`` once the script and the trace path are known to be usable (before anything runs)."""
+    problem = script_problem(opts.script) or trace_problem(opts.trace)
+    if problem:
+        raise UsageError(problem)
+    return run_options(opts, record_host_asm)
 
 
 def cmd_run(options, quiet: bool = False) -> tuple[int, object]:
@@ -167,7 +204,9 @@ def cmd_run(options, quiet: bool = False) -> tuple[int, object]:
 def cmd_dump(opts) -> int:
     from kdebug.session.dump import write_dump
 
-    status, model = cmd_run(run_options(opts), quiet=True)
+    if os.path.exists(opts.out) and not os.path.isdir(opts.out):
+        raise UsageError(f"--out {opts.out}: is an existing file; dump writes a directory of files")
+    status, model = cmd_run(checked_options(opts), quiet=True)
     if model is None:
         return status
     written = write_dump(model, opts.out)
@@ -204,6 +243,45 @@ def cmd_replay(opts) -> int:
     return run_replay(model, opts.trace)
 
 
+def script_problem(path: str) -> str | None:
+    """Why ``path`` cannot be run as a Python script, or None (checked before anything runs)."""
+    if os.path.isdir(path):
+        return f"{path} is a directory, not a Python source file"
+    if not os.path.isfile(path):
+        return f"no such file: {path}"
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror}"
+    if b"\0" in data:
+        return f"{path} is not a Python source file (it is binary)"
+    import io
+    import tokenize
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
+        where = f" at byte {exc.start}" if isinstance(exc, UnicodeDecodeError) else ""
+        return (f"{path} is not a Python source file (not valid UTF-8{where}); "
+                "save it as UTF-8 or declare its encoding (# -*- coding: ... -*-)")
+    return None
+
+
+def trace_problem(path: str | None) -> str | None:
+    """Why a trace cannot be written to ``path``, or None (checked before the script runs)."""
+    if not path:
+        return None
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return f"--trace {path}: is a directory; name a file"
+    if not os.path.isdir(folder):
+        return f"--trace {path}: the folder {folder} does not exist; create it first"
+    if not os.access(folder, os.W_OK):
+        return f"--trace {path}: cannot write in {folder}"
+    return None
+
+
 def input_file_problem(path: str) -> str | None:
     """Why ``path`` cannot be read as an input file, or None."""
     if os.path.isdir(path):
@@ -237,9 +315,9 @@ def main(argv: list[str] | None = None) -> int:
             except ImportError:
                 run_tui = None
             if run_tui is not None:
-                return run_tui(run_options(opts))
+                return run_tui(checked_options(opts))
         # host assembly costs a second code generation: a plain headless run skips it unless traced
-        return cmd_run(run_options(opts, record_host_asm=bool(opts.trace)))[0]
+        return cmd_run(checked_options(opts, record_host_asm=bool(opts.trace)))[0]
     except UsageError as exc:
         print(f"kdebug: error: {exc}", file=sys.stderr)
         return 2

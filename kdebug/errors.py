@@ -88,7 +88,9 @@ def format_error(kind: str, message: str, loc: SourceLocation | None, hint: str 
         text = loc.source_line()
         if text:
             lines.append("    " + text)
-            lines.append("    " + " " * (loc.col - 1) + "^")
+            # keep the line's tabs under the caret, so that it lands under the right character
+            pad = "".join(c if c == "\t" else " " for c in text[:loc.col - 1])
+            lines.append("    " + pad + "^")
     if hint:
         lines.append(f"hint: {hint}")
     return "\n".join(lines)

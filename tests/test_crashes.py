@@ -23,7 +23,9 @@ def spin(a):
     while a[0] == 0:
         a[1] += 1.0
 
-a = np.zeros(2)
+a = np.ones(2)
+spin[1, 1](a)  # compiled now, so that the stop below always lands in the endless launch
+a[0] = 0
 print("launching", flush=True)
 spin[1, 1](a)
 print("never printed")
@@ -113,14 +115,14 @@ def test_a_segfault_names_the_users_line(tmp_path):
 def test_a_timeout_stops_an_endless_kernel_and_says_where(tmp_path, how):
     path = script(tmp_path, SPIN)
     trace = tmp_path / "t.jsonl"
-    args, env = (["--timeout", "2"], None) if how == "option" else ([], {"KDEBUG_TIMEOUT": "2"})
+    args, env = (["--timeout", "4"], None) if how == "option" else ([], {"KDEBUG_TIMEOUT": "4"})
     t0 = time.monotonic()
     r = run_kdebug("--headless", "--trace", str(trace), *args, path, timeout=60, env=env)
     assert time.monotonic() - t0 < 30
     assert r.returncode == 124, r.stdout + r.stderr
     assert "launching" in r.stdout and "never printed" not in r.stdout
     assert_report(r.stdout, "Session timeout (exit status 124)")
-    where = f"timed out after 2 s: during launch #1 spin grid=(1, 1, 1) block=(1, 1, 1), at {path}:11 in <module>"
+    where = f"timed out after 4 s: during launch #2 spin grid=(1, 1, 1) block=(1, 1, 1), at {path}:13 in <module>"
     assert where in r.stdout
     _, end = assert_ended(trace, "timeout", 124)
     assert end["error"] == where
@@ -144,7 +146,7 @@ def _start(tmp_path, text, trace):
     return path, proc
 
 
-@pytest.mark.parametrize("body,line", [(SPIN, 11), (SLEEP, 4)], ids=["kernel", "python"])
+@pytest.mark.parametrize("body,line", [(SPIN, 13), (SLEEP, 4)], ids=["kernel", "python"])
 def test_ctrl_c_stops_the_script_and_prints_the_report(tmp_path, body, line):
     trace = tmp_path / "t.jsonl"
     path, proc = _start(tmp_path, body, trace)
@@ -154,7 +156,7 @@ def test_ctrl_c_stops_the_script_and_prints_the_report(tmp_path, body, line):
     assert_report(out, "Session interrupted (exit status 130)")
     assert "interrupted (Ctrl-C): " in out and f"at {path}:{line} in <module>" in out
     if body is SPIN:
-        assert "during launch #1 spin" in out
+        assert "during launch #2 spin" in out
     assert_ended(trace, "interrupted", 130)
 
 
@@ -179,7 +181,7 @@ def test_sigterm_prints_the_report(tmp_path):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, out + err
     assert_report(out, "Session interrupted (exit status 143)")
-    assert "stopped by SIGTERM: during launch #1 spin" in out
+    assert "stopped by SIGTERM: during launch #2 spin" in out
     assert_ended(trace, "interrupted", 143)
 
 

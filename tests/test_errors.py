@@ -287,11 +287,11 @@ def f(x, y):
 
 @cuda.jit
 def k(a):
-    a[0] = f(1, y=2)  # ERR
+    a[0] = f(1, z=2)  # ERR
 
 def run():
     k[1, 1](np.zeros(1))
-""", C, "keyword arguments are not supported"),
+""", C, "f() got an unexpected keyword argument 'z'"),
     ("call_kernel_as_function", """
 @cuda.jit
 def other(a):

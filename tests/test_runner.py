@@ -50,3 +50,28 @@ def test_the_session_layer_never_imports_the_cli():
             "sys.exit('kdebug.cli' in sys.modules)")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr or "kdebug.session imported kdebug.cli"
+
+
+def test_any_exception_inside_a_launch_is_a_failed_launch(tmp_path, monkeypatch):
+    """Not only kdebug's own errors: a launch that raised anything is recorded as failed, never ok."""
+    import numpy as np
+
+    from kdebug import cuda, events as E
+    from kdebug.session.runner import configure_session
+
+    session = configure_session(RunOptions(script="s.py", backend="cpu"))
+    seen = []
+    session.bus.subscribe(seen.append)
+
+    @cuda.jit
+    def k(a):
+        a[0] = 1
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("the runtime broke")
+    monkeypatch.setattr(session.runtime, "launch", boom)
+    with pytest.raises(RuntimeError, match="the runtime broke"):
+        k[1, 1](np.zeros(1))
+    (finished,) = [e for e in seen if isinstance(e, E.LaunchFinished)]
+    assert finished.error == "RuntimeError: the runtime broke"
+    assert session.failed

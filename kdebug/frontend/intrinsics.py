@@ -276,12 +276,20 @@ def _static_value(inferer, node):
         return getattr(base, node.attr)
     if isinstance(node, ast.Tuple):
         return tuple(_static_value(inferer, e) for e in node.elts)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_static_value(inferer, node.operand)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _static_value(inferer, node.operand)
+        return -value if isinstance(node.op, ast.USub) else value
     ops = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
-           ast.LShift: operator.lshift, ast.Mod: operator.mod}
+           ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.Mod: operator.mod, ast.Pow: operator.pow,
+           ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor}
     if isinstance(node, ast.BinOp) and type(node.op) in ops:
-        return ops[type(node.op)](_static_value(inferer, node.left), _static_value(inferer, node.right))
+        left, right = _static_value(inferer, node.left), _static_value(inferer, node.right)
+        if isinstance(node.op, (ast.Pow, ast.LShift)) and isinstance(right, int) and right > 256:
+            raise inferer.error(node, f"{right} is too large an exponent for an array size", "use a smaller size")
+        try:
+            return ops[type(node.op)](left, right)
+        except (TypeError, ZeroDivisionError, ValueError) as exc:
+            raise inferer.error(node, f"cannot evaluate this array size: {exc}", "use integer constants") from None
     raise inferer.error(node, "the shape and dtype of an array must be compile-time constants",
                         "use a literal, a module global or a closure constant, e.g. (TPB, TPB)")
 
@@ -326,7 +334,29 @@ def _array_type(inferer, node, name):
     dtype = _dtype_of(_static_value(inferer, dtype_node))
     if dtype is None:
         raise inferer.error(dtype_node, f"cuda.{name} needs a numeric dtype", "write e.g. float32 or int32")
+    _check_size_limit(inferer, node, name, _nelems(shape) * max(1, dtype.bits // 8))
     return shape, dtype
+
+
+# A GPU's limits (every architecture numba-cuda targets): static shared memory per block, local per thread.
+MAX_STATIC_SHARED_BYTES = 48 * 1024
+MAX_LOCAL_BYTES = 512 * 1024
+
+
+def _check_size_limit(inferer, node, name, nbytes):
+    if name == "local.array" and nbytes > MAX_LOCAL_BYTES:
+        raise inferer.error(node, f"this cuda.local.array takes {nbytes} bytes; a GPU thread has at most "
+                                  f"{MAX_LOCAL_BYTES // 1024} KiB of local memory", "make it smaller, or use a global array")
+    if name == "shared.array":
+        # summed over this function's shared arrays, once each however often typing visits them
+        sizes = inferer.__dict__.setdefault("static_shared_sizes", {})
+        sizes[node] = nbytes
+        total = sum(sizes.values())
+        if total > MAX_STATIC_SHARED_BYTES:
+            raise inferer.error(node, f"static shared memory reaches {total} bytes here; a block has at most "
+                                      f"{MAX_STATIC_SHARED_BYTES} bytes (48 KiB)",
+                                "make the shared arrays smaller, or use dynamic shared memory (shape 0 and "
+                                "k[grid, block, stream, nbytes])")
 
 
 def _array_value(lw, ptr, shape, dtype):
@@ -441,6 +471,8 @@ def _atomic_typer(op):
         if not isinstance(arr_t, T.Array):
             raise inferer.error(node.args[0], f"cuda.{full} works on an array, not {arr_t}",
                                 "pass a global or shared array and an index")
+        if arr_t.readonly:  # a write that would silently vanish
+            raise inferer.readonly_error(node, node.args[0], arr_t)
         if str(arr_t.dtype) not in _ATOMIC_TYPES:
             raise inferer.error(node.args[0], f"cuda.{full} does not support arrays of {arr_t.dtype}",
                                 "use int32, uint32, int64, uint64, float32 or float64")

@@ -689,6 +689,8 @@ class FunctionLowerer:
             nodes = ufuncs.arguments(node)
             argts = [self.type_of(a) for a in nodes]
             return self.device_call(node, ufuncs.device_function(fn, tuple(argts)), [self.expr(a) for a in nodes], argts)
+        if isinstance(fn, Dispatcher) and node in self.tf.call_bindings:  # keywords or defaults
+            return self.device_call(node, fn, *self.bound_arguments(self.tf.call_bindings[node]))
         rt = self.type_of(node)
         args = [self.expr(a) for a in node.args]
         argts = [self.type_of(a) for a in node.args]
@@ -765,6 +767,15 @@ class FunctionLowerer:
         if name == "pow":
             return self.call_intrinsic("llvm.pow", vals)
         return self.call_libm(_LIBM_RENAME.get(name, name), vals)
+
+    def bound_arguments(self, bound):
+        """The values and types of a call's folded arguments (a default is a constant)."""
+        args, argts = [], []
+        for kind, item in bound:
+            t = self.type_of(item) if kind == "arg" else T.typeof(item)
+            args.append(self.expr(item) if kind == "arg" else const(t, item))
+            argts.append(t)
+        return args, argts
 
     def device_call(self, node, fn, args, argts):
         callee_tf = self.tf.callees[node]

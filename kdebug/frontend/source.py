@@ -20,7 +20,10 @@ class FunctionSource:
 
     def loc(self, node: ast.AST) -> SourceLocation:
         line = getattr(node, "lineno", 1)
-        col = getattr(node, "col_offset", 0)
+        col = getattr(node, "col_offset", 0)  # in UTF-8 bytes: count characters, as editors do
+        lines = self.text.splitlines()
+        if 1 <= line <= len(lines):
+            col = len(lines[line - 1].encode("utf-8")[:col].decode("utf-8", "replace"))
         return SourceLocation(self.file, self.first_line + line - 1, col + self.indent + 1)
 
     def error(self, node: ast.AST, message: str, hint: str | None = None, cls=TypingError) -> CompileError:

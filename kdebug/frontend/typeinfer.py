@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -82,6 +83,8 @@ class TypedFunction:
     types: dict[ast.AST, T.Type] = field(default_factory=dict)
     consts: dict[ast.AST, object] = field(default_factory=dict)
     callees: dict[ast.AST, "TypedFunction"] = field(default_factory=dict)
+    # device calls with keywords or defaults: per parameter, ("arg", node) or ("default", value)
+    call_bindings: dict[ast.AST, list] = field(default_factory=dict)
     deferred: list[DeferredRequest] = field(default_factory=list)
     features: set[str] = field(default_factory=set)  # e.g. "barrier", "atomic", "shared", "launch"
 
@@ -122,7 +125,7 @@ class TypeInferer:
         self.src = src
         fn = src.function
         args = src.tree.args
-        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or (args.defaults and kind != "device"):
             raise src.error(src.tree, "kernels take plain positional parameters only",
                             "remove *args, **kwargs, keyword-only parameters and default values")
         argnames = [a.arg for a in args.args]
@@ -409,6 +412,8 @@ class TypeInferer:
                 return vt
         if isinstance(value, (bool, int, float, np.generic)) and not isinstance(value, np.ndarray):
             t = T.typeof(value)
+            if t is None and isinstance(value, int):
+                raise self.error(node, f"Int value is too large: {value}", "kernel integers are int64 or uint64")
             if t is None:
                 raise self.error(node, f"constant of type {type(value).__name__} is not supported", "use a number")
             self.tf.consts[node] = value
@@ -426,6 +431,8 @@ class TypeInferer:
                 raise self.error(node, f"array of dtype {value.dtype} is not supported in kernels",
                                  "use one of int8..int64, uint8..uint64, float32, float64, bool")
             self.tf.consts[node] = value
+            if isinstance(value, np.ndarray):  # numba freezes a global numpy array into the kernel: a constant
+                t = dataclasses.replace(t, readonly=True)
             return t
         if isinstance(value, (Dispatcher, T.Scalar, I.Intrinsic, I.IntrinsicNamespace, type(math),
                               I._CooperativeGroups, I._GridGroup)) or value in (range, len, abs, min, max, int, float, bool, round):
@@ -490,6 +497,10 @@ class TypeInferer:
         if isinstance(base_t, PyValue):
             if isinstance(base_t.value, Dispatcher) and not base_t.value.device:
                 return self.launch_config(node, base_t.value)
+            if isinstance(base_t.value, Dispatcher):
+                name = base_t.value.__name__
+                raise self.error(node, f"{name} is a device function and cannot be launched",
+                                 f"call it directly, {name}(...), or make it a kernel (@cuda.jit without device=True)")
             raise self.error(node, f"cannot index {base_t}", "index arrays and tuples")
         if isinstance(base_t, T.Array):
             return self.array_index_type(node, base_t, view=True)
@@ -533,7 +544,7 @@ class TypeInferer:
                 raise self.error(p, f"array index must be an integer, not {t}", "convert with int(...)")
         if isinstance(idx, ast.Tuple):
             self.types_set(idx, T.Tuple(tuple(self.tf.types[p] for p in parts)))
-        return T.Array(arr.dtype, arr.ndim - len(parts), arr.layout) if partial else arr.dtype
+        return T.Array(arr.dtype, arr.ndim - len(parts), arr.layout, arr.readonly) if partial else arr.dtype
 
     def pointer_index_type(self, node, ptr: T.CPointer) -> T.Scalar:
         """``p[i]`` of a CPointer: one integer index, the pointee type (no bounds are known)."""
@@ -550,7 +561,21 @@ class TypeInferer:
             raise self.error(target, "tuples cannot be changed", "use an array, e.g. cuda.local.array")
         if not isinstance(base_t, T.Array):
             raise self.error(target, f"cannot assign into {base_t}", "assign into an array element")
+        if base_t.readonly:
+            raise self.readonly_error(target, target.value, base_t)
         return self.types_set(target, self.array_index_type(target, base_t))
+
+    def readonly_error(self, at, array_expr, arr: T.Array):
+        """numba's "Cannot modify readonly array", saying why this one is read-only (error located at ``at``)."""
+        root, target = array_expr, at
+        while isinstance(root, ast.Subscript):
+            root = root.value
+        if isinstance(root, ast.Name) and root.id not in self.tf.locals and root.id not in self.assigned:
+            return self.error(target, f"module-global arrays are read-only in kernels ({root.id!r} is frozen "
+                                      "into the kernel as a constant); pass the array as an argument",
+                              f"add {root.id} as a kernel parameter and pass it at the launch")
+        return self.error(target, f"Cannot modify readonly array of type: {arr}",
+                          "pass a writable array (numpy: a.copy(), or set a.flags.writeable = True)")
 
     def launch_config(self, node, kernel) -> T.Type:
         idx = node.slice
@@ -647,7 +672,8 @@ class TypeInferer:
         func_t = self.expr(node.func)
         if isinstance(func_t, PyValue) and isinstance(func_t.value, np.ufunc):
             return self.ufunc_call(node, func_t.value)
-        if node.keywords and not (isinstance(func_t, PyValue) and isinstance(func_t.value, I.Intrinsic)):
+        takes_keywords = isinstance(func_t, PyValue) and isinstance(func_t.value, (I.Intrinsic, Dispatcher))
+        if node.keywords and not takes_keywords:
             raise self.error(node.keywords[0].value, "keyword arguments are not supported here", "pass arguments by position")
         if isinstance(func_t, LaunchTarget):
             return self.device_launch(node, func_t.kernel)
@@ -739,6 +765,8 @@ class TypeInferer:
             if not isinstance(t, (T.Scalar, T.Array, T.Tuple)):
                 raise self.error(a, f"cannot pass {t} to a device function", "pass numbers, tuples or arrays")
         nparams = fn.py_func.__code__.co_argcount
+        if node.keywords or (len(argts) < nparams and fn.py_func.__defaults__):
+            argts = self.bind_call_arguments(node, fn)
         if len(argts) != nparams:
             raise self.error(node, f"{fn.__name__} takes {nparams} argument(s) but {len(argts)} were given",
                              f"pass one value per parameter of {fn.__name__}")
@@ -750,6 +778,47 @@ class TypeInferer:
         self.tf.features |= callee.features
         self.tf.deferred.extend(callee.deferred)
         return callee.restype
+
+    def bind_call_arguments(self, node, fn) -> list:
+        """Keyword arguments and defaults of a device-function call, folded as numba does; the
+        bindings are kept for lowering (a default is a constant of the type numba gives its value)."""
+        code = fn.py_func.__code__
+        params = code.co_varnames[:code.co_argcount]
+        defaults = fn.py_func.__defaults__ or ()
+        first_default = len(params) - len(defaults)
+        if len(node.args) > len(params):
+            raise self.error(node, f"{fn.__name__} takes {len(params)} argument(s) but {len(node.args)} were given",
+                             f"pass one value per parameter of {fn.__name__}")
+        kw = {}
+        for k in node.keywords:
+            if k.arg is None:
+                raise self.error(k, "**kwargs is not supported in kernels", "pass each argument by name")
+            if k.arg not in params:
+                raise self.error(k, f"{fn.__name__}() got an unexpected keyword argument {k.arg!r}",
+                                 f"its parameters are {', '.join(params)}")
+            if params.index(k.arg) < len(node.args) or k.arg in kw:
+                raise self.error(k, f"{fn.__name__}() got multiple values for argument {k.arg!r}",
+                                 "pass it once")
+            kw[k.arg] = k.value
+        bound, argts = [], []
+        for i, p in enumerate(params):
+            arg = node.args[i] if i < len(node.args) else kw.get(p)
+            if arg is not None:
+                bound.append(("arg", arg))
+                argts.append(self.expr(arg))
+            elif i >= first_default:
+                value = defaults[i - first_default]
+                t = T.typeof(value)
+                if not isinstance(t, (T.Scalar, T.Tuple)):
+                    raise self.error(node, f"the default {value!r} of parameter {p!r} of {fn.__name__} cannot be "
+                                           "used in a kernel", "give a number, a bool or a tuple of numbers")
+                bound.append(("default", value))
+                argts.append(t)
+            else:
+                raise self.error(node, f"{fn.__name__}() is missing argument {p!r}",
+                                 f"pass one value per parameter of {fn.__name__} without a default")
+        self.tf.call_bindings[node] = bound
+        return argts
 
     def device_launch(self, node, kernel) -> T.Type:
         argts = tuple(self.expr(a) for a in node.args)

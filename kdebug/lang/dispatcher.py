@@ -56,6 +56,10 @@ def check_config(griddim, blockdim, loc) -> tuple[tuple, tuple]:
 def argument_type(value, index: int, name: str, loc) -> T.Type:
     t = T.typeof(value)
     if t is None:
+        if isinstance(value, int) and not isinstance(value, bool):
+            raise LaunchError(f"argument {index} ({name!r}) is {value}: Int value is too large (kernels take "
+                              "int64, or uint64 for values of 2**63 up to 2**64 - 1)", loc,
+                              "pass a smaller int, or a float")
         if isinstance(value, (np.ndarray, DeviceNDArray)):
             if value.ndim == 0:
                 raise LaunchError(f"argument {index} ({name!r}) is a 0-d array", loc, "pass a scalar or a 1-3-D array")
@@ -66,6 +70,26 @@ def argument_type(value, index: int, name: str, loc) -> T.Type:
     if isinstance(t, T.Array) and t.ndim > 3:
         raise LaunchError(f"argument {index} ({name!r}) has {t.ndim} dimensions", loc, "kernels take arrays of 1 to 3 dimensions")
     return t
+
+
+def check_stream(stream) -> None:
+    """0 or None (the default stream) or a stream object, as numba takes them."""
+    if stream is None or (isinstance(stream, int) and not isinstance(stream, bool) and stream == 0):
+        return
+    if hasattr(stream, "synchronize") or hasattr(stream, "handle"):
+        return
+    raise LaunchError(f"the third launch parameter is the stream, not {stream!r}", caller_location(),
+                      "pass 0, or a stream from cuda.stream(); the shared-memory bytes come fourth")
+
+
+def check_shared_bytes(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise LaunchError(f"the dynamic shared memory of a launch is a number of bytes, not {value!r}",
+                          caller_location(), "write kernel[grid, block, stream, nbytes](args)")
+    if value < 0:
+        raise LaunchError(f"the dynamic shared memory of a launch cannot be negative ({value} bytes)",
+                          caller_location(), "pass 0 or a positive number of bytes")
+    return int(value)
 
 
 class Dispatcher(DispatcherInspection):
@@ -99,7 +123,9 @@ class Dispatcher(DispatcherInspection):
                               f"shared_bytes]), not [{config!r}]", caller_location(),
                               "write kernel[blocks, threads_per_block](args)")
         grid, block = check_config(config[0], config[1], caller_location())
-        shared = int(config[3]) if len(config) == 4 else 0
+        if len(config) >= 3:
+            check_stream(config[2])
+        shared = check_shared_bytes(config[3]) if len(config) == 4 else 0
         return LaunchConfiguration(self, grid, block, shared)
 
     def __call__(self, *args):
@@ -183,10 +209,13 @@ class LaunchConfiguration:
     def __init__(self, dispatcher: Dispatcher, grid, block, shared: int) -> None:
         self.dispatcher, self.grid, self.block, self.shared = dispatcher, grid, block, shared
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         d = self.dispatcher
         names = d.argnames
         try:
+            if kwargs:  # numba's launch takes *args only (a TypeError there)
+                raise LaunchError(f"a kernel launch takes positional arguments only, not {', '.join(kwargs)}=",
+                                  None, f"pass the arguments in the order of ({', '.join(names)})")
             if len(args) != len(names):
                 raise LaunchError(f"{d.__name__} takes {len(names)} argument(s) ({', '.join(names)}) but "
                                   f"{len(args)} were given", None, "pass one value per kernel parameter")

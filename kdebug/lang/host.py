@@ -35,6 +35,11 @@ class DeviceNDArray:
             except (TypeError, ValueError) as exc:
                 raise _array_error(f"cannot make a device array of shape {shape!r}: {exc}",
                                    "give the shape as a non-negative int or a tuple of them") from None
+            except MemoryError:
+                n = int(np.prod(shape, dtype=object)) * dtype.itemsize
+                raise _array_error(f"cannot allocate a device array of shape {shape!r} ({dtype}): "
+                                   f"{n / 2**30:.1f} GiB is more memory than there is",
+                                   "allocate less, or process the data in pieces") from None
         self._host = buffer
         self._owner = None  # a backend may attach real device memory here
         self._dev = device  # the gpu runtime's DeviceBuffer, or None: the data is _host

@@ -83,16 +83,18 @@ class Array(Type):
     dtype: Scalar
     ndim: int
     layout: str = "A"  # kdebug stores every array C-contiguous; kept for numba's spelling
+    readonly: bool = False  # a numpy array that is not writeable, or a module-global one (numba freezes those)
 
     def __str__(self) -> str:
         dims = ", ".join([":"] * (self.ndim - 1) + ["::1" if self.layout == "C" else ":"])
-        return f"{self.dtype}[{dims}]"
+        return ("readonly " if self.readonly else "") + f"{self.dtype}[{dims}]"
 
     def __eq__(self, other) -> bool:  # layout never changes code: every array is contiguous here
-        return isinstance(other, Array) and (self.dtype, self.ndim) == (other.dtype, other.ndim)
+        return isinstance(other, Array) and (self.dtype, self.ndim, self.readonly) == (
+            other.dtype, other.ndim, other.readonly)
 
     def __hash__(self) -> int:
-        return hash(("array", self.dtype, self.ndim))
+        return hash(("array", self.dtype, self.ndim, self.readonly))
 
 
 @dataclass(frozen=True)
@@ -235,8 +237,9 @@ def typeof(value) -> Type | None:
     """The kernel-language type of a host value passed to a kernel or captured as a constant."""
     if isinstance(value, (bool, np.bool_)):
         return boolean
-    if isinstance(value, int):
-        return int64
+    if isinstance(value, int):  # as numba's _typeof_int: int64, uint64 for 64-bit positives, else too large
+        bits = value.bit_length()
+        return int64 if bits < 64 else uint64 if bits == 64 and value >= 0 else None
     if isinstance(value, float):
         return float64
     if isinstance(value, np.generic):
@@ -245,7 +248,7 @@ def typeof(value) -> Type | None:
         scalar = from_dtype(value.dtype)
         if scalar is None or value.ndim == 0:
             return None
-        return Array(scalar, value.ndim, "C")
+        return Array(scalar, value.ndim, "C", readonly=isinstance(value, np.ndarray) and not value.flags.writeable)
     if isinstance(value, tuple):
         parts = tuple(typeof(v) for v in value)
         return None if None in parts or not parts else Tuple(parts)

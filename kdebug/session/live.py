@@ -137,24 +137,29 @@ class Session:
         self.bus.emit(E.LaunchStarted(launch=lid, job=compiled.record.id, name=dispatcher.__name__,
                                       grid=list(grid), block=list(block), backend=self.backend))
         t0 = time.perf_counter()
-        staged, copy_back = self._stage_arguments(args)
-        error = None
+        copy_back = []
+        error = foreign = None
         try:
+            staged, copy_back = self._stage_arguments(args)
             extra = {"shuffle": self.shuffle_seed} if self.shuffle_seed is not None else {}
             device_launch.install(self)  # device-side launches of this grid report to this session
             self.runtime.launch(compiled, staged, argtypes, grid, block, shared, **extra)
         except KdebugError as exc:
             error = exc
-        finally:
-            nested = device_launch.take_errors()
-            if error is None and nested:
-                error = nested[0]
-            self.current_launch = None
-            for dst, src in copy_back:
-                np.copyto(dst, src)
-            dt = time.perf_counter() - t0
-            self.bus.emit(E.LaunchFinished(launch=lid, name=dispatcher.__name__, duration=dt,
-                                           error=str(error) if error else None))
+        except BaseException as exc:  # noqa: BLE001 - not kdebug's own (e.g. KeyboardInterrupt): still a failed launch
+            foreign = exc
+        nested = device_launch.take_errors()
+        if error is None and nested:
+            error = nested[0]
+        self.current_launch = None
+        for dst, src in copy_back:
+            np.copyto(dst, src)
+        dt = time.perf_counter() - t0
+        failure = str(error) if error else f"{type(foreign).__name__}: {foreign}" if foreign else None
+        self.bus.emit(E.LaunchFinished(launch=lid, name=dispatcher.__name__, duration=dt, error=failure))
+        if foreign is not None:
+            self.failed = True
+            raise foreign
         if error is not None:
             self.failed = True
             self.bus.emit(E.Diagnostic(severity="error", message=error.message, category=getattr(error, "category", "launch"),

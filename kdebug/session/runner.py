@@ -16,6 +16,8 @@ from kdebug import events as E
 from kdebug.errors import KdebugError
 from kdebug.session.options import RunOptions
 
+_KDEBUG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 def configure_session(options: RunOptions):
     """The active session of this process, built from the options."""
@@ -38,7 +40,7 @@ def run_in_process(options: RunOptions, subscribers: Iterable[Callable[[E.Event]
     try:
         session = configure_session(options)
     except KdebugError as exc:
-        print(str(exc), file=sys.stderr)
+        to_stderr(str(exc) + "\n")
         for sub in subscribers:
             sub(E.SessionEnded(status="failed", exit_code=1, error=str(exc)))
         return 1
@@ -47,19 +49,10 @@ def run_in_process(options: RunOptions, subscribers: Iterable[Callable[[E.Event]
     session.bus.emit(E.SessionStarted(script=options.script, backend=session.backend, strategy=session.strategy,
                                       argv=list(options.args)))
     status = run_script(options.script, list(options.args), options.numba, session)
-    status = run_exit_handlers(session, status)
     _flush(sys.stdout)
     _flush(sys.stderr)
     session.bus.emit(E.SessionEnded(status="ok" if status == 0 else "failed", exit_code=status))
     return status
-
-
-def run_exit_handlers(session, status: int) -> int:
-    """The script's ``atexit`` functions, run while the session still records (their launches are the
-    script's too); the interpreter would otherwise run them after the session ended."""
-    import atexit
-    atexit._run_exitfuncs()  # noqa: SLF001 - the documented way to run and clear them early
-    return 1 if status == 0 and session.failed else status
 
 
 def _flush(stream) -> None:
@@ -83,44 +76,112 @@ BROKEN_PIPE_STATUS = 141  # 128 + SIGPIPE, what a shell shows for a writer whose
 
 
 def run_script(path: str, args: list[str], numba: bool, session) -> int:
-    """Run a user script in this process; returns its exit status. Never raises."""
+    """Run a user script in this process, then the ``atexit`` functions it registered (while the session
+    still records: their launches are the script's too); returns its exit status. Never raises."""
     if numba:
         from kdebug.lang import numba_compat
         numba_compat.install()
     old_argv, old_path = sys.argv, list(sys.path)
     sys.argv = [path] + list(args)
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    status = 0
     try:
-        runpy.run_path(path, run_name="__main__")
-    except SystemExit as exc:
-        code = exc.code  # as Python does: an int is the status, anything else is printed and means 1
-        status = code if isinstance(code, int) else (0 if code is None else 1)
-        if code is not None and not isinstance(code, int):
-            print(safe_str(code), file=sys.stderr)
-    except BrokenPipeError:  # kdebug ... | head: the reader has what it wanted
-        quiet_stdout()
-        session.bus.emit(E.Diagnostic(severity="warning", category="script",
-                                      message="the script's output pipe closed; the script was stopped there"))
-        status = BROKEN_PIPE_STATUS
-    except KdebugError as exc:
-        print(str(exc), file=sys.stderr)
-        if not getattr(exc, "reported", False):
-            session.bus.emit(E.Diagnostic(severity="error", message=exc.message, category="script",
-                                          location=exc.loc.to_json() if exc.loc else None, text=str(exc)))
-        status = 1
-    except BaseException as exc:  # noqa: BLE001 - the user's script failed: report it, keep going
-        text = user_traceback(exc, path)
-        print(text, file=sys.stderr, end="")
-        session.bus.emit(E.Diagnostic(severity="error", message=f"{type(exc).__name__}: {safe_str(exc)}", category="script",
-                                      text=text.rstrip()))
-        status = 1
+        status = syntax_check(path, session)
+        if status:
+            return status
+        with ExitHandlers() as at_exit:
+            try:
+                runpy.run_path(path, run_name="__main__")
+            except BaseException as exc:  # noqa: BLE001 - the user's script failed: report it, keep going
+                status = script_failure(exc, path, numba, session)
+        for fn, fargs, fkwargs in reversed(at_exit.handlers):
+            try:
+                fn(*fargs, **fkwargs)
+            except BaseException as exc:  # noqa: BLE001 - as the interpreter does: report, run the rest
+                status = script_failure(exc, path, numba, session) or status
     finally:
         sys.argv = old_argv
         sys.path[:] = old_path
     if status == 0 and session.failed:
         status = 1
     return status
+
+
+class ExitHandlers:
+    """Collects the ``atexit`` registrations made while the script runs, so the runner can call them."""
+
+    def __enter__(self) -> "ExitHandlers":
+        import atexit
+        self.handlers: list = []
+        self._atexit, self._saved = atexit, (atexit.register, atexit.unregister)
+
+        def register(fn, *args, **kwargs):
+            self.handlers.append((fn, args, kwargs))
+            return fn
+
+        def unregister(fn):
+            self.handlers[:] = [h for h in self.handlers if h[0] != fn]
+        atexit.register, atexit.unregister = register, unregister
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._atexit.register, self._atexit.unregister = self._saved
+
+
+def script_failure(exc: BaseException, path: str, numba: bool, session) -> int:
+    """Report what ended the script (on stderr and as a diagnostic); returns the exit status it means."""
+    if isinstance(exc, SystemExit):
+        code = exc.code  # as Python does: an int is the status, anything else is printed and means 1
+        if code is not None and not isinstance(code, int):
+            to_stderr(safe_str(code) + "\n")
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    if isinstance(exc, BrokenPipeError):  # kdebug ... | head: the reader has what it wanted
+        quiet_stdout()
+        session.bus.emit(E.Diagnostic(severity="warning", category="script",
+                                      message="the script's output pipe closed; the script was stopped there"))
+        return BROKEN_PIPE_STATUS
+    if isinstance(exc, KdebugError):
+        if not getattr(exc, "reported", False):
+            session.bus.emit(E.Diagnostic(severity="error", message=exc.message, category="script",
+                                          location=exc.loc.to_json() if exc.loc else None, text=str(exc)))
+        to_stderr(str(exc) + "\n")
+        return 1
+    text = user_traceback(exc, path)
+    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] == "numba" and not numba:
+        text += f"hint: No module named 'numba': this looks like a numba.cuda script; try kdebug --numba {path}\n"
+    session.bus.emit(E.Diagnostic(severity="error", message=f"{type(exc).__name__}: {safe_str(exc)}",
+                                  category="script", text=text.rstrip()))
+    to_stderr(text)
+    return 1
+
+
+def to_stderr(text: str) -> None:
+    """Write to the script's stderr, or to fd 2 when the script closed ``sys.stderr``."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        try:
+            os.write(2, text.encode("utf-8", "replace"))
+        except OSError:
+            pass
+
+
+def syntax_check(path: str, session) -> int:
+    """1, with the error reported as Python shows it (the user's line and caret, no kdebug or runpy
+    frames), when the script does not compile; else 0."""
+    try:
+        with open(path, "rb") as f:
+            compile(f.read(), path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:  # ValueError: NUL bytes (the CLI checks those first)
+        text = "".join(traceback.format_exception_only(type(exc), exc))
+        to_stderr(text)
+        loc = ({"file": path, "line": exc.lineno, "col": exc.offset or 1}
+               if isinstance(exc, SyntaxError) and exc.lineno else None)
+        msg = f"{type(exc).__name__}: {exc.msg if isinstance(exc, SyntaxError) else exc}"
+        session.bus.emit(E.Diagnostic(severity="error", message=msg, category="script", location=loc,
+                                      text=text.rstrip()))
+        return 1
+    return 0
 
 
 def safe_str(obj) -> str:
@@ -136,7 +197,11 @@ def user_traceback(exc: BaseException, path: str) -> str:
     tb = exc.__traceback__
     frames = traceback.extract_tb(tb)
     abspath = os.path.abspath(path)
-    start = next((i for i, f in enumerate(frames) if os.path.abspath(f.filename) == abspath), 0)
-    lines = ["Traceback (most recent call last):\n"] + traceback.format_list(frames[start:])
+    start = next((i for i, f in enumerate(frames) if os.path.abspath(f.filename) == abspath), None)
+    if start is None:  # raised before the script's first line ran: none of these frames are the user's
+        frames = [f for f in frames if not f.filename.startswith(("<", _KDEBUG_DIR + os.sep))]
+    else:
+        frames = frames[start:]
+    lines = (["Traceback (most recent call last):\n"] + traceback.format_list(frames) if frames else [])
     lines += traceback.format_exception_only(type(exc), exc)
     return "".join(lines)

@@ -130,7 +130,7 @@ class Supervisor:
 
     def _where(self) -> str:
         running = [ln for ln in self.model.launches.values() if ln.state == "running"]
-        frames = self.child.where()
+        frames = self.child.where(wait=3.0)  # a loaded machine may take a while to answer
         parts = []
         if running:
             ln = running[-1]
