@@ -16,8 +16,9 @@ from kdebug.lang.host import (DeviceNDArray, device_array, device_array_like, ma
 from kdebug.lang.vectorize import Reduce, guvectorize, reduce, vectorize  # noqa: F401
 from kdebug.lang.streams import (default_stream, event, event_elapsed_time, external_stream,  # noqa: F401
                                  legacy_default_stream, per_thread_default_stream, stream)
-from kdebug.lang.intrinsics import (atomic, blockDim, blockIdx, const, grid, gridDim, gridsize,  # noqa: F401
-                                    laneid, local, shared, syncthreads, syncthreads_and, syncthreads_count,
+from kdebug.lang.intrinsics import (atomic, blockDim, blockIdx, brev, cbrt, clz, const, ffs, fma,  # noqa: F401
+                                    grid, gridDim, gridsize, laneid, libdevice, local, popc, selp, shared,
+                                    syncthreads, syncthreads_and, syncthreads_count,
                                     syncthreads_or, syncwarp, threadfence, threadfence_block,
                                     threadfence_system, threadIdx, warpsize)
 from kdebug.lang.types import (b1, bool_, boolean, float32, float64, int8, int16, int32, int64,  # noqa: F401

@@ -229,13 +229,15 @@ class Driver:
     def front(self, rec: JobRecord):
         """parse, typeinfer and lower one job: its own module, markers still in place."""
         py = rec.job.function.py_func
+        fastmath = bool(getattr(rec.job.function, "options", {}).get("fastmath"))
         try:
             self.run_phase(rec, "parse", lambda: parse_function(py), lambda s: s.text, "python")
             rec.typed = self.run_phase(rec, "typeinfer", lambda: infer_function(py, rec.argtypes, rec.kind),
                                        lambda tf: tf.listing(), "text")
             requester = lambda fn, argtypes, kind, reason, loc: self.request_deferred(rec, fn, argtypes, kind, reason, loc)  # noqa: E731
             rec.module_ir = self.run_phase(rec, "lower", lambda: lower_function(rec.typed, self.target, rec.entry,
-                                                                                requester=requester))
+                                                                                requester=requester,
+                                                                                fastmath=fastmath))
         except KdebugError as exc:
             if getattr(exc, "failed_job", None) is None:
                 exc.failed_job = rec  # the innermost job whose own code failed: it is reported on that job

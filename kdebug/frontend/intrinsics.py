@@ -598,3 +598,6 @@ def _tuple(b, parts):
     for k, p in enumerate(parts):
         tup = b.insert_value(tup, p, k)
     return tup
+
+
+from kdebug.frontend import intrinsics_bits  # noqa: E402,F401  (registers its intrinsics)

@@ -19,6 +19,7 @@ from kdebug.lang.dispatcher import Dispatcher
 from kdebug.lang.intrinsics import deferred as deferred_fn
 from kdebug.lang import intrinsics as I
 from kdebug.lang import types as T
+from kdebug.frontend.math_extra import apply_fastmath, lower_math
 
 i1, i8, i32, i64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 f32, f64 = ir.FloatType(), ir.DoubleType()
@@ -91,6 +92,7 @@ class FunctionLowerer:
         self.slots: dict[str, ir.Value] = {}
         self.loops: list[tuple[ir.Block, ir.Block]] = []
         self.counter = 0
+        self.fastmath = False  # @cuda.jit(fastmath=True): set by whoever lowers the function
 
     # ---- helpers --------------------------------------------------------------
     def loc(self, node):
@@ -137,6 +139,8 @@ class FunctionLowerer:
             b.ret_void()
         else:
             b.ret(b.load(self.retslot))
+        if self.fastmath:
+            apply_fastmath(self.fn)
         return self.fn
 
     # ---- statements -----------------------------------------------------------
@@ -685,6 +689,8 @@ class FunctionLowerer:
             return ir.Constant(ir.PointerType(i8), None)
         if isinstance(fn, (I.Intrinsic, I.IntrinsicNamespace)):
             return registry.lower_call(self, node, fn)
+        if getattr(node, "kdebug_operator", None) is not None:  # operator.add(a, b) is a + b
+            return self.expr(node.kdebug_operator)
         if isinstance(fn, np.ufunc):
             nodes = ufuncs.arguments(node)
             argts = [self.type_of(a) for a in nodes]
@@ -737,6 +743,9 @@ class FunctionLowerer:
 
     def math_call(self, node, name, args, argts, rt):
         b = self.builder
+        extra = lower_math(self, name, args, argts, rt)
+        if extra is not None:
+            return extra
         if name in ("isnan", "isinf", "isfinite"):
             t = argts[0]
             if not t.is_float:
@@ -788,6 +797,7 @@ class FunctionLowerer:
             name = f"{fn.__name__}.{len(self.functions)}"
             lowerer = FunctionLowerer(self.module, callee_tf, self.target, name, "internal", self.functions,
                                       self.requester)
+            lowerer.fastmath = self.fastmath or bool(fn.options.get("fastmath"))
             callee = lowerer.lower()
         vals = [self.cast(a, t, ct) for a, t, ct in zip(args, argts, callee_tf.argtypes)]
         if self.ctx is not None:
@@ -891,12 +901,14 @@ def _constant_sign(node) -> int:
 
 
 def lower_function(tf: TypedFunction, target, name: str, module: ir.Module | None = None,
-                   requester=None) -> ir.Module:
+                   requester=None, fastmath: bool = False) -> ir.Module:
     """Lower a kernel or device-function job (and the device functions it calls) into a new module."""
     if module is None:
         module = ir.Module(name=name)
         target.prepare_module(module)
-    FunctionLowerer(module, tf, target, name, "external", {}, requester).lower()
+    lowerer = FunctionLowerer(module, tf, target, name, "external", {}, requester)
+    lowerer.fastmath = fastmath
+    lowerer.lower()
     return module
 
 

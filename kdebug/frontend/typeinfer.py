@@ -23,6 +23,7 @@ from kdebug.lang.host import DeviceNDArray
 from kdebug.lang.intrinsics import deferred as deferred_fn
 from kdebug.lang import types as T
 from kdebug.lang import intrinsics as I
+from kdebug.frontend.math_extra import EXTRA_MATH, is_operator_function, math_type, operator_expression
 
 SUPPORTED = ("if/elif/else, for over range(), while, break, continue, return, assignment, "
              "augmented assignment and calls to math functions, cuda intrinsics and device functions")
@@ -441,6 +442,8 @@ class TypeInferer:
             return PyValue(value)
         if callable(value) and getattr(math, getattr(value, "__name__", ""), None) is value:
             return PyValue(value)  # math.sqrt, or sqrt imported from math
+        if is_operator_function(value):
+            return PyValue(value)  # operator.add, ...
         if isinstance(value, type) and issubclass(value, np.generic) and T.from_dtype(value) is not None:
             return PyValue(T.from_dtype(value))  # np.float32(x) casts like numba's float32(x)
         if ufuncs.supported(value):
@@ -696,6 +699,8 @@ class TypeInferer:
             return self.device_call(node, fn, argts)
         if fn is math or isinstance(fn, type(math)):
             raise self.error(node, "a module cannot be called", "call one of its functions")
+        if is_operator_function(fn):
+            return self.expr(operator_expression(self, node, fn))
         if getattr(fn, "__module__", None) == "math" or (callable(fn) and getattr(math, getattr(fn, "__name__", ""), None) is fn):
             return self.math_call(node, fn.__name__, argts)
         if fn in _CAST_TYPES:
@@ -733,6 +738,9 @@ class TypeInferer:
         for t in argts:
             if not isinstance(t, T.Scalar):
                 raise self.error(node, f"math.{name} takes numbers, got {t}", "pass scalar values")
+        extra = math_type(self, node, name, argts)
+        if extra is not None:
+            return extra
         if name in _MATH_UNARY_FLOAT and len(argts) == 1:
             t = argts[0]
             return t if t.is_float else T.float64
@@ -749,7 +757,8 @@ class TypeInferer:
         if name in ("exp2",) and len(argts) == 1:
             return argts[0] if argts[0].is_float else T.float64
         raise self.error(node, f"math.{name} with {len(argts)} argument(s) is not supported in kernels",
-                         "supported: " + ", ".join(sorted(_MATH_UNARY_FLOAT | _MATH_BINARY_FLOAT | _MATH_TO_INT | _MATH_PREDICATE)))
+                         "supported: " + ", ".join(sorted(_MATH_UNARY_FLOAT | _MATH_BINARY_FLOAT | _MATH_TO_INT | _MATH_PREDICATE
+                                                         | EXTRA_MATH)))
 
     def ufunc_call(self, node, ufunc) -> T.Type:
         """np.sin(x), np.add(x, y, out): a device function the ufuncs module writes (numba's semantics)."""

@@ -57,8 +57,19 @@ threadfence_system = Intrinsic("threadfence_system")
 shared = IntrinsicNamespace("shared", ["array"])
 local = IntrinsicNamespace("local", ["array"])
 const = IntrinsicNamespace("const", ["array_like"])
-atomic = IntrinsicNamespace("atomic", ["add", "sub", "max", "min", "exch", "cas", "compare_and_swap",
-                                       "and_", "or_", "xor", "inc", "dec"])
+atomic = IntrinsicNamespace("atomic", ["add", "sub", "max", "min", "nanmax", "nanmin", "exch", "cas",
+                                       "compare_and_swap", "and_", "or_", "xor", "inc", "dec"])
+# bit, integer and arithmetic intrinsics (numba-cuda's cudadecl.py)
+popc = Intrinsic("popc")
+brev = Intrinsic("brev")
+clz = Intrinsic("clz")
+ffs = Intrinsic("ffs")
+fma = Intrinsic("fma")
+cbrt = Intrinsic("cbrt")
+selp = Intrinsic("selp")
+# numba.cuda.libdevice's integer functions
+libdevice = IntrinsicNamespace("libdevice", ["hadd", "uhadd", "rhadd", "urhadd", "mul24", "umul24", "mulhi",
+                                             "umulhi", "mul64hi", "umul64hi", "sad", "usad"])
 
 
 class _GridGroup:
