@@ -23,7 +23,7 @@ from kdebug.lang.intrinsics import (atomic, blockDim, blockIdx, brev, cbrt, clz,
                                     threadfence_system, threadIdx, warpsize)
 from kdebug.lang.types import (b1, bool_, boolean, float32, float64, int8, int16, int32, int64,  # noqa: F401
                                intp, uint8, uint16, uint32, uint64, uintp, void)
-from kdebug.cuda import cg, types  # noqa: F401
+from kdebug.cuda import cg, random, types  # noqa: F401
 from kdebug.lang.missing import missing_name
 from kdebug.session import ptx_compile
 
