@@ -132,28 +132,6 @@ class SyncThreads:
         _target_hook(lw, node, "barrier", "cuda.syncthreads()")(lw, node, "cuda.syncthreads()")
 
 
-@register("syncwarp")
-class SyncWarp:
-    """cuda.syncwarp(mask=0xffffffff): the threads of a warp (32 consecutive linear thread indices)
-    wait for each other. kdebug requires every thread of the warp to arrive (no partial masks)."""
-
-    @staticmethod
-    def type(inferer, node):
-        if len(node.args) + len(node.keywords) > 1 or any(k.arg != "mask" for k in node.keywords):
-            raise inferer.error(node, "cuda.syncwarp() takes at most one argument, the mask",
-                                "write cuda.syncwarp() or cuda.syncwarp(0xffffffff)")
-        for a in list(node.args) + [k.value for k in node.keywords]:
-            t = inferer.expr(a)
-            if not (isinstance(t, T.Scalar) and t.is_int):
-                raise inferer.error(a, f"the mask of cuda.syncwarp must be an integer, not {t}", "write 0xffffffff")
-        inferer.tf.features.add("barrier")
-        return T.void
-
-    @staticmethod
-    def lower(lw, node):
-        _target_hook(lw, node, "warp_barrier", "cuda.syncwarp()")(lw, node, "cuda.syncwarp()")
-
-
 def _vote_typer(name):
     def type_(inferer, node):
         if len(node.args) != 1 or node.keywords:
@@ -600,4 +578,4 @@ def _tuple(b, parts):
     return tup
 
 
-from kdebug.frontend import intrinsics_bits  # noqa: E402,F401  (registers its intrinsics)
+from kdebug.frontend import intrinsics_bits, intrinsics_warp  # noqa: E402,F401  (register their intrinsics)

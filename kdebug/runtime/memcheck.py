@@ -26,6 +26,9 @@ from kdebug.runtime.record import RuntimeRecord
 
 # error kinds
 NONE, OUT_OF_BOUNDS, DIVERGENT_BARRIER, DIVERGENT_GRID_BARRIER, DIVERGENT_WARP = 0, 1, 2, 3, 4
+# warp operations (kdebug/targets/cpu/warp.py; their messages: kdebug/runtime/warp_errors.py)
+WARP_EXITED, WARP_NOT_IN_MASK, WARP_MASK_MISMATCH, WARP_INACTIVE_SOURCE = 5, 6, 7, 8
+WARP_KINDS = (DIVERGENT_WARP, WARP_EXITED, WARP_NOT_IN_MASK, WARP_MASK_MISMATCH, WARP_INACTIVE_SOURCE)
 
 
 @dataclass(frozen=True)
@@ -95,16 +98,9 @@ def error_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeError | N
         return err
     waiting, done, nt = rec.aux[1], rec.aux[2], rec.aux[3]
     scope = "grid" if rec.error == DIVERGENT_GRID_BARRIER else "block"
-    if rec.error == DIVERGENT_WARP:
-        other = site(rec.aux[0]) if rec.aux[0] else None
-        where_other = (f"is at {other.what} ({other.loc})" if other is not None and rec.aux[0] != rec.site
-                       else "has not reached it")
-        msg = (f"divergent warp barrier in {infn}: {waiting} of the {done} threads of warp {rec.aux[3]} of block "
-               f"{_dim3(rec.ctaid)} wait at {s.what}, while thread {_dim3(rec.tid)} {where_other}")
-        err = KernelRuntimeError(msg, s.loc, "every thread of the warp must reach the same cuda.syncwarp() "
-                                             "(kdebug does not emulate partial masks)")
-        err.category = "barrier"
-        return err
+    if rec.error in WARP_KINDS:
+        from kdebug.runtime.warp_errors import warp_error
+        return warp_error(rec, s, infn, where)
     if rec.aux[0]:
         other = site(rec.aux[0])
         msg = (f"divergent barrier in {infn}: the threads of block {_dim3(rec.ctaid)} wait at different barriers: "

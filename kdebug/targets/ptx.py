@@ -418,6 +418,11 @@ class PtxTarget(Target):
                                                                      name="llvm.nvvm.barrier0.popc")
         return lw.builder.call(fn, [vote])
 
+    def warp_op(self, lw, node, op):
+        """Shuffles, votes, matches, activemask and syncwarp: the llvm.nvvm intrinsics."""
+        from kdebug.targets.ptx_warp import emit_warp_op
+        return emit_warp_op(lw, node, op)
+
     def shared_memory(self, lw, nbytes: int, align: int = 16) -> ir.Value:
         """An i8* to ``nbytes`` of ``.shared`` memory (one addrspace(3) global per array)."""
         self._const_counter += 1

@@ -3,7 +3,8 @@
 Every thread is a coroutine (coroutines.py). The scheduler starts every thread
 of a block; each runs to its next barrier or to its end. Then, per block:
 
-* a warp whose threads all wait at one ``cuda.syncwarp()`` is resumed;
+* per warp, the lanes waiting at a warp operation (``syncwarp``, a shuffle, vote or match) with the
+  lanes of its mask are released together, or the reason they cannot be is an error (warp.py);
 * when every thread waits at the same block barrier, the votes of
   ``syncthreads_count/and/or`` are combined and all are resumed (a new phase);
 * threads at different barriers, or some waiting while others finished, are a
@@ -20,6 +21,7 @@ from kdebug.runtime import memcheck as M
 from kdebug.targets.cpu.ir_helpers import Loop, abs_i32, const, declare, entry_alloca, field
 from kdebug.targets.cpu.layout import CTX_BARRIER, CTX_CORO, CTX_VOTE, I8P, VOID, WARP, WARP_FLAG, i32, i64
 from kdebug.targets.cpu.memcheck_ir import emit_record_error, error_flag, thread_position
+from kdebug.targets.cpu.warp import warp_pass_function
 
 
 class BlockScheduler:
@@ -76,9 +78,7 @@ class BlockScheduler:
                  "ndone_blocks": i64, "ngrid_blocks": i64, "grid_site": i32, "grid_first_done": i64,
                  # per block, recounted after every resume
                  "ndone": i32, "ngrid": i32, "site0": i32, "odd": i32, "first_done": i32, "nwarp": i32,
-                 "votes": i32,
-                 # per warp
-                 "warp_site": i32, "warp_count": i32, "warp_odd": i32}
+                 "votes": i32}
         for name, ty in slots.items():
             setattr(self, name + "_slot", entry_alloca(b, ty, name=name.replace("_", ".")))
         b.store(const(0, i64), self.phase_slot)
@@ -203,44 +203,15 @@ class BlockScheduler:
         b.position_at_end(next_block)
 
     def _warp_barriers(self, bi) -> None:
-        """Warp barriers first: a warp whose threads all wait at one cuda.syncwarp() goes on."""
+        """Warp operations first: per warp, the group of its first waiting lane goes on, or the reason it
+        cannot is recorded (warp.py)."""
         b, nt32 = self.b, self.lb.nt32
+        wpass = warp_pass_function(b.module)
         nwarps = b.udiv(b.add(nt32, const(WARP - 1)), const(WARP))
         with Loop(b, const(0), nwarps, "warp") as wi:
             lo = b.mul(wi, const(WARP))
             hi = b.select(b.icmp_signed("<", b.add(lo, const(WARP)), nt32), b.add(lo, const(WARP)), nt32)
-            b.store(const(0), self.warp_site_slot)
-            b.store(const(0), self.warp_count_slot)
-            b.store(const(-1), self.warp_odd_slot)
-            with Loop(b, lo, hi, "warp.scan") as t:
-                self._count_warp_thread(t, b.load(field(b, self._thread_ctx(bi, t), CTX_BARRIER)))
-            cnt = b.load(self.warp_count_slot)
-            with b.if_then(b.icmp_signed(">", cnt, const(0))):
-                with b.if_else(b.icmp_signed(">=", b.load(self.warp_odd_slot), const(0))) as (diverged, together):
-                    with diverged:
-                        oc = self._thread_ctx(bi, b.load(self.warp_odd_slot))
-                        other = b.load(field(b, oc, CTX_BARRIER))
-                        other_site = b.select(b.icmp_signed(">=", other, const(WARP_FLAG)),
-                                              b.sub(other, const(WARP_FLAG)), abs_i32(b, other))
-                        self._record(M.DIVERGENT_WARP, oc, b.sub(b.load(self.warp_site_slot), const(WARP_FLAG)),
-                                     [other_site, cnt, b.sub(hi, lo), wi])
-                    with together:
-                        with Loop(b, lo, hi, "warp.resume") as t:
-                            self._resume(self._thread_ctx(bi, t))
-
-    def _count_warp_thread(self, t, w) -> None:
-        b = self.b
-        with b.if_else(b.icmp_signed(">=", w, const(WARP_FLAG))) as (yes, no):
-            with yes:
-                self._inc(self.warp_count_slot)
-                with b.if_then(b.icmp_signed("==", b.load(self.warp_site_slot), const(0))):
-                    b.store(w, self.warp_site_slot)
-                with b.if_then(b.and_(b.icmp_signed("!=", w, b.load(self.warp_site_slot)),
-                                      b.icmp_signed("<", b.load(self.warp_odd_slot), const(0)))):
-                    b.store(t, self.warp_odd_slot)
-            with no:
-                with b.if_then(b.icmp_signed("<", b.load(self.warp_odd_slot), const(0))):
-                    b.store(t, self.warp_odd_slot)
+            b.call(wpass, [self._thread_ctx(bi, lo), b.sub(hi, lo)])
 
     def _block_barrier(self, bi, blk, n_done, decide, next_block) -> None:
         """Not every thread is done, no warp barrier pending: all must wait at one barrier."""

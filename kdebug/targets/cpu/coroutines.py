@@ -123,8 +123,8 @@ def pin_locals(lw) -> None:
             b.store(b.call(asm, [b.load(slot)]), slot)
 
 
-def emit_barrier(lw, node, what: str, vote=None, grid: bool = False, warp: bool = False):
-    """A block (or grid, or warp) barrier in the kernel being lowered; returns the vote count after it
+def emit_barrier(lw, node, what: str, vote=None, grid: bool = False):
+    """A block (or grid) barrier in the kernel being lowered; returns the vote count after it
     (syncthreads_count) when ``vote`` (an i32) is given."""
     root = coro_root(lw)
     if root.tf.kind != "kernel":
@@ -132,10 +132,10 @@ def emit_barrier(lw, node, what: str, vote=None, grid: bool = False, warp: bool 
                            "call the device function directly from a kernel (not through kdebug.deferred)")
     st = begin_coroutine(lw)
     b = lw.builder
-    kind = "grid barrier" if grid else "warp barrier" if warp else "barrier"
+    kind = "grid barrier" if grid else "barrier"
     site = M.register_site(M.Site(kind, lw.tf.name, lw.src.loc(node), what=what, function_kind=lw.tf.kind))
     pin_locals(lw)
-    b.store(const(-site if grid else site | WARP_FLAG if warp else site), field(b, lw.ctx, CTX_BARRIER))
+    b.store(const(-site if grid else site), field(b, lw.ctx, CTX_BARRIER))
     b.store(vote if vote is not None else const(0), field(b, lw.ctx, CTX_VOTE))
     suspend(lw, st, final=False)
     return b.load(field(b, lw.ctx, CTX_VOTE))

@@ -34,15 +34,22 @@ CONTEXT_FIELDS = (
     ("frame_cap", i64),        # its size
     ("dyn_shared", I8P),       # the block's dynamic shared memory, cuda.shared.array(0, dtype)
     ("dyn_shared_bytes", i64),  # its size
+    # warp operations (warp.py)
+    ("wmask", i32),            # the operation's mask
+    ("wkind", i32),            # sync (syncwarp), collective (shuffle, vote, match) or activemask
+    ("xin", i64),              # the operand
+    ("xout", i64),             # the operand as the warp pass copied it for the group
+    ("wgroup", i32),           # the lanes released together
 )
 CONTEXT = ir.LiteralStructType([t for _, t in CONTEXT_FIELDS])
 CONTEXT_P = ir.PointerType(CONTEXT)
 (CTX_TID, CTX_NTID, CTX_CTAID, CTX_NCTAID, CTX_RUNTIME, CTX_DEPTH, CTX_SHARED, CTX_JMPBUF, CTX_CORO,
- CTX_BARRIER, CTX_VOTE, CTX_FRAME, CTX_FRAME_CAP, CTX_DYN_SHARED, CTX_DYN_BYTES) = range(len(CONTEXT_FIELDS))
+ CTX_BARRIER, CTX_VOTE, CTX_FRAME, CTX_FRAME_CAP, CTX_DYN_SHARED, CTX_DYN_BYTES,
+ CTX_WMASK, CTX_WKIND, CTX_XIN, CTX_XOUT, CTX_WGROUP) = range(len(CONTEXT_FIELDS))
 SPECIAL_REGISTER_FIELD = {"threadIdx": CTX_TID, "blockDim": CTX_NTID, "blockIdx": CTX_CTAID,
                           "gridDim": CTX_NCTAID}
 
-WARP_FLAG = 1 << 30  # a waiting thread's barrier field: site | WARP_FLAG for cuda.syncwarp()
+WARP_FLAG = 1 << 30  # a waiting thread's barrier field: site | WARP_FLAG for a warp operation
 WARP = 32
 JMPBUF_BYTES = 512  # glibc's jmp_buf is 200 bytes on x86-64, 312 on aarch64
 SHARED_ALIGN = 64  # each block's shared memory starts at a multiple of this

@@ -18,10 +18,11 @@ from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_CTAID, CTX_JMPBUF, CTX_RUN
                                        VOID, i1, i32, i64)
 
 
-def emit_record_error(b: ir.IRBuilder, rt_i8, kind: int, site, ctaid, tid, index=(), extent=(), aux=()):
+def emit_record_error(b: ir.IRBuilder, rt_i8, kind, site, ctaid, tid, index=(), extent=(), aux=()):
     """First error wins: cmpxchg error 0 -> kind; the winner writes the details."""
     rt = b.bitcast(rt_i8, RUNTIME_P)
-    pair = b.cmpxchg(field(b, rt, RT_ERROR), const(0), const(kind), "monotonic", "monotonic")
+    kind = kind if isinstance(kind, ir.Value) else const(kind)
+    pair = b.cmpxchg(field(b, rt, RT_ERROR), const(0), kind, "monotonic", "monotonic")
     with b.if_then(b.extract_value(pair, 1)):
         b.store(site, field(b, rt, RT_SITE))
         for k in range(3):

@@ -17,7 +17,7 @@ from llvmlite import ir
 from kdebug.frontend.lower import i8, i32, i64
 from kdebug.runtime import device_launch
 from kdebug.targets.base import Target, init_llvm, run_pipeline
-from kdebug.targets.cpu import coroutines, inlining, memcheck_ir
+from kdebug.targets.cpu import coroutines, inlining, memcheck_ir, warp
 from kdebug.targets.cpu.launcher import build_grid_launcher
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_DEPTH, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_RUNTIME,
                                        CTX_SHARED, I8P, LAUNCHER_TYPE, SPECIAL_REGISTER_FIELD, param_struct_type)
@@ -102,8 +102,9 @@ class CpuTarget(Target):
             self.grid_sync_kernels.add(coroutines.coro_root(lw).fn.name)
         return coroutines.emit_barrier(lw, node, what, vote, grid)
 
-    def warp_barrier(self, lw, node, what: str):
-        return coroutines.emit_barrier(lw, node, what, None, warp=True)
+    def warp_op(self, lw, node, op):
+        """Shuffles, votes, matches, activemask, syncwarp: a warp-level suspend point."""
+        return warp.emit_warp_op(lw, node, op)
 
     def shared_memory(self, lw, nbytes: int, align: int = 16) -> ir.Value:
         """An i8* to ``nbytes`` of the block's shared memory (one static layout per module)."""
