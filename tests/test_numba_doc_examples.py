@@ -27,8 +27,7 @@ EXAMPLES = {
 NEEDS = {
     "test_laplace": "needs sm_70 barrier semantics (threads that return release a grid sync), issue 12",
     "test_sessionize": "needs sm_70 barrier semantics (a grid sync in a data-dependent branch), issue 12",
-    "test_montecarlo": "needs numba.cuda.random's xoroshiro128p generator, issue 12",
-    "test_random": "needs numba.cuda.random's xoroshiro128p generator, issue 12",
+    "test_montecarlo": "needs cuda.reduce, issue 11",
 }
 
 
