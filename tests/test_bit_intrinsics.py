@@ -309,7 +309,7 @@ def test_powi_keeps_float32():
     out = np.zeros_like(x)
     powi32_kernel[1, 3](x, out)
     np.testing.assert_allclose(out, x.astype(np.float64) ** 3, rtol=1e-6)
-    from kdebug.driver.active import get_session
+    from kdebug.session.live import get_session
     (compiled,) = get_session().compiled_for(powi32_kernel).values()
     assert "call float @\"kdebug.powi.f32\"(float" in compiled.record.snapshots["lower"]
 

@@ -576,6 +576,3 @@ def _tuple(b, parts):
     for k, p in enumerate(parts):
         tup = b.insert_value(tup, p, k)
     return tup
-
-
-from kdebug.frontend import intrinsics_bits, intrinsics_warp  # noqa: E402,F401  (register their intrinsics)

@@ -22,13 +22,13 @@ import threading
 from dataclasses import dataclass
 
 from kdebug.errors import KernelRuntimeError, SourceLocation
+# warp operations (kdebug/targets/cpu/warp.py): their error kinds and messages
+from kdebug.runtime.warp_errors import (DIVERGENT_WARP, WARP_EXITED, WARP_INACTIVE_SOURCE,  # noqa: F401
+                                        WARP_KINDS, WARP_MASK_MISMATCH, WARP_NOT_IN_MASK, warp_error)
 from kdebug.runtime.record import RuntimeRecord
 
 # error kinds
-NONE, OUT_OF_BOUNDS, DIVERGENT_BARRIER, DIVERGENT_GRID_BARRIER, DIVERGENT_WARP = 0, 1, 2, 3, 4
-# warp operations (kdebug/targets/cpu/warp.py; their messages: kdebug/runtime/warp_errors.py)
-WARP_EXITED, WARP_NOT_IN_MASK, WARP_MASK_MISMATCH, WARP_INACTIVE_SOURCE = 5, 6, 7, 8
-WARP_KINDS = (DIVERGENT_WARP, WARP_EXITED, WARP_NOT_IN_MASK, WARP_MASK_MISMATCH, WARP_INACTIVE_SOURCE)
+NONE, OUT_OF_BOUNDS, DIVERGENT_BARRIER, DIVERGENT_GRID_BARRIER = 0, 1, 2, 3
 
 
 @dataclass(frozen=True)
@@ -99,8 +99,7 @@ def error_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeError | N
     waiting, done, nt = rec.aux[1], rec.aux[2], rec.aux[3]
     scope = "grid" if rec.error == DIVERGENT_GRID_BARRIER else "block"
     if rec.error in WARP_KINDS:
-        from kdebug.runtime.warp_errors import warp_error
-        return warp_error(rec, s, infn, where)
+        return warp_error(rec, s, site, infn, where)
     if rec.aux[0]:
         other = site(rec.aux[0])
         msg = (f"divergent barrier in {infn}: the threads of block {_dim3(rec.ctaid)} wait at different barriers: "
