@@ -27,7 +27,6 @@ EXAMPLES = {
 NEEDS = {
     "test_laplace": "needs sm_70 barrier semantics (threads that return release a grid sync), issue 12",
     "test_sessionize": "needs sm_70 barrier semantics (a grid sync in a data-dependent branch), issue 12",
-    "test_montecarlo": "needs cuda.reduce, issue 11",
 }
 
 
