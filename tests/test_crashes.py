@@ -142,6 +142,10 @@ def _start(tmp_path, text, trace):
     proc = subprocess.Popen([sys.executable, "-m", "kdebug.cli", "--headless", "--trace", str(trace), path],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
     assert proc.stdout.readline() == "launching\n"  # the script is in its loop now
+    if "spin[" in text:  # wait for the kernel's launch itself: compiling it first takes a while on a busy machine
+        deadline = time.monotonic() + 60
+        while '"launch_started"' not in (trace.read_text() if trace.exists() else "") and time.monotonic() < deadline:
+            time.sleep(0.02)
     time.sleep(0.3)
     return path, proc
 
