@@ -321,6 +321,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"kdebug: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C before the script started (after, the supervisor handles it)
+        print("kdebug: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # kdebug ... | head: whoever reads our output has what they wanted
         from kdebug.session.runner import BROKEN_PIPE_STATUS, quiet_stdout
         quiet_stdout()
