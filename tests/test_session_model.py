@@ -115,3 +115,17 @@ def test_a_nested_job_between_its_phases_is_compiling_in_its_toplevel():
     ])
     assert model.job_state(2) == ("compiling", "finish (in #1)")
     assert model.job_state(1) == ("compiling", "finish")
+
+
+def test_a_stopped_reentrant_request_and_the_compile_error_it_raises_are_one_alert():
+    job = dict(job=3, name="c", parent=2, key="m.c(int64)/kernel/cpu")
+    model = SessionModel().extend([
+        requested(1, "a"), requested(2, "b", 1), requested(3, "c", 2),
+        E.Reentrant(**job, target_job=1, cycle=[1, 2, 3, 1], cycle_names=["a", "b", "c", "a"], resolution="stopped"),
+        E.Diagnostic(severity="error", category="reentrant", job=3, message="re-entrant request: a \u2192 b (stopped)"),
+        E.Diagnostic(severity="error", category="compile", job=3, message="re-entrant codegen loop: a \u2192 b",
+                     text="x.py:3:9: re-entrant codegen loop: a \u2192 b\n    a[1, 1](out)\n    ^"),
+        E.Diagnostic(severity="error", category="compile", job=3, message="another error"),
+    ])
+    assert [a.title.split(":")[0] for a in model.alerts] == ["re-entrant request #3 \u2192 #1", "compile [job #3]"]
+    assert model.alerts[0].detail == ["x.py:3:9: re-entrant codegen loop: a \u2192 b", "    a[1, 1](out)", "    ^"]

@@ -19,8 +19,6 @@ from kdebug import events as E
 from kdebug.session.model import SessionModel
 from kdebug.session.trace import read_trace
 from kdebug.tui.app import KdebugApp
-from kdebug.tui.help import HelpScreen
-from kdebug.tui.key_help import KEYS
 from kdebug.tui.synthetic import cycle_events
 from kdebug.tui.textview import TextView
 
@@ -167,9 +165,8 @@ def test_3_the_cycle_and_its_resolution_are_never_cut(size):
             await pilot.pause()
             assert app.detail.backref == 0
             banner = app.query_one("#banner")
-            text = "".join(seg.text for y in range(banner.size.height) for seg in banner.render_line(y))
-            assert "re-entrant request: reference" in text
-            assert "cycle a \u2192 b \u2192 c \u2192 a" in " ".join(text.split())
+            text = widget_text(banner)
+            assert "re-entrant request, reference: cycle a \u2192 b \u2192 c \u2192 a" in " ".join(text.split())
             # the ↻ row puts the resolution before the path: a narrow pane cuts the path, not it
             assert tree_labels(app)[3].strip().startswith("\u21bb #1  reference ")
     run(go())
@@ -459,6 +456,9 @@ def test_16_small_terminals_keep_the_footers_first_keys_and_the_tree():
 
 # 17 --------------------------------------------------------------------------------------------
 def test_17_help_screen_escape_and_palette_names():
+    from kdebug.tui.help import HelpScreen
+    from kdebug.tui.key_help import KEYS
+
     async def go():
         app = replay(cycle_events())
         async with app.run_test(size=SIZE) as pilot:
@@ -486,8 +486,8 @@ def test_17_help_screen_escape_and_palette_names():
 
 
 def test_17_every_binding_is_on_the_help_screen():
+    from kdebug.tui.key_help import KEYS, binding_action
     bound = {b.action for b in KdebugApp.BINDINGS}
-    from kdebug.tui.key_help import binding_action
     listed = {binding_action(k, name) for k in KEYS for name in k.keys}
     assert bound <= listed
 

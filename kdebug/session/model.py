@@ -72,6 +72,7 @@ class Alert:
     job: int | None = None
     detail: list[str] = field(default_factory=list)  # further lines (the full message, source and caret)
     event: int = 0  # index into SessionModel.events of the event that raised it
+    merged: set[str] = field(default_factory=set)  # categories of later diagnostics folded into it
 
 
 ARROW = " \u2192 "
@@ -250,10 +251,14 @@ class SessionModel:
         self.diagnostics.append(ev)
         lines = (ev.text or ev.message or "").splitlines()
         last = self.alerts[-1] if self.alerts else None
-        if ev.category == "reentrant" and last is not None and last.title.startswith("re-entrant") \
-                and last.job == ev.job and not last.detail:
-            # the driver's diagnostic for a re-entrant request it has just reported: the same alert
-            last.detail = [ln for ln in lines if ln.strip()][1:] + self._where(ev)
+        if last is not None and last.job == ev.job and last.title.startswith("re-entrant") \
+                and ev.category not in last.merged and (ev.category == "reentrant" or (
+                    ev.category == "compile" and last.severity == "error")):
+            # the driver's diagnostic for the re-entrant request it has just reported, and under
+            # recursive the compile error that stopping it raises: the same alert, more detail
+            last.merged.add(ev.category)
+            more = [ln for ln in lines if ln.strip()]
+            last.detail += (more[1:] + self._where(ev)) if ev.category == "reentrant" else more
             return
         where = f" [job #{ev.job}]" if ev.job is not None else ""
         first = ev.message.splitlines()[0] if ev.message else (lines[0] if lines else "")

@@ -71,6 +71,7 @@ class KdebugApp(App):
         self._alerts_seen = 0  # alerts already announced
         self._interrupted_at = -INTERRUPT_AGAIN_S
         self._stop_asked = ""  # "step" or "pause" while a stop the user asked for has not come
+        self._status_shown = ""
 
     # ---- layout --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -185,7 +186,7 @@ class KdebugApp(App):
                 if isinstance(ev, E.SessionStarted):
                     self._update_header()
                 elif isinstance(ev, E.Resumed):
-                    self._stop_asked = ""
+                    self._stop_asked = "step" if ev.action == "step" else ""  # s steps on: the next stop is its
                 elif isinstance(ev, E.Paused):
                     if ev.breakpoint != "step":
                         self._stop_asked = ""
@@ -259,7 +260,10 @@ class KdebugApp(App):
 
     def _update_status(self) -> None:
         try:
-            self._main("#status", Static).update(self.status_text(), layout=False)
+            text = self.status_text()
+            if text.plain != self._status_shown:  # it may wrap: a layout only when it changed
+                self._status_shown = text.plain
+                self._main("#status", Static).update(text)
         except NoMatches:  # the app is shutting down: its widgets are gone before its timers
             pass
 

@@ -179,13 +179,20 @@ class DetailPane(Vertical):
             return
         text = Text()
         if self.backref is not None and self.backref < len(self.model.reentrant):
-            # what happened first: the resolution, then the cycle, so a narrow pane wraps, never cuts it
+            # what happened first: the resolution, then the cycle, so a narrow pane wraps, never cuts
+            # it; the job's own line stays short here (its full banner is one line up in the tree)
             ev = self.model.reentrant[self.backref]
-            text.append("\u21bb re-entrant request: ", "bold magenta")
+            text.append("\u21bb re-entrant request, ", "bold magenta")
             text.append(ev.resolution, "bold red" if ev.resolution == "stopped" else "bold magenta")
-            text.append(f"  #{ev.job} \u2192 #{ev.target_job}  cycle ", "magenta")
+            text.append(": cycle ", "bold magenta")
             text.append(ARROW.join(ev.cycle_names or map(str, ev.cycle)), "bold reverse magenta")
-            text.append(f"  (g: go to #{ev.target_job})\n", "dim")
+            text.append(f"  #{ev.job} asks for #{ev.target_job} (g goes there)\n", "magenta")
+            state = self.model.job_state(job.id)[0]
+            text.append(f"in #{job.id} {job.name}, {state}", "dim")
+            if job.error:
+                text.append("\n" + job.error.splitlines()[0], "red")
+            self.query_one("#banner", Static).update(text)
+            return
         state, phase = self.model.job_state(job.id)
         text.append(f"#{job.id} ", "bold")
         text.append(job.signature, "bold")
