@@ -226,3 +226,15 @@ def test_hostile_script(tmp_path, text, status, words, line, args, files, report
         assert "\nJobs\n" in r.stdout and "\nDiagnostics\n" in r.stdout, r.stdout
     else:
         assert "ran\n" not in r.stdout  # a usage error is found before anything runs
+
+
+@pytest.mark.parametrize("value,expected", [
+    (0, "int64"), (2**31 - 1, "int64"), (2**63 - 1, "int64"), (2**63, "uint64"), (2**64 - 1, "uint64"),
+    (2**64, None), (-1, "int64"), (-2**63, "int64"), (-2**63 - 1, None),
+])
+def test_python_ints_are_typed_as_numba_types_them(value, expected):
+    """numba's typeof(int) (typing/typeof.py, _typeof_int with utils.bit_length): intp/int64 below 64 bits,
+    uint64 for a non-negative 64-bit value, else "Int value is too large"."""
+    from kdebug.lang import types as T
+    t = T.typeof(value)
+    assert (str(t) if t is not None else None) == expected

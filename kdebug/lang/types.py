@@ -238,7 +238,7 @@ def typeof(value) -> Type | None:
     if isinstance(value, (bool, np.bool_)):
         return boolean
     if isinstance(value, int):  # as numba's _typeof_int: int64, uint64 for 64-bit positives, else too large
-        bits = value.bit_length()
+        bits = value.bit_length() if value >= 0 else (-value - 1).bit_length()  # numba's utils.bit_length
         return int64 if bits < 64 else uint64 if bits == 64 and value >= 0 else None
     if isinstance(value, float):
         return float64
