@@ -23,7 +23,11 @@ What it measures (see benchmarks/README.md for the figures and the findings):
    arrays: medians of several runs and their ratio.
 
 Targets (reported, never asserted): warm compile of saxpy through ``optimize``
-at most 50 ms; CPU saxpy on 2**24 floats within 2x of numpy.
+at most 50 ms; CPU saxpy on 2**24 floats within 2x of numpy; and the compile and
+launch latency targets, printed first as one side-by-side table for saxpy: warm CPU
+compile through ``load`` at most 10 ms (matmul_tiled 40 ms), warm ``compile_ptx``
+at least 3.5x faster than numba-cuda's, import + first compile at least 5x faster,
+launch overhead at most 10 µs, memcheck at most 1.2x the unchecked saxpy.
 
 Only the standard library is imported at module level: the numba-cuda child runs
 this file under another interpreter that need not have kdebug installed.
@@ -54,6 +58,14 @@ COMPILE_HEADER = "| sample | kernel | import+init | cold compile | warm compile 
 SAXPY_HEADER = "| saxpy, n = "
 TARGET_OPTIMIZE_MS = 50.0
 TARGET_SAXPY_RATIO = 2.0
+# issue 17's targets: warm CPU compiles through load, ratios against numba-cuda, launch, memcheck
+TARGET_WARM_CPU_MS = {"saxpy": 10.0, "matmul_tiled": 40.0}
+TARGET_WARM_PTX_RATIO = 3.5  # numba-cuda's warm compile_ptx / kdebug's
+TARGET_COLD_RATIO = 5.0  # numba-cuda's import + first compile_ptx / kdebug's, fresh processes
+TARGET_LAUNCH_US = 10.0
+TARGET_MEMCHECK_RATIO = 1.2  # saxpy 2^24 with memcheck / without
+LAUNCHES = 200  # launches of one 256-thread block per timed batch
+SUMMARY_HEADER = "| saxpy | kdebug CPU | kdebug PTX | numba-cuda compile_ptx | ratio numba / kdebug (CPU / PTX) | target |"
 PTX_CC = (9, 0)  # numba needs a compute capability when there is no GPU to ask
 
 
@@ -225,27 +237,33 @@ def _time_ptxas() -> list:
     return spent
 
 
-def child_numba(sample: str, kernels_json: str, repeat: int, out_path: str) -> None:
-    """numba-cuda's compile_ptx on a sample's kernels, in a fresh process of the numba interpreter."""
+def child_compile_ptx(sample: str, kernels_json: str, repeat: int, out_path: str, numba: bool) -> None:
+    """``cuda.compile_ptx`` on a sample's kernels in a fresh process: numba-cuda's (``numba``, run by
+    the numba interpreter) or kdebug's. Cold = the import plus the first compile in the process."""
     import types
     result: dict = {"kernels": {}}
     try:
         t0 = time.perf_counter()
         try:
-            from numba import cuda
+            if numba:
+                from numba import cuda
+            else:
+                from kdebug import cuda
         except Exception as exc:  # noqa: BLE001
-            result["unavailable"] = f"numba-cuda is not importable by {sys.executable} ({type(exc).__name__}: {exc})"
+            result["unavailable"] = f"{'numba-cuda' if numba else 'kdebug'} is not importable by {sys.executable} " \
+                                    f"({type(exc).__name__}: {exc})"
             return
         result["import_s"] = time.perf_counter() - t0
-        try:
-            from importlib.metadata import version
-            result["version"] = version("numba-cuda")
-        except Exception:  # noqa: BLE001
-            result["version"] = "?"
-        # the samples say `from kdebug import cuda`: here that is numba.cuda
-        fake = types.ModuleType("kdebug")
-        fake.cuda = cuda
-        sys.modules["kdebug"], sys.modules["kdebug.cuda"] = fake, cuda
+        if numba:
+            try:
+                from importlib.metadata import version
+                result["version"] = version("numba-cuda")
+            except Exception:  # noqa: BLE001
+                result["version"] = "?"
+            # the samples say `from kdebug import cuda`: here that is numba.cuda
+            fake = types.ModuleType("kdebug")
+            fake.cuda = cuda
+            sys.modules["kdebug"], sys.modules["kdebug.cuda"] = fake, cuda
         try:
             with contextlib.redirect_stdout(io.StringIO()):
                 ns = runpy.run_path(sample, run_name="kdebug_bench_sample")
@@ -253,7 +271,7 @@ def child_numba(sample: str, kernels_json: str, repeat: int, out_path: str) -> N
             why = f"{type(exc).__name__}: {exc}".splitlines()[0][:120]
             if "CudaSupportError" in why:
                 why += " (it needed the CUDA driver while importing, e.g. for an eager signature; there is no GPU here)"
-            result["error"] = f"the sample does not import under numba-cuda: {why}"
+            result["error"] = f"the sample does not import under {'numba-cuda' if numba else 'kdebug'}: {why}"
             return
         first = True
         for name, argtypes in json.loads(kernels_json):
@@ -381,7 +399,11 @@ def bench_saxpy(n: int, runs: int) -> dict:
         return median(ts)
 
     small = cuda.to_device(x[:threads]), cuda.to_device(y[:threads]), cuda.device_array(threads, np.float32)
-    overhead = timeit(lambda: saxpy[1, threads](a, *small))
+    def launches():
+        for _ in range(LAUNCHES):
+            saxpy[1, threads](a, *small)
+
+    overhead = timeit(launches) / LAUNCHES
     A.set_session(None)
     return {"n": n, "runs": runs, "rows": rows, "launch_overhead_s": overhead}
 
@@ -484,6 +506,95 @@ def _launch_many(kernel, args, count: int) -> None:
         kernel[1, 256](*args)
 
 
+def _kernel(results, sample: str, name: str):
+    """(the sample's kdebug result, the kernel's kdebug entry, its numba entry, its kdebug-PTX entry)."""
+    for res in results:
+        if res.get("sample") != sample:
+            continue
+        for k in res.get("kernels", []):
+            if k["name"] == name:
+                key = f"{name}{_signature(k['argtypes'])[4:]}"
+                return (res, k, res.get("numba", {}).get("kernels", {}).get(key, {}),
+                        res.get("kdebug_ptx", {}).get("kernels", {}).get(key, {}))
+    return None
+
+
+def _ratio(num, den) -> str:
+    return "—" if num is None or not den else f"{num / den:.1f}×"
+
+
+def _verdict(ok) -> str:
+    return "not measured" if ok is None else ("met" if ok else "NOT met")
+
+
+def print_summary(results, sx) -> list[str]:
+    """The issue's table for saxpy: kdebug CPU, kdebug PTX and numba-cuda side by side, with the ratios
+    and targets; returns the target lines for the targets section."""
+    found = _kernel(results, "saxpy.py", "saxpy")
+    lines = []
+    print("\n## Summary: saxpy, kdebug against numba-cuda (ms; fresh processes; warm = median)\n")
+    if found is None:
+        print("(saxpy was not measured)")
+        return ["- issue targets: not measured (saxpy sample missing or failed)"]
+    res, k, nbk, kpk = found
+    nb = res.get("numba", {})
+    kp = res.get("kdebug_ptx", {})
+    cpu_import = (res.get("import_s") or 0) + (res.get("session_s") or 0) if "import_s" in res else None
+    ptx_import, nb_import = kp.get("import_s"), nb.get("import_s")
+
+    def add(a, b):
+        return None if a is None or b is None else a + b
+
+    cpu_cold, ptx_cold, nb_cold = add(cpu_import, k.get("cold_s")), add(ptx_import, kpk.get("first_s")), \
+        add(nb_import, nbk.get("first_s"))
+    cold_ok = None if nb_cold is None or cpu_cold is None or ptx_cold is None else \
+        min(nb_cold / cpu_cold, nb_cold / ptx_cold) >= TARGET_COLD_RATIO
+    ptx_ok = None if nbk.get("warm_s") is None or not kpk.get("warm_s") else \
+        nbk["warm_s"] / kpk["warm_s"] >= TARGET_WARM_PTX_RATIO
+    warm_cpu = k.get("warm_s")
+    rows = [
+        ("import (kdebug CPU: + session start)", cpu_import, ptx_import, nb_import, ""),
+        ("first compile in the process (CPU through load / PTX)", k.get("cold_s"), kpk.get("first_s"),
+         nbk.get("first_s"), ""),
+        ("import + first compile", cpu_cold, ptx_cold, nb_cold, f"≥ {TARGET_COLD_RATIO:.0f}×: {_verdict(cold_ok)}"),
+        ("warm compile, CPU through load", warm_cpu, None, None,
+         f"≤ {TARGET_WARM_CPU_MS['saxpy']:.0f} ms: "
+         f"{_verdict(None if warm_cpu is None else warm_cpu * 1e3 <= TARGET_WARM_CPU_MS['saxpy'])}"),
+        ("warm compile_ptx", None, kpk.get("warm_s"), nbk.get("warm_s"),
+         f"≥ {TARGET_WARM_PTX_RATIO}×: {_verdict(ptx_ok)}"),
+    ]
+    print(SUMMARY_HEADER)
+    print("|---|---:|---:|---:|---:|---|")
+    for label, cpu, ptx, numba, target in rows:
+        ratio = f"{_ratio(numba, cpu)} / {_ratio(numba, ptx)}" if numba is not None else "—"
+        print(f"| {label} | {ms(cpu)} | {ms(ptx)} | {ms(numba)} | {ratio} | {target} |")
+    if k.get("ptxas_warm_s") is not None:
+        print(f"\nptxas inside kdebug's warm compile_ptx: {ms(k['ptxas_warm_s'])} ms (numba's runs none)")
+    for name, limit in TARGET_WARM_CPU_MS.items():
+        sample = "saxpy.py" if name == "saxpy" else f"{name}.py"
+        hit = _kernel(results, sample, name)
+        warm = hit[1].get("warm_s") if hit else None
+        lines.append(f"- warm compile of {name} on the CPU target through load: {ms(warm)} ms "
+                     f"(target <= {limit:.0f} ms: {_verdict(None if warm is None else warm * 1e3 <= limit)})")
+    if nbk.get("warm_s") is not None and kpk.get("warm_s"):
+        lines.append(f"- warm compile_ptx of saxpy: numba-cuda's takes {nbk['warm_s'] / kpk['warm_s']:.2f}x kdebug's "
+                     f"(target >= {TARGET_WARM_PTX_RATIO}x: {_verdict(ptx_ok)})")
+    else:
+        lines.append("- warm compile_ptx of saxpy against numba-cuda: not measured (numba-cuda not run)")
+    if cold_ok is not None:
+        lines.append(f"- import + first compile, fresh process: numba-cuda's takes {nb_cold / cpu_cold:.2f}x kdebug's "
+                     f"CPU and {nb_cold / ptx_cold:.2f}x kdebug's PTX (target >= {TARGET_COLD_RATIO:.0f}x: "
+                     f"{_verdict(cold_ok)})")
+    overhead = sx["launch_overhead_s"] * 1e6
+    lines.append(f"- launch of a compiled kernel (one block of 256 threads, device arrays): {overhead:.1f} µs "
+                 f"(target <= {TARGET_LAUNCH_US:.0f} µs: {_verdict(overhead <= TARGET_LAUNCH_US)})")
+    checked, plain = sx["rows"].get("kdebug CPU, device arrays"), sx["rows"].get("kdebug CPU, device arrays, no memcheck")
+    if checked and plain:
+        lines.append(f"- memcheck on saxpy: {checked / plain:.2f}x the unchecked run "
+                     f"(target <= {TARGET_MEMCHECK_RATIO}x: {_verdict(checked / plain <= TARGET_MEMCHECK_RATIO)})")
+    return lines
+
+
 # ---- the report -----------------------------------------------------------------------------------------
 def environment() -> str:
     import llvmlite
@@ -510,13 +621,13 @@ def main(argv=None) -> int:
     p.add_argument("--repeat", type=int, help="warm compiles per kernel (default 7, quick 2)")
     p.add_argument("--saxpy-n", type=int, help="saxpy elements (default 2**24, quick 2**16)")
     p.add_argument("--runs", type=int, help="timed saxpy runs (default 15, quick 3)")
-    p.add_argument("--samples", default="*.py", help="glob of sample_kernels/ files (default *.py)")
+    p.add_argument("--samples", default="*.py", help="glob(s) of sample_kernels/ files, comma-separated (default *.py)")
     p.add_argument("--numba-python", help="interpreter with numba-cuda (default: this one; "
                                           "or $KDEBUG_BENCH_NUMBA_PYTHON)")
     p.add_argument("--no-numba", action="store_true", help="skip numba-cuda")
     p.add_argument("--profile", action="store_true", help="also profile warm compile and the launch path")
     p.add_argument("--timeout", type=float, help="seconds per child process (default 120, quick 20)")
-    p.add_argument("--child", choices=("kdebug", "numba"), help=argparse.SUPPRESS)
+    p.add_argument("--child", choices=("kdebug", "numba", "kdebug-ptx"), help=argparse.SUPPRESS)
     p.add_argument("--sample", help=argparse.SUPPRESS)
     p.add_argument("--kernels", help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
@@ -525,8 +636,8 @@ def main(argv=None) -> int:
     if args.child == "kdebug":
         child_kdebug(args.sample, repeat, args.out)
         return 0
-    if args.child == "numba":
-        child_numba(args.sample, args.kernels, repeat, args.out)
+    if args.child in ("numba", "kdebug-ptx"):
+        child_compile_ptx(args.sample, args.kernels, repeat, args.out, numba=args.child == "numba")
         return 0
 
     sys.path.insert(0, ROOT)
@@ -541,7 +652,8 @@ def main(argv=None) -> int:
     print(f"warm: median of {repeat} compiles, each with a fresh session and driver and cleared frontend caches")
 
     # saxpy first: it is the reference kernel of the targets, measured even when --quick runs out of time
-    samples = sorted(glob.glob(os.path.join(SAMPLES, args.samples)), key=lambda p: (os.path.basename(p) != "saxpy.py", p))
+    found = {p for pattern in args.samples.split(",") for p in glob.glob(os.path.join(SAMPLES, pattern.strip()))}
+    samples = sorted(found, key=lambda p: (os.path.basename(p) != "saxpy.py", p))
     results = []
     for path in samples:
         if time.perf_counter() - started > budget:
@@ -567,18 +679,29 @@ def main(argv=None) -> int:
         numba_version = nb.get("version", numba_version)
         res["numba"] = nb
 
+    # kdebug's own compile_ptx in a fresh process (import + first compile, then warm), like numba's child
+    for res in results:
+        kernels = [(k["name"], k["argtypes"]) for k in res.get("kernels", []) if "warm_s" in k]
+        if not kernels or (args.quick and res["sample"] != "saxpy.py"):
+            continue
+        res["kdebug_ptx"] = run_child(sys.executable, ["--child", "kdebug-ptx", "--sample",
+                                                       os.path.join(SAMPLES, res["sample"]),
+                                                       "--kernels", json.dumps(kernels), "--repeat", str(repeat)],
+                                      timeout)
+
     # ---- table 1: compile latency ----
     print("\n## Compile latency (ms)\n")
     print("cold: first compile of the kernel in a fresh process (import+init: importing kdebug and starting the "
           "session, once per sample); warm: through load; numba-cuda: cuda.compile_ptx "
           f"(cc {PTX_CC[0]}.{PTX_CC[1]}), cold = import + first compile in a fresh process; kdebug PTX: "
-          "kdebug.cuda.compile_ptx, which also assembles with ptxas when it is on PATH (numba's does not)\n")
-    print(COMPILE_HEADER + " numba-cuda cold | numba-cuda warm | kdebug PTX warm | of which ptxas | jobs |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "kdebug.cuda.compile_ptx, cold = import + first compile in a fresh process, warm measured after the CPU "
+          "compiles (its ptxas column: time in ptxas, which numba's compile_ptx never runs)\n")
+    print(COMPILE_HEADER + " numba-cuda cold | numba-cuda warm | kdebug PTX cold | kdebug PTX warm | of which ptxas | jobs |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     notes = []
     for res in results:
         if "error" in res and not res.get("kernels"):
-            print(f"| {res['sample']} | — | — | — | — | — | — | — | — | — | — |")
+            print(f"| {res['sample']} | — | — | — | — | — | — | — | — | — | — | — |")
             notes.append(f"{res['sample']}: {res['error'].strip().splitlines()[-1][:200]}")
             continue
         if res.get("run_error"):
@@ -599,6 +722,13 @@ def main(argv=None) -> int:
             nb_cold = None
             if "first_s" in nbk:
                 nb_cold = nbk["first_s"] + (nb.get("import_s", 0) if nbk.get("first_in_process") else 0)
+            kp = res.get("kdebug_ptx", {})
+            kpk = kp.get("kernels", {}).get(key, {})
+            if kpk.get("error"):
+                notes.append(f"kdebug compile_ptx, {label}: {kpk['error']}")
+            ptx_cold = None
+            if "first_s" in kpk:
+                ptx_cold = kpk["first_s"] + (kp.get("import_s", 0) if kpk.get("first_in_process") else 0)
             if k.get("ptx_note"):
                 notes.append(f"{label}: {k['ptx_note']}")
             if k.get("warm_error"):
@@ -607,7 +737,7 @@ def main(argv=None) -> int:
                 notes.append(f"{label}: compile failed: {k['failed'][:200]}")
             print(f"| {res['sample'] if i == 0 else ''} | {label} | {ms(init) if i == 0 else ''} | "
                   f"{ms(k.get('cold_s'))} | {ms(k.get('warm_s'))} | {ms(through)} | {ms(nb_cold)} | "
-                  f"{ms(nbk.get('warm_s'))} | {ms(k.get('ptx_warm_s'))} | {ms(k.get('ptxas_warm_s'))} | {k.get('jobs', 1)} |")
+                  f"{ms(nbk.get('warm_s'))} | {ms(ptx_cold)} | {ms(k.get('ptx_warm_s'))} | {ms(k.get('ptxas_warm_s'))} | {k.get('jobs', 1)} |")
     if numba_note:
         notes.insert(0, f"numba-cuda: {numba_note}")
     elif numba_version:
@@ -633,6 +763,14 @@ def main(argv=None) -> int:
             if "warm_phases" in k:
                 print(f"| {k['name']} | " + " | ".join(ms(k["warm_phases"].get(ph), 2) for ph in PHASES) + " |")
 
+    print("\n## Cold compile by phase (ms; the kernel's first compile in its process)\n")
+    print("| kernel | " + " | ".join(PHASES) + " |")
+    print("|---|" + "---:|" * len(PHASES))
+    for res in results:
+        for k in res.get("kernels", []):
+            if "cold_phases" in k:
+                print(f"| {k['name']} | " + " | ".join(ms(k["cold_phases"].get(ph), 2) for ph in PHASES) + " |")
+
     saxpy_optimize = None
     for res in results:
         for k in res.get("kernels", []):
@@ -651,10 +789,15 @@ def main(argv=None) -> int:
         ratio = "—" if t is None else f"{t / numpy_t:.2f}"
         gbs = "—" if t is None else f"{12 * n / t / 1e9:.1f}"
         print(f"| {name} | {ms(t, 2)} | {ratio} | {gbs} |")
-    print(f"\nlaunch overhead (one block of 256 threads, device arrays): {sx['launch_overhead_s'] * 1e6:.0f} µs")
+    print(f"\nlaunch overhead (one block of 256 threads, device arrays, median of batches of {LAUNCHES}): "
+          f"{sx['launch_overhead_s'] * 1e6:.1f} µs")
+
+    issue_targets = print_summary(results, sx)
 
     # ---- targets ----
     print("\n## Targets (reported, not asserted)\n")
+    for line in issue_targets:
+        print(line)
     if saxpy_optimize is not None:
         ok = "met" if saxpy_optimize * 1e3 <= TARGET_OPTIMIZE_MS else "NOT met"
         print(f"- warm compile of saxpy through optimize: {ms(saxpy_optimize)} ms "

@@ -18,4 +18,9 @@ def test_bench_compile_quick_runs_and_prints_its_tables():
     assert "| saxpy.py | saxpy(float32, float32[::1], float32[::1], float32[::1]) |" in out
     assert "| saxpy, n = 2^16 float32 | time (ms) | ratio to numpy |" in out
     assert "warm compile of saxpy through optimize:" in out
+    # the side-by-side table and its targets (numba-cuda may be absent: its cells say so)
+    assert "| saxpy | kdebug CPU | kdebug PTX | numba-cuda compile_ptx | ratio numba / kdebug (CPU / PTX) | target |" in out
+    assert "| warm compile, CPU through load |" in out
+    assert "warm compile of saxpy on the CPU target through load:" in out
+    assert "launch of a compiled kernel (one block of 256 threads, device arrays):" in out
     assert "Traceback" not in out + r.stderr
