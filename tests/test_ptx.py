@@ -444,3 +444,48 @@ def test_compile_ptx_takes_numbas_parameters():
     ptx, resty = cuda.compile_ptx(saxpy, "void(float32, float32[:], float32[:], float32[:])", None, True, False,
                                   fastmath=True, opt=True)
     assert ".entry" in ptx and resty == T.void
+
+
+class _Spawns:
+    """subprocess.Popen, counting what it starts (subprocess.run goes through it)."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.commands: list = []
+        original = subprocess.Popen
+
+        def counting(args, *a, **kw):
+            self.commands.append(args)
+            return original(args, *a, **kw)
+
+        monkeypatch.setattr(subprocess, "Popen", counting)
+
+
+def _axpy_for_ptx(r, a, x, y):
+    i = cuda.grid(1)
+    if i < r.size:
+        r[i] = a * x[i] + y[i]
+
+
+def test_compile_ptx_without_a_resource_request_runs_no_subprocess(monkeypatch):
+    spawns = _Spawns(monkeypatch)
+    ptx, resty = cuda.compile_ptx(_axpy_for_ptx, "void(float32[::1], float32, float32[::1], float32[::1])",
+                                  cc=(9, 0))
+    assert ".entry" in ptx and resty == T.void
+    assert spawns.commands == []  # ptxas is not run for a compile_ptx: numba's does not assemble either
+
+
+@needs_ptxas
+def test_ptxas_runs_once_when_its_report_is_asked_for(monkeypatch):
+    from kdebug.session.ptx_compile import ptx_driver
+    from kdebug.lang.dispatcher import Dispatcher
+    driver = ptx_driver("sm_90")
+    sig = (T.float32[::1], T.float32, T.float32[::1], T.float32[::1])
+    spawns = _Spawns(monkeypatch)
+    compiled = driver.compile_kernel(Dispatcher(_axpy_for_ptx), sig)
+    assert spawns.commands == [] and "ptxas" not in compiled.artifact
+    report = driver.target.ptxas_report(compiled.artifact)
+    assert report["ok"] and report["cubin"]
+    entry = compiled.artifact["kernels"][compiled.record.id]
+    assert report["functions"][entry]["registers"] > 0
+    assert len(spawns.commands) == 1 and os.path.basename(spawns.commands[0][0]) == "ptxas"
+    assert driver.target.ptxas_report(compiled.artifact) is report and len(spawns.commands) == 1  # kept

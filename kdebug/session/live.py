@@ -104,13 +104,13 @@ class Session:
         """The PTX of a kernel and ptxas's report for its entry: the GPU's module on the gpu backend, else a
         compile-only PTX driver's (kept per session, so each kernel is compiled for PTX once)."""
         compiled = self.compile_kernel(dispatcher, argtypes)
-        artifact, job = compiled.artifact, compiled.record.id
+        artifact, job, target = compiled.artifact, compiled.record.id, self.target
         if not (isinstance(artifact, dict) and "ptx" in artifact):
             if self._ptx_driver is None:  # the one "ptxas is missing" note reaches the user
                 self._ptx_driver = ptx_driver(arch_of(None), self.strategy, notes=self.bus)
             side = self._ptx_driver.compile_kernel(dispatcher, argtypes)
-            artifact, job = side.artifact, side.record.id
-        report = artifact.get("ptxas") or {}
+            artifact, job, target = side.artifact, side.record.id, self._ptx_driver.target
+        report = target.ptxas_report(artifact) or {}  # the resource figures come from ptxas: assemble now
         entry = artifact["kernels"].get(job)
         return artifact["ptx"], report.get("functions", {}).get(entry) if report.get("ok") else None
 

@@ -78,11 +78,11 @@ class PtxSidePipeline:
                     name = self.target.deferred_entry_name(srec)
                     self.snapshot(main, mrec, ptx_function_text(artifact["ptx"], name) or artifact["ptx"], artifact)
 
-    @staticmethod
-    def snapshot(main, rec, ptx: str, artifact: dict) -> None:
+    def snapshot(self, main, rec, ptx: str, artifact: dict) -> None:
         main.snapshot(rec, "ptx", ptx, "ptx")
-        if "ptxas" in artifact:
-            main.snapshot(rec, "ptxas", format_ptxas(artifact["ptxas"]), "text")
+        report = self.target.ptxas_report(artifact)  # dump shows the report: assemble now
+        if report is not None:
+            main.snapshot(rec, "ptxas", format_ptxas(report), "text")
 
 
 def _same_job(a, b) -> bool:

@@ -546,8 +546,21 @@ class PtxTarget(Target):
         run_pipeline(self.tm, mod, 3)  # inline each body into its kernel entry; drop what nothing uses
         ptx = self.tm.emit_assembly(mod)
         relocatable = any(name in ptx for name in CDP2_NAMES)
+        # ptxas runs only when its report or cubin is asked for (ptxas_report)
         return {"ptx": ptx, "arch": self.arch, "needs_cudadevrt": relocatable,
                 "kernels": {j.id: kernel_name(j) for j in jobs if j.kind == "kernel"}}
+
+    def ptxas_report(self, artifact: dict) -> dict | None:
+        """ptxas's report (registers, stack, spills, the cubin) of an emitted module: assembled on the
+        first request and kept in the artifact, since it takes most of a compile_ptx's time. None when
+        this target does not assemble (``ptxas=False``)."""
+        if not self.use_ptxas:
+            return None
+        if "ptxas" not in artifact:
+            artifact["ptxas"] = run_ptxas(artifact["ptx"], artifact["arch"], artifact["needs_cudadevrt"])
+            if not artifact["ptxas"]["available"]:
+                self._say_ptxas_missing()
+        return artifact["ptxas"]
 
     def stages(self) -> tuple[Stage, ...]:
         return (stages.PTX,) * self.ptx_per_job + (stages.PTXAS,) * self.use_ptxas
@@ -559,10 +572,7 @@ class PtxTarget(Target):
         if stage == stages.PTX:
             return {j.id: ptx if j is top else ptx_function_text(ptx, self.deferred_entry_name(j)) or ptx
                     for j in jobs}
-        artifact["ptxas"] = report = run_ptxas(ptx, self.arch, artifact["needs_cudadevrt"])
-        if not report["available"]:
-            self._say_ptxas_missing()
-        text = format_ptxas(report)
+        text = format_ptxas(self.ptxas_report(artifact))
         return {j.id: text for j in (jobs if self.ptx_per_job else jobs[:1])}
 
     def _say_ptxas_missing(self) -> None:
