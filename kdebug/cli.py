@@ -145,7 +145,7 @@ def build_dump_parser() -> argparse.ArgumentParser:
     return dump
 
 
-def run_options(opts, record_host_asm: bool = True):
+def run_options(opts, snapshots: bool = True):
     """The parsed command line as the runner's frozen options; bad values raise UsageError."""
     from kdebug.session.options import RunOptions, parse_breakpoints
     from kdebug.session.supervisor import positive_seconds, timeout_from_env
@@ -167,15 +167,15 @@ def run_options(opts, record_host_asm: bool = True):
                       numba=opts.numba, trace=opts.trace, memcheck=opts.memcheck,
                       shuffle_seed=seed, breakpoints=breakpoints,
                       target=getattr(opts, "target", "cpu"), arch=getattr(opts, "arch", None),
-                      record_host_asm=record_host_asm, timeout=timeout)
+                      snapshots=snapshots, timeout=timeout)
 
 
-def checked_options(opts, record_host_asm: bool = True):
+def checked_options(opts, snapshots: bool = True):
     """``run_options`` once the script and the trace path are known to be usable (before anything runs)."""
     problem = script_problem(opts.script) or trace_problem(opts.trace)
     if problem:
         raise UsageError(problem)
-    return run_options(opts, record_host_asm)
+    return run_options(opts, snapshots)
 
 
 def cmd_run(options, quiet: bool = False) -> tuple[int, object]:
@@ -316,8 +316,9 @@ def main(argv: list[str] | None = None) -> int:
                 run_tui = None
             if run_tui is not None:
                 return run_tui(checked_options(opts))
-        # host assembly costs a second code generation: a plain headless run skips it unless traced
-        return cmd_run(checked_options(opts, record_host_asm=bool(opts.trace)))[0]
+        # snapshots print modules to text (and the host assembly costs a second code generation):
+        # a headless run records them only for its trace
+        return cmd_run(checked_options(opts, snapshots=bool(opts.trace)))[0]
     except UsageError as exc:
         print(f"kdebug: error: {exc}", file=sys.stderr)
         return 2

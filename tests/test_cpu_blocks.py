@@ -339,7 +339,8 @@ def test_dynamic_shared_memory():
 def test_barrier_free_kernel_stays_a_vectorised_loop():
     """Without memcheck, saxpy's thread loop is vectorised (packed single-precision arithmetic)."""
     import re
-    kdebug.set_options(memcheck=False)
+    from kdebug.session.live import Session, set_session
+    set_session(Session(backend="cpu", memcheck=False))  # it records snapshots: the host assembly is read below
 
     @cuda.jit
     def saxpy(a, x, y, out):

@@ -457,7 +457,7 @@ def test_variable_types_unify_across_branches():
     assert list(out) == [1.5, 2**40]
     _unify[1, 1](False, out)
     assert list(out) == [0, 1]
-    listing = _unify.compile((cuda.boolean, cuda.types.Array(float64, 1, "C"))).record.snapshots["typeinfer"]
+    listing = _unify.compile((cuda.boolean, cuda.types.Array(float64, 1, "C"))).record.typed.listing()
     assert "x: float64" in listing and "y: int64" in listing
 
 

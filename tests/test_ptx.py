@@ -161,7 +161,7 @@ def test_compile_ptx_reports_bad_kernels_as_compile_errors():
 # ---- the finish pass: golden checks on before/after ------------------------------------------
 def _snapshots(fn, sig):
     from kdebug.session.ptx_compile import ptx_driver
-    driver = ptx_driver("sm_90")
+    driver = ptx_driver("sm_90", snapshots=True)
     from kdebug.lang.dispatcher import Dispatcher
     from kdebug.lang.signature import parse_signature
     compiled = driver.compile_kernel(Dispatcher(fn), parse_signature(sig).argtypes)

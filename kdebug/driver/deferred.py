@@ -116,6 +116,16 @@ def resolve_markers(driver, text: str, expander: JobRecord, round_no: int = 0, o
     return text + ("\n" + "\n".join(decls) + "\n" if decls else "")
 
 
+def parse_expanded(driver, irmod, expander: JobRecord):
+    """The lowered module in LLVM with its markers resolved. Markers are matched in LLVM's own
+    printing, so a module that has some is parsed, printed, resolved and parsed again; one without
+    (most kernels) is parsed once."""
+    text = str(irmod)
+    if MARKER_PREFIX not in text:
+        return parse(text)
+    return parse(resolve_markers(driver, str(parse(text)), expander))
+
+
 def parse(text: str):
     import llvmlite.binding as llvm  # lazy: the command line reads the strategy names without loading LLVM
     return llvm.parse_assembly(text)

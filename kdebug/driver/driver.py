@@ -10,6 +10,12 @@ driver's list, the target's own stages included. Each phase emits ``phase_starte
 snapshot of the IR it produced; ``before_finish``/``after_finish`` snapshots
 are recorded for every job. Deferred requests are answered and markers expanded
 by the strategy object (``kdebug/driver/strategies.py``).
+
+Snapshots print modules to text, which costs more than some phases themselves,
+so a driver whose session nobody watches (``snapshots=False``: a plain
+``python script.py``, a headless run without ``--trace``, compile_ptx) records
+none and skips the target's stages; the module after finish is then kept as an
+in-memory copy, printed only if someone asks (``JobRecord.ir_after_finish``).
 """
 from __future__ import annotations
 
@@ -22,7 +28,7 @@ from dataclasses import dataclass
 from kdebug import events as E
 from kdebug import stages
 from kdebug.driver import deferred, strategies
-from kdebug.driver.job import CompilerJob, JobRecord
+from kdebug.driver.job import CompilerJob, JobRecord, job_ir
 from kdebug.errors import CompileError, KdebugError
 from kdebug.frontend.lower import lower_function
 from kdebug.frontend.source import parse_function
@@ -42,8 +48,10 @@ class CompiledKernel:
 
 
 class Driver:
-    def __init__(self, bus: E.EventBus, target, strategy: "str | strategies.Strategy" = "worklist") -> None:
+    def __init__(self, bus: E.EventBus, target, strategy: "str | strategies.Strategy" = "worklist",
+                 snapshots: bool = True) -> None:
         self.bus = bus
+        self.snapshots = snapshots  # print every phase's IR for the trace, the TUI and dump
         self.target = target
         self.stages = stages.pipeline(target.stages())  # every stage a compilation goes through, in order
         self.stage_names = frozenset(s.name for s in self.stages)
@@ -73,7 +81,13 @@ class Driver:
     def job_fields(self, rec: JobRecord) -> dict:
         return {"job": rec.id, "name": rec.name, "parent": rec.parent, "key": rec.key}
 
-    def snapshot(self, rec: JobRecord, phase: str, text: str, language: str = "llvm") -> int:
+    def snapshot(self, rec: JobRecord, phase: str, text, language: str = "llvm") -> int | None:
+        """Record ``text`` (or what the callable ``text`` returns) as ``rec``'s snapshot of ``phase``;
+        nothing, not even the text, when this driver records no snapshots."""
+        if not self.snapshots:
+            return None
+        if callable(text):
+            text = text()
         sid = self._next_snapshot
         self._next_snapshot += 1
         rec.snapshots[phase] = text
@@ -89,7 +103,7 @@ class Driver:
         result = work()
         dt = time.perf_counter() - t0 - (self.bus.paused_seconds - paused)  # not the time held at a breakpoint
         rec.compile_time += dt
-        sid = self.snapshot(rec, phase, show(result), language) if show is not None else None
+        sid = self.snapshot(rec, phase, lambda: show(result), language) if show is not None else None
         self.bus.emit(E.PhaseFinished(**self.job_fields(rec), phase=phase, duration=dt, snapshot=sid))
         return result
 
@@ -255,15 +269,19 @@ class Driver:
         self.run_phase(rec, "link_runtime", lambda: target.link_runtime(mod, jobs) or mod)
         self.run_phase(rec, "optimize", lambda: target.optimize(mod) or mod)
         for job in comp.records:
-            self.snapshot(job, "before_finish", str(mod) if job is rec else self.job_ir(mod, job))
+            self.snapshot(job, "before_finish", lambda: str(mod) if job is rec else self.job_ir(mod, job))
         self.run_phase(rec, "finish", lambda: self.finish(mod, jobs) or mod)
+        finished = self.clone_after_finish(mod) if not self.snapshots else None
         for job in jobs:
-            self.snapshot(job, "after_finish", str(mod) if job is rec else self.job_ir(mod, job))
+            self.snapshot(job, "after_finish", lambda: str(mod) if job is rec else self.job_ir(mod, job))
+            job.after_finish = (finished, job is rec)
         self.check_finish_coverage(mod, comp)
         self.run_phase(rec, "validate", lambda: self.validate(mod, comp) or mod)
         artifact = self.run_phase(rec, "emit", lambda: target.emit(mod, jobs),
                                   lambda a: a.get("asm") or a.get("ptx") or "", target.emit_language)
-        for stage in target.stages():  # the target's own, on the emitted artifact (ptxas...)
+        # the target's own stages on the emitted artifact (ptxas...) make only what someone looks at:
+        # without snapshots they do not run (ptxas then runs when its report is asked for)
+        for stage in target.stages() if self.snapshots else ():
             self.run_target_stage(rec, comp, stage, artifact)
         entries = self.run_phase(rec, "load", lambda: target.load(artifact, jobs), None)
         dt = time.perf_counter() - t0 - (self.bus.paused_seconds - paused)
@@ -295,7 +313,7 @@ class Driver:
     def check_finish_coverage(self, mod, comp) -> None:
         """Every job of the compilation must have its before/after-finish snapshots and a finished entry."""
         missed = [j for j in comp.records
-                  if not j.finished or "after_finish" not in j.snapshots or not self.target.entry_finished(mod, j)]
+                  if not j.finished or j.after_finish is None or not self.target.entry_finished(mod, j)]
         for j in missed:
             self.bus.emit(E.Diagnostic(
                 severity="error", category="finish", job=j.id,
@@ -309,8 +327,9 @@ class Driver:
                                hint="nested jobs must reach the toplevel's finish list; --strategy worklist does that")
 
     def validate(self, mod, comp) -> None:
-        text = str(mod)
-        left = deferred.marker_ids(text)
+        # markers keep their declarations until expanded: only a module that declares one is printed
+        declared = any(fn.name.startswith(deferred.MARKER_PREFIX) for fn in mod.functions)
+        left = deferred.marker_ids(str(mod)) if declared else []
         if left:
             names = ", ".join(f"#{j} {self.records[j].name}" for j in dict.fromkeys(left))
             raise CompileError(f"deferred-codegen markers remain after expand_deferred for job(s) {names}",
@@ -318,16 +337,11 @@ class Driver:
         self.target.validate(mod, comp.finish_list)
 
     @staticmethod
-    def job_ir(mod, job: JobRecord) -> str:
-        """The IR of one job's functions inside a linked module."""
-        names = job.functions or [job.entry]
-        parts = []
-        for name in names:
-            try:
-                parts.append(str(mod.get_function(name)))
-            except NameError:
-                pass
-        return "\n".join(parts)
+    def clone_after_finish(mod):
+        """An in-memory copy of the finished module (emit optimises ``mod`` in place)."""
+        return mod.clone()
+
+    job_ir = staticmethod(job_ir)
 
 
 def _nth(n: int) -> str:

@@ -67,6 +67,7 @@ class JobRecord:
     typed: object = None  # TypedFunction
     module_ir: object = None  # llvmlite.ir.Module after lower
     snapshots: dict = field(default_factory=dict)  # phase -> text
+    after_finish: tuple | None = None  # (module copy or None, is the toplevel) once finish has run on it
     finished: bool = False  # the finish passes ran on its entry
     compile_time: float = 0.0
     functions: list = field(default_factory=list)  # names of functions belonging to this job
@@ -74,6 +75,15 @@ class JobRecord:
     @property
     def name(self) -> str:
         return self.job.name
+
+    def ir_after_finish(self) -> str:
+        """The job's IR after the finish passes: its snapshot, else printed now from the driver's copy."""
+        if "after_finish" in self.snapshots:
+            return self.snapshots["after_finish"]
+        mod, toplevel = self.after_finish or (None, False)
+        if mod is None:
+            return ""
+        return str(mod) if toplevel else job_ir(mod, self)
 
     @property
     def kind(self) -> str:
@@ -86,3 +96,15 @@ class JobRecord:
     @property
     def key(self) -> str:
         return self.job.key
+
+
+def job_ir(mod, job: JobRecord) -> str:
+    """The IR of one job's functions inside a linked module."""
+    names = job.functions or [job.entry]
+    parts = []
+    for name in names:
+        try:
+            parts.append(str(mod.get_function(name)))
+        except NameError:
+            pass
+    return "\n".join(parts)

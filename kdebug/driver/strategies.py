@@ -96,15 +96,14 @@ class Worklist(SharedTable):
 
     def expand(self, driver, comp, irmod):
         top = comp.top
-        mod = parse(resolve_markers(driver, str(parse(str(irmod))), top))
+        mod = deferred.parse_expanded(driver, irmod, top)
         comp.finish_list.append(top)
         while comp.queue:
             job = comp.queue.popleft()
             driver.start(job)
             jir = driver.front(job)
             # the nested job expands its own markers, through the same table
-            jmod = driver.run_phase(job, "expand_deferred",
-                                    lambda: parse(resolve_markers(driver, str(parse(str(jir))), job)))
+            jmod = driver.run_phase(job, "expand_deferred", lambda: deferred.parse_expanded(driver, jir, job))
             mod.link_in(jmod)
             comp.finish_list.append(job)
         return mod

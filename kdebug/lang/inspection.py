@@ -26,7 +26,7 @@ class CompiledOverload:
         return Signature(self.compiled.record.typed.restype, self.argtypes)
 
     def inspect_llvm(self) -> str:
-        return self.compiled.record.snapshots.get("after_finish", "")
+        return self.compiled.record.ir_after_finish()
 
     def inspect_asm(self, cc=None) -> str:
         return seam.current().ptx_of(self.dispatcher, self.argtypes)[0]

@@ -48,7 +48,9 @@ def gpu_available() -> tuple[bool, str]:
 class Session:
     def __init__(self, backend: str = "auto", strategy: str = "worklist", memcheck: bool | None = None,
                  bus: E.EventBus | None = None, emit_ptx: bool = False, ptx_arch: str | None = None,
-                 record_host_asm: bool = True) -> None:
+                 snapshots: bool = True) -> None:
+        """``snapshots``: print every phase's IR and the host assembly for whoever looks (the TUI, dump,
+        a trace); a session nobody watches turns it off and compiles faster."""
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}")
         if strategy not in STRATEGIES:
@@ -67,9 +69,9 @@ class Session:
             self.target = PtxTarget(arch=ptx_arch or self.runtime.arch, loader=self.runtime.load_module,
                                     bus=self.bus, ptx_per_job=emit_ptx)
         else:
-            self.target = CpuTarget(memcheck=memcheck, record_host_asm=record_host_asm)
+            self.target = CpuTarget(memcheck=memcheck, record_host_asm=snapshots)  # the asm: a second codegen
             self.runtime = CpuRuntime()
-        self.driver = Driver(self.bus, self.target, strategy)
+        self.driver = Driver(self.bus, self.target, strategy, snapshots=snapshots)
         # emit_ptx on the CPU backend: every job's PTX and ptxas report beside it, launches unchanged
         self.ptx_side = PtxSidePipeline(self, ptx_arch) if emit_ptx and self.backend != "gpu" else None
         self._launches = 0
@@ -202,8 +204,9 @@ class Session:
 
 
 def default_session() -> Session:
-    """A plain ``python script.py``'s session: $KDEBUG_BACKEND (default auto)."""
-    return Session(backend=os.environ.get("KDEBUG_BACKEND") or "auto")
+    """A plain ``python script.py``'s session: $KDEBUG_BACKEND (default auto). Nobody watches its
+    events, so it records no snapshots."""
+    return Session(backend=os.environ.get("KDEBUG_BACKEND") or "auto", snapshots=False)
 
 
 def get_session() -> Session:

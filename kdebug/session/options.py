@@ -39,8 +39,8 @@ class RunOptions:
     breakpoints: frozenset[str] = field(default_factory=frozenset)
     target: str = "cpu"  # ptx: also emit every job's PTX (launches still run on the CPU)
     arch: str | None = None  # the GPU architecture of target ptx
-    # host assembly costs a second code generation: recorded where someone can look at it
-    record_host_asm: bool = True
+    # every phase's IR and the host assembly, printed only where someone can look at them
+    snapshots: bool = True
     timeout: float | None = None  # headless: stop the script after this many seconds
 
     def replace(self, **changes) -> RunOptions:

@@ -15,11 +15,12 @@ from kdebug.lang.signature import parse_signature
 from kdebug.targets.ptx import PtxTarget, arch_of, format_ptxas, ptx_function_text
 
 
-def ptx_driver(arch, strategy: str = "worklist", notes: E.EventBus | None = None) -> Driver:
+def ptx_driver(arch, strategy: str = "worklist", notes: E.EventBus | None = None, snapshots: bool = False) -> Driver:
     """A compile-only driver for the PTX target, with its own job table and event bus; the target's
-    notes (ptxas is missing) go to ``notes``, else to that bus."""
+    notes (ptxas is missing) go to ``notes``, else to that bus. Nobody watches that bus, so by
+    default it records no snapshots (callers read the artifact)."""
     bus = E.EventBus()
-    return Driver(bus, PtxTarget(arch=arch, bus=notes or bus), strategy)
+    return Driver(bus, PtxTarget(arch=arch, bus=notes or bus), strategy, snapshots=snapshots)
 
 
 def compile_ptx(pyfunc, sig, device: bool = False, cc=None, **_options):

@@ -26,7 +26,7 @@ def configure_session(options: RunOptions):
 
     memcheck = options.memcheck and env_memcheck_default()  # --no-memcheck, or KDEBUG_MEMCHECK=0
     session = Session(backend=options.backend, strategy=options.strategy, memcheck=memcheck,
-                      emit_ptx=options.target == "ptx", ptx_arch=options.arch, record_host_asm=options.record_host_asm)
+                      emit_ptx=options.target == "ptx", ptx_arch=options.arch, snapshots=options.snapshots)
     session.shuffle_seed = options.shuffle_seed
     set_session(session)
     return session
