@@ -91,9 +91,10 @@ class Target:
         """``cuda.syncthreads()`` and its votes (the count with ``vote``), ``this_grid().sync()`` with ``grid``."""
         raise NotImplementedError(what)
 
-    def warp_barrier(self, lw, node, what: str) -> None:
-        """``cuda.syncwarp()``: the threads of a warp wait for each other."""
-        raise NotImplementedError(what)
+    def warp_op(self, lw, node, op) -> ir.Value | None:
+        """A warp operation (kdebug/frontend/intrinsics_warp.py's ``WarpOp``): a shuffle, vote, match,
+        ``activemask()`` or ``syncwarp(mask)``; returns its result bits."""
+        raise NotImplementedError(op.what)
 
     def shared_memory(self, lw, nbytes: int, align: int = 16) -> ir.Value:
         """``cuda.shared.array``: an i8* to ``nbytes`` of the block's shared memory."""
