@@ -173,6 +173,11 @@ class Target:
         """Runs one of ``stages()`` on the emitted artifact: {job id: snapshot text} of the jobs it shows."""
         raise NotImplementedError(stage.name)
 
+    def ptxas_report(self, artifact: dict) -> dict | None:
+        """The assembler's resource report of an emitted artifact, made on first request; None for
+        targets without one."""
+        return None
+
 
 def run_pipeline(tm, mod, speed_level: int = 3) -> None:
     """LLVM's new pass manager at the given -O level."""
