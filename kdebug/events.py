@@ -151,6 +151,16 @@ class LaunchFinished(Event):
 
 
 @dataclass
+class KernelOutput(Event):
+    """What a launch's threads printed, in thread order: [linear block, linear thread, text] per line."""
+    kind: ClassVar[str] = "kernel_output"
+    launch: int = 0
+    name: str = ""
+    lines: list = field(default_factory=list)
+    dropped: int = 0  # lines past the cap, not shown
+
+
+@dataclass
 class SessionStarted(Event):
     kind: ClassVar[str] = "session_started"
     script: str = ""
@@ -188,7 +198,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls for cls in (
         JobRequested, JobStarted, JobFinished, JobFailed, CacheHit, PhaseStarted, PhaseFinished,
         Snapshot, DeferredResolved, Reentrant, Diagnostic, LaunchStarted, LaunchFinished,
-        SessionStarted, SessionEnded, Paused, Resumed,
+        SessionStarted, SessionEnded, Paused, Resumed, KernelOutput,
     )
 }
 

@@ -691,6 +691,8 @@ class FunctionLowerer:
             return registry.lower_call(self, node, fn)
         if getattr(node, "kdebug_operator", None) is not None:  # operator.add(a, b) is a + b
             return self.expr(node.kdebug_operator)
+        if fn is print:
+            return self.print_call(node)
         if isinstance(fn, np.ufunc):
             nodes = ufuncs.arguments(node)
             argts = [self.type_of(a) for a in nodes]
@@ -785,6 +787,17 @@ class FunctionLowerer:
             args.append(self.expr(item) if kind == "arg" else const(t, item))
             argts.append(t)
         return args, argts
+
+    def print_call(self, node):
+        """The target prints one line of items: ("s", text) for string constants, else (type, value)."""
+        items = []
+        for a in node.args:
+            if isinstance(a, ast.Constant) and isinstance(a.value, str):
+                items.append(("s", a.value))
+            else:
+                items.append((self.type_of(a), self.expr(a)))
+        self.target.print_line(self, node, items)
+        return None
 
     def device_call(self, node, fn, args, argts):
         callee_tf = self.tf.callees[node]

@@ -462,6 +462,8 @@ class TypeInferer:
         if isinstance(value, type(_describe)):
             raise self.error(node, f"{value.__name__}() is a plain Python function, which kernels cannot call",
                              f"decorate {value.__name__} with @cuda.jit(device=True)")
+        if value is print:
+            return PyValue(value)
         if isinstance(value, type(print)):
             raise self.error(node, f"{value.__name__}() cannot be called in a kernel",
                              "kernels can call abs, min, max, round, int, float, bool, len, range, "
@@ -675,6 +677,8 @@ class TypeInferer:
         func_t = self.expr(node.func)
         if isinstance(func_t, PyValue) and isinstance(func_t.value, np.ufunc):
             return self.ufunc_call(node, func_t.value)
+        if isinstance(func_t, PyValue) and func_t.value is print:
+            return self.print_call(node)
         takes_keywords = isinstance(func_t, PyValue) and isinstance(func_t.value, (I.Intrinsic, Dispatcher))
         if node.keywords and not takes_keywords:
             raise self.error(node.keywords[0].value, "keyword arguments are not supported here", "pass arguments by position")
@@ -759,6 +763,21 @@ class TypeInferer:
         raise self.error(node, f"math.{name} with {len(argts)} argument(s) is not supported in kernels",
                          "supported: " + ", ".join(sorted(_MATH_UNARY_FLOAT | _MATH_BINARY_FLOAT | _MATH_TO_INT | _MATH_PREDICATE
                                                          | EXTRA_MATH)))
+
+    def print_call(self, node) -> T.Type:
+        """print(x, "text", i) as numba-cuda: numbers, booleans and string constants, one line per thread."""
+        if node.keywords:
+            raise self.error(node.keywords[0].value, "print() in a kernel takes no keywords (sep=, end=, file=)",
+                             "print values separated by spaces, as numba does")
+        for a in node.args:
+            if isinstance(a, ast.Constant) and isinstance(a.value, str):
+                continue
+            t = self.expr(a)
+            if not isinstance(t, T.Scalar):
+                raise self.error(a, f"print() in a kernel prints numbers, booleans and string constants, not {t}",
+                                 "print the elements one by one, e.g. print(a[i])")
+        self.tf.features.add("print")
+        return T.void
 
     def ufunc_call(self, node, ufunc) -> T.Type:
         """np.sin(x), np.add(x, y, out): a device function the ufuncs module writes (numba's semantics)."""

@@ -8,6 +8,7 @@ A script run as ``python script.py`` gets a default session (no subscribers);
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 
@@ -23,10 +24,11 @@ from kdebug.runtime.cpu import CpuRuntime
 from kdebug.runtime.gpu import GpuRuntime
 from kdebug.runtime.memcheck import env_memcheck_default
 from kdebug.session.ptx_compile import PtxSidePipeline, ptx_driver
-from kdebug.targets.cpu import CpuTarget
+from kdebug.targets.cpu import CpuTarget, kernel_print
 from kdebug.targets.ptx import PtxTarget, arch_of
 
 BACKENDS = ("cpu", "gpu", "auto")
+PRINT_LIMIT = 10_000  # print() lines kept per launch
 STRATEGIES = strategies.names()
 
 
@@ -79,6 +81,7 @@ class Session:
         self.current_launch: int | None = None  # the host launch running now (parent of device launches)
         self.failed = False
         self._ptx_driver = None  # inspect_asm / get_regs_per_thread on the CPU backend
+        self.kernel_print_stdout = True  # False under the TUI, which shows the KernelOutput events
 
     @staticmethod
     def _resolve_backend(backend: str) -> str:
@@ -156,6 +159,7 @@ class Session:
         self.current_launch = None
         for dst, src in copy_back:
             np.copyto(dst, src)
+        self._flush_prints(lid, dispatcher.__name__)
         dt = time.perf_counter() - t0
         failure = str(error) if error else f"{type(foreign).__name__}: {foreign}" if foreign else None
         self.bus.emit(E.LaunchFinished(launch=lid, name=dispatcher.__name__, duration=dt, error=failure))
@@ -169,6 +173,23 @@ class Session:
                                        text=str(error)))
             error.reported = True
             raise error
+
+    def _flush_prints(self, lid: int, name: str) -> None:
+        """The launch's print() lines to stdout in thread order, at most PRINT_LIMIT, then a note."""
+        if self.backend != "cpu":
+            return  # the GPU's printf buffer is flushed by the CUDA driver
+        lines = kernel_print.take()
+        if not lines:
+            return
+        shown, dropped = lines[:PRINT_LIMIT], max(0, len(lines) - PRINT_LIMIT)
+        if self.kernel_print_stdout:
+            out = sys.stdout
+            out.write("".join(text + "\n" for _, _, text in shown))
+            if dropped:
+                out.write(f"kdebug: {dropped} more line(s) printed by {name} (launch {lid}) not shown: "
+                          f"the limit is {PRINT_LIMIT} lines per launch\n")
+            out.flush()
+        self.bus.emit(E.KernelOutput(launch=lid, name=name, lines=[list(x) for x in shown], dropped=dropped))
 
     @staticmethod
     def _stage_arguments(args):

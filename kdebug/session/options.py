@@ -42,6 +42,7 @@ class RunOptions:
     # every phase's IR and the host assembly, printed only where someone can look at them
     snapshots: bool = True
     timeout: float | None = None  # headless: stop the script after this many seconds
+    kernel_print_stdout: bool = True  # kernels' print() lines to stdout (the TUI shows them from events)
 
     def replace(self, **changes) -> RunOptions:
         return dataclasses.replace(self, **changes)

@@ -28,6 +28,7 @@ def configure_session(options: RunOptions):
     session = Session(backend=options.backend, strategy=options.strategy, memcheck=memcheck,
                       emit_ptx=options.target == "ptx", ptx_arch=options.arch, snapshots=options.snapshots)
     session.shuffle_seed = options.shuffle_seed
+    session.kernel_print_stdout = options.kernel_print_stdout
     set_session(session)
     return session
 

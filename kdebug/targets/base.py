@@ -47,6 +47,11 @@ class Target:
         """threadIdx/blockIdx/blockDim/gridDim .x/.y/.z as i32."""
         raise NotImplementedError
 
+    def print_line(self, lw, node, items) -> None:
+        """Lowers ``print(...)`` in a kernel: items are ("s", text) or (scalar type, value), one line per thread."""
+        raise lw.src.error(node, f"print() in kernels is not supported on the {self.name} target",
+                           "run on the CPU backend or the ptx target")
+
     def check_bounds(self, lw, node, arr_t, indices, extents) -> None:
         """Runs before every array access is lowered: memcheck hook (no-op by default)."""
 

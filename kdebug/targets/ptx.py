@@ -33,6 +33,7 @@ from kdebug.lang import types as T
 from kdebug import stages
 from kdebug.stages import Stage
 from kdebug.targets.base import Target, init_llvm, run_pipeline
+from kdebug.targets.printing import c_format
 
 TRIPLE = "nvptx64-nvidia-cuda"
 DEFAULT_ARCH = "sm_90"
@@ -403,6 +404,38 @@ class PtxTarget(Target):
             fn = ir.Function(lw.module, ir.FunctionType(i32, []), name=name)
         return lw.builder.call(fn, [])
 
+    def print_line(self, lw, node, items) -> None:
+        """vprintf(format, args) as numba-cuda: the values in a local struct, floats as doubles, booleans as
+        "True"/"False" strings."""
+        b, m = lw.builder, lw.module
+        fmt = c_format(items)
+        values = []
+        for t, v in (it for it in items if it[0] != "s"):
+            if t.is_bool:
+                values.append(b.select(v, self._cstring(lw, "True"), self._cstring(lw, "False")))
+            elif t.is_float:
+                values.append(b.fpext(v, ir.DoubleType()) if t.bits < 64 else v)
+            else:
+                values.append((b.sext if t.signed else b.zext)(v, i64) if v.type.width < 64 else v)
+        struct_t = ir.LiteralStructType([v.type for v in values] or [i64])
+        slot = lw.alloca(struct_t, name="printf.args")
+        for k, v in enumerate(values):
+            b.store(v, b.gep(slot, [ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), k)], inbounds=True))
+        vprintf = m.globals.get("vprintf") or ir.Function(m, ir.FunctionType(ir.IntType(32), [I8P, I8P]), name="vprintf")
+        b.call(vprintf, [self._cstring(lw, fmt), b.bitcast(slot, I8P)])
+
+    def _cstring(self, lw, text: str) -> ir.Value:
+        """A NUL-terminated constant string in global memory, as a generic i8*."""
+        data = bytearray(text.encode()) + b"\0"
+        name = f"printf.str.{abs(hash(text)) % 10**12}"
+        gv = lw.module.globals.get(name)
+        if gv is None:
+            gv = ir.GlobalVariable(lw.module, ir.ArrayType(i8, len(data)), name=name, addrspace=1)
+            gv.initializer = ir.Constant(ir.ArrayType(i8, len(data)), data)
+            gv.global_constant = True
+            gv.linkage = "internal"
+        return lw.builder.addrspacecast(lw.builder.bitcast(gv, ir.PointerType(i8, addrspace=1)), I8P)
+
     def barrier(self, lw, node, what: str, vote=None, grid: bool = False):
         """``bar.sync 0``; with a vote, ``bar.red.popc`` returns how many threads voted 1."""
         if grid:
@@ -538,7 +571,7 @@ class PtxTarget(Target):
     def validate(self, mod, jobs) -> None:
         mod.verify()
         for fn in mod.functions:
-            if fn.is_declaration and not fn.name.startswith("llvm.") and fn.name not in CDP2_NAMES:
+            if fn.is_declaration and not fn.name.startswith("llvm.") and fn.name not in CDP2_NAMES + ("vprintf",):
                 raise CompileError(f"the GPU has no {fn.name}: nothing in libdevice or the device runtime defines it",
                                    hint="use math functions, cuda intrinsics and device functions only")
 

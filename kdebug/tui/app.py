@@ -132,7 +132,8 @@ class KdebugApp(App):
         self.generation += 1
         gen = self.generation
         self._started_at = time.monotonic()
-        self.debuggee = Debuggee(self.opts, lambda ev: self._post(gen, "event", ev),
+        opts = self.opts.replace(kernel_print_stdout=False)  # kernels' print() arrives as events, with threads
+        self.debuggee = Debuggee(opts, lambda ev: self._post(gen, "event", ev),
                                  lambda line: self._post(gen, "output", line), cwd=self.cwd)
         if self.breakpoints != set(self.opts.breakpoints):
             self.debuggee.send("break", kinds=sorted(self.breakpoints))
@@ -163,6 +164,9 @@ class KdebugApp(App):
         try:
             if lines:
                 self._main("#output", OutputPanel).add_lines(lines)
+            for ev in events:
+                if isinstance(ev, E.KernelOutput):
+                    self._main("#output", OutputPanel).add_kernel_output(ev)
             if events:
                 self._route(events, live=True)
         except NoMatches:  # the app is shutting down and its widgets are gone; the model keeps the events

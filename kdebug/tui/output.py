@@ -12,6 +12,15 @@ class OutputPanel(TextView):
     def reset(self) -> None:
         self.set_document(StyledDocument())
 
+    def add_kernel_output(self, ev) -> None:
+        """A launch's print() lines in thread order, each with the block and thread that printed it."""
+        for block, thread, text in ev.lines:
+            self.document.append(f"[#{ev.launch} {ev.name} block {block} thread {thread}] {text}", "")
+        if ev.dropped:
+            self.document.append(f"[#{ev.launch} {ev.name}] {ev.dropped} more line(s) not shown: the limit is "
+                                 f"10000 lines per launch", "yellow")
+        self.content_grew()
+
     def add_lines(self, lines: list[str]) -> None:
         for line in lines:
             style = "red" if line.startswith(("Traceback", "Fatal Python error")) else ""

@@ -17,7 +17,7 @@ from llvmlite import ir
 from kdebug.frontend.lower import i8, i32, i64
 from kdebug.runtime import device_launch
 from kdebug.targets.base import Target, init_llvm, run_pipeline
-from kdebug.targets.cpu import coroutines, inlining, memcheck_ir, warp
+from kdebug.targets.cpu import coroutines, inlining, kernel_print, memcheck_ir, warp
 from kdebug.targets.cpu.launcher import build_grid_launcher
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_DEPTH, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_RUNTIME,
                                        CTX_SHARED, I8P, LAUNCHER_TYPE, SPECIAL_REGISTER_FIELD, param_struct_type)
@@ -81,6 +81,9 @@ class CpuTarget(Target):
         ptr = b.gep(lw.ctx, [ir.Constant(i32, 0), ir.Constant(i32, SPECIAL_REGISTER_FIELD[reg]), ir.Constant(i32, "xyz".index(dim))],
                     inbounds=True)
         return b.load(ptr)
+
+    def print_line(self, lw, node, items) -> None:
+        kernel_print.lower_print(lw, self, items)
 
     def check_bounds(self, lw, node, arr_t, indices, extents, access=None) -> None:
         if self.memcheck:

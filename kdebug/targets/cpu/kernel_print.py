@@ -1,0 +1,84 @@
+"""``print`` in kernels on the CPU backend: each call hands its values to a host callback that keeps the
+line with its block and thread; after the launch the session takes the lines in thread order (by block,
+then thread, then call order) and prints them, as a GPU's printf buffer flushed at the launch's end."""
+from __future__ import annotations
+
+import ctypes
+import struct
+import threading
+
+from llvmlite import ir
+
+from kdebug.targets.printing import kind_of
+
+i32, i64 = ir.IntType(32), ir.IntType(64)
+_FORMATS: list[list[tuple[str, str]]] = []  # format id -> [(kind, constant text)]
+_lines: list[tuple[int, int, int, str]] = []  # (block, thread, call order, text)
+_lock = threading.Lock()
+
+_PRINT = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64))
+
+
+def _item(kind: str, raw: int) -> str:
+    if kind == "f":
+        return f"{struct.unpack('<d', struct.pack('<q', raw))[0]:f}"
+    if kind == "u":
+        return str(raw & 0xFFFFFFFFFFFFFFFF)
+    if kind == "b":
+        return "True" if raw else "False"
+    return str(raw)
+
+
+def _record(fmt: int, block: int, thread: int, slots) -> None:
+    parts, k = [], 0
+    for kind, text in _FORMATS[fmt]:
+        if kind == "s":
+            parts.append(text)
+        else:
+            parts.append(_item(kind, slots[k]))
+            k += 1
+    with _lock:
+        _lines.append((block, thread, len(_lines), " ".join(parts)))
+
+
+_callback = _PRINT(_record)  # kept alive for the process: kernels call its address
+CALLBACK_ADDRESS = ctypes.cast(_callback, ctypes.c_void_p).value
+
+
+def take() -> list[tuple[int, int, str]]:
+    """The lines printed since the last take, in thread order: (linear block, linear thread, text)."""
+    global _lines
+    with _lock:
+        lines, _lines = _lines, []
+    lines.sort(key=lambda x: (x[0], x[1], x[2]))
+    return [(b, t, s) for b, t, _, s in lines]
+
+
+def _linear(lw, target, index: str, extent: str):
+    b = lw.builder
+    x, y, z = (b.zext(target.special_register(lw, index, d), i64) for d in "xyz")
+    nx, ny = (b.zext(target.special_register(lw, extent, d), i64) for d in "xy")
+    return b.add(x, b.mul(nx, b.add(y, b.mul(ny, z))))
+
+
+def lower_print(lw, target, items) -> None:
+    """Store the values as 64-bit slots (floats as doubles) and call the host callback."""
+    b = lw.builder
+    kinds = [("s", v) if k == "s" else (kind_of(k), "") for k, v in items]
+    fmt = len(_FORMATS)
+    _FORMATS.append(kinds)
+    values = [(k, v) for k, v in items if k != "s"]
+    slots = lw.alloca(ir.ArrayType(i64, max(len(values), 1)), name="print.slots")
+    for n, (t, v) in enumerate(values):
+        if t.is_float:
+            v = b.bitcast(b.fpext(v, ir.DoubleType()) if t.bits < 64 else v, i64)
+        elif t.is_bool or not t.signed:
+            v = b.zext(v, i64) if v.type.width < 64 else v
+        else:
+            v = b.sext(v, i64) if v.type.width < 64 else v
+        b.store(v, b.gep(slots, [ir.Constant(i32, 0), ir.Constant(i32, n)], inbounds=True))
+    fnty = ir.FunctionType(ir.VoidType(), [i32, i64, i64, ir.PointerType(i64)])
+    fn = b.inttoptr(ir.Constant(i64, CALLBACK_ADDRESS), ir.PointerType(fnty), name="kdebug.print")
+    block = _linear(lw, target, "blockIdx", "gridDim")
+    thread = _linear(lw, target, "threadIdx", "blockDim")
+    b.call(fn, [ir.Constant(i32, fmt), block, thread, b.bitcast(slots, ir.PointerType(i64))])
