@@ -156,7 +156,7 @@ class KernelOutput(Event):
     kind: ClassVar[str] = "kernel_output"
     launch: int = 0
     name: str = ""
-    lines: list = field(default_factory=list)
+    lines: list[list] = field(default_factory=list)
     dropped: int = 0  # lines past the cap, not shown
 
 

@@ -261,14 +261,14 @@ def k(a):
 def run():
     k[1, 1](np.zeros(1))
 """, C, "a kernel cannot return a value"),
-    ("print_call", """
+    ("input_call", """
 @cuda.jit
 def k(a):
-    print(a[0])  # ERR
+    input(a[0])  # ERR
 
 def run():
     k[1, 1](np.zeros(1))
-""", C, "print() cannot be called in a kernel"),
+""", C, "input() cannot be called in a kernel"),
     ("plain_python_function", """
 def helper(x):
     return x + 1
@@ -987,7 +987,7 @@ def run():
 
 # ---- through the command line: no internal traceback, exit status 1 -------------------------
 
-CLI_CASES = ["list_literal", "used_before_assignment", "variable_type_conflict", "print_call",
+CLI_CASES = ["list_literal", "used_before_assignment", "variable_type_conflict", "input_call",
              "block_too_many_threads", "float16_array", "too_few_arguments", "grid_zero"]
 
 

@@ -12,7 +12,7 @@ from kdebug import events as E
 _SAMPLES = {
     "int": 7, "int | None": 11, "str": "text with \u2192 and \"quotes\"", "str | None": "x.py",
     "float": 1.25, "list[int]": [3, 1, 3], "list[str]": ["int64", "float32[:]"],
-    "dict | None": {"file": "k.py", "line": 3, "col": 9},
+    "dict | None": {"file": "k.py", "line": 3, "col": 9}, "list[list]": [[0, 31, "thread 31 1.500000"]],
 }
 
 
