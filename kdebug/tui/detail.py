@@ -56,6 +56,7 @@ class DetailPane(Vertical):
         self._phase_bar = ""
         self._events_job: int | None = None
         self.explain: bool | None = None  # explanation boxes shown; None: when the screen is tall enough
+        self._banner_lines = -1
 
     def compose(self) -> ComposeResult:
         yield Static("no job yet", id="banner")
@@ -87,7 +88,7 @@ class DetailPane(Vertical):
         self._loaded.clear()
         for tab in TABS[:-1]:
             self.query_one(f"#view-{tab}", TextView).set_document(Document([]))
-        self.query_one("#banner", Static).update("no job yet", layout=False)
+        self._set_banner(Text("no job yet"))
         self.refresh_active()
 
     def show(self, job_id: int, backref: int | None = None) -> None:
@@ -175,7 +176,7 @@ class DetailPane(Vertical):
     def _update_banner(self) -> None:
         job = self.model.jobs.get(self.job_id) if self.job_id is not None else None
         if job is None:
-            self.query_one("#banner", Static).update("no job yet")
+            self._set_banner(Text("no job yet"))
             return
         text = Text()
         if self.backref is not None and self.backref < len(self.model.reentrant):
@@ -191,7 +192,7 @@ class DetailPane(Vertical):
             text.append(f"in #{job.id} {job.name}, {state}", "dim")
             if job.error:
                 text.append("\n" + job.error.splitlines()[0], "red")
-            self.query_one("#banner", Static).update(text)
+            self._set_banner(text)
             return
         state, phase = self.model.job_state(job.id)
         text.append(f"#{job.id} ", "bold")
@@ -210,7 +211,16 @@ class DetailPane(Vertical):
             text.append(f"  duplicate codegen: the same key as #{job.duplicate_of}", "bold yellow")
         if job.error:
             text.append("\n" + job.error.splitlines()[0], "red")
-        self.query_one("#banner", Static).update(text)
+        self._set_banner(text)
+
+    def _set_banner(self, text: Text) -> None:
+        """The banner wraps (height auto): a layout only when its number of lines changes,
+        since a layout on every key in the tree costs more than the rest of the answer."""
+        banner = self.query_one("#banner", Static)
+        width = banner.content_size.width
+        lines = len(text.wrap(self.app.console, width)) if width > 0 else -1
+        banner.update(text, layout=lines != self._banner_lines or lines < 0)
+        self._banner_lines = lines
 
     def refresh_active(self) -> None:
         tab = self.active_tab
