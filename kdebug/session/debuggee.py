@@ -265,11 +265,13 @@ class Debuggee:
         before = self._fault_text()
         self.signal(signal.SIGUSR1)
         deadline = time.monotonic() + wait
+        last = before
         while time.monotonic() < deadline and self.alive:
+            time.sleep(0.03)
             text = self._fault_text()
-            if len(text) > len(before) and text.endswith("\n\n"):
+            if len(text) > len(before) and text == last:  # the dump came and stopped growing
                 break
-            time.sleep(0.02)
+            last = text
         return user_frames(self._fault_text()[len(before):], self.opts.script)
 
     def kill(self, where: list[str] | None = None) -> None:
