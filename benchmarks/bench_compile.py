@@ -220,7 +220,7 @@ def _time_ptxas() -> list:
     """Count the time kdebug's PTX target spends in its ptxas subprocess (numba's compile_ptx runs none)."""
     spent = [0.0]
     try:
-        import kdebug.targets.ptx as ptx
+        import kdebug.targets.ptx.ptxas as ptx
     except ImportError:
         return spent
     original = getattr(ptx, "run_ptxas", None)

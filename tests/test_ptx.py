@@ -221,7 +221,8 @@ def test_math_goes_through_libdevice_and_assembles(tmp_path):
 
 def test_missing_libdevice_is_a_clear_error(monkeypatch):
     from kdebug.errors import CompileError
-    monkeypatch.setattr(P, "libdevice_path", lambda: None)
+    from kdebug.targets.ptx import toolkit
+    monkeypatch.setattr(toolkit, "libdevice_path", lambda: None)
 
     def k(x):
         x[0] = math.sin(x[0])

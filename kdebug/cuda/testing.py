@@ -11,7 +11,7 @@ import numpy as np
 
 from kdebug.lang import seam
 from kdebug.lang.missing import missing_name
-from kdebug.targets.ptx import cuda_libdir
+from kdebug.targets.ptx.toolkit import cuda_libdir
 
 ENABLE_CUDASIM = False  # kdebug compiles kernels; it is not numba's simulator
 HAS_NUMBA = True  # numba.jit / njit exist under --numba

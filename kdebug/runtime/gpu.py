@@ -16,7 +16,8 @@ import numpy as np
 from kdebug.errors import CompileError, LaunchError
 from kdebug.lang import types as T
 from kdebug.lang.host import DeviceNDArray
-from kdebug.targets.ptx import cuda_libdir, flat_param_dtypes, param_offsets
+from kdebug.targets.ptx.abi import flat_param_dtypes, param_offsets
+from kdebug.targets.ptx.toolkit import cuda_libdir
 
 
 def _drv():

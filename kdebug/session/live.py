@@ -25,7 +25,8 @@ from kdebug.runtime.gpu import GpuRuntime
 from kdebug.runtime.memcheck import env_memcheck_default
 from kdebug.session.ptx_compile import PtxSidePipeline, ptx_driver
 from kdebug.targets.cpu import CpuTarget, kernel_print
-from kdebug.targets.ptx import PtxTarget, arch_of
+from kdebug.targets.ptx.arch import arch_of
+from kdebug.targets.ptx.target import PtxTarget
 
 BACKENDS = ("cpu", "gpu", "auto")
 PRINT_LIMIT = 10_000  # print() lines kept per launch

@@ -12,7 +12,9 @@ from kdebug.lang import seam
 from kdebug.lang import types as T
 from kdebug.lang.dispatcher import Dispatcher
 from kdebug.lang.signature import parse_signature
-from kdebug.targets.ptx import PtxTarget, arch_of, format_ptxas, ptx_function_text
+from kdebug.targets.ptx.arch import arch_of
+from kdebug.targets.ptx.ptxas import format_ptxas, ptx_function_text
+from kdebug.targets.ptx.target import PtxTarget
 
 
 def ptx_driver(arch, strategy: str = "worklist", notes: E.EventBus | None = None, snapshots: bool = False) -> Driver:

@@ -1,4 +1,4 @@
-"""The PTX target: NVPTX through llvmlite, ptxas when present, pycuda to load.
+"""The PTX target: NVPTX through llvmlite, ptxas as its own stage, a loader (the gpu runtime's) to load.
 
 Kernels keep the lowered signature while they are optimised; the finish pass
 then gives every kernel job its *kernel entry* ``<entry>_kernel``: the
@@ -16,351 +16,42 @@ and ``__cudaCDP2LaunchDeviceV2``); PTX that calls it is assembled with
 """
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
-import tempfile
 
 import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 
 from kdebug import events as E
-from kdebug.errors import CompileError
-from kdebug.frontend.lower import i8, i32, i64, llvm_type, mem_type
-from kdebug.lang import types as T
 from kdebug import stages
+from kdebug.errors import CompileError
+from kdebug.frontend.lower import i8, i32, i64
 from kdebug.stages import Stage
-from kdebug.targets.base import Target, init_llvm, run_pipeline
+from kdebug.targets.base import Target, run_pipeline
 from kdebug.targets.printing import c_format
+from kdebug.targets.ptx import ptxas as assembler
+from kdebug.targets.ptx.abi import (I8P, build_kernel_entry, flat_param_types, flatten, kernel_name,
+                                    param_offsets, param_size)
+from kdebug.targets.ptx.arch import TRIPLE, arch_of, target_machine
+from kdebug.targets.ptx.ptxas import format_ptxas, ptx_function_text
+from kdebug.targets.ptx import toolkit, warp
 
-TRIPLE = "nvptx64-nvidia-cuda"
-DEFAULT_ARCH = "sm_90"
-I8P = ir.PointerType(i8)
 DIM3 = ir.LiteralStructType([i32, i32, i32])
 CDP2_GET_BUFFER = "__cudaCDP2GetParameterBufferV2"
 CDP2_LAUNCH = "__cudaCDP2LaunchDeviceV2"
 CDP2_NAMES = (CDP2_GET_BUFFER, CDP2_LAUNCH)
 _SREG = {"threadIdx": "tid", "blockDim": "ntid", "blockIdx": "ctaid", "gridDim": "nctaid"}
+
+
 # LLVM math intrinsics NVPTX cannot select (or only approximately): libdevice has them exactly
 _LIBDEVICE_INTRINSICS = ("sin", "cos", "tan", "exp", "exp2", "exp10", "log", "log2", "log10", "pow")
+
+
 CONST_MEMORY_LIMIT = 32 * 1024  # frozen arrays beyond this many bytes a module go to global memory
 
 
-# ---- the CUDA toolkit, found through PATH and CUDA_HOME -------------------------------------
-def _follow_wrapper(path: str) -> str:
-    """Some installs put a one-line shell script on PATH that execs the real tool: follow it."""
-    try:
-        if os.path.getsize(path) < 4096:
-            with open(path, "rb") as f:
-                head = f.read(4096)
-            if head.startswith(b"#!"):
-                m = re.search(rb'exec\s+"?([^\s"]+)"?', head)
-                if m and os.path.isfile(m.group(1)):
-                    return os.path.realpath(m.group(1).decode())
-    except OSError:
-        pass
-    return path
-
-
-def cuda_home() -> str | None:
-    """The CUDA toolkit: $CUDA_HOME / $CUDA_PATH / $CUDA_ROOT, else the folder above ptxas or nvcc."""
-    for var in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"):
-        d = os.environ.get(var)
-        if d and os.path.isdir(d):
-            return d
-    for tool in ("ptxas", "nvcc", "nvlink"):
-        exe = shutil.which(tool)
-        if exe:
-            return os.path.dirname(os.path.dirname(_follow_wrapper(os.path.realpath(exe))))
-    return None
-
-
-def cuda_tool(name: str) -> str | None:
-    """ptxas or nvlink: on PATH, else in the toolkit's bin."""
-    exe = shutil.which(name)
-    if exe:
-        return exe
-    home = cuda_home()
-    path = os.path.join(home, "bin", name) if home else None
-    return path if path and os.access(path, os.X_OK) else None
-
-
-def cuda_libdir() -> str | None:
-    """The folder holding libcudadevrt.a (the device runtime, for device-side launches)."""
-    home = cuda_home()
-    if home is None:
-        return None
-    for sub in ("lib64", "lib", os.path.join("targets", "x86_64-linux", "lib"),
-                os.path.join("targets", "sbsa-linux", "lib")):
-        d = os.path.join(home, sub)
-        if os.path.isfile(os.path.join(d, "libcudadevrt.a")):
-            return d
-    return None
-
-
-def libdevice_path() -> str | None:
-    """libdevice.10.bc: $KDEBUG_LIBDEVICE, the toolkit's nvvm/libdevice, or the nvidia pip wheels'."""
-    env = os.environ.get("KDEBUG_LIBDEVICE")
-    if env and os.path.isfile(env):
-        return env
-    candidates = []
-    home = cuda_home()
-    if home:
-        candidates.append(os.path.join(home, "nvvm", "libdevice", "libdevice.10.bc"))
-    try:
-        import nvidia  # the cuda-nvcc wheels numba-cuda installs
-        for root in nvidia.__path__:
-            for sub in ("cu13", "cuda_nvcc", "cu12"):
-                candidates.append(os.path.join(root, sub, "nvvm", "libdevice", "libdevice.10.bc"))
-    except ImportError:
-        pass
-    return next((c for c in candidates if os.path.isfile(c)), None)
-
-
-def arch_of(cc) -> str:
-    """(9, 0) or "sm_90" or "90" -> "sm_90"; None -> the default."""
-    if cc is None:
-        return DEFAULT_ARCH
-    if isinstance(cc, (tuple, list)):
-        arch = f"sm_{cc[0]}{cc[1]}"
-    else:
-        cc = str(cc)
-        arch = cc if cc.startswith("sm_") else f"sm_{cc.replace('.', '')}"
-    if not re.fullmatch(r"sm_\d{2,3}[af]?", arch):
-        raise ValueError(f"{cc!r} is not a GPU architecture: write it like sm_90, 9.0 or (9, 0)")
-    return arch
-
-
-def ptx_features(arch: str) -> str:
-    """The PTX ISA the arch needs (LLVM's default, 7.8, stops at sm_90)."""
-    n = int(re.sub(r"\D", "", arch) or 0)
-    if n >= 120:
-        return "+ptx87"
-    if n >= 100:
-        return "+ptx86"
-    if n >= 90:
-        return "+ptx80"
-    return ""
-
-
-_machines: dict = {}
-
-
-def target_machine(arch: str):
-    tm = _machines.get(arch)
-    if tm is None:
-        init_llvm()
-        target = llvm.Target.from_triple(TRIPLE)
-        tm = _machines[arch] = target.create_target_machine(cpu=arch, features=ptx_features(arch), opt=3)
-    return tm
-
-
-# ---- the kernel parameter convention --------------------------------------------------------
-def kernel_name(job) -> str:
-    """The PTX entry of a kernel job (the finish pass creates it)."""
-    return f"{job.entry}_kernel"
-
-
-def flat_param_types(t: T.Type) -> list[ir.Type]:
-    """The kernel entry's parameters for one kernel-language argument."""
-    if isinstance(t, T.Scalar):
-        return [i8] if t.is_bool else [llvm_type(t)]
-    if isinstance(t, T.Array):
-        return [ir.PointerType(mem_type(t.dtype), addrspace=1)] + [i64] * t.ndim
-    if isinstance(t, T.Tuple):
-        return [p for x in t.types for p in flat_param_types(x)]
-    if isinstance(t, T.FunctionPointer):
-        return [I8P]
-    if isinstance(t, T.CPointer):  # a raw device address: global memory
-        return [ir.PointerType(mem_type(t.dtype), addrspace=1)]
-    raise TypeError(f"cannot pass {t} to a kernel")
-
-
-def flat_param_dtypes(t: T.Type) -> list[np.dtype]:
-    """The same parameters as the host packs them (pointers as uint64)."""
-    if isinstance(t, T.Scalar):
-        return [np.dtype(np.uint8)] if t.is_bool else [t.np_dtype]
-    if isinstance(t, T.Array):
-        return [np.dtype(np.uint64)] + [np.dtype(np.int64)] * t.ndim
-    if isinstance(t, T.Tuple):
-        return [d for x in t.types for d in flat_param_dtypes(x)]
-    if isinstance(t, (T.FunctionPointer, T.CPointer)):
-        return [np.dtype(np.uint64)]
-    raise TypeError(f"cannot pass {t} to a kernel")
-
-
-def param_offsets(sizes) -> tuple[list[int], int]:
-    """Each parameter at its natural alignment, as CUDA lays out a kernel's parameter buffer."""
-    offsets, off = [], 0
-    for size in sizes:
-        off = (off + size - 1) // size * size
-        offsets.append(off)
-        off += size
-    return offsets, off
-
-
-def _rebuild(b: ir.IRBuilder, t: T.Type, params) -> ir.Value:
-    """The lowered body's argument value from the kernel entry's flat parameters."""
-    if isinstance(t, T.Scalar):
-        p = next(params)
-        return b.trunc(p, ir.IntType(1)) if t.is_bool else p
-    if isinstance(t, T.Array):
-        data = b.addrspacecast(next(params), ir.PointerType(mem_type(t.dtype)))
-        v = b.insert_value(ir.Constant(llvm_type(t), ir.Undefined), data, 0)
-        for k in range(t.ndim):
-            v = b.insert_value(v, next(params), [1, k])
-        return v
-    if isinstance(t, T.CPointer):
-        return b.addrspacecast(next(params), ir.PointerType(mem_type(t.dtype)))
-    if isinstance(t, T.Tuple):
-        v = ir.Constant(llvm_type(t), ir.Undefined)
-        for k, x in enumerate(t.types):
-            v = b.insert_value(v, _rebuild(b, x, params), k)
-        return v
-    return next(params)
-
-
-def _flatten(b: ir.IRBuilder, t: T.Type, v) -> list[ir.Value]:
-    """A lowered value as the kernel entry's flat parameters (for device-side launches)."""
-    if isinstance(t, T.Scalar):
-        return [b.zext(v, i8)] if t.is_bool else [v]
-    if isinstance(t, T.Array):
-        data = b.extract_value(v, 0)
-        out = [b.addrspacecast(data, ir.PointerType(mem_type(t.dtype), addrspace=1))]
-        return out + [b.extract_value(v, [1, k]) for k in range(t.ndim)]
-    if isinstance(t, T.Tuple):
-        return [p for k, x in enumerate(t.types) for p in _flatten(b, x, b.extract_value(v, k))]
-    return [v]
-
-
-def build_kernel_entry(job, target: "PtxTarget") -> ir.Module:
-    """``define ptx_kernel void @<entry>_kernel(<flat params>)`` calling the lowered body."""
-    m = ir.Module(name=kernel_name(job))
-    m.triple, m.data_layout = target.triple, target.data_layout
-    body_t = ir.FunctionType(ir.VoidType(), [llvm_type(t) for t in job.argtypes])
-    body = ir.Function(m, body_t, name=job.entry)
-    fn = ir.Function(m, target.deferred_entry_type(job), name=kernel_name(job))
-    fn.calling_convention = "ptx_kernel"
-    names = iter(_param_names(job))
-    for a in fn.args:
-        a.name = next(names)
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    params = iter(fn.args)
-    b.call(body, [_rebuild(b, t, params) for t in job.argtypes])
-    b.ret_void()
-    return m
-
-
-def _param_names(job) -> list[str]:
-    try:
-        names = job.job.function.argnames
-    except AttributeError:
-        names = [f"a{k}" for k in range(len(job.argtypes))]
-    out = []
-    for name, t in zip(names, job.argtypes):
-        n = len(flat_param_types(t))
-        if isinstance(t, T.Array):
-            out += [f"{name}.data"] + [f"{name}.shape{k}" for k in range(t.ndim)]
-        else:
-            out += [name] if n == 1 else [f"{name}.{k}" for k in range(n)]
-    return out
-
-
-# ---- ptxas ------------------------------------------------------------------------------
-_PTXAS_ENTRY = re.compile(r"Compiling entry function '([^']+)'|Function properties for (\S+)")
-_PTXAS_USED = re.compile(r"Used (\d+) registers")
-_PTXAS_STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
-_PTXAS_SMEM = re.compile(r"(\d+) bytes smem")
-
-
-def run_ptxas(ptx: str, arch: str, relocatable: bool, timeout: float = 120) -> dict:
-    """Assemble with ``ptxas -v`` and read registers, shared memory, stack and spills per function."""
-    exe = cuda_tool("ptxas")
-    flags = [f"-arch={arch}", "-v"] + (["-c"] if relocatable else [])
-    report = {"available": exe is not None, "command": "ptxas " + " ".join(flags), "ok": False,
-              "functions": {}, "log": "", "cubin": None}
-    if exe is None:
-        report["log"] = "ptxas is not on PATH (and CUDA_HOME has none): the PTX was not assembled"
-        return report
-    with tempfile.TemporaryDirectory(prefix="kdebug-ptxas-") as d:
-        src, out = os.path.join(d, "module.ptx"), os.path.join(d, "module.cubin")
-        with open(src, "w", encoding="utf-8") as f:
-            f.write(ptx)
-        try:
-            r = subprocess.run([exe, *flags, src, "-o", out], capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            report["log"] = f"ptxas did not finish within {timeout:.0f} s"
-            return report
-        report["log"] = (r.stdout + r.stderr).replace(src, "module.ptx").strip()
-        report["ok"] = r.returncode == 0
-        if report["ok"] and os.path.isfile(out):
-            with open(out, "rb") as f:
-                report["cubin"] = f.read()
-    report["functions"] = parse_ptxas_log(report["log"])
-    return report
-
-
-def parse_ptxas_log(log: str) -> dict:
-    funcs: dict[str, dict] = {}
-    current = None
-    for line in log.splitlines():
-        m = _PTXAS_ENTRY.search(line)
-        if m:
-            current = funcs.setdefault(m.group(1) or m.group(2), {"registers": 0, "shared": 0, "stack": 0,
-                                                                  "spill_stores": 0, "spill_loads": 0})
-            continue
-        if current is None:
-            continue
-        m = _PTXAS_STACK.search(line)
-        if m:
-            current["stack"], current["spill_stores"], current["spill_loads"] = map(int, m.groups())
-        m = _PTXAS_USED.search(line)
-        if m:
-            current["registers"] = int(m.group(1))
-            sm = _PTXAS_SMEM.search(line)
-            current["shared"] = int(sm.group(1)) if sm else 0
-    return funcs
-
-
-def format_ptxas(report: dict) -> str:
-    """The ptxas report as a table (the ``ptxas`` snapshot)."""
-    if not report.get("available"):
-        return report.get("log", "ptxas not run")
-    lines = [f"{report['command']}: {'ok' if report['ok'] else 'FAILED'}", ""]
-    if report["functions"]:
-        width = max(len(n) for n in report["functions"])
-        lines.append(f"{'function'.ljust(width)}  registers  shared  stack  spill stores/loads")
-        for name, f in report["functions"].items():
-            lines.append(f"{name.ljust(width)}  {f['registers']:9d}  {f['shared']:6d}  {f['stack']:5d}  "
-                         f"{f['spill_stores']}/{f['spill_loads']}")
-        lines.append("")
-    lines += ["--- ptxas log ---", report["log"]]
-    return "\n".join(lines)
-
-
-def ptx_function_text(ptx: str, name: str) -> str | None:
-    """One function's text (``.entry`` or ``.func``) from a PTX module, under the module header."""
-    lines = ptx.splitlines()
-    header = [ln for ln in lines if ln.startswith((".version", ".target", ".address_size"))]
-    decl = re.compile(rf"^(\.visible |\.weak |\.extern )?\.(entry|func)\s.*\b{re.escape(name)}\b")
-    for k, ln in enumerate(lines):
-        if not decl.match(ln):
-            continue
-        # a forward declaration ends in ";" before any "{"
-        stop = next((j for j in range(k, len(lines)) if lines[j] == "{" or lines[j].rstrip().endswith(";")), None)
-        if stop is None or lines[stop] != "{":
-            continue
-        end = next((j for j in range(stop, len(lines)) if lines[j] == "}"), None)
-        if end is not None:
-            return "\n".join(header + [""] + lines[k:end + 1]) + "\n"
-    return None
-
-
-# ---- libdevice --------------------------------------------------------------------------
 def _libdevice_module():
-    path = libdevice_path()
+    path = toolkit.libdevice_path()
     if path is None:
         return None
     with open(path, "rb") as f:
@@ -453,8 +144,7 @@ class PtxTarget(Target):
 
     def warp_op(self, lw, node, op):
         """Shuffles, votes, matches, activemask and syncwarp: the llvm.nvvm intrinsics."""
-        from kdebug.targets.ptx_warp import emit_warp_op
-        return emit_warp_op(lw, node, op)
+        return warp.emit_warp_op(lw, node, op)
 
     def shared_memory(self, lw, nbytes: int, align: int = 16) -> ir.Value:
         """An i8* to ``nbytes`` of ``.shared`` memory (one addrspace(3) global per array)."""
@@ -503,8 +193,8 @@ class PtxTarget(Target):
         buf = b.call(get_buf, [marker, g, bl, ir.Constant(i32, 0)], name="child.params")
         got = b.icmp_unsigned("!=", buf, ir.Constant(I8P, None))
         with b.if_then(got):
-            flat = [p for t, a in zip(argtypes, args) for p in _flatten(b, t, a)]
-            offsets, _ = param_offsets([_size_of(p.type) for p in flat])
+            flat = [p for t, a in zip(argtypes, args) for p in flatten(b, t, a)]
+            offsets, _ = param_offsets([param_size(p.type) for p in flat])
             for value, off in zip(flat, offsets):
                 slot = b.bitcast(b.gep(buf, [ir.Constant(i64, off)]), value.type.as_pointer())
                 b.store(value, slot)
@@ -590,7 +280,7 @@ class PtxTarget(Target):
         if not self.use_ptxas:
             return None
         if "ptxas" not in artifact:
-            artifact["ptxas"] = run_ptxas(artifact["ptx"], artifact["arch"], artifact["needs_cudadevrt"])
+            artifact["ptxas"] = assembler.run_ptxas(artifact["ptx"], artifact["arch"], artifact["needs_cudadevrt"])
             if not artifact["ptxas"]["available"]:
                 self._say_ptxas_missing()
         return artifact["ptxas"]
@@ -622,15 +312,3 @@ class PtxTarget(Target):
         if self.loader is None:
             return {j.id: None for j in jobs}
         return self.loader(artifact, jobs)
-
-
-def _size_of(ty: ir.Type) -> int:
-    if isinstance(ty, ir.PointerType):
-        return 8
-    if isinstance(ty, ir.IntType):
-        return max(ty.width // 8, 1)
-    if isinstance(ty, ir.FloatType):
-        return 4
-    if isinstance(ty, ir.DoubleType):
-        return 8
-    raise TypeError(f"no parameter size for {ty}")

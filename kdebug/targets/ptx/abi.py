@@ -1,0 +1,134 @@
+"""The kernel parameter convention: a kernel entry's flat parameters at natural alignment, as a
+host (pycuda) or a parent grid (the CUDA device runtime) lays them out."""
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+
+from kdebug.frontend.lower import i8, i64, llvm_type, mem_type
+from kdebug.lang import types as T
+
+
+I8P = ir.PointerType(i8)
+
+
+def kernel_name(job) -> str:
+    """The PTX entry of a kernel job (the finish pass creates it)."""
+    return f"{job.entry}_kernel"
+
+
+def flat_param_types(t: T.Type) -> list[ir.Type]:
+    """The kernel entry's parameters for one kernel-language argument."""
+    if isinstance(t, T.Scalar):
+        return [i8] if t.is_bool else [llvm_type(t)]
+    if isinstance(t, T.Array):
+        return [ir.PointerType(mem_type(t.dtype), addrspace=1)] + [i64] * t.ndim
+    if isinstance(t, T.Tuple):
+        return [p for x in t.types for p in flat_param_types(x)]
+    if isinstance(t, T.FunctionPointer):
+        return [I8P]
+    if isinstance(t, T.CPointer):  # a raw device address: global memory
+        return [ir.PointerType(mem_type(t.dtype), addrspace=1)]
+    raise TypeError(f"cannot pass {t} to a kernel")
+
+
+def flat_param_dtypes(t: T.Type) -> list[np.dtype]:
+    """The same parameters as the host packs them (pointers as uint64)."""
+    if isinstance(t, T.Scalar):
+        return [np.dtype(np.uint8)] if t.is_bool else [t.np_dtype]
+    if isinstance(t, T.Array):
+        return [np.dtype(np.uint64)] + [np.dtype(np.int64)] * t.ndim
+    if isinstance(t, T.Tuple):
+        return [d for x in t.types for d in flat_param_dtypes(x)]
+    if isinstance(t, (T.FunctionPointer, T.CPointer)):
+        return [np.dtype(np.uint64)]
+    raise TypeError(f"cannot pass {t} to a kernel")
+
+
+def param_offsets(sizes) -> tuple[list[int], int]:
+    """Each parameter at its natural alignment, as CUDA lays out a kernel's parameter buffer."""
+    offsets, off = [], 0
+    for size in sizes:
+        off = (off + size - 1) // size * size
+        offsets.append(off)
+        off += size
+    return offsets, off
+
+
+def _rebuild(b: ir.IRBuilder, t: T.Type, params) -> ir.Value:
+    """The lowered body's argument value from the kernel entry's flat parameters."""
+    if isinstance(t, T.Scalar):
+        p = next(params)
+        return b.trunc(p, ir.IntType(1)) if t.is_bool else p
+    if isinstance(t, T.Array):
+        data = b.addrspacecast(next(params), ir.PointerType(mem_type(t.dtype)))
+        v = b.insert_value(ir.Constant(llvm_type(t), ir.Undefined), data, 0)
+        for k in range(t.ndim):
+            v = b.insert_value(v, next(params), [1, k])
+        return v
+    if isinstance(t, T.CPointer):
+        return b.addrspacecast(next(params), ir.PointerType(mem_type(t.dtype)))
+    if isinstance(t, T.Tuple):
+        v = ir.Constant(llvm_type(t), ir.Undefined)
+        for k, x in enumerate(t.types):
+            v = b.insert_value(v, _rebuild(b, x, params), k)
+        return v
+    return next(params)
+
+
+def flatten(b: ir.IRBuilder, t: T.Type, v) -> list[ir.Value]:
+    """A lowered value as the kernel entry's flat parameters (for device-side launches)."""
+    if isinstance(t, T.Scalar):
+        return [b.zext(v, i8)] if t.is_bool else [v]
+    if isinstance(t, T.Array):
+        data = b.extract_value(v, 0)
+        out = [b.addrspacecast(data, ir.PointerType(mem_type(t.dtype), addrspace=1))]
+        return out + [b.extract_value(v, [1, k]) for k in range(t.ndim)]
+    if isinstance(t, T.Tuple):
+        return [p for k, x in enumerate(t.types) for p in flatten(b, x, b.extract_value(v, k))]
+    return [v]
+
+
+def build_kernel_entry(job, target: "PtxTarget") -> ir.Module:
+    """``define ptx_kernel void @<entry>_kernel(<flat params>)`` calling the lowered body."""
+    m = ir.Module(name=kernel_name(job))
+    m.triple, m.data_layout = target.triple, target.data_layout
+    body_t = ir.FunctionType(ir.VoidType(), [llvm_type(t) for t in job.argtypes])
+    body = ir.Function(m, body_t, name=job.entry)
+    fn = ir.Function(m, target.deferred_entry_type(job), name=kernel_name(job))
+    fn.calling_convention = "ptx_kernel"
+    names = iter(_param_names(job))
+    for a in fn.args:
+        a.name = next(names)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    params = iter(fn.args)
+    b.call(body, [_rebuild(b, t, params) for t in job.argtypes])
+    b.ret_void()
+    return m
+
+
+def _param_names(job) -> list[str]:
+    try:
+        names = job.job.function.argnames
+    except AttributeError:
+        names = [f"a{k}" for k in range(len(job.argtypes))]
+    out = []
+    for name, t in zip(names, job.argtypes):
+        n = len(flat_param_types(t))
+        if isinstance(t, T.Array):
+            out += [f"{name}.data"] + [f"{name}.shape{k}" for k in range(t.ndim)]
+        else:
+            out += [name] if n == 1 else [f"{name}.{k}" for k in range(n)]
+    return out
+
+
+def param_size(ty: ir.Type) -> int:
+    if isinstance(ty, ir.PointerType):
+        return 8
+    if isinstance(ty, ir.IntType):
+        return max(ty.width // 8, 1)
+    if isinstance(ty, ir.FloatType):
+        return 4
+    if isinstance(ty, ir.DoubleType):
+        return 8
+    raise TypeError(f"no parameter size for {ty}")
