@@ -12,7 +12,7 @@ from llvmlite import ir
 
 from kdebug.frontend.registry import REGISTRY, IntrinsicImpl, register, register_value
 from kdebug.frontend.lower import llvm_type, mem_type
-from kdebug.frontend.typeinfer import PyValue, TypeInferer
+from kdebug.frontend.typeinfer import PyValue
 from kdebug.lang import intrinsics as I
 from kdebug.lang import types as T
 
@@ -312,7 +312,9 @@ def _array_type(inferer, node, name):
     dtype = _dtype_of(_static_value(inferer, dtype_node))
     if dtype is None:
         raise inferer.error(dtype_node, f"cuda.{name} needs a numeric dtype", "write e.g. float32 or int32")
-    _check_size_limit(inferer, node, name, _nelems(shape) * max(1, dtype.bits // 8))
+    nbytes = _nelems(shape) * max(1, dtype.bits // 8)
+    inferer.tf.arrays[node] = (name, shape, nbytes)  # lowering reads the shape here
+    _check_size_limit(inferer, node, name, nbytes)
     return shape, dtype
 
 
@@ -327,9 +329,7 @@ def _check_size_limit(inferer, node, name, nbytes):
                                   f"{MAX_LOCAL_BYTES // 1024} KiB of local memory", "make it smaller, or use a global array")
     if name == "shared.array":
         # summed over this function's shared arrays, once each however often typing visits them
-        sizes = inferer.__dict__.setdefault("static_shared_sizes", {})
-        sizes[node] = nbytes
-        total = sum(sizes.values())
+        total = sum(n for kind, _, n in inferer.tf.arrays.values() if kind == "shared.array")
         if total > MAX_STATIC_SHARED_BYTES:
             raise inferer.error(node, f"static shared memory reaches {total} bytes here; a block has at most "
                                       f"{MAX_STATIC_SHARED_BYTES} bytes (48 KiB)",
@@ -382,13 +382,8 @@ class SharedArray:
 
 
 def _static_shape(lw, node):
-    """The shape typeinfer checked, evaluated again from the same source (it is a constant)."""
-    inf = TypeInferer.__new__(TypeInferer)
-    inf.tf, inf.src = lw.tf, lw.src
-    inf.assigned = set()
-    shape_node, _ = _array_args(inf, node, "array")
-    shape = _static_value(inf, shape_node)
-    return shape if isinstance(shape, tuple) else (shape,)
+    """The constant shape type inference found for this array call."""
+    return lw.tf.arrays[node][1]
 
 
 @register("local.array")

@@ -8,6 +8,7 @@ registers, device-side launches and function pointers.
 from __future__ import annotations
 
 import ast
+import copy
 import math
 
 import numpy as np
@@ -63,8 +64,6 @@ def const(t: T.Type, value) -> ir.Constant:
 
 
 _LLVM_MATH = {"sqrt", "sin", "cos", "exp", "log", "log2", "log10", "fabs", "floor", "ceil", "trunc", "exp2"}
-_LIBM_MATH = {"tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "expm1",
-              "log1p", "erf", "erfc", "lgamma", "atan2", "hypot", "fmod", "pow", "copysign"}
 _LIBM_RENAME = {"gamma": "tgamma"}
 
 
@@ -93,6 +92,14 @@ class FunctionLowerer:
         self.loops: list[tuple[ir.Block, ir.Block]] = []
         self.counter = 0
         self.fastmath = False  # @cuda.jit(fastmath=True): set by whoever lowers the function
+
+    def inlined(self, callee_tf: TypedFunction) -> "FunctionLowerer":
+        """A lowerer that emits ``callee_tf``'s body into this function (an inlined call): the same
+        module, function, builder and target state, its own variables and loops."""
+        il = copy.copy(self)
+        il.tf, il.src = callee_tf, callee_tf.source
+        il.slots, il.loops = {}, []
+        return il
 
     # ---- helpers --------------------------------------------------------------
     def loc(self, node):

@@ -88,6 +88,8 @@ class TypedFunction:
     call_bindings: dict[ast.AST, list] = field(default_factory=dict)
     deferred: list[DeferredRequest] = field(default_factory=list)
     features: set[str] = field(default_factory=set)  # e.g. "barrier", "atomic", "shared", "launch"
+    # cuda.shared.array / cuda.local.array calls: (intrinsic name, constant shape, bytes), typed once
+    arrays: dict[ast.AST, tuple] = field(default_factory=dict)
 
     def listing(self) -> str:
         """A readable summary, kept as the typeinfer phase's snapshot."""
@@ -113,7 +115,6 @@ _MATH_UNARY_FLOAT = {"sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh"
 _MATH_BINARY_FLOAT = {"pow", "atan2", "hypot", "fmod", "copysign"}
 _MATH_TO_INT = {"floor", "ceil", "trunc"}
 _MATH_PREDICATE = {"isnan", "isinf", "isfinite"}
-_BUILTIN_CALLS = {"range", "len", "abs", "min", "max", "int", "float", "bool", "round"}
 _CAST_TYPES = {int: T.int64, float: T.float64, bool: T.boolean}
 
 

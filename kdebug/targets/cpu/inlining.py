@@ -1,17 +1,14 @@
 """Device functions with barriers, lowered into the calling kernel: their barriers suspend its coroutine."""
 from __future__ import annotations
 
-from kdebug.frontend.lower import FunctionLowerer, llvm_type
+from kdebug.frontend.lower import llvm_type
 from kdebug.lang import types as T
 from kdebug.targets.cpu.coroutines import coro_root
 
 
 def inline_call(lw, node, callee_tf, vals):
     """Lower a device function's body into the caller; returns its result (None for void)."""
-    il = FunctionLowerer.__new__(FunctionLowerer)
-    il.__dict__.update(lw.__dict__)
-    il.tf, il.src = callee_tf, callee_tf.source
-    il.slots, il.loops = {}, []
+    il = lw.inlined(callee_tf)
     il.coro_root = coro_root(lw)
     for name, t in callee_tf.locals.items():
         il.slots[name] = il.alloca(llvm_type(t), name=name)
