@@ -72,6 +72,12 @@ class KernelRuntimeError(KdebugError):
     kind = "kernel error"
 
 
+class KernelRuntimeWarning(KdebugError):
+    """Something a kernel did that works but is undefined in CUDA (reported as a warning; the run goes on)."""
+
+    kind = "kernel warning"
+
+
 class ReentrantLoopError(KdebugError):
     """The recursive strategy asked for a job already on its own request chain."""
 

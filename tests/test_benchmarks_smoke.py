@@ -24,3 +24,12 @@ def test_bench_compile_quick_runs_and_prints_its_tables():
     assert "warm compile of saxpy on the CPU target through load:" in out
     assert "launch of a compiled kernel (one block of 256 threads, device arrays):" in out
     assert "Traceback" not in out + r.stderr
+
+
+def test_bench_warp_quick_runs_and_prints_its_table():
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_warp.py"), "--quick"],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "| kernel | memcheck | kdebug | numpy sum | kdebug / numpy |" in r.stdout
+    assert "| strided | on |" in r.stdout and "| chunked | off |" in r.stdout

@@ -141,7 +141,9 @@ def test_first_error_wins_over_many_threads_and_cores():
     assert "index 65536 is outside shape (65536,)" in str(err)  # only the very last thread fails
 
 
-def test_divergent_barrier_in_branch():
+def test_barrier_in_branch_released_by_exited_threads():
+    """sm_70: the 16 threads that skip the barrier exit, which releases it (a warning: see
+    tests/test_barrier_semantics.py)."""
     @cuda.jit
     def kern(x):
         t = cuda.threadIdx.x
@@ -149,15 +151,13 @@ def test_divergent_barrier_in_branch():
             cuda.syncthreads()
         x[t] = 1
 
-    err = launch_error(kern, (1, 32), np.zeros(32, np.int32))
-    text = str(err)
-    assert "divergent barrier in kernel kern: 16 of 32 threads of block (0, 0, 0) wait at cuda.syncthreads()" in text
-    assert "16 finished without reaching it (first: thread (16, 0, 0))" in text
-    assert "cuda.syncthreads()\n" in text and err.category == "barrier"
+    x = np.zeros(32, np.int32)
+    kern[1, 32](x)
+    assert (x == 1).all()
     still_alive()
 
 
-def test_divergent_barrier_after_early_return():
+def test_barrier_after_early_return():
     @cuda.jit
     def kern(x):
         t = cuda.threadIdx.x
@@ -166,8 +166,9 @@ def test_divergent_barrier_after_early_return():
         cuda.syncthreads()
         x[t] = 1
 
-    err = launch_error(kern, (2, 64), np.zeros(40, np.int32))
-    assert "40 of 64 threads" in str(err) and "24 finished" in str(err)
+    x = np.zeros(40, np.int32)
+    kern[2, 64](x)
+    assert (x == 1).all()
 
 
 def test_different_barriers_reached():
@@ -194,7 +195,8 @@ def test_divergent_grid_barrier():
         x[cuda.grid(1)] = 1
 
     err = launch_error(kern, (3, 8), np.zeros(24, np.int32))
-    assert "divergent grid barrier" in str(err)
+    assert "grid barrier that can never complete" in str(err)
+    assert "every thread of block (1, 0, 0) has exited" in str(err)
 
 
 def test_cli_reports_kernel_errors_without_traceback(tmp_path):
@@ -228,6 +230,6 @@ def test_grid_barrier_launch_too_large_is_a_launch_error():
         cuda.cg.this_grid().sync()
         x[0] = 1
 
-    with pytest.raises(LaunchError, match="grid barrier"):
+    with pytest.raises(LaunchError, match=r"syncs its grid .* 4097 blocks of 256 threads exceed the 1056"):
         kern[4097, 256](np.zeros(1, np.int32))
     still_alive()

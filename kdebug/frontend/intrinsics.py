@@ -150,15 +150,16 @@ def _vote_lowerer(name):
         b = lw.builder
         arg = node.args[0]
         pred = lw.truth(lw.expr(arg), lw.type_of(arg))
+        if name == "syncthreads_and":  # count the false votes: threads that exited do not vote (PTX bar.red.and)
+            pred = b.not_(pred)
         vote = b.zext(pred, ir.IntType(32))
         count = _target_hook(lw, node, "barrier", f"cuda.{name}()")(lw, node, f"cuda.{name}()", vote)
         if name == "syncthreads_count":
             return count
+        zero = ir.Constant(ir.IntType(32), 0)
         if name == "syncthreads_or":
-            return b.zext(b.icmp_unsigned("!=", count, ir.Constant(ir.IntType(32), 0)), ir.IntType(32))
-        reg = lw.target.special_register
-        n = b.mul(b.mul(reg(lw, "blockDim", "x"), reg(lw, "blockDim", "y")), reg(lw, "blockDim", "z"))
-        return b.zext(b.icmp_unsigned("==", count, n), ir.IntType(32))
+            return b.zext(b.icmp_unsigned("!=", count, zero), ir.IntType(32))
+        return b.zext(b.icmp_unsigned("==", count, zero), ir.IntType(32))
     return lower
 
 
@@ -427,8 +428,8 @@ class ConstArrayLike:
 
 # ---- atomics ---------------------------------------------------------------------------------------
 _ATOMIC_TYPES = ("int32", "uint32", "int64", "uint64", "float32", "float64")
-_ATOMIC_ARGS = {"add": 3, "sub": 3, "max": 3, "min": 3, "exch": 3, "and_": 3, "or_": 3, "xor": 3,
-                "inc": 3, "dec": 3, "cas": 4, "compare_and_swap": 3}
+_ATOMIC_ARGS = {"add": 3, "sub": 3, "max": 3, "min": 3, "nanmax": 3, "nanmin": 3, "exch": 3, "and_": 3, "or_": 3,
+                "xor": 3, "inc": 3, "dec": 3, "cas": 4, "compare_and_swap": 3}
 
 
 def _atomic_typer(op):
@@ -516,6 +517,17 @@ def _cas_loop(lw, ptr, compute):
     return old
 
 
+def _float_minmax(b, op, old, val):
+    """numba-cuda's ___numba_atomic_*_{max,min,nanmax,nanmin}: max/min store nothing when either value is
+    NaN; nanmax/nanmin ignore a NaN ``val`` and replace a stored NaN."""
+    if op in ("max", "min"):
+        better = b.fcmp_ordered(">" if op == "max" else "<", val, old)
+    else:
+        ordered_val = b.fcmp_ordered("ord", val, val)
+        better = b.and_(ordered_val, b.fcmp_unordered("<" if op == "nanmax" else ">", old, val))
+    return b.select(better, val, old)
+
+
 def _atomic_lowerer(op):
     def lower(lw, node):
         b = lw.builder
@@ -538,16 +550,12 @@ def _atomic_lowerer(op):
                 return b.atomic_rmw("fadd" if op == "add" else "fsub", ptr, val, "monotonic")
             if op == "exch":
                 return _cas_loop(lw, ptr, lambda old: val)
-            if op in ("max", "min"):
-                # numba: NaN-ignoring max/min (the stored value wins unless the new one is larger/smaller)
-                def compute(old):
-                    better = b.fcmp_ordered(">" if op == "max" else "<", val, old)
-                    isnan = b.fcmp_unordered("uno", old, old)
-                    return b.select(b.or_(better, isnan), val, old)
-                return _cas_loop(lw, ptr, compute)
+            if op in ("max", "min", "nanmax", "nanmin"):
+                return _cas_loop(lw, ptr, lambda old: _float_minmax(b, op, old, val))
         signed = dt.signed
         rmw = {"add": "add", "sub": "sub", "exch": "xchg", "and_": "and", "or_": "or", "xor": "xor",
-               "max": "max" if signed else "umax", "min": "min" if signed else "umin"}
+               "max": "max" if signed else "umax", "min": "min" if signed else "umin",
+               "nanmax": "max" if signed else "umax", "nanmin": "min" if signed else "umin"}
         if op in rmw:
             return b.atomic_rmw(rmw[op], ptr, val, "monotonic")
         one, zero = ir.Constant(val.type, 1), ir.Constant(val.type, 0)

@@ -51,7 +51,10 @@ def parse_function(fn) -> FunctionSource:
         raise CompileError(f"{getattr(fn, '__name__', fn)!r} is not a plain function definition",
                            SourceLocation(file, first, 1),
                            hint="decorate a 'def' function with @cuda.jit; lambdas are not supported")
-    return FunctionSource(fn, file, first, indent, text, node)
+    src = FunctionSource(fn, file, first, indent, text, node)
+    from kdebug.frontend.desugar import desugar_loops
+    desugar_loops(node, src)  # for x in a / enumerate / zip / a range variable: counted loops
+    return src
 
 
 def _lambda_as_def(fn, module, file, first) -> ast.FunctionDef:

@@ -715,6 +715,9 @@ class TypeInferer:
         if fn is range:
             raise self.error(node, "range() can only be used as the iterable of a for loop", "write for i in range(n)")
         if fn is len:
+            if getattr(node, "kdebug_loop_iter", None) is not None and not isinstance(argts[0], (T.Array, T.Tuple)):
+                from kdebug.frontend.desugar import loop_iter_error
+                raise loop_iter_error(self, node, argts[0])
             if len(argts) != 1 or not isinstance(argts[0], (T.Array, T.Tuple)):
                 raise self.error(node, "len() takes one array or tuple", "write len(a)")
             return T.int64

@@ -10,7 +10,7 @@ import numpy as np
 from kdebug.errors import LaunchError
 from kdebug.lang import types as T
 from kdebug.lang.host import DeviceNDArray
-from kdebug.runtime.memcheck import error_from_record
+from kdebug.runtime.memcheck import error_from_record, warning_from_record
 from kdebug.runtime.record import I32P, LAUNCHER, RuntimeRecord
 
 _SCALAR_CTYPES = {
@@ -21,7 +21,6 @@ _SCALAR_CTYPES = {
 _struct_cache: dict = {}
 _pool: ThreadPoolExecutor | None = None
 _NCPU = os.cpu_count() or 1
-MAX_GRID_SYNC_THREADS = 1 << 20  # a grid barrier keeps every thread's coroutine alive at once
 SHUFFLE_PERMUTATIONS = 8  # --shuffle-threads: thread orders drawn per launch, used in turn per block and phase
 PARALLEL_MIN_THREADS = 1 << 19  # below this, one core is faster: handing blocks to the pool costs ~0.25 ms (saxpy: ~0.8 ns an element)
 
@@ -125,12 +124,8 @@ class CpuRuntime:
         ncpu = _NCPU
         threads = nblocks * nt
         grid_sync = compiled.record.entry in compiled.artifact.get("grid_sync", ())
-        if grid_sync and threads > MAX_GRID_SYNC_THREADS:
-            raise LaunchError(f"{compiled.record.name} has a grid barrier (cuda.cg.this_grid().sync()), so all of "
-                              f"its {threads} threads must be alive at once; the CPU backend allows "
-                              f"{MAX_GRID_SYNC_THREADS}", None,
-                              "launch fewer blocks (a cooperative launch is limited to the blocks that fit on "
-                              "the device at once) and loop over the data inside the kernel")
+        if grid_sync:
+            _check_cooperative(compiled.record.name, nblocks, nt)
         if grid_sync or not parallel or ncpu == 1 or nblocks < 2 or threads < PARALLEL_MIN_THREADS:
             fn(ctypes.addressof(params), dims, 0, nblocks, rt)
         else:
@@ -144,3 +139,17 @@ class CpuRuntime:
         error = error_from_record(record, compiled.record.name)
         if error is not None:
             raise error
+        warning = warning_from_record(record, compiled.record.name)
+        return [warning] if warning is not None else []
+
+
+def _check_cooperative(name: str, nblocks: int, nt: int) -> None:
+    """A grid that syncs must fit on the device at once (numba's max_cooperative_grid_blocks)."""
+    from kdebug.lang.device import max_cooperative_grid_blocks
+    limit = max_cooperative_grid_blocks(nt)
+    if nblocks > limit:
+        raise LaunchError(f"{name} syncs its grid (cuda.cg.this_grid().sync()), so all of its blocks must be "
+                          f"co-resident: {nblocks} blocks of {nt} threads exceed the {limit} that fit on the "
+                          f"emulated device at once (max_cooperative_grid_blocks({nt}))", None,
+                          "launch at most max_cooperative_grid_blocks(blockdim) blocks and loop over the data "
+                          "inside the kernel")

@@ -21,14 +21,15 @@ import os
 import threading
 from dataclasses import dataclass
 
-from kdebug.errors import KernelRuntimeError, SourceLocation
+from kdebug.errors import KernelRuntimeError, KernelRuntimeWarning, SourceLocation
 # warp operations (kdebug/targets/cpu/warp.py): their error kinds and messages
 from kdebug.runtime.warp_errors import (DIVERGENT_WARP, WARP_EXITED, WARP_INACTIVE_SOURCE,  # noqa: F401
                                         WARP_KINDS, WARP_MASK_MISMATCH, WARP_NOT_IN_MASK, warp_error)
-from kdebug.runtime.record import RuntimeRecord
+from kdebug.runtime.record import IN_BRANCH, RuntimeRecord
 
 # error kinds
 NONE, OUT_OF_BOUNDS, DIVERGENT_BARRIER, DIVERGENT_GRID_BARRIER = 0, 1, 2, 3
+GRID_SYNC_NO_ARRIVER = 9  # thread (0, 0, 0) of a block exited: nothing arrives at the grid barrier for it
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ def register_site(site: Site) -> int:
 
 
 def site(site_id: int) -> Site:
-    return _sites[abs(site_id)]
+    return _sites[abs(site_id) & (IN_BRANCH - 1)]
 
 
 def env_memcheck_default() -> bool:
@@ -97,21 +98,39 @@ def error_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeError | N
         err.category = "memcheck"
         return err
     waiting, done, nt = rec.aux[1], rec.aux[2], rec.aux[3]
-    scope = "grid" if rec.error == DIVERGENT_GRID_BARRIER else "block"
     if rec.error in WARP_KINDS:
         return warp_error(rec, s, site, infn, where)
-    if rec.aux[0]:
+    if rec.error == GRID_SYNC_NO_ARRIVER:
+        msg = (f"grid barrier that can never complete in {infn}: {waiting} threads of block {_dim3(rec.ctaid)} wait at "
+               f"{s.what}, but the block's thread (0, 0, 0), which arrives for the block at the grid level, has "
+               f"exited ({done} of the block's {nt} threads have); on a GPU the grid would hang")
+        hint = "keep thread (0, 0, 0) of every block running to the grid sync (guard the work, not the sync)"
+    elif rec.aux[0]:
         other = site(rec.aux[0])
         msg = (f"divergent barrier in {infn}: the threads of block {_dim3(rec.ctaid)} wait at different barriers: "
                f"{s.what} at {s.loc} and, for thread {_dim3(rec.tid)} among others, {other.what} at {other.loc}")
-    elif scope == "grid":
-        msg = (f"divergent grid barrier in {infn}: {waiting} threads wait at {s.what} while block "
-               f"{_dim3(rec.ctaid)} has finished without reaching it (thread {_dim3(rec.tid)})")
+        hint = ("every thread of a block must reach the same barriers: keep syncthreads() out of branches "
+                "that differ between threads")
     else:
-        msg = (f"divergent barrier in {infn}: {waiting} of {nt} threads of block {_dim3(rec.ctaid)} wait at "
-               f"{s.what} while {done} finished without reaching it (first: thread {_dim3(rec.tid)})")
-    err = KernelRuntimeError(msg, s.loc, "every thread of a block must reach the same barriers: keep "
-                                         "syncthreads() out of branches that differ between threads, and "
-                                         "do not return early before a barrier")
+        msg = (f"grid barrier that can never complete in {infn}: {waiting} threads wait at {s.what} while every "
+               f"thread of block {_dim3(rec.ctaid)} has exited without reaching it (thread {_dim3(rec.tid)}); on a "
+               f"GPU the grid would hang")
+        hint = "every block must reach the grid sync: let whole blocks skip the work, not the sync"
+    err = KernelRuntimeError(msg, s.loc, hint)
     err.category = "barrier"
     return err
+
+
+def warning_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeWarning | None:
+    """The barrier that completed only because threads that skipped it exited (inside a branch), or None."""
+    if not rec.warn_site:
+        return None
+    s = site(rec.warn_site)
+    infn = f"kernel {kernel}" if s.function in ("", kernel) else f"device function {s.function} (kernel {kernel})"
+    msg = (f"{s.what} in {infn} is inside a branch and completed only because {rec.warn_done} threads of block "
+           f"{_dim3(rec.warn_ctaid)} exited without reaching it ({rec.warn_waiting} waited): GPUs since Volta "
+           f"release a barrier for exited threads, but CUDA calls a barrier in divergent code undefined")
+    warn = KernelRuntimeWarning(msg, s.loc, "move the barrier out of the branch (let every thread reach it), "
+                                          "or make the branch uniform for the block")
+    warn.category = "barrier"
+    return warn

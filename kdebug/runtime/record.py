@@ -23,8 +23,18 @@ RECORD_FIELDS = (
     ("nperm", ctypes.c_int32),
     ("perm_nt", ctypes.c_int32),
     ("dyn_shared", ctypes.c_int64),  # dynamic shared memory per block (the launch's shared_bytes)
+    # the first barrier inside a branch that completed only because the threads that skipped it
+    # exited (a warning: CUDA calls it undefined, GPUs since Volta release it)
+    ("warn_site", ctypes.c_int32),
+    ("warn_ctaid", ctypes.c_int32 * 3),
+    ("warn_waiting", ctypes.c_int32),
+    ("warn_done", ctypes.c_int32),
 )
 FIELD = {name: k for k, (name, _) in enumerate(RECORD_FIELDS)}
+
+# A barrier's value in a waiting thread's context is its site id, with this bit set when the barrier
+# lies inside an if/else of its function (site ids stay below it).
+IN_BRANCH = 1 << 29
 
 
 class RuntimeRecord(ctypes.Structure):

@@ -145,11 +145,12 @@ class Session:
         t0 = time.perf_counter()
         copy_back = []
         error = foreign = None
+        warnings = ()
         try:
             staged, copy_back = self._stage_arguments(args)
             extra = {"shuffle": self.shuffle_seed} if self.shuffle_seed is not None else {}
             device_launch.install(self)  # device-side launches of this grid report to this session
-            self.runtime.launch(compiled, staged, argtypes, grid, block, shared, **extra)
+            warnings = self.runtime.launch(compiled, staged, argtypes, grid, block, shared, **extra) or ()
         except KdebugError as exc:
             error = exc
         except BaseException as exc:  # noqa: BLE001 - not kdebug's own (e.g. KeyboardInterrupt): still a failed launch
@@ -164,6 +165,10 @@ class Session:
         dt = time.perf_counter() - t0
         failure = str(error) if error else f"{type(foreign).__name__}: {foreign}" if foreign else None
         self.bus.emit(E.LaunchFinished(launch=lid, name=dispatcher.__name__, duration=dt, error=failure))
+        for w in warnings:  # e.g. a barrier in a branch released by exited threads (runtime/memcheck.py)
+            self.bus.emit(E.Diagnostic(severity="warning", message=w.message, category=w.category,
+                                       job=compiled.record.id, location=w.loc.to_json() if w.loc else None,
+                                       text=str(w)))
         if foreign is not None:
             self.failed = True
             raise foreign

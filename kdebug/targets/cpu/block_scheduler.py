@@ -7,8 +7,10 @@ of a block; each runs to its next barrier or to its end. Then, per block:
   lanes of its mask are released together, or the reason they cannot be is an error (warp.py);
 * when every thread waits at the same block barrier, the votes of
   ``syncthreads_count/and/or`` are combined and all are resumed (a new phase);
-* threads at different barriers, or some waiting while others finished, are a
-  divergent-barrier error in the runtime record;
+* threads at different barriers are a divergent-barrier error in the runtime record; threads
+  that exited release a barrier the others wait at (sm_70 and later), a grid barrier only while
+  the block's thread (0, 0, 0), which arrives for the block, has not exited; such a barrier inside
+  a branch is recorded as a warning;
 * a block whose threads all wait at a grid barrier is parked; when every block
   of the group is parked the grid barrier releases them (the group is the
   whole grid for a kernel with a grid barrier, else one block).
@@ -19,7 +21,8 @@ from llvmlite import ir
 
 from kdebug.runtime import memcheck as M
 from kdebug.targets.cpu.ir_helpers import Loop, abs_i32, const, declare, entry_alloca, field
-from kdebug.targets.cpu.layout import CTX_BARRIER, CTX_CORO, CTX_VOTE, I8P, VOID, WARP, WARP_FLAG, i32, i64
+from kdebug.targets.cpu.layout import (CTX_BARRIER, CTX_CORO, CTX_VOTE, I8P, IN_BRANCH, RT_WARN_CTAID, RT_WARN_DONE,
+                                       RT_WARN_SITE, RT_WARN_WAITING, RUNTIME_P, VOID, WARP, WARP_FLAG, i32, i64)
 from kdebug.targets.cpu.memcheck_ir import emit_record_error, error_flag, thread_position
 from kdebug.targets.cpu.warp import warp_pass_function
 
@@ -97,9 +100,12 @@ class BlockScheduler:
         return ph
 
     def _resume(self, c) -> None:
+        """Resume a waiting thread (an exited one stays at its final suspend point)."""
         b = self.b
-        b.store(const(0), field(b, c, CTX_BARRIER))
-        b.call(self.resume_fn, [b.load(field(b, c, CTX_CORO))])
+        slot = field(b, c, CTX_BARRIER)
+        with b.if_then(b.icmp_signed("!=", b.load(slot), const(0))):
+            b.store(const(0), slot)
+            b.call(self.resume_fn, [b.load(field(b, c, CTX_CORO))])
 
     def _stop_on_error(self, on_error, otherwise) -> None:
         self.b.cbranch(error_flag(self.b, self.lb.runtime), on_error, otherwise)
@@ -229,10 +235,8 @@ class BlockScheduler:
         some_done = fn.append_basic_block("sched.somedone")
         none_done = fn.append_basic_block("sched.nonedone")
         b.cbranch(b.icmp_signed(">", n_done, const(0)), some_done, none_done)
-        b.position_at_end(some_done)  # some wait while others finished
-        dc = self._thread_ctx(bi, b.load(self.first_done_slot))
-        self._record(M.DIVERGENT_BARRIER, dc, abs_i32(b, s0), [const(0), b.sub(nt32, n_done), n_done, nt32])
-        b.branch(self.fail)
+        b.position_at_end(some_done)  # the others exited: since sm_70 that releases the barrier
+        self._exits_release(bi, s0, n_done, none_done)
         b.position_at_end(none_done)
         at_grid = fn.append_basic_block("sched.atgrid")
         at_block = fn.append_basic_block("sched.atblock")
@@ -244,6 +248,39 @@ class BlockScheduler:
         b.position_at_end(at_block)  # the whole block waits at one barrier: vote, then resume
         self._release_block(bi, blk)
         self._stop_on_error(self.fail, decide)
+
+    def _exits_release(self, bi, s0, n_done, go_on) -> None:
+        """Some threads wait at one barrier and the rest have exited: the barrier completes (PTX ``exit``:
+        exiting threads release a barrier they hold up). A grid barrier still needs its block's thread
+        (0, 0, 0), the one that arrives for the block at the grid level; a barrier inside a branch that
+        completes this way is noted as a warning (CUDA calls it undefined)."""
+        b, fn, nt32 = self.b, self.fn, self.lb.nt32
+        c0 = self._thread_ctx(bi, const(0))
+        t0_exited = b.icmp_signed("==", b.load(field(b, c0, CTX_BARRIER)), const(0))
+        hang = fn.append_basic_block("sched.noarriver")
+        ok = fn.append_basic_block("sched.exitsrelease")
+        b.cbranch(b.and_(b.icmp_signed("<", s0, const(0)), t0_exited), hang, ok)
+        b.position_at_end(hang)
+        self._record(M.GRID_SYNC_NO_ARRIVER, c0, abs_i32(b, s0), [const(0), b.sub(nt32, n_done), n_done, nt32])
+        b.branch(self.fail)
+        b.position_at_end(ok)
+        site = abs_i32(b, s0)
+        with b.if_then(b.icmp_unsigned("!=", b.and_(site, const(IN_BRANCH)), const(0))):
+            self._note_warning(c0, site, b.sub(nt32, n_done), n_done)
+        b.branch(go_on)
+
+    def _note_warning(self, c0, site, waiting, done) -> None:
+        """The first barrier completed only thanks to exits inside a branch, for the host to report."""
+        b = self.b
+        with b.if_then(b.icmp_unsigned("!=", self.lb.runtime, self.null)):
+            rt = b.bitcast(self.lb.runtime, RUNTIME_P)
+            pair = b.cmpxchg(field(b, rt, RT_WARN_SITE), const(0), site, "monotonic", "monotonic")
+            with b.if_then(b.extract_value(pair, 1)):
+                ctaid, _ = thread_position(b, c0)
+                for k in range(3):
+                    b.store(ctaid[k], field(b, rt, RT_WARN_CTAID, k))
+                b.store(waiting, field(b, rt, RT_WARN_WAITING))
+                b.store(done, field(b, rt, RT_WARN_DONE))
 
     def _release_block(self, bi, blk) -> None:
         """Resume every thread of the block past its barrier with the combined vote, counting the new states

@@ -7,6 +7,8 @@ scheduler (block_scheduler.py) resumes the threads when all of them arrived.
 """
 from __future__ import annotations
 
+import ast
+
 import platform
 
 from llvmlite import ir
@@ -14,7 +16,7 @@ from llvmlite import ir
 from kdebug.runtime import memcheck as M
 from kdebug.targets.cpu.ir_helpers import TOKEN, TOKEN_NONE, const, declare, field
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_BARRIER, CTX_CORO, CTX_FRAME, CTX_FRAME_CAP, CTX_VOTE, I8P,
-                                       VOID, WARP_FLAG, i1, i8, i32, i64)
+                                       IN_BRANCH, VOID, i1, i8, i32, i64)
 
 
 class CoroState:
@@ -135,10 +137,22 @@ def emit_barrier(lw, node, what: str, vote=None, grid: bool = False):
     kind = "grid barrier" if grid else "barrier"
     site = M.register_site(M.Site(kind, lw.tf.name, lw.src.loc(node), what=what, function_kind=lw.tf.kind))
     pin_locals(lw)
-    b.store(const(-site if grid else site), field(b, lw.ctx, CTX_BARRIER))
+    value = site | IN_BRANCH if in_branch(lw.tf.source.tree, node) else site
+    b.store(const(-value if grid else value), field(b, lw.ctx, CTX_BARRIER))
     b.store(vote if vote is not None else const(0), field(b, lw.ctx, CTX_VOTE))
     suspend(lw, st, final=False)
     return b.load(field(b, lw.ctx, CTX_VOTE))
+
+
+def in_branch(tree, node) -> bool:
+    """Whether ``node`` lies inside an if/else of the function (control flow that may differ between
+    threads; loops are taken as uniform, as an early return before a barrier is)."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.If):
+            for part in n.body + n.orelse:
+                if any(sub is node for sub in ast.walk(part)):
+                    return True
+    return False
 
 
 def function_epilogue(lw) -> bool:

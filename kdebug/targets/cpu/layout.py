@@ -73,6 +73,9 @@ RUNTIME_P = ir.PointerType(RUNTIME)
 RT_ERROR, RT_SITE, RT_CTAID, RT_TID = (record.FIELD[n] for n in ("error", "site", "ctaid", "tid"))
 RT_INDEX, RT_EXTENT, RT_AUX = (record.FIELD[n] for n in ("index", "extent", "aux"))
 RT_PERM, RT_NPERM, RT_PERM_NT, RT_DYN_SHARED = (record.FIELD[n] for n in ("perm", "nperm", "perm_nt", "dyn_shared"))
+RT_WARN_SITE, RT_WARN_CTAID, RT_WARN_WAITING, RT_WARN_DONE = (
+    record.FIELD[n] for n in ("warn_site", "warn_ctaid", "warn_waiting", "warn_done"))
+IN_BRANCH = record.IN_BRANCH
 
 LAUNCHER_TYPE = ir.FunctionType(VOID, [ir_type_of_ctype(c) for c in record.LAUNCHER_ARGS])
 

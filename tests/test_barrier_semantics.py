@@ -1,0 +1,213 @@
+"""sm_70 barrier semantics on the CPU backend, each rule both ways: the pattern that is correct on a GPU
+runs (silently, or with the warning), the one that hangs or diverges is a located error."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kdebug import cuda
+from kdebug.errors import KernelRuntimeError, LaunchError
+from kdebug.lang.device import max_cooperative_grid_blocks
+from kdebug.session.live import get_session
+
+
+@pytest.fixture
+def capture_diagnostics():
+    """The warning diagnostics the session emits from now on, as a function returning the list so far."""
+    from kdebug import events as E
+    seen = []
+    get_session().bus.subscribe(lambda e: seen.append(e) if isinstance(e, E.Diagnostic) else None)
+    return lambda: [e for e in seen if e.severity == "warning"]
+
+
+# ---- exited threads release a block barrier ---------------------------------------------------------------
+@cuda.jit
+def guarded_shift(x, out, n):
+    s = cuda.shared.array(128, cuda.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if i >= n:
+        return
+    s[t] = x[i]
+    cuda.syncthreads()
+    out[i] = s[t - 1] if t > 0 else s[t]
+
+
+def test_early_return_before_syncthreads_is_silent_and_correct(capture_diagnostics):
+    x = np.arange(200, dtype=np.float32)
+    out = np.zeros(200, np.float32)
+    guarded_shift[2, 128](x, out, 150)
+    expected = np.where(np.arange(150) % 128 == 0, x[:150], np.roll(x[:150], 1))
+    np.testing.assert_array_equal(out[:150], expected)
+    assert capture_diagnostics() == []
+
+
+@cuda.jit
+def two_barriers(x):
+    t = cuda.threadIdx.x
+    if t < 10:
+        cuda.syncthreads()
+    else:
+        cuda.syncthreads()
+    x[t] = 1
+
+
+def test_threads_at_different_barriers_stay_an_error():
+    with pytest.raises(KernelRuntimeError, match=r"divergent barrier in kernel two_barriers: the threads of block "
+                                                 r"\(0, 0, 0\) wait at different barriers") as err:
+        two_barriers[1, 32](np.zeros(32, np.int32))
+    assert err.value.loc.line > 0
+
+
+@cuda.jit
+def barrier_in_branch(x, out):
+    t = cuda.threadIdx.x
+    if x[t] > 0:
+        out[t] = 1
+        cuda.syncthreads()
+        out[t] = 2
+
+
+def test_barrier_in_a_branch_released_by_exits_is_a_warning(capture_diagnostics):
+    x = np.r_[np.ones(20), np.zeros(12)].astype(np.int32)
+    out = np.zeros(32, np.int32)
+    barrier_in_branch[1, 32](x, out)
+    assert list(out) == [2] * 20 + [0] * 12
+    (warning,) = capture_diagnostics()
+    assert warning.category == "barrier" and warning.location["line"] > 0
+    assert "cuda.syncthreads() in kernel barrier_in_branch is inside a branch and completed only because 12 " \
+           "threads of block (0, 0, 0) exited without reaching it (20 waited)" in warning.message
+
+
+@cuda.jit
+def skip_then_other_barrier(x):
+    t = cuda.threadIdx.x
+    if t < 16:
+        cuda.syncthreads()
+    cuda.syncthreads()
+    x[t] = 1
+
+
+def test_threads_that_skip_a_barrier_but_do_not_exit_are_an_error():
+    with pytest.raises(KernelRuntimeError, match="wait at different barriers"):
+        skip_then_other_barrier[1, 32](np.zeros(32, np.int32))
+
+
+@cuda.jit
+def votes_with_exits(x, out, n):
+    t = cuda.threadIdx.x
+    if t >= n:
+        return
+    p = x[t] > 0
+    out[t, 0] = cuda.syncthreads_count(p)
+    out[t, 1] = cuda.syncthreads_and(p)
+    out[t, 2] = cuda.syncthreads_or(p)
+
+
+@pytest.mark.parametrize("values,count,all_,any_", [([1] * 20, 20, 1, 1), ([1] * 19 + [0], 19, 0, 1),
+                                                    ([0] * 20, 0, 0, 0)])
+def test_syncthreads_votes_count_only_threads_that_arrive(values, count, all_, any_):
+    """bar.red over the non-exited threads: 12 exited threads neither vote nor spoil the and."""
+    x = np.zeros(32, np.int32)
+    x[:20] = values
+    out = np.zeros((32, 3), np.int32)
+    votes_with_exits[1, 32](x, out, 20)
+    assert (out[:20] == [count, all_, any_]).all()
+
+
+# ---- grid barriers -----------------------------------------------------------------------------------------
+@cuda.jit
+def grid_steps(a, steps, n):
+    i = cuda.grid(1)
+    if i >= n:
+        return
+    g = cuda.cg.this_grid()
+    for s in range(steps):
+        a[i] += 1
+        g.sync()
+        if i == 0:
+            a[n] = a[n - 1]
+        g.sync()
+
+
+def test_early_return_before_a_grid_sync_is_silent(capture_diagnostics):
+    a = np.zeros(301, np.int64)
+    grid_steps[3, 128](a, 5, 300)  # block 2: threads 256..383, of which 44 run and 84 return at once
+    assert list(a[:300]) == [5] * 300 and a[300] == 5
+    assert capture_diagnostics() == []
+
+
+def test_a_whole_block_exiting_before_a_grid_sync_is_an_error():
+    a = np.zeros(301, np.int64)
+    with pytest.raises(KernelRuntimeError, match=r"grid barrier that can never complete in kernel grid_steps: .* "
+                                                 r"every thread of block \(2, 0, 0\) has exited"):
+        grid_steps[3, 128](a, 2, 250)  # block 2 holds threads 256..383: all exit
+
+
+@cuda.jit
+def grid_sync_without_thread_zero(a):
+    i = cuda.grid(1)
+    if cuda.threadIdx.x == 0:
+        return
+    a[i] = 1
+    cuda.cg.this_grid().sync()
+
+
+def test_grid_sync_after_thread_zero_exited_is_an_error():
+    with pytest.raises(KernelRuntimeError, match=r"block's thread \(0, 0, 0\), which arrives for the block at the "
+                                                 r"grid level, has exited") as err:
+        grid_sync_without_thread_zero[2, 32](np.zeros(64, np.int64))
+    assert err.value.loc.line > 0
+
+
+@cuda.jit
+def grid_sync_in_branch(a, out):
+    i = cuda.grid(1)
+    if a[i] > 0:
+        out[i] = 1
+        cuda.cg.this_grid().sync()
+        out[i] = 2
+
+
+def test_grid_sync_in_a_branch_released_by_exits_is_a_warning(capture_diagnostics):
+    a = np.r_[np.ones(10), np.zeros(22)].astype(np.int64)
+    out = np.zeros(32, np.int64)
+    grid_sync_in_branch[1, 32](a, out)
+    assert list(out) == [2] * 10 + [0] * 22
+    (warning,) = capture_diagnostics()
+    assert "cuda.cg.this_grid().sync() in kernel grid_sync_in_branch is inside a branch" in warning.message
+
+
+# ---- cooperative launch limits -----------------------------------------------------------------------------------
+@cuda.jit
+def cooperative(a):
+    cuda.cg.this_grid().sync()
+    a[cuda.grid(1)] = 1
+
+
+def test_max_cooperative_grid_blocks_as_numba():
+    sig = (cuda.int64[::1],)
+    k = cuda.jit(sig)(cooperative.py_func)
+    assert k.overloads[sig].max_cooperative_grid_blocks(256) == max_cooperative_grid_blocks(256) == 132 * 8
+    assert max_cooperative_grid_blocks(32) == 132 * 32  # 32 blocks per SM at most
+    assert max_cooperative_grid_blocks(1024) == 132 * 2
+
+
+def test_a_grid_larger_than_can_be_co_resident_is_a_launch_error():
+    limit = max_cooperative_grid_blocks(1024)
+    cooperative[limit, 1]  # configuring is fine; only the grid-syncing launch is refused
+    with pytest.raises(LaunchError, match=r"syncs its grid .* 265 blocks of 1024 threads exceed the 264"):
+        cooperative[limit + 1, 1024](np.zeros((limit + 1) * 1024, np.int64))
+
+
+# ---- numba's documentation examples: laplace silent, sessionize with the warning ---------------------------------
+@pytest.mark.parametrize("name,warns", [("test_laplace", False), ("test_sessionize", True)])
+def test_doc_examples_report_what_a_gpu_leaves_undefined(name, warns):
+    import os
+    from conftest import ROOT, run_kdebug
+    runner = os.path.join(ROOT, "tests", "numba_doc_examples", "run_doc_example.py")
+    r = run_kdebug("run", "--numba", "--headless", "--backend", "cpu", runner, name, timeout=300)
+    assert f"doc example {name}: ran=1 failures=0 errors=0 skipped=0" in r.stdout, r.stdout + r.stderr
+    warning = "kernel warning: cuda.cg.this_grid().sync() in kernel sessionize is inside a branch"
+    assert (warning in r.stdout) == warns, r.stdout
+    assert ("warning" in r.stdout.lower()) == warns, r.stdout
