@@ -160,3 +160,62 @@ def test_atomics_on_2d_and_3d_arrays_with_tuple_indices():
     tuple_index_atomics[1, 12](a2, a3, out)
     assert a2.sum() == 12 and a2[0, 0] == 2
     assert a3[0, 0, 1] == 10 and a3[0, 1, 1] == 11
+
+
+# ---- slices: views that share memory, checked against their own shape ------------------------------------------
+@cuda.jit
+def slices(a, m, out):
+    v = a[1:4]
+    out[0] = len(v)
+    out[1] = v[0] + v[2]
+    w = a[-2:]
+    out[2] = len(w) * 100 + w[1]
+    out[3] = len(a[5:2])  # an empty range
+    r = m[1, 1:]
+    out[4] = len(r) * 100 + r[0]
+    rows = m[1:3]
+    out[5] = rows.shape[0] * 100 + rows[1, 2]
+    s = 0.0
+    for x in a[2:]:
+        s += x
+    out[6] = s
+    out[7] = len(a[:100])  # clamped to the extent, as Python's
+    v[0] = -1.0  # a view writes through to the array
+
+
+def test_slices_are_views_with_pythons_bounds():
+    a = np.arange(6.0)
+    m = np.arange(12.0).reshape(3, 4)
+    out = np.zeros(8)
+    slices[1, 1](a, m, out)
+    assert list(out) == [3, 1 + 3, 205, 0, 305, 210, 2 + 3 + 4 + 5, 6]
+    assert a[1] == -1.0
+
+
+def test_access_past_a_view_is_a_memcheck_error():
+    from kdebug.errors import KernelRuntimeError
+
+    @cuda.jit
+    def k(a):
+        v = a[1:3]
+        v[2] = 1.0
+    with pytest.raises(KernelRuntimeError, match=r"out-of-bounds write of global array 'v' .* index 2 is outside "
+                                                 r"shape \(2,\)"):
+        k[1, 1](np.zeros(6))
+
+
+@pytest.mark.parametrize("body,message", [
+    ("x = m[:, 1]", "only the last index may be a slice"),
+    ("x = a[::2]", "slices take step 1"),
+    ("a[1:3] = 0.0", "assigning into an array slice is not supported"),
+])
+def test_slices_kdebug_cannot_view_are_located_errors(tmp_path, body, message):
+    import importlib.util
+    path = tmp_path / "k.py"
+    path.write_text("from kdebug import cuda\n\n@cuda.jit\ndef k(a, m):\n    " + body + "\n")
+    spec = importlib.util.spec_from_file_location("slice_probe", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(CompileError, match=message) as err:
+        mod.k[1, 1](np.zeros(6), np.zeros((2, 3)))
+    assert err.value.loc.line == 5

@@ -363,7 +363,8 @@ class FunctionLowerer:
     def expr_Subscript(self, node):
         base_t = self.type_of(node.value)
         if isinstance(base_t, T.Array) and isinstance(self.type_of(node), T.Array):
-            return self.array_view(node)
+            from kdebug.frontend.slices import has_slice, lower_slice
+            return lower_slice(self, node) if has_slice(node) else self.array_view(node)
         if isinstance(base_t, (T.Array, T.CPointer)):
             ptr, elem_t = self.element_pointer(node)
             return self.load_element(ptr, elem_t)

@@ -531,10 +531,9 @@ class TypeInferer:
         sub-array (``a[i]`` of a 2-D array is row i, so ``a[i][j]`` works as in numba)."""
         idx = node.slice
         parts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
-        for p in parts:
-            if isinstance(p, ast.Slice):
-                raise self.error(p, "array slices are not supported in kernels",
-                                 "index one element at a time, e.g. a[i] or a[i, j]")
+        if any(isinstance(p, ast.Slice) for p in parts):
+            from kdebug.frontend.slices import slice_type
+            return slice_type(self, node, arr, view)
         if len(parts) == 1 and arr.ndim > 1:
             t = self.expr(parts[0])
             if isinstance(t, T.Tuple) and len(t.types) == arr.ndim and all(isinstance(x, T.Scalar) and x.is_int for x in t.types):
