@@ -91,8 +91,8 @@ def lower_slice(lw, node):
     offset = b.add(b.mul(offset, extent), lo)
     for e in extents[len(lead) + 1:]:
         offset = b.mul(offset, e)
-    from kdebug.frontend.lower import llvm_type
-    view = ir.Constant(llvm_type(view_t), ir.Undefined)
+    # the array struct of the view: the same element pointer, its own number of extents
+    view = ir.Constant(ir.LiteralStructType([arr.type.elements[0], ir.ArrayType(i64, view_t.ndim)]), ir.Undefined)
     view = b.insert_value(view, b.gep(b.extract_value(arr, 0), [offset]), 0)
     view = b.insert_value(view, length, [1, 0])
     for k, e in enumerate(extents[len(lead) + 1:]):
