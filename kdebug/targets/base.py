@@ -184,10 +184,13 @@ class Target:
         return None
 
 
-def run_pipeline(tm, mod, speed_level: int = 3) -> None:
-    """LLVM's new pass manager at the given -O level."""
+def run_pipeline(tm, mod, speed_level: int = 3, unroll: bool = True, interleave: bool = True) -> None:
+    """LLVM's new pass manager at the given -O level (``unroll``/``interleave``: loop unrolling and
+    the vectoriser's interleaving, on by default)."""
     pto = llvm.create_pipeline_tuning_options(speed_level=speed_level)
     pto.loop_vectorization = speed_level >= 2
     pto.slp_vectorization = speed_level >= 2
+    pto.loop_unrolling = unroll
+    pto.loop_interleaving = interleave
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)

@@ -178,7 +178,9 @@ def plain_blocks(lb: LauncherBody) -> None:
             with shuffled:
                 with Loop(b, const(0, i64), lb.nt, "k") as k:
                     lb.set_tid(ctx, lb.order(blk, k, const(0, i64)))
-                    b.call(lb.kernel, [ctx] + lb.args)
+                    # one out-of-line call: a shuffled order (a debugging aid) needs no vectorised
+                    # copy of the kernel, and inlining it here would make emit optimise it again
+                    b.call(lb.kernel, [ctx] + lb.args, attrs=("noinline",))
             with ordered:
                 with Loop(b, const(0), lb.bz, "tz") as tz:
                     b.store(tz, field(b, ctx, CTX_TID, 2))
