@@ -1,6 +1,7 @@
 """CompilerJob: one function, specialised on argument types, for a target — and its record."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 from dataclasses import dataclass, field
@@ -93,8 +94,8 @@ class JobRecord:
     def argtypes(self) -> tuple:
         return self.job.argtypes
 
-    @property
-    def key(self) -> str:
+    @functools.cached_property
+    def key(self) -> str:  # every event about the job carries it: built once
         return self.job.key
 
 

@@ -122,7 +122,11 @@ class Dispatcher(DispatcherInspection):
             raise LaunchError(f"a launch configuration is [grid, block] (optionally [grid, block, stream, "
                               f"shared_bytes]), not [{config!r}]", caller_location(),
                               "write kernel[blocks, threads_per_block](args)")
-        grid, block = check_config(config[0], config[1], caller_location())
+        try:
+            grid, block = check_config(config[0], config[1], None)
+        except LaunchError as exc:
+            exc.loc = caller_location()  # walking the stack costs: only on the error path
+            raise
         if len(config) >= 3:
             check_stream(config[2])
         shared = check_shared_bytes(config[3]) if len(config) == 4 else 0

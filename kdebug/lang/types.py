@@ -93,8 +93,12 @@ class Array(Type):
         return isinstance(other, Array) and (self.dtype, self.ndim, self.readonly) == (
             other.dtype, other.ndim, other.readonly)
 
-    def __hash__(self) -> int:
-        return hash(("array", self.dtype, self.ndim, self.readonly))
+    def __hash__(self) -> int:  # launches hash argument types several times: computed once
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash(("array", self.dtype, self.ndim, self.readonly))
+            object.__setattr__(self, "_hash", h)
+        return h
 
 
 @dataclass(frozen=True)
@@ -229,12 +233,31 @@ _device_array_types: tuple = ()  # kdebug.lang.host registers DeviceNDArray (it 
 
 def register_device_array(cls: type) -> None:
     """Host values of ``cls`` are typed as arrays (they have shape, ndim and dtype)."""
-    global _device_array_types
+    global _device_array_types, _array_classes
     _device_array_types += (cls,)
+    _array_classes += (cls,)
+
+
+_array_types: dict = {}  # (dtype, ndim, readonly) -> Array
+_array_classes: tuple = (np.ndarray,)
+
+
+def _array_type(value) -> Array | None:
+    readonly = isinstance(value, np.ndarray) and not value.flags.writeable
+    key = (value.dtype, value.ndim, readonly)
+    hit = _array_types.get(key)  # every launch types its arguments: one Array object per kind
+    if hit is None:
+        scalar = from_dtype(value.dtype)
+        if scalar is None or value.ndim == 0:
+            return None
+        hit = _array_types[key] = Array(scalar, value.ndim, "C", readonly=readonly)
+    return hit
 
 
 def typeof(value) -> Type | None:
     """The kernel-language type of a host value passed to a kernel or captured as a constant."""
+    if isinstance(value, _array_classes):  # arrays first: most launch arguments are
+        return _array_type(value)
     if isinstance(value, (bool, np.bool_)):
         return boolean
     if isinstance(value, int):  # as numba's _typeof_int: int64, uint64 for 64-bit positives, else too large
@@ -244,11 +267,6 @@ def typeof(value) -> Type | None:
         return float64
     if isinstance(value, np.generic):
         return from_dtype(value.dtype)
-    if isinstance(value, (np.ndarray, *_device_array_types)):
-        scalar = from_dtype(value.dtype)
-        if scalar is None or value.ndim == 0:
-            return None
-        return Array(scalar, value.ndim, "C", readonly=isinstance(value, np.ndarray) and not value.flags.writeable)
     if isinstance(value, tuple):
         parts = tuple(typeof(v) for v in value)
         return None if None in parts or not parts else Tuple(parts)
