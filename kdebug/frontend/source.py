@@ -7,6 +7,7 @@ import textwrap
 from dataclasses import dataclass
 
 from kdebug.errors import CompileError, SourceLocation, TypingError
+from kdebug.frontend import source_registry
 
 
 @dataclass
@@ -37,9 +38,14 @@ def parse_function(fn) -> FunctionSource:
         lines, first = inspect.getsourcelines(fn)
         file = inspect.getsourcefile(fn) or inspect.getfile(fn)
     except (OSError, TypeError) as exc:
-        raise CompileError(f"cannot read the source of {getattr(fn, '__name__', fn)!r} ({exc})",
-                           hint="kernels must be defined in a .py file, not typed at an interactive prompt "
-                                "or built with exec()") from None
+        found = source_registry.find_lines(fn) if hasattr(fn, "__code__") else None
+        if found is None:
+            code = getattr(fn, "__code__", None)
+            raise CompileError(f"cannot read the source of {getattr(fn, '__name__', fn)!r} ({exc})",
+                               SourceLocation(code.co_filename, code.co_firstlineno, 1) if code else None,
+                               hint="define the kernel in a .py file; exec() and python -c work when kdebug "
+                                    "can see the string (kdebug run FILE.py, or python -c)") from None
+        (lines, first), file = found, fn.__code__.co_filename
     raw = "".join(lines)
     text = textwrap.dedent(raw)
     indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0

@@ -14,6 +14,7 @@ from typing import Callable, Iterable
 
 from kdebug import events as E
 from kdebug.errors import KdebugError
+from kdebug.frontend import source_registry
 from kdebug.session.options import RunOptions
 
 _KDEBUG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -89,7 +90,7 @@ def run_script(path: str, args: list[str], numba: bool, session) -> int:
         status = syntax_check(path, session)
         if status:
             return status
-        with ExitHandlers() as at_exit:
+        with ExitHandlers() as at_exit, source_registry.recording():
             try:
                 runpy.run_path(path, run_name="__main__")
             except BaseException as exc:  # noqa: BLE001 - the user's script failed: report it, keep going

@@ -1,0 +1,68 @@
+"""Source text of code that has no file: strings given to ``exec``/``compile`` while kdebug runs a script,
+and ``python -c``'s program (``sys.orig_argv``). numba compiles bytecode, so such kernels work there; kdebug
+compiles source, so it keeps the text to find a function's ``def`` in (notebooks fill linecache already)."""
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import sys
+
+_sources: dict[str, list[str]] = {}  # filename -> texts given under it, newest last
+
+
+def remember(filename: str, source) -> None:
+    if isinstance(source, bytes):
+        source = source.decode("utf-8", "replace")
+    if isinstance(source, str):
+        texts = _sources.setdefault(str(filename), [])
+        if source not in texts:
+            texts.append(source)
+
+
+def _candidates(filename: str) -> list[str]:
+    texts = list(reversed(_sources.get(filename, [])))
+    argv = getattr(sys, "orig_argv", [])
+    if filename == "<string>" and "-c" in argv[:-1]:
+        texts.append(argv[argv.index("-c") + 1])
+    return texts
+
+
+def find_lines(fn) -> tuple[list[str], int] | None:
+    """(source lines of ``fn``'s definition, its first line) from a recorded text, or None."""
+    code = fn.__code__
+    for text in _candidates(code.co_filename):
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name:
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                if first == code.co_firstlineno or node.lineno == code.co_firstlineno:
+                    lines = text.splitlines(True)[first - 1:node.end_lineno]
+                    return lines, first
+    return None
+
+
+@contextlib.contextmanager
+def recording():
+    """While a script runs: remember the text of every ``exec``/``compile`` of a string."""
+    real_exec, real_compile = builtins.exec, builtins.compile
+
+    def compile_(source, filename, mode, *args, **kwargs):
+        remember(filename, source)
+        return real_compile(source, filename, mode, *args, **kwargs)
+
+    def exec_(source, globals=None, locals=None, *args, **kwargs):
+        if globals is None:  # exec's default namespaces are its caller's, not this wrapper's
+            frame = sys._getframe(1)
+            globals, locals = frame.f_globals, frame.f_locals if locals is None else locals
+        remember("<string>", source)
+        return real_exec(source, globals, locals, *args, **kwargs)
+
+    builtins.exec, builtins.compile = exec_, compile_
+    try:
+        yield
+    finally:
+        builtins.exec, builtins.compile = real_exec, real_compile
