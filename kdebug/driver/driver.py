@@ -19,6 +19,7 @@ in-memory copy, printed only if someone asks (``JobRecord.ir_after_finish``).
 """
 from __future__ import annotations
 
+import re
 import threading
 import time
 import traceback
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 
 from kdebug import events as E
 from kdebug import stages
-from kdebug.driver import deferred, strategies
+from kdebug.driver import deferred, derivative, strategies
 from kdebug.driver.job import CompilerJob, JobRecord, job_ir
 from kdebug.errors import CompileError, KdebugError
 from kdebug.frontend.lower import lower_function
@@ -108,8 +109,8 @@ class Driver:
         return result
 
     # ---- the job table --------------------------------------------------------------
-    def new_record(self, job: CompilerJob, parent: int | None, reason: str) -> JobRecord:
-        rec = JobRecord(self._next_id, job, parent, reason)
+    def new_record(self, job: CompilerJob, parent: int | None, reason: str, loc=None) -> JobRecord:
+        rec = JobRecord(self._next_id, job, parent, reason, loc=loc)
         self._next_id += 1
         rec.entry = self.entry_name(rec)
         self.records[rec.id] = rec
@@ -124,7 +125,7 @@ class Driver:
         return rec
 
     def entry_name(self, rec: JobRecord) -> str:
-        return f"{rec.name}_j{rec.id}"
+        return re.sub(r"[^\w.]", "_", f"{rec.name}_j{rec.id}")  # grad(f) -> grad_f__j2
 
     # ---- toplevel compilation --------------------------------------------------------
     def compile_kernel(self, dispatcher, argtypes: tuple, kind: str = "kernel") -> CompiledKernel:
@@ -202,12 +203,15 @@ class Driver:
                      f"#{rec.id}. A shared job table would compile it once."))
 
     # ---- deferred requests ------------------------------------------------------------
-    def request_deferred(self, requester: JobRecord, function, argtypes: tuple, kind: str, reason: str, loc) -> int:
-        """Called by lower for each marker: the id of the job whose entry the marker will become."""
+    def request_deferred(self, requester: JobRecord, function, argtypes: tuple, kind: str, reason: str, loc,
+                         needs: str = "address") -> int:
+        """Called for each marker (by lower, and by the derivative transform): the id of the job whose
+        entry the marker will become. ``needs`` is ``address`` (a launch, a pointer, a call) or ``body``
+        (a derivative of that job's code)."""
         comp = self.current
         job = CompilerJob(function, tuple(argtypes), self.target.name, kind)
         asked = comp.requests.setdefault(requester.id, [])
-        rec = self.strategy.request(self, comp, requester, job, reason, loc)
+        rec = self.strategy.request(self, comp, requester, job, reason, loc, needs)
         if rec.id not in asked:
             asked.append(rec.id)
         return rec.id
@@ -242,6 +246,8 @@ class Driver:
 
     def front(self, rec: JobRecord):
         """parse, typeinfer and lower one job: its own module, markers still in place."""
+        if rec.kind == "derivative":
+            return derivative.front(self, rec)
         py = rec.job.function.py_func
         fastmath = bool(getattr(rec.job.function, "options", {}).get("fastmath"))
         try:

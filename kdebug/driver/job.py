@@ -6,6 +6,8 @@ import hashlib
 import inspect
 from dataclasses import dataclass, field
 
+from kdebug.lang.derivative import Derivative
+
 
 @dataclass(frozen=True)
 class CompilerJob:
@@ -38,6 +40,9 @@ def job_key(function, argtypes, target: str, kind: str) -> str:
     A def evaluated again (in a loop, or a closure factory) is a new function with
     its own frozen globals and closure values: its key gets ``.N``, its definition
     number, which is stable from run to run."""
+    if isinstance(function, Derivative):  # (transform, argnum, function, argument types, target)
+        inner = job_key(function.primal, argtypes, target, "device")
+        return f"{function.transform}.grad[{function.argnum}]({inner})/{kind}/{target}"
     py = function.py_func
     h = _source_hash.get(py)
     if h is None:
@@ -62,7 +67,7 @@ class JobRecord:
     id: int
     job: CompilerJob
     parent: int | None
-    reason: str  # host, launch, pointer
+    reason: str  # host, launch, pointer, grad
     state: str = "queued"  # queued, compiling, done, failed
     entry: str = ""  # name of the entry function in the IR
     typed: object = None  # TypedFunction
@@ -72,6 +77,8 @@ class JobRecord:
     finished: bool = False  # the finish passes ran on its entry
     compile_time: float = 0.0
     functions: list = field(default_factory=list)  # names of functions belonging to this job
+    loc: object = None  # where it was first requested (SourceLocation), for errors about it
+    resolved_module: object = None  # its ModuleRef after its own expand_deferred (worklist)
 
     @property
     def name(self) -> str:

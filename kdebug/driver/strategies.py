@@ -25,13 +25,21 @@ class Strategy:
     summary = ""  # one line: --help, the README table
     description = ""  # the TUI's Strategy tab
 
+    # said when a derivative job's transform meets a marker this strategy left unexpanded
+    unresolved_markers = "the strategy left it unexpanded"
+
     def request(self, driver, comp: Compilation, requester: JobRecord, job: CompilerJob, reason: str,
-                loc) -> JobRecord:
-        """``requester``'s code needs ``job``'s entry: the record its marker resolves to."""
+                loc, needs: str = "address") -> JobRecord:
+        """``requester``'s code needs ``job``'s entry (``needs``: its ``address``, or its ``body`` for a
+        derivative of it): the record its marker resolves to."""
         raise NotImplementedError
 
     def expand(self, driver, comp: Compilation, irmod):
         """The toplevel's expand_deferred phase: compile the requested jobs, return the linked module."""
+        raise NotImplementedError
+
+    def resolve_primal(self, driver, comp: Compilation, job: JobRecord, text: str) -> str:
+        """A derivative job's primal (IR text, markers in place): what the transform gets to read."""
         raise NotImplementedError
 
     def __str__(self) -> str:
@@ -63,16 +71,22 @@ class SharedTable(Strategy):
     """One job table for the compilation: a key is compiled once; a request for a job in progress
     or done resolves to a reference (a re-entrant one when it closes a cycle)."""
 
-    def request(self, driver, comp, requester, job, reason, loc):
+    def request(self, driver, comp, requester, job, reason, loc, needs="address"):
         key = job.key
         path = driver.graph.path(key, requester.key)
+        if path is not None and needs == "body":
+            # the job asked, through its deferred jobs, for this one: a reference cannot give its body
+            ids = [driver.record_for_key(k).id for k in path] + [driver.record_for_key(key).id]
+            stop(driver, requester, ids, loc, "a derivative needs the body of a job that is still being "
+                                              "compiled on the same path; differentiate a function that does "
+                                              "not take its own derivative")
         driver.graph.add(requester.key, key)
         existing = comp.table.get(key)
         if existing is None and key in driver.by_key and driver.target.supports_cross_module_references:
             existing = driver.by_key[key]
             driver.cache_hit(existing)
         if existing is None:
-            existing = driver.new_record(job, requester.id, reason)
+            existing = driver.new_record(job, requester.id, reason, loc)
             comp.table[key] = existing
             comp.queue.append(existing)
         if path is not None:
@@ -100,13 +114,33 @@ class Worklist(SharedTable):
         comp.finish_list.append(top)
         while comp.queue:
             job = comp.queue.popleft()
-            driver.start(job)
-            jir = driver.front(job)
-            # the nested job expands its own markers, through the same table
-            jmod = driver.run_phase(job, "expand_deferred", lambda: deferred.parse_expanded(driver, jir, job))
-            mod.link_in(jmod)
+            self.compile_nested(driver, job)
+            keep = job.kind == "derivative"  # a derivative of it may need its body later
+            mod.link_in(job.resolved_module, preserve=keep)
+            if not keep:
+                job.resolved_module = None  # linked away
             comp.finish_list.append(job)
         return mod
+
+    def compile_nested(self, driver, job: JobRecord) -> None:
+        """Compile a nested job now, if it is not compiled yet: the job expands its own markers,
+        through the same table (``job.resolved_module``)."""
+        if job.resolved_module is not None:
+            return
+        driver.start(job)
+        jir = driver.front(job)
+        job.resolved_module = driver.run_phase(job, "expand_deferred",
+                                               lambda: deferred.parse_expanded(driver, jir, job))
+
+    def resolve_primal(self, driver, comp, job, text):
+        # markers become references; a job whose body the transform needs is compiled first and linked in
+        view = deferred.parse_expanded(driver, text, job)
+        for jid in comp.requests.get(job.id, []):
+            dep = driver.records[jid]
+            if dep.kind == "derivative" and job.job.function.primal == dep.job.function:
+                self.compile_nested(driver, dep)
+                view.link_in(dep.resolved_module, preserve=True)
+        return str(view)
 
 
 @register
@@ -137,6 +171,12 @@ class Toplevel(SharedTable):
                 comp.finish_list.append(job)
             mod = parse(resolve_markers(driver, str(mod), top, round_no, only=visible))
 
+    unresolved_markers = ("the toplevel strategy expands markers only in the toplevel job, so a nested "
+                          "derivative job sees its primal's markers unresolved")
+
+    def resolve_primal(self, driver, comp, job, text):
+        return str(parse(text))  # a nested job never expands its own markers: they stay in place
+
 
 @register
 class Recursive(Strategy):
@@ -148,33 +188,42 @@ class Recursive(Strategy):
         "skip nested jobs, and a cycle (a kernel that launches itself, a -> b -> c -> a) recurses "
         "forever. kdebug stops it at the first re-entry and shows the cycle path instead of hanging.")
 
-    def request(self, driver, comp, requester, job, reason, loc):
+    def request(self, driver, comp, requester, job, reason, loc, needs="address"):
         cycle = driver.ancestor_cycle(requester, job.key)
         if cycle is not None:
-            driver.reentrant(requester, cycle, "stopped", loc)
-            names = " \u2192 ".join(driver.records[j].name for j in cycle)
-            raise ReentrantLoopError(
-                f"{names} (job #{requester.id} asks for {job.name} while it is being compiled)",
-                loc, "the recursive strategy gives each nested job a fresh job table, so a cycle never ends; "
-                     "--strategy worklist shares one table and resolves the request to a reference")
-        return driver.new_record(job, requester.id, reason)  # a fresh table: always a new job
+            stop(driver, requester, cycle, loc, "the recursive strategy gives each nested job a fresh job table, "
+                                                "so a cycle never ends; --strategy worklist shares one table and "
+                                                "resolves the request to a reference")
+        return driver.new_record(job, requester.id, reason, loc)  # a fresh table: always a new job
 
     def expand(self, driver, comp, irmod):
-        top = comp.top
-        comp.finish_list.append(top)
+        comp.finish_list.append(comp.top)
+        return self.nested(driver, comp, comp.top, irmod)
 
-        def nested(job: JobRecord, jir):
-            mod = parse(str(jir))
-            for child_id in comp.requests.get(job.id, []):
-                child = driver.records[child_id]
-                if child.state != "queued":
-                    continue
-                driver.start(child)
-                cir = driver.front(child)
-                cmod = driver.run_phase(child, "expand_deferred", lambda: nested(child, cir))
-                mod.link_in(cmod)
-                if job is top:  # the naive fix: the toplevel only ever knows the jobs it asked for itself
-                    comp.finish_list.append(child)
-            return parse(resolve_markers(driver, str(mod), job))
+    def nested(self, driver, comp, job: JobRecord, jir):
+        """``job``'s module with every job it asked for compiled, expanded and linked in, depth first."""
+        mod = parse(str(jir))
+        self.compile_children(driver, comp, job, mod)
+        return parse(resolve_markers(driver, str(mod), job))
 
-        return nested(top, irmod)
+    def compile_children(self, driver, comp, job: JobRecord, mod) -> None:
+        for child_id in comp.requests.get(job.id, []):
+            child = driver.records[child_id]
+            if child.state != "queued":
+                continue
+            driver.start(child)
+            cir = driver.front(child)
+            mod.link_in(driver.run_phase(child, "expand_deferred", lambda: self.nested(driver, comp, child, cir)))
+            if job is comp.top:  # the naive fix: the toplevel only ever knows the jobs it asked for itself
+                comp.finish_list.append(child)
+
+    def resolve_primal(self, driver, comp, job, text):
+        return str(self.nested(driver, comp, job, text))  # its own fresh expansion, before the transform
+
+
+def stop(driver, requester: JobRecord, cycle: list[int], loc, hint: str):
+    """A re-entrant request that cannot be resolved by reference: reported, then a located error."""
+    driver.reentrant(requester, cycle, "stopped", loc)
+    names = " \u2192 ".join(driver.records[j].name for j in cycle)
+    asked = driver.records[cycle[-1]].name
+    raise ReentrantLoopError(f"{names} (job #{requester.id} asks for {asked} while it is being compiled)", loc, hint)

@@ -21,6 +21,7 @@ from kdebug.lang.intrinsics import deferred as deferred_fn
 from kdebug.lang import intrinsics as I
 from kdebug.lang import types as T
 from kdebug.frontend.math_extra import apply_fastmath, lower_math
+from kdebug.lang.derivative import Derivative, grad as grad_fn
 
 i1, i8, i32, i64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 f32, f64 = ir.FloatType(), ir.DoubleType()
@@ -692,7 +693,9 @@ class FunctionLowerer:
         if isinstance(func_t, T.FunctionPointer):
             return self.pointer_call(node)
         fn = func_t.value
-        if fn is deferred_fn:
+        if isinstance(fn, Derivative):  # kdebug.grad(f)(...): through the derivative job's entry
+            return self.pointer_call(node)
+        if fn is deferred_fn or fn is grad_fn:
             # kdebug.deferred(fn) is a compile-time value; the address is taken where it is called
             return ir.Constant(ir.PointerType(i8), None)
         if isinstance(fn, (I.Intrinsic, I.IntrinsicNamespace)):

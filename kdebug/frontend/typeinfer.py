@@ -24,6 +24,7 @@ from kdebug.lang.intrinsics import deferred as deferred_fn
 from kdebug.lang import types as T
 from kdebug.lang import intrinsics as I
 from kdebug.frontend.math_extra import EXTRA_MATH, is_operator_function, math_type, operator_expression
+from kdebug.lang.derivative import Derivative, grad as grad_fn, make_derivative
 
 SUPPORTED = ("if/elif/else, for over range(), while, break, continue, return, assignment, "
              "augmented assignment and calls to math functions, cuda intrinsics and device functions")
@@ -68,8 +69,8 @@ class DeferredRequest:
     node: ast.AST
     function: object  # Dispatcher
     argtypes: tuple
-    reason: str  # launch or pointer
-    job_kind: str  # kernel or device
+    reason: str  # launch, pointer or grad
+    job_kind: str  # kernel, device or derivative
 
 
 @dataclass
@@ -439,7 +440,7 @@ class TypeInferer:
         if isinstance(value, (Dispatcher, T.Scalar, I.Intrinsic, I.IntrinsicNamespace, type(math),
                               I._CooperativeGroups, I._GridGroup)) or value in (range, len, abs, min, max, int, float, bool, round):
             return PyValue(value)
-        if value is deferred_fn:
+        if value is deferred_fn or value is grad_fn or isinstance(value, Derivative):
             return PyValue(value)
         if callable(value) and getattr(math, getattr(value, "__name__", ""), None) is value:
             return PyValue(value)  # math.sqrt, or sqrt imported from math
@@ -679,6 +680,10 @@ class TypeInferer:
             return self.ufunc_call(node, func_t.value)
         if isinstance(func_t, PyValue) and func_t.value is print:
             return self.print_call(node)
+        if isinstance(func_t, PyValue) and func_t.value is grad_fn:
+            return self.derivative_value(node)
+        if isinstance(func_t, PyValue) and isinstance(func_t.value, Derivative):
+            return self.derivative_call(node, func_t.value, [self.expr(a) for a in node.args])
         takes_keywords = isinstance(func_t, PyValue) and isinstance(func_t.value, (I.Intrinsic, Dispatcher))
         if node.keywords and not takes_keywords:
             raise self.error(node.keywords[0].value, "keyword arguments are not supported here", "pass arguments by position")
@@ -869,6 +874,63 @@ class TypeInferer:
                              "decorate the function with @cuda.jit(device=True)")
         # The pointer's target is known at compile time; it is specialised where it is called.
         return T.FunctionPointer(ft.value, (), T.none)
+
+    def derivative_value(self, node) -> T.Type:
+        """``kdebug.grad(fn)`` / ``kdebug.grad(fn, argnum=1)`` written in device code: a compile-time value."""
+        args = list(node.args)
+        argnum_node = next((k.value for k in node.keywords if k.arg == "argnum"), None)
+        bad = [k for k in node.keywords if k.arg != "argnum"]
+        if bad or not 1 <= len(args) + (argnum_node is not None) <= 2 or (len(args) == 2 and argnum_node):
+            raise self.error(node, "kdebug.grad takes a device function and an optional argnum",
+                             "write kdebug.grad(f) or kdebug.grad(f, argnum=1)")
+        if len(args) == 2:
+            argnum_node = args[1]
+        ft = self.expr(args[0])
+        argnum = 0
+        if argnum_node is not None:
+            if not (isinstance(argnum_node, ast.Constant) and type(argnum_node.value) is int):
+                raise self.error(argnum_node, "argnum must be an integer literal here",
+                                 "write kdebug.grad(f, argnum=1)")
+            argnum = argnum_node.value
+        try:
+            return PyValue(make_derivative(ft.value if isinstance(ft, PyValue) else None, argnum))
+        except CompileError as exc:
+            raise self.error(node, exc.message, exc.hint) from None
+
+    def derivative_call(self, node, d: "Derivative", argts) -> T.Type:
+        """Calling ``kdebug.grad(fn)``: a deferred job (kind derivative, reason grad) returning fn's type."""
+        inner = d.innermost
+        nparams = inner.py_func.__code__.co_argcount
+        if len(argts) != nparams:
+            raise self.error(node, f"{d.__name__} takes {nparams} argument(s) but {len(argts)} were given",
+                             f"pass the arguments of {inner.__name__}")
+        sig = next((s for s in inner.signatures if len(s.argtypes) == len(argts)), None)
+        job_argtypes = tuple(sig.argtypes) if sig is not None else tuple(argts)
+        for a, t in zip(node.args, job_argtypes):
+            if not isinstance(t, T.Scalar):
+                raise self.error(a, f"{d.__name__} takes numbers, not {t}", "differentiate functions of numbers")
+        f = d
+        while isinstance(f, Derivative):
+            t = job_argtypes[f.argnum]
+            if not t.is_float:
+                name = inner.argnames[f.argnum]
+                raise self.error(node.args[f.argnum], f"{f.__name__} differentiates by argument {f.argnum} "
+                                 f"({name}), which is {t} here", "pass a float (e.g. 2.0, not 2) or change argnum")
+            f = f.primal
+        if sig is not None and sig.restype is not None:
+            restype = sig.restype
+        elif inner.py_func in self.stack:
+            raise self.error(node, f"{inner.__name__} is reached again through {d.__name__} while its type is "
+                                   f"being inferred", "declare its signature, e.g. "
+                                   "@cuda.jit(\"float64(float64)\", device=True)")
+        else:
+            restype = infer_function(inner.py_func, job_argtypes, "device", self.stack).restype
+        if not (isinstance(restype, T.Scalar) and restype.is_float):
+            raise self.error(node, f"{d.__name__}: {inner.__name__} returns {restype}; a derivative needs a "
+                                   f"float result", "return a float from the function you differentiate")
+        self.tf.deferred.append(DeferredRequest(node, d, job_argtypes, "grad", "derivative"))
+        self.tf.features.add("pointer")
+        return restype
 
     def pointer_call(self, node, fn, argts) -> T.Type:
         """Calling a kdebug.deferred pointer: a deferred job (kind device, reason pointer)."""

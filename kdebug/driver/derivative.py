@@ -1,0 +1,169 @@
+"""Derivative jobs (kind ``derivative``, reason ``grad``): the front of the pipeline for ``kdebug.grad``.
+
+A derivative job records, beside parse and typeinfer of the function it differentiates:
+
+    primal           the primal as compiled: its deferred markers in place
+    primal_resolved  the primal after the strategy expanded its markers (what the transform reads)
+    derivative       the forward-mode transform's result, markers for the callees' derivatives in it
+
+and then goes through expand_deferred and the finish passes like every job. The primal of
+``grad(grad(f))`` is the job ``grad(f)`` itself, reached through a marker whose *body* the
+transform needs: a launch or a pointer needs only an address, a derivative needs the body.
+"""
+from __future__ import annotations
+
+import ast
+
+from llvmlite import ir
+
+from kdebug import events as E
+from kdebug.driver import forward_mode as FM
+from kdebug.driver.deferred import parse
+from kdebug.errors import CompileError, KdebugError
+from kdebug.frontend.lower import llvm_type, lower_function
+from kdebug.frontend.source import parse_function
+from kdebug.frontend.typeinfer import LaunchTarget, PyValue, infer_function
+from kdebug.lang import intrinsics as I
+from kdebug.lang.derivative import Derivative
+
+# math functions the transform knows, by name: the target's libm symbols are looked up from these
+MATH_NAMES = ("sin", "cos", "tan", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "pow",
+              "tanh", "sinh", "cosh", "atan", "asin", "acos", "asinh", "acosh", "atanh", "atan2", "hypot",
+              "fabs", "floor", "ceil", "trunc", "copysign", "fmod", "erf", "erfc")
+
+
+def front(driver, rec):
+    """parse, typeinfer, primal, primal_resolved, derivative: the derivative job's module."""
+    d: Derivative = rec.job.function
+    py = d.innermost.py_func
+    try:
+        driver.run_phase(rec, "parse", lambda: parse_function(py), lambda s: s.text, "python")
+        rec.typed = driver.run_phase(rec, "typeinfer", lambda: infer_function(py, rec.argtypes, "device"),
+                                     lambda tf: tf.listing(), "text")
+        if not isinstance(d.primal, Derivative):
+            check_differentiable(rec, rec.typed)
+        primal = rec.entry + ".primal"
+        lowered = driver.run_phase(rec, "primal", lambda: lower_primal(driver, rec, primal))
+        view = driver.run_phase(rec, "primal_resolved",
+                                lambda: driver.strategy.resolve_primal(driver, driver.current, rec, str(lowered)))
+        return driver.run_phase(rec, "derivative", lambda: transform(driver, rec, view, primal))
+    except KdebugError as exc:
+        rec.state = "failed"
+        driver.bus.emit(E.JobFailed(**driver.job_fields(rec), error=str(exc)))
+        raise
+
+
+def lower_primal(driver, rec, name: str):
+    """The primal as compiled. For a derivative of a derivative it is a call through the marker of
+    the inner derivative job, whose body the transform will need."""
+    d: Derivative = rec.job.function
+    if not isinstance(d.primal, Derivative):
+        requester = lambda fn, argtypes, kind, reason, loc: driver.request_deferred(  # noqa: E731
+            rec, fn, argtypes, kind, reason, loc)
+        return lower_function(rec.typed, driver.target, name, requester=requester)
+    jid = driver.request_deferred(rec, d.primal, rec.argtypes, "derivative", "grad", rec.loc, needs="body")
+    target = driver.target
+    module = ir.Module(name=name)
+    target.prepare_module(module)
+    params = [llvm_type(t) for t in rec.argtypes]
+    ctx = target.context_type()
+    fnty = ir.FunctionType(llvm_type(rec.typed.restype), ([ctx] if ctx is not None else []) + params)
+    fn = ir.Function(module, fnty, name=name)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    marker = ir.Function(module, ir.FunctionType(ir.PointerType(ir.IntType(8)), []), name=f"kdebug.deferred.{jid}")
+    ptr = b.call(marker, [], name=f"deferred.{jid}")
+    b.ret(b.call(b.bitcast(ptr, ir.PointerType(fnty)), list(fn.args)))
+    return module
+
+
+def transform(driver, rec, view_text: str, primal: str):
+    """Forward mode on the resolved primal; the derivative module keeps only the entry external."""
+    view = parse(view_text)
+    prefix = rec.entry + "."
+    for g in list(view.functions) + list(view.global_variables):
+        # the primal's internal helpers get names of this job's own and become linkable
+        if not g.is_declaration and g.linkage.name in ("internal", "private"):
+            g.name = prefix + g.name
+            g.linkage = "external"
+    entries = {driver.target.deferred_entry_name(r): r for r in driver.records.values()}
+    target = driver.target
+    libm = {}
+    for n in MATH_NAMES:
+        for single in (False, True):
+            libm[target.libm_name(n, single)] = (n, single)
+    hooks = FM.Hooks(job_of=entries.get, derivative=lambda job, k: request_derivative(driver, rec, job, k),
+                     libm=libm, libm_name=target.libm_name, has_ctx=target.context_type() is not None)
+    try:
+        out = FM.differentiate(view, primal, rec.entry, rec.job.function.argnum, hooks)
+    except FM.NotDifferentiable as exc:
+        raise not_differentiable(driver, rec, exc) from None
+    view.link_in(parse(str(out)))
+    for g in list(view.functions) + list(view.global_variables):
+        if not g.is_declaration and g.name != rec.entry:
+            g.linkage = "internal"
+    return view
+
+
+def request_derivative(driver, rec, job, k: int) -> int:
+    """The transform met a call to ``job``'s entry: its derivative by argument ``k``, a new deferred request."""
+    return driver.request_deferred(rec, Derivative(job.job.function, k), job.argtypes, "derivative", "grad", rec.loc)
+
+
+def not_differentiable(driver, rec, exc: FM.NotDifferentiable) -> CompileError:
+    if exc.marker is not None:
+        held = driver.records[exc.marker]
+        return CompileError(
+            f"job #{rec.id} {rec.name}: the primal still holds the deferred-codegen marker for job #{held.id} "
+            f"{held.name} where the transform needs what it computes; {driver.strategy.unresolved_markers}",
+            held.loc or rec.loc,
+            "--strategy worklist expands each nested job's markers through the shared job table before the "
+            "transform runs, so the derivative sees resolved IR (Enzyme.jl#1707, GPUCompiler.jl#629)")
+    return CompileError(f"job #{rec.id} {rec.name}: {exc.what} (in {exc.function}) cannot be differentiated",
+                        rec.loc, "differentiate float arithmetic, math functions, branches and loops, local "
+                                 "arrays and calls to device functions")
+
+
+def check_differentiable(rec, tf, seen=None) -> None:
+    """Constructs a derivative cannot take, reported where they are written."""
+    seen = set() if seen is None else seen
+    if id(tf) in seen:
+        return
+    seen.add(id(tf))
+    local_arrays = set()
+    for node in ast.walk(tf.source.tree):
+        if isinstance(node, ast.Assign) and _intrinsic_name(tf, node.value) == "local.array":
+            local_arrays |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    for node in ast.walk(tf.source.tree):
+        what = None
+        if isinstance(node, ast.Call):
+            name = _intrinsic_name(tf, node)
+            if isinstance(tf.types.get(node.func), LaunchTarget):
+                what = "a device-side launch"
+            elif name and name.startswith("atomic."):
+                what = f"an atomic (cuda.{name})"
+            elif name and (name.startswith("syncthreads") or name in ("syncwarp", "cg.this_grid.sync")):
+                what = f"a barrier (cuda.{name})"
+        elif isinstance(node, (ast.Assign, ast.AugAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                base = target
+                while isinstance(base, ast.Subscript):
+                    base = base.value
+                if base is not target and not (isinstance(base, ast.Name) and base.id in local_arrays):
+                    label = base.id if isinstance(base, ast.Name) else "an array"
+                    what = f"a write to the global array {label}"
+        if what:
+            raise tf.source.error(node, f"{what} cannot be differentiated: job #{rec.id} {rec.name} takes the "
+                                        f"derivative of {tf.name}",
+                                  "a derivative may read global arrays and write local ones "
+                                  "(cuda.local.array); compute the rest outside the differentiated function")
+    for callee in tf.callees.values():
+        check_differentiable(rec, callee, seen)
+
+
+def _intrinsic_name(tf, node) -> str | None:
+    if not isinstance(node, ast.Call):
+        return None
+    ft = tf.types.get(node.func)
+    if isinstance(ft, PyValue) and isinstance(ft.value, I.Intrinsic):
+        return ft.value.name
+    return None

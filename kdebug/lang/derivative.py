@@ -1,0 +1,83 @@
+"""``kdebug.grad(fn, argnum=0)``: a device-callable partial derivative, compiled as a deferred job.
+
+A ``Derivative`` is a compile-time value, like ``kdebug.deferred(fn)``: calling it in
+device code asks the driver for a job of kind ``derivative`` (reason ``grad``) whose
+entry takes ``fn``'s arguments and returns d fn / d argument ``argnum``.
+"""
+from __future__ import annotations
+
+import sys
+
+from kdebug.errors import CompileError, SourceLocation
+from kdebug.lang.dispatcher import Dispatcher
+
+TRANSFORM = "forward"  # forward mode: dual numbers on the job's LLVM IR
+
+
+class Derivative:
+    """``kdebug.grad(primal, argnum)``: ``primal`` is a device function or another Derivative."""
+
+    device = True
+
+    def __init__(self, primal, argnum: int = 0, transform: str = TRANSFORM) -> None:
+        self.primal = primal
+        self.argnum = argnum
+        self.transform = transform
+        self.py_func = primal.py_func  # the source the derivative is taken of
+        self.signatures = primal.signatures
+        suffix = "" if argnum == 0 else f", argnum={argnum}"
+        self.__name__ = f"grad({primal.__name__}{suffix})"
+
+    @property
+    def innermost(self):
+        """The device function at the bottom of a tower of derivatives."""
+        f = self
+        while isinstance(f, Derivative):
+            f = f.primal
+        return f
+
+    @property
+    def order(self) -> int:
+        n, f = 0, self
+        while isinstance(f, Derivative):
+            n, f = n + 1, f.primal
+        return n
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Derivative) and (self.primal, self.argnum, self.transform) == \
+            (other.primal, other.argnum, other.transform)
+
+    def __hash__(self) -> int:
+        return hash((self.primal, self.argnum, self.transform))
+
+    def __repr__(self) -> str:
+        return f"<kdebug derivative {self.__name__}>"
+
+    def __call__(self, *args):
+        raise RuntimeError(f"{self.__name__} can only be called inside a @cuda.jit kernel or device function")
+
+
+def make_derivative(fn, argnum, loc=None) -> Derivative:
+    """Check ``kdebug.grad``'s arguments (host or device code): a device function, a valid argnum."""
+    if not (isinstance(fn, Derivative) or (isinstance(fn, Dispatcher) and fn.device)):
+        what = "a kernel" if isinstance(fn, Dispatcher) else type(fn).__name__
+        raise CompileError(f"kdebug.grad() takes a @cuda.jit(device=True) function or another kdebug.grad(...), "
+                           f"not {what}", loc, "decorate the function with @cuda.jit(device=True)")
+    nparams = fn.py_func.__code__.co_argcount
+    if isinstance(argnum, bool) or not isinstance(argnum, int) or not 0 <= argnum < nparams:
+        raise CompileError(f"kdebug.grad({fn.__name__}, argnum={argnum!r}): argnum must be an int from 0 to "
+                           f"{nparams - 1}, the position of the float argument to differentiate by", loc,
+                           f"{fn.__name__} takes {nparams} argument(s)")
+    return Derivative(fn, argnum)
+
+
+def grad(fn, argnum: int = 0) -> Derivative:
+    """The partial derivative of device function ``fn`` (or of another ``grad``) with respect to its
+    float argument ``argnum``: call it in device code with ``fn``'s arguments. Compiled as a deferred
+    job of kind ``derivative`` (forward mode on ``fn``'s LLVM IR)."""
+    try:
+        return make_derivative(fn, argnum)
+    except CompileError as exc:
+        caller = sys._getframe(1)  # the user's line: located only on the error path
+        exc.loc = SourceLocation(caller.f_code.co_filename, caller.f_lineno, 1)
+        raise
