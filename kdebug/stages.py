@@ -18,11 +18,18 @@ class Stage:
     what: str  # one line, for listings
     every_job: bool = False  # a snapshot of every job's IR at this point, not a timed phase
     target: str = ""  # the target that adds it ("": every compilation has it)
+    job_kind: str = ""  # only jobs of this kind record it ("": every kind)
 
 
 PARSE = Stage("parse", "python", "the job's Python source, parsed")
 TYPEINFER = Stage("typeinfer", "text", "every variable's type, from the argument types (numba's rules)")
 LOWER = Stage("lower", "llvm", "LLVM IR in a module of the job's own; deferred jobs are still markers")
+PRIMAL = Stage("primal", "llvm", "a derivative job's primal as compiled: its own deferred markers in place",
+               job_kind="derivative")
+PRIMAL_RESOLVED = Stage("primal_resolved", "llvm", "the primal after the strategy expanded its markers: what "
+                                                   "the transform reads", job_kind="derivative")
+DERIVATIVE = Stage("derivative", "llvm", "the forward-mode transform (dual numbers) of the resolved primal",
+                   job_kind="derivative")
 EXPAND_DEFERRED = Stage("expand_deferred", "llvm", "markers replaced by the requested jobs' entries, "
                                                    "their modules linked in")
 LINK_RUNTIME = Stage("link_runtime", "llvm", "the target's runtime libraries linked in")
@@ -36,8 +43,8 @@ PTX = Stage("ptx", "ptx", "each job's own PTX functions (kdebug dump --target pt
 PTXAS = Stage("ptxas", "text", "ptxas -v: registers, shared memory, stack and spills", target="ptx")
 LOAD = Stage("load", "", "the code loaded, each entry's address looked up")
 
-STAGES = (PARSE, TYPEINFER, LOWER, EXPAND_DEFERRED, LINK_RUNTIME, OPTIMIZE, BEFORE_FINISH, FINISH,
-          AFTER_FINISH, VALIDATE, EMIT, PTX, PTXAS, LOAD)
+STAGES = (PARSE, TYPEINFER, LOWER, PRIMAL, PRIMAL_RESOLVED, DERIVATIVE, EXPAND_DEFERRED, LINK_RUNTIME, OPTIMIZE,
+          BEFORE_FINISH, FINISH, AFTER_FINISH, VALIDATE, EMIT, PTX, PTXAS, LOAD)
 
 
 def pipeline(target_stages: tuple[Stage, ...] = ()) -> tuple[Stage, ...]:
@@ -45,7 +52,12 @@ def pipeline(target_stages: tuple[Stage, ...] = ()) -> tuple[Stage, ...]:
     unknown = [s.name for s in target_stages if s not in STAGES]
     if unknown:
         raise ValueError(f"stages {unknown} are not in kdebug/stages.py's list")
-    return tuple(s for s in STAGES if not s.target or s in target_stages)
+    return tuple(s for s in STAGES if (not s.target or s in target_stages) and not s.job_kind)
+
+
+def of_job_kind(kind: str) -> tuple[Stage, ...]:
+    """The stages only jobs of ``kind`` record (a derivative job's primal, resolved primal, derivative)."""
+    return tuple(s for s in STAGES if s.job_kind == kind)
 
 
 def in_stage_order(names) -> list[str]:

@@ -115,7 +115,7 @@ def not_differentiable(driver, rec, exc: FM.NotDifferentiable) -> CompileError:
         return CompileError(
             f"job #{rec.id} {rec.name}: the primal still holds the deferred-codegen marker for job #{held.id} "
             f"{held.name} where the transform needs what it computes; {driver.strategy.unresolved_markers}",
-            held.loc or rec.loc,
+            rec.loc if held.kind == "derivative" else held.loc or rec.loc,  # the marker's own site
             "--strategy worklist expands each nested job's markers through the shared job table before the "
             "transform runs, so the derivative sees resolved IR (Enzyme.jl#1707, GPUCompiler.jl#629)")
     return CompileError(f"job #{rec.id} {rec.name}: {exc.what} (in {exc.function}) cannot be differentiated",

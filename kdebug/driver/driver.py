@@ -55,7 +55,7 @@ class Driver:
         self.snapshots = snapshots  # print every phase's IR for the trace, the TUI and dump
         self.target = target
         self.stages = stages.pipeline(target.stages())  # every stage a compilation goes through, in order
-        self.stage_names = frozenset(s.name for s in self.stages)
+        self.stage_names = frozenset(s.name for s in self.stages + stages.of_job_kind("derivative"))
         self.strategy = strategies.get(strategy)
         self.records: dict[int, JobRecord] = {}
         self.by_key: dict[str, JobRecord] = {}

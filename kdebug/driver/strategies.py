@@ -106,7 +106,9 @@ class Worklist(SharedTable):
         "done resolves to a reference to its entry (reported as a re-entrant request when it closes a "
         "cycle); nested jobs may expand their own markers through the same table, so a consumer that "
         "needs resolved IR sees it; and the finish passes run exactly once on every job's entry at the "
-        "end of the toplevel compilation.")
+        "end of the toplevel compilation. A launch or a function pointer needs only the address of the job "
+        "it asks for, but a derivative (kdebug.grad) needs the body of the function it differentiates, with "
+        "that function's own markers already resolved: here a derivative job gets it, at any order.")
 
     def expand(self, driver, comp, irmod):
         top = comp.top
@@ -151,7 +153,9 @@ class Toplevel(SharedTable):
         "toplevel (historical): only the toplevel job expands deferred-codegen markers. Markers inside "
         "nested jobs are linked in unexpanded and resolved in later rounds, so a nested consumer that "
         "must see resolved IR (an AD transform) finds an opaque marker instead, and jobs discovered late "
-        "can miss the finish passes.")
+        "can miss the finish passes. Expanding late is fine for a launch or a pointer, which need only an "
+        "address; a derivative needs its primal's body, so a derivative through a pointer or of a derivative "
+        "fails, explained: Enzyme.jl#1707 and GPUCompiler.jl#629.")
 
     def expand(self, driver, comp, irmod):
         top = comp.top
@@ -186,7 +190,9 @@ class Recursive(Strategy):
         "recursive (the naive fix): every nested job expands its own markers with a fresh job table. "
         "Nested IR is resolved, but the toplevel's list of jobs is incomplete, so finish passes silently "
         "skip nested jobs, and a cycle (a kernel that launches itself, a -> b -> c -> a) recurses "
-        "forever. kdebug stops it at the first re-entry and shows the cycle path instead of hanging.")
+        "forever. kdebug stops it at the first re-entry and shows the cycle path instead of hanging. "
+        "Derivatives see resolved bodies and work where there is no cycle, at that price: shared jobs are "
+        "compiled again and nested derivative jobs miss the finish passes.")
 
     def request(self, driver, comp, requester, job, reason, loc, needs="address"):
         cycle = driver.ancestor_cycle(requester, job.key)

@@ -907,12 +907,12 @@ class TypeInferer:
         sig = next((s for s in inner.signatures if len(s.argtypes) == len(argts)), None)
         job_argtypes = tuple(sig.argtypes) if sig is not None else tuple(argts)
         for a, t in zip(node.args, job_argtypes):
-            if not isinstance(t, T.Scalar):
-                raise self.error(a, f"{d.__name__} takes numbers, not {t}", "differentiate functions of numbers")
+            if not isinstance(t, (T.Scalar, T.Array)):
+                raise self.error(a, f"{d.__name__} cannot take {t}", "pass numbers and arrays")
         f = d
         while isinstance(f, Derivative):
             t = job_argtypes[f.argnum]
-            if not t.is_float:
+            if not (isinstance(t, T.Scalar) and t.is_float):
                 name = inner.argnames[f.argnum]
                 raise self.error(node.args[f.argnum], f"{f.__name__} differentiates by argument {f.argnum} "
                                  f"({name}), which is {t} here", "pass a float (e.g. 2.0, not 2) or change argnum")

@@ -14,6 +14,14 @@ PHASES: dict[str, str] = {
                  "unifies across branches. The listing shows each variable's type.",
     "lower": "The typed function becomes LLVM IR in a module of its own. A device-side launch or a function "
              "pointer is still an opaque deferred-codegen marker call carrying the requested job's id.",
+    "primal": "A derivative job: the function it differentiates as compiled, its own deferred-codegen markers "
+              "still in place (for a derivative of a derivative, a call through the inner job's marker).",
+    "primal_resolved": "The primal after the strategy expanded its markers: what the forward-mode transform "
+                       "reads. A launch or a pointer needs only an address, but a derivative needs the body, so "
+                       "a marker left here is opaque to the transform (the toplevel strategy leaves them).",
+    "derivative": "The forward-mode transform: every float value carries a tangent (dual numbers), local "
+                  "memory gets shadow memory, math functions their derivatives, and a call to another job "
+                  "asks for that job's derivative as a new deferred request (reason grad).",
     "expand_deferred": "Each deferred-codegen marker is resolved: the requested job is compiled once, through the "
                        "session-wide job table, its module linked in, and the marker replaced by the address of "
                        "its entry function. A request for a job already in progress is re-entrant: it resolves "
@@ -48,7 +56,7 @@ FINISH_INTRO = ("Finish passes run exactly once on every job's entry, after opti
 STRATEGIES: dict[str, str] = {name: s.description for name, s in strategies.REGISTRY.items()}
 
 BREAKPOINTS: dict[str, str] = {
-    "deferred": "a deferred job is requested (device-side launch, function pointer)",
+    "deferred": "a deferred job is requested (device-side launch, function pointer, derivative)",
     "reentrant": "a job asks for a job already on its request chain",
     "finish": "just before the finish passes run",
     "launch": "just before a kernel launch",
