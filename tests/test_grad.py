@@ -12,7 +12,7 @@ import pytest
 import kdebug
 from conftest import SAMPLES
 from kdebug import cuda
-from kdebug.driver.active import Session, set_session
+from kdebug.session.live import Session, set_session
 from kdebug.errors import CompileError, KdebugError
 from kdebug.session.debuggee import breakpoint_of
 from kdebug.session.model import SessionModel

@@ -299,7 +299,7 @@ def _close(got: np.ndarray, want: np.ndarray, tol: float) -> np.ndarray:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.data())
 def test_random_programs_derivatives_match_dual_numbers(data):
-    from kdebug.driver.active import Session, set_session
+    from kdebug.session.live import Session, set_session
     session = Session(backend="cpu", memcheck=data.draw(st.booleans(), label="memcheck"))
     session.target.record_host_asm = False
     set_session(session)

@@ -904,7 +904,7 @@ class TypeInferer:
         if len(argts) != nparams:
             raise self.error(node, f"{d.__name__} takes {nparams} argument(s) but {len(argts)} were given",
                              f"pass the arguments of {inner.__name__}")
-        sig = next((s for s in inner.signatures if len(s.argtypes) == len(argts)), None)
+        sig = next((s for s in inner.declared if len(s.argtypes) == len(argts)), None)
         job_argtypes = tuple(sig.argtypes) if sig is not None else tuple(argts)
         for a, t in zip(node.args, job_argtypes):
             if not isinstance(t, (T.Scalar, T.Array)):

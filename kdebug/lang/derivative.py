@@ -24,7 +24,7 @@ class Derivative:
         self.argnum = argnum
         self.transform = transform
         self.py_func = primal.py_func  # the source the derivative is taken of
-        self.signatures = primal.signatures
+        self.declared = primal.declared  # the signatures written in @cuda.jit(...)
         suffix = "" if argnum == 0 else f", argnum={argnum}"
         self.__name__ = f"grad({primal.__name__}{suffix})"
 
