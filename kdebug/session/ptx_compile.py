@@ -89,6 +89,6 @@ class PtxSidePipeline:
 
 
 def _same_job(a, b) -> bool:
-    return (a.job.function is b.job.function and tuple(a.argtypes) == tuple(b.argtypes)
+    return (a.job.function == b.job.function and tuple(a.argtypes) == tuple(b.argtypes)  # == : grad(f) is new each time
             and a.kind == b.kind)
 

@@ -1,0 +1,111 @@
+"""Derivative code speed on the CPU backend: a kernel evaluating f against one evaluating grad(f), side by side.
+
+    python benchmarks/bench_grad.py            # 2^22 elements, best of 7 (a few seconds on 2 cores)
+    python benchmarks/bench_grad.py --quick    # 2^16 elements, best of 3
+
+Each function is launched over the same float64 inputs: the primal ``f(x, y)``, its first
+derivative ``grad(f)`` (forward mode: every float carries a tangent) and the second
+derivative ``grad(grad(f))``. Times are the best of several launches after a warm-up
+launch (compilation excluded), per element, with the ratio to the primal. numpy's
+evaluation of the analytic derivative is a second reference. Target (reported, never
+asserted): the first derivative at most 3x the primal's time.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import kdebug  # noqa: E402
+from kdebug import cuda  # noqa: E402
+
+
+@cuda.jit(device=True)
+def f(x, y):
+    s = x * y + math.sin(x)
+    if x > 0.0:
+        s = s + math.exp(-x * x) * y
+    else:
+        s = s - math.log(1.0 + x * x)
+    return math.sqrt(s * s + 1.0) + math.tanh(y * x)
+
+
+df = kdebug.grad(f)
+d2f = kdebug.grad(df)
+
+
+@cuda.jit
+def primal(out, xs, ys):
+    i = cuda.grid(1)
+    if i < xs.size:
+        out[i] = f(xs[i], ys[i])
+
+
+@cuda.jit
+def first(out, xs, ys):
+    i = cuda.grid(1)
+    if i < xs.size:
+        out[i] = df(xs[i], ys[i])
+
+
+@cuda.jit
+def second(out, xs, ys):
+    i = cuda.grid(1)
+    if i < xs.size:
+        out[i] = d2f(xs[i], ys[i])
+
+
+def best(fn, repeat: int) -> float:
+    fn()  # warm-up: compiles on the first launch
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def numpy_first(xs, ys):
+    """d f / d x, written out by hand with numpy: the analytic reference."""
+    pos = xs > 0
+    e = np.exp(-xs * xs)
+    s = xs * ys + np.sin(xs) + np.where(pos, e * ys, -np.log1p(xs * xs))
+    ds = ys + np.cos(xs) + np.where(pos, -2 * xs * e * ys, -2 * xs / (1 + xs * xs))
+    return s * ds / np.sqrt(s * s + 1) + ys * (1 - np.tanh(ys * xs) ** 2)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="2^16 elements, 3 repeats")
+    opts = ap.parse_args(argv)
+    n, repeat = (2 ** 16, 3) if opts.quick else (2 ** 22, 7)
+    rng = np.random.default_rng(1)
+    xs, ys = rng.uniform(-2, 2, n), rng.uniform(-2, 2, n)
+    out = np.zeros(n)
+    block = 256
+    grid = (n + block - 1) // block
+    rows = []
+    for name, kern in (("f (primal)", primal), ("grad(f)", first), ("grad(grad(f))", second)):
+        t = best(lambda k=kern: k[grid, block](out, xs, ys), repeat)
+        rows.append((name, t))
+        if kern is first:
+            np.testing.assert_allclose(out, numpy_first(xs, ys), rtol=1e-10, atol=1e-12)  # the right derivative
+    t_np = best(lambda: numpy_first(xs, ys), repeat)
+    base = rows[0][1]
+    print(f"| kernel over 2^{int(math.log2(n))} float64 elements (CPU backend) | ns / element | ratio to f |")
+    print("|---|---|---|")
+    for name, t in rows:
+        print(f"| {name} | {t / n * 1e9:.2f} | {t / base:.2f}x |")
+    print(f"| numpy, analytic d f / d x | {t_np / n * 1e9:.2f} | {t_np / base:.2f}x |")
+    ratio = rows[1][1] / base
+    print(f"\ntarget: grad(f) at most 3x the primal: {ratio:.2f}x ({'met' if ratio <= 3 else 'NOT met'})")
+
+
+if __name__ == "__main__":
+    main()
