@@ -33,3 +33,13 @@ def test_bench_warp_quick_runs_and_prints_its_table():
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert "| kernel | memcheck | kdebug | numpy sum | kdebug / numpy |" in r.stdout
     assert "| strided | on |" in r.stdout and "| chunked | off |" in r.stdout
+
+
+def test_bench_grad_quick_runs_and_prints_its_table():
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_grad.py"), "--quick"],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "| kernel over 2^16 float64 elements (CPU backend) | ns / element | ratio to f |" in r.stdout
+    for row in ("| f (primal) |", "| grad(f) |", "| grad(grad(f)) |", "| numpy, analytic d f / d x |"):
+        assert row in r.stdout
