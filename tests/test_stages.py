@@ -99,4 +99,11 @@ def test_the_readme_shows_the_list():
         readme = f.read()
     block = re.search(r"\n    parse -> .*?\n\n", readme, re.S).group(0)
     shown = re.findall(r"[a-z_]+", re.sub(r"\(.*?\)|\[.*?\]", "", block))
-    assert shown == [s.name for s in S.STAGES if not s.every_job]
+    assert shown == [s.name for s in S.STAGES if not s.every_job and not s.job_kind]  # a toplevel compilation's
+
+
+def test_derivative_jobs_record_their_own_stages_after_lower():
+    names = [s.name for s in S.STAGES]
+    assert [s.name for s in S.of_job_kind("derivative")] == ["primal", "primal_resolved", "derivative"]
+    assert names.index("lower") < names.index("primal") < names.index("derivative") < names.index("expand_deferred")
+    assert not {"primal", "primal_resolved", "derivative"} & {s.name for s in S.pipeline()}
