@@ -900,6 +900,9 @@ class TypeInferer:
     def derivative_call(self, node, d: "Derivative", argts) -> T.Type:
         """Calling ``kdebug.grad(fn)``: a deferred job (kind derivative, reason grad) returning fn's type."""
         inner = d.innermost
+        if node.keywords:
+            raise self.error(node.keywords[0].value, f"{d.__name__} takes its arguments by position",
+                             f"write {d.__name__}(x, y)")
         nparams = inner.py_func.__code__.co_argcount
         if len(argts) != nparams:
             raise self.error(node, f"{d.__name__} takes {nparams} argument(s) but {len(argts)} were given",
