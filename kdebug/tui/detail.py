@@ -19,6 +19,8 @@ from kdebug.tui.documents import (CodeDocument, Document, JoinedDocument, SideBy
 from kdebug.tui.textview import TextView
 
 ARROW = " \u2192 "
+# a derivative job's IR view: primal -> primal_resolved -> derivative, each shown as a diff of the one before
+DIFFED_AGAINST = {"primal_resolved": "primal", "derivative": "primal_resolved"}
 SUFFIX = {"llvm": ".ll", "python": ".py", "ptx": ".ptx", "asm": ".s", "text": ".txt"}
 TABS = ("source", "ir", "finish", "ptx", "asm", "events", "strategy")
 
@@ -268,6 +270,10 @@ class DetailPane(Vertical):
             state = self.model.job_state(job.id)[0] if job is not None else ""
             return self._set("ir", Document([f"(no IR yet: the job is {state})" if state in ("queued", "compiling")
                                              else "(no IR for this phase)"]))
+        before = DIFFED_AGAINST.get(self.phase)
+        earlier = self._text(before)[0] if before else None
+        if earlier is not None:  # a derivative job's stages: what each one changed in the one before
+            return self._set("ir", UnifiedDiffDocument(earlier, text, names=(before, self.phase)))
         self._set("ir", CodeDocument(text, lang))
 
     def _explain(self, selector: str, text: str) -> None:

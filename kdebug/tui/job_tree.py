@@ -31,6 +31,8 @@ def job_label(job: JobView, model: SessionModel) -> Text:
     text.append(STATE_MARK.get(state, "") + " ", style)
     text.append(job.name, "bold reverse magenta" if job.id in model.cycle else "bold")
     text.append(f" #{job.id}", "dim")
+    if job.kind == "derivative":
+        text.append("  derivative", "blue")
     if job.reason != "host":
         text.append(f"  {job.reason}", "magenta")
     if job.resolved_round:
