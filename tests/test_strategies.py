@@ -5,9 +5,12 @@ records which job entries its finish pass saw; emit and load do nothing.
 """
 from __future__ import annotations
 
+import os
+
 import pytest
 from llvmlite import ir
 
+import kdebug
 from kdebug import cuda
 from kdebug import events as E
 from kdebug.driver import strategies
@@ -17,6 +20,7 @@ from kdebug.lang import types as T
 from kdebug.targets.base import Target
 
 I64_1D = T.Array(T.int64, 1)
+F64_1D = T.Array(T.float64, 1)
 
 
 class StubTarget(Target):
@@ -172,3 +176,68 @@ def test_recursive_duplicates_shared_jobs_and_misses_finish_on_grandchildren():
     dup = [d for d in of_kind(events, "diagnostic") if d.category == "duplicate"]
     assert len(dup) == 1
     assert sorted(names(driver, target.finished)) == ["diamond", "left", "right"]  # the leaves never finished
+
+
+# ---- derivative jobs: how each strategy hands a derivative its primal -------------------------------
+@cuda.jit(device=True)
+def cube(x):
+    return x * x * x
+
+
+@cuda.jit(device=True)
+def through_pointer(x):
+    return kdebug.deferred(cube)(x) + x
+
+
+@cuda.jit
+def second_order(out):
+    out[0] = kdebug.grad(kdebug.grad(cube))(2.0)
+
+
+@cuda.jit
+def via_pointer(out):
+    out[0] = kdebug.grad(through_pointer)(2.0)
+
+
+def stage_text(driver, name, stage):
+    (rec,) = [r for r in driver.records.values() if r.name == name]
+    return rec.snapshots[stage]
+
+
+@pytest.mark.parametrize("kernel", [second_order, via_pointer])
+def test_worklist_gives_a_derivative_its_primal_resolved(kernel):
+    driver, target, events, error = compile_with("worklist", kernel, (F64_1D,))
+    assert error is None, error
+    names = sorted(r.name for r in driver.records.values())
+    top = "grad(grad(cube))" if kernel is second_order else "grad(through_pointer)"
+    assert "kdebug.deferred." not in stage_text(driver, top, "primal_resolved")
+    assert "kdebug.deferred." in stage_text(driver, top, "primal")
+    assert sorted(driver.records[i].name for i in target.finished) == names  # finish on every job
+    assert all(n == 1 for n in driver.compile_counts.values())
+
+
+@pytest.mark.parametrize("kernel,held", [(second_order, "grad(cube)"), (via_pointer, "cube")])
+def test_toplevel_leaves_a_derivatives_primal_markers_in_place(kernel, held):
+    driver, target, events, error = compile_with("toplevel", kernel, (F64_1D,))
+    assert isinstance(error, CompileError)
+    assert f"the primal still holds the deferred-codegen marker for job #" in str(error) and held in str(error)
+    assert strategies.get("toplevel").unresolved_markers in str(error)
+
+
+def test_recursive_compiles_a_derivatives_primal_job_again_with_a_fresh_table():
+    driver, target, events, error = compile_with("recursive", second_order, (F64_1D,))
+    assert error is None, error
+    assert [r.name for r in driver.records.values()] == ["second_order", "grad(grad(cube))", "grad(cube)"]
+    assert "kdebug.deferred." not in stage_text(driver, "grad(grad(cube))", "primal_resolved")
+    assert sorted(driver.records[i].name for i in target.finished) == ["grad(grad(cube))", "second_order"]
+
+
+def test_the_readme_and_the_command_line_list_every_registered_strategy():
+    from kdebug.cli import build_parser
+    with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")) as f:
+        readme = f.read()
+    for name in strategies.names():
+        assert f"| `{name}`" in readme, name
+    run = build_parser()._subparsers._group_actions[0].choices["run"]
+    (option,) = [a for a in run._actions if "--strategy" in a.option_strings]
+    assert tuple(option.choices) == strategies.names()
