@@ -305,8 +305,6 @@ def powi32_kernel(x, out):
 
 def test_powi_keeps_float32():
     """numba: math.pow(float32, int32) is float32 (powif)."""
-    from kdebug.session.live import Session, set_session
-    set_session(Session(backend="cpu"))  # it records snapshots: the lowered IR is read below
     x = np.array([1.5, -2.0, 0.1], np.float32)
     out = np.zeros_like(x)
     from kdebug.session.live import Session, get_session, set_session
