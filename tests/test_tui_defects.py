@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import subprocess
 import textwrap
@@ -395,7 +396,8 @@ def test_14_a_script_stuck_in_plain_python_answers_p_and_s_and_x_says_where(tmp_
             await wait_for(pilot, lambda: app.model.ended is not None, "the kill")
             error = app.model.ended.error
             assert app.model.ended.status == "killed"
-            assert "killed from the TUI" in error and "hung.py:6 in <module>" in error, error
+            # the stack sample lands on the loop's test (line 5) or its body (line 6)
+            assert "killed from the TUI" in error and re.search(r"hung\.py:[56] in <module>", error), error
             assert "hung.py" in " ".join(view_lines(app, "diagnostics"))
     run(go())
 
