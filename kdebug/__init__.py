@@ -8,11 +8,13 @@ from kdebug.lang.intrinsics import deferred  # noqa: F401 - kdebug.deferred(fn) 
 __version__ = "0.1.0"
 
 
-def set_options(memcheck=None, shuffle_threads=False) -> None:
+def set_options(memcheck=None, shuffle_threads=False, racecheck=None, initcheck=None) -> None:
     """Options of the active session, as the command line's: ``memcheck=False`` is ``--no-memcheck``
     (also ``KDEBUG_MEMCHECK=0`` in the environment); ``shuffle_threads=SEED`` is
-    ``--shuffle-threads=SEED`` and ``shuffle_threads=None`` turns shuffling off."""
-    seam.current().set_options(memcheck=memcheck, shuffle_threads=shuffle_threads)
+    ``--shuffle-threads=SEED`` and ``shuffle_threads=None`` turns shuffling off; ``racecheck=True``
+    and ``initcheck=True`` are ``--sanitize ...,racecheck,initcheck`` (CPU backend)."""
+    seam.current().set_options(memcheck=memcheck, shuffle_threads=shuffle_threads, racecheck=racecheck,
+                               initcheck=initcheck)
 
 
 def _default_session():

@@ -42,6 +42,9 @@ def _add_run_options(p: argparse.ArgumentParser, remainder: bool = True) -> None
     p.add_argument("--numba", action="store_true", help="make numba.cuda and numba's types resolve to kdebug's")
     p.add_argument("--trace", metavar="PATH", help="write the event stream as JSON lines")
     p.add_argument("--no-memcheck", dest="memcheck", action="store_false", help="skip bounds checks (faster)")
+    p.add_argument("--sanitize", metavar="LIST", default=None,
+                   help="CPU-backend checks: memcheck,synccheck,racecheck,initcheck (default memcheck,synccheck; "
+                        "synccheck is always on)")
     p.add_argument("--shuffle-threads", nargs="?", const=RANDOM_SEED, type=_seed, metavar="SEED", default=None,
                    help="run each block's threads in a random order between barriers")
     p.add_argument("--timeout", metavar="SECONDS", default=None,
@@ -163,8 +166,14 @@ def run_options(opts, snapshots: bool = True):
         seed = random.randrange(1 << 31)
         print(f"kdebug: --shuffle-threads seed {seed} (repeat this run with --shuffle-threads={seed})",
               file=sys.stderr)
+    from kdebug.runtime.sanitizers import DEFAULT, parse_sanitizers
+    try:
+        sanitizers = parse_sanitizers(opts.sanitize) if opts.sanitize is not None else DEFAULT
+    except ValueError as exc:
+        raise UsageError(f"--sanitize: {exc}") from None
     return RunOptions(script=opts.script, args=tuple(opts.args), backend=opts.backend, strategy=opts.strategy,
-                      numba=opts.numba, trace=opts.trace, memcheck=opts.memcheck,
+                      numba=opts.numba, trace=opts.trace, memcheck=opts.memcheck and "memcheck" in sanitizers,
+                      racecheck="racecheck" in sanitizers, initcheck="initcheck" in sanitizers,
                       shuffle_seed=seed, breakpoints=breakpoints,
                       target=getattr(opts, "target", "cpu"), arch=getattr(opts, "arch", None),
                       snapshots=snapshots, timeout=timeout)

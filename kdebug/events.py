@@ -127,6 +127,8 @@ class Diagnostic(Event):
     job: int | None = None
     location: dict | None = None  # {"file", "line", "col"}
     text: str = ""  # the whole formatted message, with source line and caret
+    sanitizer: str | None = None  # racecheck, initcheck: the hazard's sanitizer (category says it too)
+    hazard: dict | None = None  # a sanitizer's hazard: kind, array, index, both accesses, count
 
 
 @dataclass
@@ -167,6 +169,7 @@ class SessionStarted(Event):
     backend: str = "cpu"
     strategy: str = "worklist"
     argv: list[str] = field(default_factory=list)
+    sanitizers: list[str] = field(default_factory=lambda: ["memcheck", "synccheck"])  # --sanitize
 
 
 @dataclass
@@ -224,6 +227,10 @@ class EventBus:
         # seconds subscribers spent holding the session at a breakpoint: compile times leave them out
         self.paused_seconds = 0.0
         self._lock = threading.RLock()
+
+    @property
+    def has_subscribers(self) -> bool:
+        return bool(self._subscribers)
 
     def subscribe(self, callback: Callable[[Event], None]) -> None:
         self._subscribers.append(callback)

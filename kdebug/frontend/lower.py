@@ -68,6 +68,15 @@ _LLVM_MATH = {"sqrt", "sin", "cos", "exp", "log", "log2", "log10", "fabs", "floo
 _LIBM_RENAME = {"gamma": "tgamma"}
 
 
+def access_kind(node) -> str:
+    """How an array element is used at ``node``: read, write, update (``a[i] += x``) or atomic."""
+    if getattr(node, "kdebug_access", None) == "atomic":
+        return "atomic"
+    if getattr(node, "kdebug_update", False):
+        return "update"
+    return "write" if isinstance(getattr(node, "ctx", None), ast.Store) else "read"
+
+
 class FunctionLowerer:
     """Lowers one typed function into an llvmlite function of ``module``."""
 
@@ -201,6 +210,7 @@ class FunctionLowerer:
             result = self.binop(node.op, cur, lt, rhs, self.type_of(node.value), rt)
             self.builder.store(self.cast(result, rt, lt), self.slots[target.id])
         else:
+            target.kdebug_update = True  # read and written: the sanitizers see one update
             ptr, elem_t = self.element_pointer(target)
             cur = self.load_element(ptr, elem_t)
             result = self.binop(node.op, cur, elem_t, rhs, self.type_of(node.value), rt)
@@ -445,7 +455,9 @@ class FunctionLowerer:
         linear = linear_parts[0]
         for k, extent in zip(linear_parts[1:], extents[1:]):
             linear = b.add(b.mul(linear, extent), k)
-        return b.gep(data, [linear], inbounds=True), arr_t.dtype
+        ptr = b.gep(data, [linear], inbounds=True)
+        self.target.instrument_access(self, node, arr_t, ptr, linear_parts, access_kind(node))
+        return ptr, arr_t.dtype
 
     def expr_BinOp(self, node):
         lt, rt = self.type_of(node.left), self.type_of(node.right)

@@ -43,6 +43,9 @@ class DeviceNDArray:
         self._host = buffer
         self._owner = None  # a backend may attach real device memory here
         self._dev = device  # the gpu runtime's DeviceBuffer, or None: the data is _host
+        # initcheck: None when every element holds data the host gave; False while nothing wrote any
+        # (cuda.device_array); else a uint8 per element, 1 once written (kernels set it too)
+        self._written = None
 
     @classmethod
     def _on_device(cls, host: np.ndarray, runtime, copy: bool = True) -> "DeviceNDArray":
@@ -99,6 +102,7 @@ class DeviceNDArray:
             raise _array_error(f"copy_to_device: shapes differ ({src.shape} vs {self.shape})",
                                "copy an array of the device array's shape")
         np.copyto(self._host, src, casting="unsafe")
+        self._written = None
         if self._dev is not None:
             self._dev.from_host(self._host)
 
@@ -116,6 +120,8 @@ class DeviceNDArray:
     def __setitem__(self, index, value) -> None:
         host = self._synced()
         host[index] = value
+        if self._written is not None:
+            self._written_map().reshape(self.shape)[index] = 1
         if self._dev is not None:
             self._dev.from_host(host)
 
@@ -128,15 +134,27 @@ class DeviceNDArray:
     def is_f_contiguous(self) -> bool:
         return self.ndim <= 1 or self.size <= 1
 
+    def _written_map(self):
+        """initcheck's per-element written flags (None: all written), made on first use."""
+        if self._written is False:
+            self._written = np.zeros(self.size, dtype=np.uint8)
+        return self._written
+
+    def _view(self, host):
+        """A reshaped view: the same allocation and the same written flags (C order, flat)."""
+        view = DeviceNDArray(None, self.dtype, host, device=self._dev)
+        view._written = self._written_map()
+        return view
+
     def reshape(self, *shape, order="C"):  # views share the device allocation
         if order != "C":
             raise _array_error(f"reshape(order={order!r}): kdebug device arrays are C-ordered", "use order='C'")
-        return DeviceNDArray(None, self.dtype, self._host.reshape(*shape), device=self._dev)
+        return self._view(self._host.reshape(*shape))
 
     def ravel(self, order="C", stream=0):
         if order != "C":
             raise _array_error(f"ravel(order={order!r}): kdebug device arrays are C-ordered", "use order='C'")
-        return DeviceNDArray(None, self.dtype, self._host.ravel(), device=self._dev)
+        return self._view(self._host.ravel())
 
     def split(self, section: int, stream=0) -> list["DeviceNDArray"]:
         """numba's split: a 1-D array as views of ``section`` elements each (the last may be shorter)."""
@@ -208,7 +226,9 @@ def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0) -> 
     gpu = _gpu_runtime()
     if gpu is not None:
         return DeviceNDArray._on_device(np.empty(shape, dtype=dtype), gpu, copy=False)
-    return DeviceNDArray(shape, dtype)
+    arr = DeviceNDArray(shape, dtype)
+    arr._written = False  # uninitialised, as on a GPU (initcheck reports reads of it)
+    return arr
 
 
 def device_array_like(ary, stream=0) -> DeviceNDArray:

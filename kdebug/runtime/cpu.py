@@ -12,6 +12,7 @@ from kdebug.lang import types as T
 from kdebug.lang.host import DeviceNDArray
 from kdebug.runtime.memcheck import error_from_record, warning_from_record
 from kdebug.runtime.record import I32P, LAUNCHER, RuntimeRecord
+from kdebug.runtime.sanitizers import LaunchChecks
 
 _SCALAR_CTYPES = {
     "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32, "int64": ctypes.c_int64,
@@ -107,7 +108,8 @@ class CpuRuntime:
     def launch(self, compiled, args, argtypes, grid, block, shared: int = 0, parallel: bool = True,
                shuffle: int | None = None) -> None:
         """Run a grid. ``shuffle`` (a seed) runs each block's threads in a random order between barriers.
-        A failed bounds check or a divergent barrier raises KernelRuntimeError (see runtime/memcheck.py)."""
+        A failed bounds check or a divergent barrier raises KernelRuntimeError (see runtime/memcheck.py).
+        Returns the hazards racecheck and initcheck found (runtime/sanitizers.py), if they ran."""
         params = params_type(argtypes)(*[to_cvalue(t, v) for t, v in zip(argtypes, args)])
         dims = (ctypes.c_int32 * 7)(*grid, *block, 0)  # gx gy gz bx by bz depth
         nblocks = grid[0] * grid[1] * grid[2]
@@ -120,6 +122,12 @@ class CpuRuntime:
             rng = np.random.default_rng(shuffle)
             perm = np.concatenate([rng.permutation(nt) for _ in range(SHUFFLE_PERMUTATIONS)]).astype(np.int32)
             record.perm, record.nperm, record.perm_nt = perm.ctypes.data_as(I32P), SHUFFLE_PERMUTATIONS, nt
+        sanitize = compiled.artifact.get("sanitize", {})
+        checks = None
+        if sanitize.get("racecheck") or sanitize.get("initcheck"):
+            # one thread of the host runs the whole grid: the shadow entries are not shared between cores
+            checks = LaunchChecks(record, args, argtypes, sanitize.get("racecheck"), sanitize.get("initcheck"))
+            parallel = False
         rt = ctypes.addressof(record)
         ncpu = _NCPU
         threads = nblocks * nt
@@ -140,7 +148,10 @@ class CpuRuntime:
         if error is not None:
             raise error
         warning = warning_from_record(record, compiled.record.name)
-        return [warning] if warning is not None else []
+        found = [warning] if warning is not None else []
+        if checks is not None:  # racecheck's and initcheck's hazards (runtime/sanitizers.py)
+            found += checks.hazards_found(record, compiled.record.name, grid, block)
+        return found
 
 
 def _check_cooperative(name: str, nblocks: int, nt: int) -> None:

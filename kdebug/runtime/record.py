@@ -29,12 +29,66 @@ RECORD_FIELDS = (
     ("warn_ctaid", ctypes.c_int32 * 3),
     ("warn_waiting", ctypes.c_int32),
     ("warn_done", ctypes.c_int32),
+    # racecheck and initcheck (kdebug/runtime/sanitizers.py): global memory the checks know, what they found
+    ("regions", ctypes.c_void_p),  # Region[nregions]: the launch's array arguments
+    ("nregions", ctypes.c_int32),
+    ("nhazards", ctypes.c_int32),  # HazardSlot entries used in hazards
+    ("hazards", ctypes.c_void_p),  # HazardSlot[hazard_cap]
+    ("hazard_cap", ctypes.c_int32),
+    ("hazards_lost", ctypes.c_int32),  # distinct hazards beyond hazard_cap
 )
 FIELD = {name: k for k, (name, _) in enumerate(RECORD_FIELDS)}
 
 # A barrier's value in a waiting thread's context is its site id, with this bit set when the barrier
 # lies inside an if/else of its function (site ids stay below it).
 IN_BRANCH = 1 << 29
+
+
+class Region(ctypes.Structure):
+    """A global array the sanitizers watch: its bytes, one shadow entry per element, its written map."""
+
+    _fields_ = [
+        ("base", ctypes.c_void_p),
+        ("nbytes", ctypes.c_int64),
+        ("itemsize", ctypes.c_int64),
+        ("shadow", ctypes.c_void_p),    # ShadowEntry[nbytes // itemsize]
+        ("written", ctypes.c_void_p),   # uint8 per element, 1 once written; null: all written (host data)
+    ]
+
+
+class ShadowEntry(ctypes.Structure):
+    """What the sanitizers know of one element (shared memory: one byte) in the current epoch.
+
+    Slots 0 and 1 hold the two lowest-numbered threads that wrote it, slots 2 and 3 the two
+    lowest that read it (or used an atomic on it): which slots are filled does not depend on
+    the order the threads ran in, so neither do the reports."""
+
+    _fields_ = [
+        ("epoch", ctypes.c_int32),   # barrier epoch of the slots (0: untouched)
+        ("init", ctypes.c_int32),    # 1: written in an earlier epoch; 2: an atomic wrote it in this one
+        ("index", ctypes.c_int32 * 3),  # the element's index, as the first access in the epoch wrote it
+        ("pad", ctypes.c_int32),
+        ("id", ctypes.c_int32 * 4),     # thread number + 1 (in the block for shared memory, else in the launch)
+        ("site", ctypes.c_int32 * 4),   # the access site of that thread's first access in the epoch
+        ("pos", ctypes.c_int32 * 4),    # its position among that thread's accesses since the last barrier
+        ("bepoch", ctypes.c_int32 * 4),  # its block's barrier epoch then (global memory)
+    ]
+
+
+class HazardSlot(ctypes.Structure):
+    """One distinct hazard (kind, site pair): how often, and its first occurrence in a fixed order."""
+
+    _fields_ = [
+        ("kind", ctypes.c_int32),
+        ("site_a", ctypes.c_int32),
+        ("site_b", ctypes.c_int32),
+        ("pad", ctypes.c_int32),
+        ("index", ctypes.c_int32 * 3),
+        ("pad2", ctypes.c_int32),
+        ("gid_a", ctypes.c_int64),   # thread numbers in the launch (block * block size + thread)
+        ("gid_b", ctypes.c_int64),
+        ("count", ctypes.c_int64),
+    ]
 
 
 class RuntimeRecord(ctypes.Structure):

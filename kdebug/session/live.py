@@ -23,6 +23,7 @@ from kdebug.runtime import device_launch
 from kdebug.runtime.cpu import CpuRuntime
 from kdebug.runtime.gpu import GpuRuntime
 from kdebug.runtime.memcheck import env_memcheck_default
+from kdebug.runtime.sanitizers import Hazard
 from kdebug.session.ptx_compile import PtxSidePipeline, ptx_driver
 from kdebug.targets.cpu import CpuTarget, kernel_print
 from kdebug.targets.ptx.arch import arch_of
@@ -51,9 +52,10 @@ def gpu_available() -> tuple[bool, str]:
 class Session:
     def __init__(self, backend: str = "auto", strategy: str = "worklist", memcheck: bool | None = None,
                  bus: E.EventBus | None = None, emit_ptx: bool = False, ptx_arch: str | None = None,
-                 snapshots: bool = True) -> None:
+                 snapshots: bool = True, racecheck: bool = False, initcheck: bool = False) -> None:
         """``snapshots``: print every phase's IR and the host assembly for whoever looks (the TUI, dump,
-        a trace); a session nobody watches turns it off and compiles faster."""
+        a trace); a session nobody watches turns it off and compiles faster. ``racecheck``, ``initcheck``:
+        the CPU backend's shadow-memory sanitizers."""
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}")
         if strategy not in STRATEGIES:
@@ -65,6 +67,7 @@ class Session:
         if memcheck is None:  # KDEBUG_MEMCHECK=0 turns bounds checks off by default
             memcheck = env_memcheck_default()
         self.memcheck = memcheck
+        self.racecheck, self.initcheck = bool(racecheck), bool(initcheck)  # CPU backend only
         self.shuffle_seed: int | None = None  # --shuffle-threads[=SEED] (CPU backend)
         if self.backend == "gpu":
             self.runtime = GpuRuntime()
@@ -72,8 +75,10 @@ class Session:
             self.target = PtxTarget(arch=ptx_arch or self.runtime.arch, loader=self.runtime.load_module,
                                     bus=self.bus, ptx_per_job=emit_ptx)
         else:
-            self.target = CpuTarget(memcheck=memcheck, record_host_asm=snapshots)  # the asm: a second codegen
+            self.target = CpuTarget(memcheck=memcheck, record_host_asm=snapshots,  # the asm: a second codegen
+                                    racecheck=self.racecheck, initcheck=self.initcheck)
             self.runtime = CpuRuntime()
+        self.hazards: list = []  # what racecheck and initcheck found, launch after launch
         self.driver = Driver(self.bus, self.target, strategy, snapshots=snapshots)
         # emit_ptx on the CPU backend: every job's PTX and ptxas report beside it, launches unchanged
         self.ptx_side = PtxSidePipeline(self, ptx_arch) if emit_ptx and self.backend != "gpu" else None
@@ -150,7 +155,9 @@ class Session:
             staged, copy_back = self._stage_arguments(args)
             extra = {"shuffle": self.shuffle_seed} if self.shuffle_seed is not None else {}
             device_launch.install(self)  # device-side launches of this grid report to this session
-            warnings = self.runtime.launch(compiled, staged, argtypes, grid, block, shared, **extra) or ()
+            found = self.runtime.launch(compiled, staged, argtypes, grid, block, shared, **extra) or ()
+            warnings = [w for w in found if not isinstance(w, Hazard)]
+            self._report_hazards([h for h in found if isinstance(h, Hazard)], compiled.record.id)
         except KdebugError as exc:
             error = exc
         except BaseException as exc:  # noqa: BLE001 - not kdebug's own (e.g. KeyboardInterrupt): still a failed launch
@@ -197,6 +204,24 @@ class Session:
             out.flush()
         self.bus.emit(E.KernelOutput(launch=lid, name=name, lines=[list(x) for x in shown], dropped=dropped))
 
+    def _report_hazards(self, hazards, job: int) -> None:
+        """Each hazard as an error diagnostic; the run fails, the script goes on (as under compute-sanitizer)."""
+        for h in hazards:
+            self.hazards.append(h)
+            self.failed = True
+            self.bus.emit(E.Diagnostic(severity="error", message=h.message, category=h.sanitizer, job=job,
+                                       location=h.first.loc.to_json(), text=h.text, sanitizer=h.sanitizer,
+                                       hazard=h.to_json()))
+            if not self.bus.has_subscribers:  # a plain python run: nobody else shows it
+                print(h.text, file=sys.stderr)
+
+    @property
+    def sanitizers(self) -> list[str]:
+        """The sanitizers this session runs (synccheck always, on the CPU backend)."""
+        on = {"memcheck": self.memcheck, "synccheck": True, "racecheck": self.racecheck,
+              "initcheck": self.initcheck}
+        return [name for name, active in on.items() if active]
+
     @staticmethod
     def _stage_arguments(args):
         """numpy arrays are copied to the device and back, as numba does; on the CPU, in place when contiguous."""
@@ -214,12 +239,19 @@ class Session:
                 staged.append(a)
         return staged, copy_back
 
-    def set_options(self, memcheck: bool | None = None, shuffle_threads=False) -> None:
-        """Change memcheck (recompiles kernels on their next launch) or the shuffle seed (None: off)."""
-        if memcheck is not None and bool(memcheck) != self.memcheck:
-            self.memcheck = bool(memcheck)
-            if self.backend != "gpu":  # the CPU target compiles the checks in: one with the new option
-                self.target = CpuTarget(memcheck=self.memcheck, record_host_asm=self.target.record_host_asm)
+    def set_options(self, memcheck: bool | None = None, shuffle_threads=False, racecheck: bool | None = None,
+                    initcheck: bool | None = None) -> None:
+        """Change the checks compiled into kernels (recompiles them on their next launch) or the shuffle
+        seed (None: off)."""
+        changed = False
+        for name, value in (("memcheck", memcheck), ("racecheck", racecheck), ("initcheck", initcheck)):
+            if value is not None and bool(value) != getattr(self, name):
+                setattr(self, name, bool(value))
+                changed = True
+        if changed:
+            if self.backend != "gpu":  # the CPU target compiles the checks in: one with the new options
+                self.target = CpuTarget(memcheck=self.memcheck, record_host_asm=self.target.record_host_asm,
+                                        racecheck=self.racecheck, initcheck=self.initcheck)
             self.driver.retarget(self.target)  # compiled code has the checks in it (or not): compile again
         if shuffle_threads is not False:
             self.shuffle_seed = None if shuffle_threads is None else int(shuffle_threads)

@@ -35,6 +35,8 @@ class RunOptions:
     numba: bool = False  # numba.cuda and numba's types resolve to kdebug's
     trace: str | None = None  # where the parent writes the event stream
     memcheck: bool = True
+    racecheck: bool = False  # --sanitize ...,racecheck
+    initcheck: bool = False  # --sanitize ...,initcheck
     shuffle_seed: int | None = None  # --shuffle-threads[=SEED]
     breakpoints: frozenset[str] = field(default_factory=frozenset)
     target: str = "cpu"  # ptx: also emit every job's PTX (launches still run on the CPU)

@@ -27,7 +27,8 @@ def configure_session(options: RunOptions):
 
     memcheck = options.memcheck and env_memcheck_default()  # --no-memcheck, or KDEBUG_MEMCHECK=0
     session = Session(backend=options.backend, strategy=options.strategy, memcheck=memcheck,
-                      emit_ptx=options.target == "ptx", ptx_arch=options.arch, snapshots=options.snapshots)
+                      emit_ptx=options.target == "ptx", ptx_arch=options.arch, snapshots=options.snapshots,
+                      racecheck=options.racecheck, initcheck=options.initcheck)
     session.shuffle_seed = options.shuffle_seed
     session.kernel_print_stdout = options.kernel_print_stdout
     set_session(session)
@@ -49,7 +50,7 @@ def run_in_process(options: RunOptions, subscribers: Iterable[Callable[[E.Event]
     for sub in subscribers + list(on_session(session) if on_session else ()):
         session.bus.subscribe(sub)
     session.bus.emit(E.SessionStarted(script=options.script, backend=session.backend, strategy=session.strategy,
-                                      argv=list(options.args)))
+                                      argv=list(options.args), sanitizers=session.sanitizers))
     status = run_script(options.script, list(options.args), options.numba, session)
     _flush(sys.stdout)
     _flush(sys.stderr)

@@ -55,6 +55,10 @@ class Target:
     def check_bounds(self, lw, node, arr_t, indices, extents) -> None:
         """Runs before every array access is lowered: memcheck hook (no-op by default)."""
 
+    def instrument_access(self, lw, node, arr_t, ptr, indices, access: str) -> None:
+        """Runs once an array element's address is computed, before the access: the sanitizers' hook
+        (racecheck, initcheck; no-op by default). ``access`` is read, write, update or atomic."""
+
     def function_epilogue(self, lw) -> None:
         """Runs in a function's exit block, just before its return instruction is emitted."""
 

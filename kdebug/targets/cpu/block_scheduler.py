@@ -21,8 +21,9 @@ from llvmlite import ir
 
 from kdebug.runtime import memcheck as M
 from kdebug.targets.cpu.ir_helpers import Loop, abs_i32, const, declare, entry_alloca, field
-from kdebug.targets.cpu.layout import (CTX_BARRIER, CTX_CORO, CTX_VOTE, I8P, IN_BRANCH, RT_WARN_CTAID, RT_WARN_DONE,
-                                       RT_WARN_SITE, RT_WARN_WAITING, RUNTIME_P, VOID, WARP, WARP_FLAG, i32, i64)
+from kdebug.targets.cpu.layout import (CTX_BARRIER, CTX_CORO, CTX_EPOCH, CTX_GRID_EPOCH, CTX_SEQ, CTX_VOTE, I8P,
+                                       IN_BRANCH, RT_WARN_CTAID, RT_WARN_DONE, RT_WARN_SITE, RT_WARN_WAITING,
+                                       RUNTIME_P, VOID, WARP, WARP_FLAG, i32, i64)
 from kdebug.targets.cpu.memcheck_ir import emit_record_error, error_flag, thread_position
 from kdebug.targets.cpu.warp import warp_pass_function
 
@@ -66,6 +67,9 @@ class BlockScheduler:
             self._run_block(bi, b.add(g0, bi))
         group_done = self._grid_barrier(g0, gsize, grid_phase)
         b.position_at_end(group_done)
+        if lb.sanitize:
+            with Loop(b, const(0, i64), gsize, "end.b") as bi:
+                lb.end_block(self._thread_ctx(bi, const(0)))
         self._destroy_all(gsize)
         b.store(b.add(g0, gsize), self.g0_slot)
         self._stop_on_error(lb.stop, ghead)
@@ -105,7 +109,17 @@ class BlockScheduler:
         slot = field(b, c, CTX_BARRIER)
         with b.if_then(b.icmp_signed("!=", b.load(slot), const(0))):
             b.store(const(0), slot)
+            if self.lb.sanitize:  # positions count from the barrier (racecheck's lockstep order)
+                b.store(const(0), field(b, c, CTX_SEQ))
             b.call(self.resume_fn, [b.load(field(b, c, CTX_CORO))])
+
+    def _pass_barrier(self, c, grid: bool) -> None:
+        """The sanitizers' epochs: a block barrier starts a new block epoch, a grid barrier a new grid one."""
+        if not self.lb.sanitize:
+            return
+        b = self.b
+        for f in (CTX_EPOCH, CTX_GRID_EPOCH) if grid else (CTX_EPOCH,):
+            b.store(b.add(b.load(field(b, c, f)), const(1)), field(b, c, f))
 
     def _stop_on_error(self, on_error, otherwise) -> None:
         self.b.cbranch(error_flag(self.b, self.lb.runtime), on_error, otherwise)
@@ -135,7 +149,7 @@ class BlockScheduler:
             with Loop(b, const(0, i64), lb.nt, "start.k") as k:
                 t = lb.order(blk, k, const(0, i64))
                 c = self._thread_ctx(bi, t)
-                lb.init_ctx(c, blk, t, sh)
+                lb.init_ctx(c, blk, t, sh, lb.block_shadow(bi) if lb.sanitize else None)
                 b.call(lb.kernel, [c] + lb.args)
 
     def _reset_group_counts(self) -> None:
@@ -293,6 +307,7 @@ class BlockScheduler:
             t = lb.order(blk, k, ph)
             c = self._thread_ctx(bi, t)
             b.store(total, field(b, c, CTX_VOTE))
+            self._pass_barrier(c, grid=False)
             self._resume(c)
             self._count_thread(t, c)
 
@@ -320,6 +335,8 @@ class BlockScheduler:
         with Loop(b, const(0, i64), gsize, "grel.b") as bi:
             blk = b.add(g0, bi)
             with Loop(b, const(0, i64), lb.nt, "grel.k") as k:
-                self._resume(self._thread_ctx(bi, lb.order(blk, k, ph)))
+                c = self._thread_ctx(bi, lb.order(blk, k, ph))
+                self._pass_barrier(c, grid=True)
+                self._resume(c)
         self._stop_on_error(self.fail, grid_phase)
         return group_done

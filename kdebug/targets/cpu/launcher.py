@@ -20,30 +20,33 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from kdebug.frontend.lower import llvm_type
+from kdebug.targets.cpu import sanitizer_ir
 from kdebug.targets.cpu.block_scheduler import BlockScheduler
 from kdebug.targets.cpu.ir_helpers import Loop, cond_value, const, declare, entry_alloca, field
 from kdebug.targets.cpu.layout import (CONTEXT, CONTEXT_P, CTX_BARRIER, CTX_CORO, CTX_CTAID, CTX_DEPTH,
                                        CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_FRAME, CTX_JMPBUF, CTX_NCTAID,
-                                       CTX_NTID, CTX_RUNTIME, CTX_SHARED, CTX_TID, I8P, JMPBUF_BYTES,
+                                       CTX_NTID, CTX_RUNTIME, CTX_SHARED, CTX_TID, CTX_SAN_SHADOW, CTX_EPOCH,
+                                       CTX_GRID_EPOCH, CTX_SEQ, SHADOW_BYTES, I8P, JMPBUF_BYTES,
                                        LAUNCHER_TYPE, RT_DYN_SHARED, RT_NPERM, RT_PERM, RT_PERM_NT, RUNTIME_P,
                                        SHARED_ALIGN, VOID, i8, i32, i64, param_struct_type)
 from kdebug.targets.cpu.memcheck_ir import error_flag
 
 
 def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync: bool,
-                        shared_bytes: int) -> ir.Module:
+                        shared_bytes: int, racecheck: bool = False, initcheck: bool = False) -> ir.Module:
     """The module holding ``<entry>.grid`` (and its body), which calls the kernel ``entry``."""
     m = ir.Module(name=entry + ".grid")
     m.triple, m.data_layout = target.triple, target.data_layout
     kernel = ir.Function(m, ir.FunctionType(VOID, [CONTEXT_P] + [llvm_type(t) for t in argtypes]), name=entry)
-    body_ty = ir.FunctionType(VOID, [I8P, ir.PointerType(i32), i64, i64, I8P, I8P, I8P, CONTEXT_P, i64, i64])
+    body_ty = ir.FunctionType(VOID, [I8P, ir.PointerType(i32), i64, i64, I8P, I8P, I8P, CONTEXT_P, i64, i64, I8P])
     body = ir.Function(m, body_ty, name=entry + ".grid.body")
     body.linkage = "internal"
     body.attributes.add("noinline")
     shared_stride = (shared_bytes + SHARED_ALIGN - 1) // SHARED_ALIGN * SHARED_ALIGN
     ctx_bytes = target.tm.target_data.get_abi_size(_binding_type(CONTEXT))
-    _build_wrapper(m, body, ctx_bytes, coroutine, grid_sync, shared_stride)
-    lb = LauncherBody(body, kernel, argtypes, shared_stride)
+    sanitize = (racecheck, initcheck) if racecheck or initcheck else None
+    _build_wrapper(m, body, ctx_bytes, coroutine, grid_sync, shared_stride, sanitize)
+    lb = LauncherBody(body, kernel, argtypes, shared_stride, sanitize)
     if coroutine:
         BlockScheduler(lb, grid_sync).build()
     else:
@@ -53,8 +56,9 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
     return m
 
 
-def _build_wrapper(m, body, ctx_bytes: int, coroutine: bool, grid_sync: bool, shared_stride: int) -> None:
-    """``<entry>.grid``: memory, setjmp, body, free."""
+def _build_wrapper(m, body, ctx_bytes: int, coroutine: bool, grid_sync: bool, shared_stride: int,
+                   sanitize) -> None:
+    """``<entry>.grid``: memory, setjmp, body, free. ``sanitize``: (racecheck, initcheck) or None."""
     fn = ir.Function(m, LAUNCHER_TYPE, name=body.name[:-len(".body")])
     params, dims, first, last, runtime = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -75,16 +79,26 @@ def _build_wrapper(m, body, ctx_bytes: int, coroutine: bool, grid_sync: bool, sh
     shared = b.call(calloc, [b.add(b.mul(group, stride), const(SHARED_ALIGN, i64)), const(1, i64)])
     nctx = b.mul(group, nt) if coroutine else const(1, i64)
     ctxs = b.bitcast(b.call(calloc, [b.add(nctx, const(1, i64)), const(ctx_bytes, i64)]), CONTEXT_P)
+    shadow = ir.Constant(I8P, None)
+    if sanitize:  # a shadow entry per byte of every block's shared memory
+        shadow = b.call(calloc, [b.mul(b.mul(group, stride), const(SHADOW_BYTES, i64)), const(1, i64)])
     jb = b.alloca(ir.ArrayType(i8, JMPBUF_BYTES), name="jmpbuf")
     jb.align = 16
     jbp = b.bitcast(jb, I8P)
     r = b.call(setjmp, [jbp])
     with b.if_then(b.icmp_signed("==", r, const(0))):
-        b.call(body, [params, dims, first, last, runtime, jbp, shared, ctxs, stride, dyn])
+        b.call(body, [params, dims, first, last, runtime, jbp, shared, ctxs, stride, dyn, shadow])
+        if sanitize:  # a host launch's global hazards, once every block ran
+            host = b.and_(b.icmp_unsigned("!=", runtime, ir.Constant(I8P, None)),
+                          b.icmp_signed("==", b.load(b.gep(dims, [const(6)])), const(0)))
+            with b.if_then(host):
+                b.call(sanitizer_ir.launch_end_function(m, sanitize[0]), [runtime, nt])
     if coroutine:  # the threads' coroutine frames (also after a failed check stopped the body)
         with Loop(b, const(0, i64), nctx, "free") as k:
             b.call(free, [b.load(field(b, b.gep(ctxs, [k]), CTX_FRAME))])
     b.call(free, [shared])
+    if sanitize:
+        b.call(free, [shadow])
     b.call(free, [b.bitcast(ctxs, I8P)])
     b.ret_void()
 
@@ -99,10 +113,11 @@ class LauncherBody:
     """The launcher body's prologue and the values both kinds of body use: the kernel's arguments,
     the launch dimensions, the thread contexts, the shuffle table, and the ``stop`` block."""
 
-    def __init__(self, fn: ir.Function, kernel: ir.Function, argtypes, shared_stride: int) -> None:
+    def __init__(self, fn: ir.Function, kernel: ir.Function, argtypes, shared_stride: int, sanitize=None) -> None:
         self.fn, self.kernel, self.shared_stride = fn, kernel, shared_stride
+        self.sanitize = sanitize  # (racecheck, initcheck) or None
         (params, dims, self.first, self.last, self.runtime, self.jbp, self.shared, self.ctxs, self.stride,
-         self.dyn) = fn.args
+         self.dyn, self.san_shadow) = fn.args
         self.b = b = ir.IRBuilder(fn.append_basic_block("entry"))
         pstruct = b.bitcast(params, ir.PointerType(param_struct_type(argtypes)))
         self.args = [b.load(b.gep(pstruct, [const(0), const(k)], inbounds=True)) for k in range(len(argtypes))]
@@ -131,7 +146,17 @@ class LauncherBody:
         self.nperm = b.load(nperm_slot)
         self.use_perm = b.icmp_unsigned("!=", self.perm, ir.Constant(ir.PointerType(i32), None))
 
-    def init_ctx(self, c, blk, t32, shared_ptr) -> None:
+    def block_shadow(self, bi):
+        """The shadow entries of the ``bi``-th block slot's shared memory."""
+        b = self.b
+        return b.gep(self.san_shadow, [b.mul(b.mul(bi, self.stride), const(SHADOW_BYTES, i64))])
+
+    def end_block(self, c) -> None:
+        """After a block's last thread: the sanitizers evict (and clear) its shared-memory entries."""
+        if self.sanitize:
+            self.b.call(sanitizer_ir.block_end_function(self.b.module, self.sanitize[0]), [c, self.stride])
+
+    def init_ctx(self, c, blk, t32, shared_ptr, shadow_ptr=None) -> None:
         """Fill thread context ``c`` for block number ``blk`` (and thread ``t32`` unless None)."""
         b, d = self.b, self.dims
         for k in range(3):
@@ -150,6 +175,11 @@ class LauncherBody:
         b.store(self.jbp, field(b, c, CTX_JMPBUF))
         b.store(ir.Constant(I8P, None), field(b, c, CTX_CORO))
         b.store(const(0), field(b, c, CTX_BARRIER))
+        if self.sanitize:
+            b.store(shadow_ptr, field(b, c, CTX_SAN_SHADOW))
+            b.store(const(1), field(b, c, CTX_EPOCH))
+            b.store(const(0), field(b, c, CTX_GRID_EPOCH))
+            b.store(const(0), field(b, c, CTX_SEQ))
         if t32 is not None:
             self.set_tid(c, t32)
 
@@ -172,12 +202,15 @@ def plain_blocks(lb: LauncherBody) -> None:
     """Blocks one after the other; in each, the threads in order (a loop LLVM vectorises) or shuffled."""
     b = lb.b
     ctx = entry_alloca(b, CONTEXT, "ctx")  # a private alloca: LLVM forwards its fields and vectorises the loop
+    seq = field(b, ctx, CTX_SEQ)
     with Loop(b, lb.first, lb.last, "block") as blk:
-        lb.init_ctx(ctx, blk, None, lb.shared)
+        lb.init_ctx(ctx, blk, None, lb.shared, lb.block_shadow(const(0, i64)) if lb.sanitize else None)
         with b.if_else(lb.use_perm) as (shuffled, ordered):
             with shuffled:
                 with Loop(b, const(0, i64), lb.nt, "k") as k:
                     lb.set_tid(ctx, lb.order(blk, k, const(0, i64)))
+                    if lb.sanitize:
+                        b.store(const(0), seq)
                     # one out-of-line call: a shuffled order (a debugging aid) needs no vectorised
                     # copy of the kernel, and inlining it here would make emit optimise it again
                     b.call(lb.kernel, [ctx] + lb.args, attrs=("noinline",))
@@ -188,7 +221,10 @@ def plain_blocks(lb: LauncherBody) -> None:
                         b.store(ty, field(b, ctx, CTX_TID, 1))
                         with Loop(b, const(0), lb.bx, "tx") as tx:
                             b.store(tx, field(b, ctx, CTX_TID, 0))
+                            if lb.sanitize:
+                                b.store(const(0), seq)
                             b.call(lb.kernel, [ctx] + lb.args)
+        lb.end_block(ctx)
         nxt = lb.fn.append_basic_block("block.next")
         b.cbranch(error_flag(b, lb.runtime), lb.stop, nxt)
         b.position_at_end(nxt)

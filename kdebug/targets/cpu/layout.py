@@ -40,12 +40,19 @@ CONTEXT_FIELDS = (
     ("xin", i64),              # the operand
     ("xout", i64),             # the operand as the warp pass copied it for the group
     ("wgroup", i32),           # the lanes released together
+    # racecheck/initcheck (sanitizer_ir.py)
+    ("san_shadow", I8P),       # ShadowEntry per byte of the block's shared memory
+    ("epoch", i32),            # block barriers passed + 1
+    ("grid_epoch", i32),       # grid barriers passed
+    ("seq", i32),              # the thread's accesses since its last barrier
 )
 CONTEXT = ir.LiteralStructType([t for _, t in CONTEXT_FIELDS])
 CONTEXT_P = ir.PointerType(CONTEXT)
 (CTX_TID, CTX_NTID, CTX_CTAID, CTX_NCTAID, CTX_RUNTIME, CTX_DEPTH, CTX_SHARED, CTX_JMPBUF, CTX_CORO,
  CTX_BARRIER, CTX_VOTE, CTX_FRAME, CTX_FRAME_CAP, CTX_DYN_SHARED, CTX_DYN_BYTES,
- CTX_WMASK, CTX_WKIND, CTX_XIN, CTX_XOUT, CTX_WGROUP) = range(len(CONTEXT_FIELDS))
+ CTX_WMASK, CTX_WKIND, CTX_XIN, CTX_XOUT, CTX_WGROUP,
+
+CTX_SAN_SHADOW, CTX_EPOCH, CTX_GRID_EPOCH, CTX_SEQ) = range(len(CONTEXT_FIELDS))
 SPECIAL_REGISTER_FIELD = {"threadIdx": CTX_TID, "blockDim": CTX_NTID, "blockIdx": CTX_CTAID,
                           "gridDim": CTX_NCTAID}
 
@@ -65,6 +72,8 @@ def ir_type_of_ctype(c) -> ir.Type:
         return ir.PointerType(ir_type_of_ctype(c._type_))
     if c in (ctypes.c_int32, ctypes.c_int64):
         return ir.IntType(8 * ctypes.sizeof(c))
+    if isinstance(c, type) and issubclass(c, ctypes.Structure):
+        return ir.LiteralStructType([ir_type_of_ctype(t) for _, t in c._fields_])
     raise TypeError(f"no LLVM type for {c!r} in the runtime ABI")
 
 
@@ -76,6 +85,18 @@ RT_PERM, RT_NPERM, RT_PERM_NT, RT_DYN_SHARED = (record.FIELD[n] for n in ("perm"
 RT_WARN_SITE, RT_WARN_CTAID, RT_WARN_WAITING, RT_WARN_DONE = (
     record.FIELD[n] for n in ("warn_site", "warn_ctaid", "warn_waiting", "warn_done"))
 IN_BRANCH = record.IN_BRANCH
+RT_REGIONS, RT_NREGIONS, RT_NHAZARDS, RT_HAZARDS, RT_HAZARD_CAP, RT_HAZARDS_LOST = (
+    record.FIELD[n] for n in ("regions", "nregions", "nhazards", "hazards", "hazard_cap", "hazards_lost"))
+
+REGION = ir_type_of_ctype(record.Region)
+SHADOW = ir_type_of_ctype(record.ShadowEntry)
+HAZARD = ir_type_of_ctype(record.HazardSlot)
+SHADOW_BYTES = ctypes.sizeof(record.ShadowEntry)
+
+
+def struct_field_index(ctype, name: str) -> int:
+    return [n for n, _ in ctype._fields_].index(name)
+
 
 LAUNCHER_TYPE = ir.FunctionType(VOID, [ir_type_of_ctype(c) for c in record.LAUNCHER_ARGS])
 

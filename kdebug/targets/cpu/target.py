@@ -17,7 +17,7 @@ from llvmlite import ir
 from kdebug.frontend.lower import i8, i32, i64
 from kdebug.runtime import device_launch
 from kdebug.targets.base import Target, init_llvm, run_pipeline
-from kdebug.targets.cpu import coroutines, inlining, kernel_print, memcheck_ir, warp
+from kdebug.targets.cpu import coroutines, inlining, kernel_print, memcheck_ir, sanitizer_ir, warp
 from kdebug.targets.cpu.launcher import build_grid_launcher
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_DEPTH, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_RUNTIME,
                                        CTX_SHARED, I8P, LAUNCHER_TYPE, SPECIAL_REGISTER_FIELD, param_struct_type)
@@ -58,10 +58,14 @@ HOST_ASM_NOT_RECORDED = ("; host assembly is recorded only when something shows 
 
 class CpuTarget(Target):
     name = "cpu"
-    def __init__(self, memcheck: bool = True, record_host_asm: bool = True) -> None:
+    def __init__(self, memcheck: bool = True, record_host_asm: bool = True, racecheck: bool = False,
+                 initcheck: bool = False) -> None:
         """``memcheck``: bounds checks compiled into every array access; ``record_host_asm``: the emit
-        snapshot holds the host assembly (a second code generation; a plain headless run goes without)."""
+        snapshot holds the host assembly (a second code generation; a plain headless run goes without);
+        ``racecheck``, ``initcheck``: shadow-memory checks on every shared and global access."""
         self.memcheck = memcheck
+        self.racecheck = racecheck
+        self.initcheck = initcheck
         self.record_host_asm = record_host_asm
         init_llvm()
         device_launch.register_symbol()
@@ -88,6 +92,10 @@ class CpuTarget(Target):
     def check_bounds(self, lw, node, arr_t, indices, extents, access=None) -> None:
         if self.memcheck:
             memcheck_ir.emit_bounds_check(lw, node, arr_t, indices, extents, access)
+
+    def instrument_access(self, lw, node, arr_t, ptr, indices, access: str) -> None:
+        if (self.racecheck or self.initcheck) and lw.ctx is not None:
+            sanitizer_ir.emit_access(lw, node, arr_t, ptr, indices, access, self.racecheck, self.initcheck)
 
     def function_epilogue(self, lw) -> None:
         if coroutines.function_epilogue(lw):
@@ -195,7 +203,8 @@ class CpuTarget(Target):
             return []
         shared = getattr(job.module_ir, "kdebug_shared_bytes", 0) if job.module_ir is not None else 0
         launcher = build_grid_launcher(job.entry, job.argtypes, self, coroutine=job.entry in self.coroutine_kernels,
-                         grid_sync=job.entry in self.grid_sync_kernels, shared_bytes=shared)
+                         grid_sync=job.entry in self.grid_sync_kernels, shared_bytes=shared,
+                                       racecheck=self.racecheck, initcheck=self.initcheck)
         mod.link_in(llvm.parse_assembly(str(launcher)))
         entry = mod.get_function(job.entry)
         entry.linkage = "internal"
@@ -221,7 +230,8 @@ class CpuTarget(Target):
         asm = self.tm.emit_assembly(mod) if self.record_host_asm else HOST_ASM_NOT_RECORDED
         # kernels with a grid barrier must run every block in one launcher call (runtime/cpu.py)
         grid_sync = {j.entry for j in jobs if j.entry in self.grid_sync_kernels}
-        return {"object": obj, "asm": asm, "grid_sync": grid_sync}
+        return {"object": obj, "asm": asm, "grid_sync": grid_sync,
+                "sanitize": {"racecheck": self.racecheck, "initcheck": self.initcheck}}
 
     def load(self, artifact, jobs):
         engine = execution_engine()
