@@ -43,3 +43,13 @@ def test_bench_grad_quick_runs_and_prints_its_table():
     assert "| kernel over 2^16 float64 elements (CPU backend) | ns / element | ratio to f |" in r.stdout
     for row in ("| f (primal) |", "| grad(f) |", "| grad(grad(f)) |", "| numpy, analytic d f / d x |"):
         assert row in r.stdout
+
+
+def test_bench_sanitizers_quick_prints_the_side_by_side_table():
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_sanitizers.py"), "--quick"],
+                       capture_output=True, text=True, timeout=180, cwd=ROOT, env=env)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "| kernel | none (ms) | memcheck (ms) | racecheck (ms) | initcheck (ms) |" in r.stdout
+    assert "| tiled matmul 128x128 |" in r.stdout and "| reduction, 2^16 float32 |" in r.stdout
+    assert "target: racecheck at most 10x" in r.stdout

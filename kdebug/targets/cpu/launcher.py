@@ -26,7 +26,8 @@ from kdebug.targets.cpu.ir_helpers import Loop, cond_value, const, declare, entr
 from kdebug.targets.cpu.layout import (CONTEXT, CONTEXT_P, CTX_BARRIER, CTX_CORO, CTX_CTAID, CTX_DEPTH,
                                        CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_FRAME, CTX_JMPBUF, CTX_NCTAID,
                                        CTX_NTID, CTX_RUNTIME, CTX_SHARED, CTX_TID, CTX_SAN_SHADOW, CTX_EPOCH,
-                                       CTX_GRID_EPOCH, CTX_SEQ, SHADOW_BYTES, I8P, JMPBUF_BYTES,
+                                       CTX_GRID_EPOCH, CTX_SEQ, CTX_SAN_TID, CTX_SAN_GID_BASE, CTX_SAN_NT,
+                                       CTX_SAN_SHARED_BYTES, SHADOW_BYTES, I8P, JMPBUF_BYTES,
                                        LAUNCHER_TYPE, RT_DYN_SHARED, RT_NPERM, RT_PERM, RT_PERM_NT, RUNTIME_P,
                                        SHARED_ALIGN, VOID, i8, i32, i64, param_struct_type)
 from kdebug.targets.cpu.memcheck_ir import error_flag
@@ -180,6 +181,9 @@ class LauncherBody:
             b.store(const(1), field(b, c, CTX_EPOCH))
             b.store(const(0), field(b, c, CTX_GRID_EPOCH))
             b.store(const(0), field(b, c, CTX_SEQ))
+            b.store(b.mul(blk, self.nt), field(b, c, CTX_SAN_GID_BASE))
+            b.store(self.nt, field(b, c, CTX_SAN_NT))
+            b.store(self.stride, field(b, c, CTX_SAN_SHARED_BYTES))
         if t32 is not None:
             self.set_tid(c, t32)
 
@@ -189,6 +193,8 @@ class LauncherBody:
         b.store(b.urem(t32, self.bx), field(b, c, CTX_TID, 0))
         b.store(b.urem(b.udiv(t32, self.bx), self.by), field(b, c, CTX_TID, 1))
         b.store(b.udiv(t32, b.mul(self.bx, self.by)), field(b, c, CTX_TID, 2))
+        if self.sanitize:
+            b.store(b.add(t32, const(1)), field(b, c, CTX_SAN_TID))
 
     def order(self, blk, k, phase):
         """The k-th thread to run in this phase: k, or the shuffled one."""
@@ -223,6 +229,8 @@ def plain_blocks(lb: LauncherBody) -> None:
                             b.store(tx, field(b, ctx, CTX_TID, 0))
                             if lb.sanitize:
                                 b.store(const(0), seq)
+                                t = b.add(tx, b.mul(lb.bx, b.add(ty, b.mul(lb.by, tz))))
+                                b.store(b.add(t, const(1)), field(b, ctx, CTX_SAN_TID))
                             b.call(lb.kernel, [ctx] + lb.args)
         lb.end_block(ctx)
         nxt = lb.fn.append_basic_block("block.next")

@@ -45,14 +45,18 @@ CONTEXT_FIELDS = (
     ("epoch", i32),            # block barriers passed + 1
     ("grid_epoch", i32),       # grid barriers passed
     ("seq", i32),              # the thread's accesses since its last barrier
+    ("san_tid", i32),          # thread number in the block + 1
+    ("san_gid_base", i64),     # block number * threads per block: thread numbers in the launch start here
+    ("san_nt", i64),           # threads per block
+    ("san_shared_bytes", i64),  # the block's shared memory (static and dynamic)
 )
 CONTEXT = ir.LiteralStructType([t for _, t in CONTEXT_FIELDS])
 CONTEXT_P = ir.PointerType(CONTEXT)
 (CTX_TID, CTX_NTID, CTX_CTAID, CTX_NCTAID, CTX_RUNTIME, CTX_DEPTH, CTX_SHARED, CTX_JMPBUF, CTX_CORO,
  CTX_BARRIER, CTX_VOTE, CTX_FRAME, CTX_FRAME_CAP, CTX_DYN_SHARED, CTX_DYN_BYTES,
  CTX_WMASK, CTX_WKIND, CTX_XIN, CTX_XOUT, CTX_WGROUP,
-
-CTX_SAN_SHADOW, CTX_EPOCH, CTX_GRID_EPOCH, CTX_SEQ) = range(len(CONTEXT_FIELDS))
+ CTX_SAN_SHADOW, CTX_EPOCH, CTX_GRID_EPOCH, CTX_SEQ, CTX_SAN_TID, CTX_SAN_GID_BASE, CTX_SAN_NT,
+ CTX_SAN_SHARED_BYTES) = range(len(CONTEXT_FIELDS))
 SPECIAL_REGISTER_FIELD = {"threadIdx": CTX_TID, "blockDim": CTX_NTID, "blockIdx": CTX_CTAID,
                           "gridDim": CTX_NCTAID}
 

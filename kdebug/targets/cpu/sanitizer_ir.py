@@ -25,9 +25,9 @@ from llvmlite import ir
 from kdebug.runtime import record as R
 from kdebug.runtime import sanitizers as S
 from kdebug.targets.cpu.ir_helpers import Loop, cond_value, const, declare, field
-from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_CTAID, CTX_DEPTH, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_EPOCH,
-                                       CTX_GRID_EPOCH, CTX_NCTAID, CTX_NTID, CTX_RUNTIME, CTX_SAN_SHADOW,
-                                       CTX_SEQ, CTX_SHARED, CTX_TID, HAZARD, I8P, REGION, RT_HAZARD_CAP,
+from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_DEPTH, CTX_EPOCH, CTX_GRID_EPOCH, CTX_RUNTIME,
+                                       CTX_SAN_GID_BASE, CTX_SAN_NT, CTX_SAN_SHADOW, CTX_SAN_SHARED_BYTES,
+                                       CTX_SAN_TID, CTX_SEQ, CTX_SHARED, HAZARD, I8P, REGION, RT_HAZARD_CAP,
                                        RT_HAZARDS, RT_HAZARDS_LOST, RT_NHAZARDS, RT_NREGIONS, RT_REGIONS,
                                        RUNTIME_P, SHADOW, SHADOW_BYTES, VOID, i1, i8, i32, i64,
                                        struct_field_index)
@@ -71,23 +71,6 @@ def _internal(module, name, ret, args):
     fn = ir.Function(module, ir.FunctionType(ret, args), name=name)
     fn.linkage = "internal"
     return fn, ir.IRBuilder(fn.append_basic_block("entry"))
-
-
-def _linear(b, vals, dims):
-    """x + dx * (y + dy * z), in i64."""
-    x, y, z = (b.zext(v, i64) for v in vals)
-    dx, dy = (b.zext(v, i64) for v in dims[:2])
-    return b.add(x, b.mul(dx, b.add(y, b.mul(dy, z))))
-
-
-def thread_numbers(b, ctx):
-    """(thread in block, block in grid, threads per block), all i64."""
-    tid = [b.load(field(b, ctx, CTX_TID, k)) for k in range(3)]
-    ntid = [b.load(field(b, ctx, CTX_NTID, k)) for k in range(3)]
-    ctaid = [b.load(field(b, ctx, CTX_CTAID, k)) for k in range(3)]
-    nctaid = [b.load(field(b, ctx, CTX_NCTAID, k)) for k in range(3)]
-    nt = b.mul(b.mul(b.zext(ntid[0], i64), b.zext(ntid[1], i64)), b.zext(ntid[2], i64))
-    return _linear(b, tid, ntid), _linear(b, ctaid, nctaid), nt
 
 
 # ---- the hazard table -----------------------------------------------------------------------------
@@ -166,15 +149,31 @@ def evict_function(module, racecheck: bool) -> ir.Function:
     if b is None:
         return fn
     fn.attributes.add("noinline")
+    fn.attributes.add("cold")
     rt, p, gid_base, nt = fn.args
     e = _Entry(b, p)
-    ids = [e.get("id", k) for k in range(4)]
     if racecheck:
-        _report_races(b, module, rt, e, ids, gid_base, nt)
-    written = b.or_(b.icmp_signed("!=", b.load(e.ptr("init")), const(0)), b.icmp_signed("!=", ids[0], const(0)))
-    e.set("init", b.zext(written, i32))
+        _report_races(b, module, rt, e, [e.get("id", k) for k in range(4)], gid_base, nt)
     b.ret_void()
     return fn
+
+
+def _may_race(b, ids):
+    """Two writers, or a writer and a reader that is another thread (the exact test is in eviction)."""
+    other_reader = b.and_(b.icmp_signed("!=", ids[2], const(0)),
+                          b.or_(b.icmp_signed("!=", ids[2], ids[0]), b.icmp_signed("!=", ids[3], const(0))))
+    return b.or_(b.icmp_signed("!=", ids[1], const(0)), b.and_(b.icmp_signed("!=", ids[0], const(0)), other_reader))
+
+
+def _evict(b, module, racecheck: bool, rt, e: "_Entry", gid_base, nt) -> None:
+    """Report the finished epoch's hazards (a cold call, only when there may be one), then fold "written"
+    into ``init`` for the next epoch."""
+    ids = [e.get("id", k) for k in range(4)]
+    if racecheck:
+        with b.if_then(_may_race(b, ids), likely=False):
+            b.call(evict_function(module, racecheck), [rt, e.p, gid_base, nt])
+    written = b.or_(b.icmp_signed("!=", e.get("init"), const(0)), b.icmp_signed("!=", ids[0], const(0)))
+    e.set("init", b.zext(written, i32))
 
 
 def _report_races(b, module, rt, e, ids, gid_base, nt) -> None:
@@ -217,31 +216,26 @@ def access_function(module, access: str, racecheck: bool, initcheck: bool) -> ir
     fn, b = _internal(module, f"kdebug.rt.san_{access}", VOID, [CONTEXT_P, I8P, i32, i32, i32, i32])
     if b is None:
         return fn
+    fn.attributes.add("alwaysinline")
     ctx, ptr, site, x0, x1, x2 = fn.args
-    rt = b.load(field(b, ctx, CTX_RUNTIME))
     leave = fn.append_basic_block("leave")
-    start = fn.append_basic_block("start")
-    b.cbranch(b.icmp_unsigned("==", rt, ir.Constant(I8P, None)), leave, start)
-    b.position_at_end(start)
-    tid, blk, nt = thread_numbers(b, ctx)
+    tid1 = b.load(field(b, ctx, CTX_SAN_TID))
     bepoch = b.load(field(b, ctx, CTX_EPOCH))
     p = b.ptrtoint(ptr, i64)
     lo = b.ptrtoint(b.load(field(b, ctx, CTX_SHARED)), i64)
-    hi = b.ptrtoint(b.gep(b.load(field(b, ctx, CTX_DYN_SHARED)), [b.load(field(b, ctx, CTX_DYN_BYTES))]), i64)
-    in_shared = b.and_(b.icmp_unsigned(">=", p, lo), b.icmp_unsigned("<", p, hi))
+    in_shared = b.icmp_unsigned("<", b.sub(p, lo), b.load(field(b, ctx, CTX_SAN_SHARED_BYTES)))
     shared_bb, global_bb, common = (fn.append_basic_block(x) for x in ("shared", "global", "common"))
     b.cbranch(in_shared, shared_bb, global_bb)
     # shared memory: an entry per byte of the block's shared memory, threads numbered in the block
     b.position_at_end(shared_bb)
     sh_entry = b.gep(b.bitcast(b.load(field(b, ctx, CTX_SAN_SHADOW)), SHADOW_P), [b.sub(p, lo)])
-    sh_id = b.trunc(b.add(tid, const(1, i64)), i32)
-    sh_base = b.mul(blk, nt)
+    sh_id = tid1
     b.branch(common)
     # global memory: the array arguments of a host launch, threads numbered in the launch
     b.position_at_end(global_bb)
-    found = _find_region(b, fn, ctx, rt, p, leave)
-    g_entry, g_written = found
-    gl_id = b.trunc(b.add(b.add(b.mul(blk, nt), tid), const(1, i64)), i32)
+    rt = b.load(field(b, ctx, CTX_RUNTIME))
+    g_entry, g_written = _find_region(b, fn, ctx, rt, p, leave)
+    gl_id = b.trunc(b.add(b.load(field(b, ctx, CTX_SAN_GID_BASE)), b.zext(tid1, i64)), i32)
     g_epoch = b.add(b.load(field(b, ctx, CTX_GRID_EPOCH)), const(1))
     g_end = b.block
     b.branch(common)
@@ -255,14 +249,20 @@ def access_function(module, access: str, racecheck: bool, initcheck: bool) -> ir
 
     entry = _Entry(b, phi(SHADOW_P, sh_entry, g_entry))
     me = phi(i32, sh_id, gl_id)
-    gid_base = phi(i64, sh_base, const(0, i64))
     epoch = phi(i32, bepoch, g_epoch)
     host_written = phi(i1, const(0, i1), g_written)
+
+    def numbering():
+        """(runtime record, first thread number of the slots' numbering, threads per block): slow paths only."""
+        gid_base = b.select(in_shared, b.load(field(b, ctx, CTX_SAN_GID_BASE)), const(0, i64))
+        return b.load(field(b, ctx, CTX_RUNTIME)), gid_base, b.load(field(b, ctx, CTX_SAN_NT))
+
     # a new epoch for this entry: evict the old one
     old = entry.get("epoch")
-    with b.if_then(b.icmp_signed("!=", old, epoch)):
+    with b.if_then(b.icmp_signed("!=", old, epoch), likely=False):
         with b.if_then(b.icmp_signed("!=", old, const(0))):
-            b.call(evict_function(module, racecheck), [rt, entry.p, gid_base, nt])
+            rt, gid_base, nt = numbering()
+            _evict(b, module, racecheck, rt, entry, gid_base, nt)
         entry.set("epoch", epoch)
         for k in range(4):
             entry.set("id", const(0), k)
@@ -272,7 +272,7 @@ def access_function(module, access: str, racecheck: bool, initcheck: bool) -> ir
     pos = b.load(seq)
     b.store(b.add(pos, const(1)), seq)
     if initcheck and access != "write":
-        _check_initialised(b, module, rt, entry, me, gid_base, nt, bepoch, host_written, site, (x0, x1, x2))
+        _check_initialised(b, module, numbering, entry, me, bepoch, host_written, site, (x0, x1, x2))
     if access in ("write", "update"):
         _insert(b, entry, WRITERS, me, site, pos, bepoch)
     elif racecheck:  # reads and atomics: atomics conflict only with plain writes
@@ -335,10 +335,17 @@ def _insert(b, e: _Entry, base: int, me, site, pos, bepoch) -> None:
                     e.set_slot(base + 1, me, site, pos, bepoch)
 
 
-def _check_initialised(b, module, rt, e: _Entry, me, gid_base, nt, bepoch, host_written, site, idx) -> None:
+def _check_initialised(b, module, numbering, e: _Entry, me, bepoch, host_written, site, idx) -> None:
     """initcheck: the element was written before this read, in an order a barrier guarantees (an earlier
     epoch, an earlier block epoch of the same block, by this thread, or by the host)."""
-    ok = b.or_(host_written, b.icmp_signed("!=", b.and_(e.get("init"), const(INIT_BEFORE)), const(0)))
+    fast_ok = b.or_(host_written, b.icmp_signed("!=", b.and_(e.get("init"), const(INIT_BEFORE)), const(0)))
+    with b.if_then(b.not_(fast_ok), likely=False):
+        _check_writers(b, module, *numbering(), e, me, bepoch, site, idx)
+
+
+def _check_writers(b, module, rt, gid_base, nt, e: _Entry, me, bepoch, site, idx) -> None:
+    """Not written before this epoch: this thread, or an earlier block epoch of its block, must have."""
+    ok = const(0, i1)
     my_gid = b.add(gid_base, b.sub(b.zext(me, i64), const(1, i64)))
     for k in (0, 1):
         w = e.get("id", k)
@@ -360,13 +367,13 @@ def block_end_function(module, racecheck: bool) -> ir.Function:
         return fn
     ctx, nbytes = fn.args
     rt = b.load(field(b, ctx, CTX_RUNTIME))
-    _tid, blk, nt = thread_numbers(b, ctx)
+    gid_base, nt = b.load(field(b, ctx, CTX_SAN_GID_BASE)), b.load(field(b, ctx, CTX_SAN_NT))
     shadow = b.bitcast(b.load(field(b, ctx, CTX_SAN_SHADOW)), SHADOW_P)
     with b.if_then(b.icmp_unsigned("!=", rt, ir.Constant(I8P, None))):
         with Loop(b, const(0, i64), nbytes, "evict") as k:
             e = b.gep(shadow, [k])
             with b.if_then(b.icmp_signed("!=", b.load(field(b, e, E["epoch"])), const(0))):
-                b.call(evict_function(module, racecheck), [rt, e, b.mul(blk, nt), nt])
+                _evict(b, module, racecheck, rt, _Entry(b, e), gid_base, nt)
     memset = declare(module, "llvm.memset.p0i8.i64", VOID, [I8P, i8, i64, i1])
     b.call(memset, [b.bitcast(shadow, I8P), const(0, i8), b.mul(nbytes, const(SHADOW_BYTES, i64)), const(0, i1)])
     b.ret_void()
@@ -390,7 +397,7 @@ def launch_end_function(module, racecheck: bool) -> ir.Function:
         with Loop(b, const(0, i64), count, "elem") as j:
             e = b.gep(shadow, [j])
             with b.if_then(b.icmp_signed("!=", b.load(field(b, e, E["epoch"])), const(0))):
-                b.call(evict_function(module, racecheck), [rt_i8, e, const(0, i64), nt])
+                _evict(b, module, racecheck, rt_i8, _Entry(b, e), const(0, i64), nt)
                 with b.if_then(b.and_(b.icmp_unsigned("!=", written, ir.Constant(I8P, None)),
                                       b.icmp_signed("!=", b.load(field(b, e, E["init"])), const(0)))):
                     b.store(const(1, i8), b.gep(written, [j]))
