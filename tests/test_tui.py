@@ -545,3 +545,22 @@ def test_side_by_side_diff_splits_the_view_width(recursive_trace):
             await pilot.resize_terminal(220, 48)
             await wait_for(pilot, lambda: halves() and view.document.column > narrow, "the re-split")
     run(go())
+
+
+def test_racecheck_run_shows_its_sanitizers_and_hazards():
+    async def go():
+        app = live_app("--sanitize", "memcheck,racecheck", os.path.join(SAMPLES, "sanitizers", "histogram_race.py"))
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.model.ended is not None, "the session to end")
+            await pilot.pause()
+            assert "sanitize memcheck,synccheck,racecheck" in app.sub_title
+            hazards = [a for a in app.model.alerts if a.title.startswith("racecheck")]
+            assert len(hazards) == 1 and "write-after-write hazard on global array 'bins'" in hazards[0].title
+            job = hazards[0].job
+            assert app.model.jobs[job].name == "histogram_racy" and app.model.job_alert[job] == "error"
+            app.action_next_alert()  # jumps to the racy kernel's job
+            await pilot.pause()
+            assert app.detail.job_id == job
+            diag = [line for line in view_lines(app, "diagnostics") if "racecheck" in line]
+            assert diag and "bins" in diag[0]
+    run(go())

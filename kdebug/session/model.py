@@ -127,6 +127,11 @@ class SessionModel:
 
     # ---- derived view state ------------------------------------------------------------
     @property
+    def sanitizers(self) -> list[str]:
+        """The run's sanitizers (--sanitize); a trace from before they were recorded ran the default two."""
+        return list(self.started.sanitizers) if self.started is not None else []
+
+    @property
     def paused_job(self) -> int | None:
         return self.paused.job if self.paused is not None else None
 

@@ -225,6 +225,8 @@ class KdebugApp(App):
         if started is not None:
             where = f"replay of {os.path.basename(self.trace_path)} \u00b7 " if self.replay and self.trace_path else ""
             self.sub_title = f"{where}{started.script} \u00b7 backend {started.backend} \u00b7 strategy {started.strategy}"
+            if set(self.model.sanitizers) != {"memcheck", "synccheck"}:  # the default stays unsaid
+                self.sub_title += f" \u00b7 sanitize {','.join(self.model.sanitizers)}"
         elif self.opts is not None:
             self.sub_title = f"{self.opts.script} \u00b7 strategy {self.opts.strategy} \u00b7 starting"
 
