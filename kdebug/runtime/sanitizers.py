@@ -145,7 +145,8 @@ class LaunchChecks:
             if not isinstance(t, T.Array):
                 continue
             if isinstance(value, DeviceNDArray):
-                host, written = value._host, (value._written_map() if initcheck else None)
+                host = value._host
+                written = value._written_map() if initcheck and hasattr(value, "_written") else None
             else:
                 host, written = value, None  # numpy arrays come from the host: written
             base = host.ctypes.data
