@@ -220,6 +220,26 @@ def test_a_block_barrier_orders_global_accesses_of_its_block():
     assert hazards_of(block_barrier_orders_global, 2, N, np.zeros(n, np.int32), np.zeros(n, np.int32)) == []
 
 
+@cuda.jit
+def guarded_neighbour(x, out):
+    s = cuda.shared.array(N, float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if i >= x.size:  # the early-exit guard: exited threads release the barrier (sm_70)
+        return
+    s[t] = x[i]
+    cuda.syncthreads()
+    out[i] = s[t - 1] if t > 0 else s[t]  # an element a thread that did not exit wrote
+
+
+def test_early_exit_guard_before_a_barrier_is_clean():
+    n = N + N // 4  # the second block's last threads exit before the barrier
+    x = np.arange(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    assert hazards_of(guarded_neighbour, 2, N, x, out, initcheck=True) == []
+    assert out[N + 3] == N + 2
+
+
 # ---- determinism ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("kernel,dtype", [(shared_raw, np.float32), (shared_war, np.float32),
                                           (shared_waw, np.int32)])
