@@ -252,6 +252,34 @@ k[1, 1](np.zeros(2))
     assert info.value.loc.source_line().strip() == line
 
 
+def test_a_launch_inside_a_differentiated_function_is_a_located_error(tmp_path):
+    path = _write(tmp_path, """
+import numpy as np
+import kdebug
+from kdebug import cuda
+
+@cuda.jit
+def child(out):
+    out[0] = 1.0
+
+@cuda.jit(device=True)
+def side(x, out):
+    child[1, 1](out)
+    return x * x
+
+@cuda.jit
+def k(out):
+    out[1] = kdebug.grad(side)(2.0, out)
+
+k[1, 1](np.zeros(2))
+""")
+    set_session(Session(backend="cpu"))
+    with pytest.raises(CompileError) as info:
+        runpy.run_path(str(path))
+    assert "a device-side launch cannot be differentiated: job #2 grad(side)" in str(info.value)
+    assert info.value.loc.source_line().strip() == "child[1, 1](out)"
+
+
 def test_grad_argument_errors_are_located_at_the_call():
     with pytest.raises(CompileError) as info:
         kdebug.grad(poly_kernel)
