@@ -564,3 +564,29 @@ def test_racecheck_run_shows_its_sanitizers_and_hazards():
             diag = [line for line in view_lines(app, "diagnostics") if "racecheck" in line]
             assert diag and "bins" in diag[0]
     run(go())
+
+
+def test_a_hazard_in_diagnostics_jumps_to_its_job_on_click_and_on_enter():
+    async def go():
+        app = live_app("--sanitize", "memcheck,racecheck", os.path.join(SAMPLES, "sanitizers", "histogram_race.py"))
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.model.ended is not None, "the session to end")
+            await pilot.pause()
+            (hazard,) = [a for a in app.model.alerts if a.title.startswith("racecheck")]
+            others = [j for j in app.model.jobs if j != hazard.job]
+            app.query_one("#bottom").active = "tab-diagnostics"
+            panel = app.query_one("#diagnostics")
+            line = next(i for i, text in enumerate(panel.document.lines) if text.startswith("error: racecheck"))
+            assert panel.job_at_line(line) == hazard.job
+            for how in ("click", "enter"):
+                app.tree.select_job(others[0])
+                await wait_for(pilot, lambda: app.detail.job_id == others[0], "another job shown")
+                panel.scroll_to(y=line, animate=False)
+                await wait_for(pilot, lambda: int(panel.scroll_y) == line, "the hazard at the top")
+                if how == "click":
+                    await pilot.click("#diagnostics", offset=(3, 0))
+                else:
+                    panel.focus()
+                    await pilot.press("enter")
+                await wait_for(pilot, lambda: app.detail.job_id == hazard.job, f"the hazard's job after {how}")
+    run(go())
