@@ -76,3 +76,14 @@ def test_cpointer_kernels_compile_to_ptx():
 
     ptx, _ = cuda.compile_ptx(add_one, types.void(types.CPointer(types.uint8), types.uint32))
     assert ".param .u64 .ptr .global" in ptx and "ld.global.b8" in ptx and "st.global.b8" in ptx
+
+
+def test_types_repr_as_numbas():
+    """numba-cuda 0.30.4: a scalar type's repr is its name (types/cuda_abstract.py, Type.__repr__);
+    Array's is ``Array(dtype, ndim, 'layout', readonly, aligned=True)`` (types/cuda_npytypes.py)."""
+    from kdebug.cuda import float32, int64
+    from kdebug.lang.types import Array
+    assert repr(float32) == "float32" and repr(int64) == "int64"
+    assert repr(float32[::1]) == "Array(float32, 1, 'C', False, aligned=True)"
+    assert repr(Array(float32, 2, "A", readonly=True)) == "Array(float32, 2, 'A', True, aligned=True)"
+    assert repr([(float32[:], int64)]) == "[(Array(float32, 1, 'A', False, aligned=True), int64)]"

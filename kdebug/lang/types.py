@@ -34,6 +34,8 @@ class Scalar(Type):
         return {"int": f"int{self.bits}", "uint": f"uint{self.bits}",
                 "float": f"float{self.bits}", "bool": "boolean"}[self.kind]
 
+    __repr__ = __str__  # numba's types repr as their names: repr(float32) == "float32"
+
     @property
     def is_int(self) -> bool:
         return self.kind in ("int", "uint")
@@ -88,6 +90,9 @@ class Array(Type):
     def __str__(self) -> str:
         dims = ", ".join([":"] * (self.ndim - 1) + ["::1" if self.layout == "C" else ":"])
         return ("readonly " if self.readonly else "") + f"{self.dtype}[{dims}]"
+
+    def __repr__(self) -> str:  # numba's Array.__repr__ (a dispatcher's .signatures shows it)
+        return f"Array({self.dtype!r}, {self.ndim}, '{self.layout}', {self.readonly}, aligned=True)"
 
     def __eq__(self, other) -> bool:  # layout never changes code: every array is contiguous here
         return isinstance(other, Array) and (self.dtype, self.ndim, self.readonly) == (
