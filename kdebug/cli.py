@@ -166,7 +166,8 @@ def run_options(opts, snapshots: bool = True):
         seed = random.randrange(1 << 31)
         print(f"kdebug: --shuffle-threads seed {seed} (repeat this run with --shuffle-threads={seed})",
               file=sys.stderr)
-    from kdebug.runtime.sanitizers import DEFAULT, parse_sanitizers
+    from kdebug.runtime.sanitizers import DEFAULT
+    from kdebug.session.options import parse_sanitizers
     try:
         sanitizers = parse_sanitizers(opts.sanitize) if opts.sanitize is not None else DEFAULT
     except ValueError as exc:

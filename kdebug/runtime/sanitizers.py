@@ -35,18 +35,6 @@ KIND_NAMES = {RAW: "read-after-write", WAR: "write-after-read", WAW: "write-afte
 HAZARD_CAPACITY = 256
 
 
-def parse_sanitizers(text) -> frozenset[str]:
-    """``"memcheck,racecheck"`` -> {"memcheck", "racecheck"}; ``all`` is every one; unknown names raise."""
-    items = text.split(",") if isinstance(text, str) else list(text)
-    names = {x.strip() for x in items if x.strip()}
-    if "all" in names:
-        return frozenset(SANITIZERS)
-    unknown = names - set(SANITIZERS)
-    if unknown:
-        raise ValueError(f"unknown sanitizer {', '.join(sorted(unknown))}; choose from {', '.join(SANITIZERS)}")
-    return frozenset(names)
-
-
 def ordered(names) -> list[str]:
     return [n for n in SANITIZERS if n in names]
 

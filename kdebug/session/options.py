@@ -9,21 +9,33 @@ import dataclasses
 import json
 from dataclasses import dataclass, field
 
+from kdebug.runtime.sanitizers import SANITIZERS
+
 BREAKPOINTS = ("deferred", "reentrant", "finish", "launch")
 
 
-def parse_breakpoints(text) -> frozenset[str]:
-    """``"reentrant,finish"`` -> {"reentrant", "finish"}; ``all`` means every kind; unknown kinds raise."""
+def parse_names(text, choices: tuple[str, ...], what: str) -> frozenset[str]:
+    """A comma list of names (or a list) -> the set; ``all`` means every choice; unknown names raise."""
     if not text:
         return frozenset()
     items = text.split(",") if isinstance(text, str) else list(text)
-    kinds = {k.strip() for k in items if k.strip()}
-    if "all" in kinds:
-        return frozenset(BREAKPOINTS)
-    unknown = kinds - set(BREAKPOINTS)
+    names = {k.strip() for k in items if k.strip()}
+    if "all" in names:
+        return frozenset(choices)
+    unknown = names - set(choices)
     if unknown:
-        raise ValueError(f"unknown breakpoint {', '.join(sorted(unknown))}; choose from {', '.join(BREAKPOINTS)}")
-    return frozenset(kinds)
+        raise ValueError(f"unknown {what} {', '.join(sorted(unknown))}; choose from {', '.join(choices)}")
+    return frozenset(names)
+
+
+def parse_breakpoints(text) -> frozenset[str]:
+    """``"reentrant,finish"`` -> {"reentrant", "finish"}."""
+    return parse_names(text, BREAKPOINTS, "breakpoint")
+
+
+def parse_sanitizers(text) -> frozenset[str]:
+    """``"memcheck,racecheck"`` -> {"memcheck", "racecheck"}."""
+    return parse_names(text, SANITIZERS, "sanitizer")
 
 
 @dataclass(frozen=True)
