@@ -11,3 +11,6 @@ def __getattr__(name):
     if hasattr(_I.cg, name):  # group functions the intrinsics gain later
         return getattr(_I.cg, name)
     return missing_name(__name__, name, 2)
+
+
+_missing_attribute = _I.cg._missing_attribute  # kernels' message for a cg name numba lacks

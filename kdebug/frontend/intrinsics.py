@@ -180,7 +180,12 @@ class GridGroup(T.Tuple):
     def attribute_type(self, inferer, node):
         if node.attr == "sync":
             return PyValue(_GRID_SYNC)
-        raise inferer.error(node, f"the grid group has no attribute {node.attr!r} in kdebug", "call its .sync()")
+        hint = {"size": "the grid's thread count is cuda.gridsize(1) (a tuple from cuda.gridsize(2) or (3))",
+                "thread_rank": "a thread's rank in the grid is cuda.grid(1) (a tuple from cuda.grid(2) or (3))",
+                "num_threads": "the grid's thread count is cuda.gridsize(1)"}.get(
+                    node.attr, "a grid group is only synchronised: g.sync()")
+        raise inferer.error(node, f"the grid group has no attribute {node.attr!r}: numba-cuda 0.30.4's GridGroup "
+                            "has only .sync()", hint)
 
 
 @register("cg.this_grid")

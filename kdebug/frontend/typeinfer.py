@@ -489,6 +489,8 @@ class TypeInferer:
                 if attr not in ("x", "y", "z"):
                     raise self.error(node, f"cuda.{obj.name} has no attribute {attr!r}", "use .x, .y or .z")
                 return T.int32
+            if not hasattr(obj, attr) and hasattr(obj, "_missing_attribute"):  # says what numba has instead
+                raise self.error(node, *obj._missing_attribute(attr))
             if not hasattr(obj, attr):
                 owner = getattr(obj, "__name__", None) or getattr(obj, "name", "this object")
                 raise self.error(node, f"{owner} has no attribute {attr!r} that kdebug supports",

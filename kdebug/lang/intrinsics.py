@@ -90,7 +90,18 @@ class _GridGroup:
 
 
 class _CooperativeGroups:
+    """``cuda.cg`` in kernels: numba-cuda 0.30.4's cg module has only ``this_grid()``."""
+    __name__ = "cuda.cg"
     this_grid = Intrinsic("cg.this_grid")
+
+    @staticmethod
+    def _missing_attribute(attr: str) -> tuple[str, str]:
+        """The message and hint for ``cuda.cg.<attr>`` that numba lacks (``this_thread_block``...)."""
+        return (f"cuda.cg.{attr} is not in numba-cuda 0.30.4: its cooperative groups module has only "
+                f"this_grid() (a GridGroup with .sync())",
+                "for the block use cuda.syncthreads(); its size is cuda.blockDim.x * cuda.blockDim.y * "
+                "cuda.blockDim.z and a thread's rank in it cuda.threadIdx.x + cuda.blockDim.x * "
+                "(cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)")
 
 
 cg = _CooperativeGroups()
