@@ -35,8 +35,9 @@ def llvm_type(t: T.Type) -> ir.Type:
         if t.is_int:
             return ir.IntType(t.bits)
         return f32 if t.bits == 32 else f64
-    if isinstance(t, T.Array):
-        return ir.LiteralStructType([ir.PointerType(mem_type(t.dtype)), ir.ArrayType(i64, t.ndim)])
+    if isinstance(t, T.Array):  # data, shape (and strides in elements for a strided view)
+        dims = [ir.ArrayType(i64, t.ndim)] * (2 if t.strided else 1)
+        return ir.LiteralStructType([ir.PointerType(mem_type(t.dtype))] + dims)
     if isinstance(t, T.Tuple):
         return ir.LiteralStructType([llvm_type(x) for x in t.types])
     if isinstance(t, T.NoneType):
@@ -346,6 +347,9 @@ class FunctionLowerer:
             arr = self.expr(node.value)
             if node.attr == "shape":
                 return self.shape_tuple(arr, base_t)
+            if node.attr == "strides":
+                from kdebug.frontend.slices import strides_tuple
+                return strides_tuple(self, arr, base_t)
             if node.attr == "ndim":
                 return ir.Constant(i64, base_t.ndim)
             size = ir.Constant(i64, 1)
@@ -374,8 +378,8 @@ class FunctionLowerer:
     def expr_Subscript(self, node):
         base_t = self.type_of(node.value)
         if isinstance(base_t, T.Array) and isinstance(self.type_of(node), T.Array):
-            from kdebug.frontend.slices import has_slice, lower_slice
-            return lower_slice(self, node) if has_slice(node) else self.array_view(node)
+            from kdebug.frontend.slices import lower_view
+            return lower_view(self, node)
         if isinstance(base_t, (T.Array, T.CPointer)):
             ptr, elem_t = self.element_pointer(node)
             return self.load_element(ptr, elem_t)
@@ -393,34 +397,6 @@ class FunctionLowerer:
             arr_ptr = self.builder.bitcast(slot, ir.PointerType(llvm_type(base_t.types[0])))
             return self.builder.load(self.builder.gep(arr_ptr, [k]))
         return None  # kernel[grid, block]: resolved by the call
-
-    def array_view(self, node):
-        """``a[i]`` of a 2-D or 3-D array (or ``a[i, j]`` of a 3-D one): the sub-array, sharing memory."""
-        b = self.builder
-        arr_t, view_t = self.type_of(node.value), self.type_of(node)
-        arr = self.expr(node.value)
-        idx = node.slice
-        parts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
-        extents = [b.extract_value(arr, [1, k]) for k in range(arr_t.ndim)]
-        lead = []
-        for p, extent in zip(parts, extents):
-            k = self.cast(self.expr(p), self.type_of(p), T.int64)
-            lead.append(self.wrap_negative(k, extent) if self.type_of(p).signed else k)
-        # checked as the element [lead..., 0...] so that reports show the whole shape (an empty row passes)
-        one = ir.Constant(i64, 1)
-        rest = [b.select(b.icmp_unsigned("==", e, ir.Constant(i64, 0)), one, e) for e in extents[len(lead):]]
-        self.target.check_bounds(self, node, arr_t, lead + [ir.Constant(i64, 0)] * len(rest),
-                                 extents[:len(lead)] + rest)
-        offset = lead[0]
-        for k, extent in zip(lead[1:], extents[1:]):
-            offset = b.add(b.mul(offset, extent), k)
-        for extent in extents[len(lead):]:
-            offset = b.mul(offset, extent)
-        view = ir.Constant(llvm_type(view_t), ir.Undefined)
-        view = b.insert_value(view, b.gep(b.extract_value(arr, 0), [offset], inbounds=True), 0)
-        for k, extent in enumerate(extents[len(lead):]):
-            view = b.insert_value(view, extent, [1, k])
-        return view
 
     def wrap_negative(self, i, extent):
         """numba's wraparound: a negative index counts from the end."""
@@ -452,10 +428,16 @@ class FunctionLowerer:
                 k = self.wrap_negative(k, extent)
             linear_parts.append(k)
         self.target.check_bounds(self, node, arr_t, linear_parts, extents)
-        linear = linear_parts[0]
-        for k, extent in zip(linear_parts[1:], extents[1:]):
-            linear = b.add(b.mul(linear, extent), k)
-        ptr = b.gep(data, [linear], inbounds=True)
+        if arr_t.strided:  # a view such as a[:, j]: each index times its stride
+            linear = ir.Constant(i64, 0)
+            for k, dim in enumerate(linear_parts):
+                linear = b.add(linear, b.mul(dim, b.extract_value(arr, [2, k])))
+            ptr = b.gep(data, [linear])
+        else:
+            linear = linear_parts[0]
+            for k, extent in zip(linear_parts[1:], extents[1:]):
+                linear = b.add(b.mul(linear, extent), k)
+            ptr = b.gep(data, [linear], inbounds=True)
         self.target.instrument_access(self, node, arr_t, ptr, linear_parts, access_kind(node))
         return ptr, arr_t.dtype
 
@@ -904,6 +886,9 @@ class FunctionLowerer:
             for k, (s, d) in enumerate(zip(src.types, dst.types)):
                 out = b.insert_value(out, self.cast(b.extract_value(v, k), s, d), k)
             return out
+        if isinstance(src, T.Array) and isinstance(dst, T.Array) and dst.strided and not src.strided:
+            from kdebug.frontend.slices import to_strided
+            return to_strided(self, v, src, dst)
         if not (isinstance(src, T.Scalar) and isinstance(dst, T.Scalar)):
             return v
         if dst.is_bool:

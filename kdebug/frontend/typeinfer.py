@@ -478,11 +478,12 @@ class TypeInferer:
         base_t = self.expr(base)
         attr = node.attr
         if isinstance(base_t, T.Array):
-            if attr == "shape":
+            if attr in ("shape", "strides"):  # numba's strides are in bytes
                 return T.Tuple((T.int64,) * base_t.ndim)
             if attr in ("size", "ndim"):
                 return T.int64
-            raise self.error(node, f"arrays have no attribute {attr!r} in kernels", "use .shape, .size or .ndim")
+            raise self.error(node, f"arrays have no attribute {attr!r} in kernels",
+                             "use .shape, .strides, .size or .ndim")
         if isinstance(base_t, PyValue):
             obj = base_t.value
             if isinstance(obj, I.Dim3Intrinsic):
@@ -552,7 +553,9 @@ class TypeInferer:
                 raise self.error(p, f"array index must be an integer, not {t}", "convert with int(...)")
         if isinstance(idx, ast.Tuple):
             self.types_set(idx, T.Tuple(tuple(self.tf.types[p] for p in parts)))
-        return T.Array(arr.dtype, arr.ndim - len(parts), arr.layout, arr.readonly) if partial else arr.dtype
+        if not partial:
+            return arr.dtype
+        return T.Array(arr.dtype, arr.ndim - len(parts), arr.layout, arr.readonly, strided=arr.strided)
 
     def pointer_index_type(self, node, ptr: T.CPointer) -> T.Scalar:
         """``p[i]`` of a CPointer: one integer index, the pointee type (no bounds are known)."""

@@ -82,10 +82,14 @@ class Scalar(Type):
 
 @dataclass(frozen=True)
 class Array(Type):
+    """An array: a data pointer and a shape; ``strided`` ones (numba's non-contiguous 'A' views, ``a[:, j]``,
+    ``a[::2]``) also carry a stride per dimension (in elements), and index through it."""
+
     dtype: Scalar
     ndim: int
-    layout: str = "A"  # kdebug stores every array C-contiguous; kept for numba's spelling
+    layout: str = "A"  # numba's spelling; an array not ``strided`` is stored C-contiguous whatever it says
     readonly: bool = False  # a numpy array that is not writeable, or a module-global one (numba freezes those)
+    strided: bool = False  # carries strides: indexing multiplies by them (a different LLVM struct)
 
     def __str__(self) -> str:
         dims = ", ".join([":"] * (self.ndim - 1) + ["::1" if self.layout == "C" else ":"])
@@ -94,14 +98,14 @@ class Array(Type):
     def __repr__(self) -> str:  # numba's Array.__repr__ (a dispatcher's .signatures shows it)
         return f"Array({self.dtype!r}, {self.ndim}, '{self.layout}', {self.readonly}, aligned=True)"
 
-    def __eq__(self, other) -> bool:  # layout never changes code: every array is contiguous here
-        return isinstance(other, Array) and (self.dtype, self.ndim, self.readonly) == (
-            other.dtype, other.ndim, other.readonly)
+    def __eq__(self, other) -> bool:  # the label 'C'/'A' changes no code; strides do
+        return isinstance(other, Array) and (self.dtype, self.ndim, self.readonly, self.strided) == (
+            other.dtype, other.ndim, other.readonly, other.strided)
 
     def __hash__(self) -> int:  # launches hash argument types several times: computed once
         h = self.__dict__.get("_hash")
         if h is None:
-            h = hash(("array", self.dtype, self.ndim, self.readonly))
+            h = hash(("array", self.dtype, self.ndim, self.readonly, self.strided))
             object.__setattr__(self, "_hash", h)
         return h
 
@@ -218,6 +222,8 @@ def unify(a: Type, b: Type) -> Type | None:
                 return Scalar("int", bits)
             return Scalar(a.kind, bits)
         return from_dtype(np.promote_types(a.np_dtype, b.np_dtype))
+    if isinstance(a, Array) and isinstance(b, Array) and (a.dtype, a.ndim, a.readonly) == (b.dtype, b.ndim, b.readonly):
+        return Array(a.dtype, a.ndim, "A", a.readonly, strided=True)  # numba: C with A unifies to A
     if isinstance(a, Tuple) and isinstance(b, Tuple) and len(a.types) == len(b.types):
         parts = [unify(x, y) for x, y in zip(a.types, b.types)]
         return None if None in parts else Tuple(tuple(parts))
