@@ -73,11 +73,10 @@ def array_strides(lw, arr, arr_t, extents) -> list:
 
 def strides_tuple(lw, arr, arr_t):
     """``a.strides``: numba's, in bytes."""
-    from kdebug.frontend.lower import llvm_type
     b = lw.builder
     extents = [b.extract_value(arr, [1, k]) for k in range(arr_t.ndim)]
     itemsize = ir.Constant(i64, arr_t.dtype.np_dtype.itemsize)
-    tup = ir.Constant(llvm_type(T.Tuple((T.int64,) * arr_t.ndim)), ir.Undefined)
+    tup = ir.Constant(ir.LiteralStructType([i64] * arr_t.ndim), ir.Undefined)
     for k, s in enumerate(array_strides(lw, arr, arr_t, extents)):
         tup = b.insert_value(tup, b.mul(s, itemsize), k)
     return tup
@@ -85,9 +84,9 @@ def strides_tuple(lw, arr, arr_t):
 
 def make_array(lw, t: T.Array, ptr, extents, strides):
     """The array struct of type ``t``; strides are stored only when ``t`` is strided."""
-    from kdebug.frontend.lower import llvm_type
     b = lw.builder
-    v = b.insert_value(ir.Constant(llvm_type(t), ir.Undefined), ptr, 0)
+    struct = ir.LiteralStructType([ptr.type] + [ir.ArrayType(i64, t.ndim)] * (2 if t.strided else 1))
+    v = b.insert_value(ir.Constant(struct, ir.Undefined), ptr, 0)
     for k, e in enumerate(extents):
         v = b.insert_value(v, e, [1, k])
     if t.strided:
