@@ -85,15 +85,15 @@ def k(a):
 def run():
     k[1, 1](np.zeros(1))
 """, C, "a try statement is not supported"),
-    ("raise_statement", """
+    ("raise_with_a_runtime_argument", """
 @cuda.jit
 def k(a):
     if a[0] > 1:
-        raise ValueError("no")  # ERR
+        raise ValueError(a[0])  # ERR
 
 def run():
     k[1, 1](np.zeros(1))
-""", C, "a raise statement is not supported"),
+""", C, "the argument of a raise in a kernel must be a compile-time constant"),
     ("nested_function", """
 @cuda.jit
 def k(a):

@@ -249,7 +249,8 @@ class Driver:
         if rec.kind == "derivative":
             return derivative.front(self, rec)
         py = rec.job.function.py_func
-        fastmath = bool(getattr(rec.job.function, "options", {}).get("fastmath"))
+        options = getattr(rec.job.function, "options", {})
+        fastmath, debug = bool(options.get("fastmath")), bool(options.get("debug"))
         try:
             self.run_phase(rec, "parse", lambda: parse_function(py), lambda s: s.text, "python")
             rec.typed = self.run_phase(rec, "typeinfer", lambda: infer_function(py, rec.argtypes, rec.kind),
@@ -257,7 +258,7 @@ class Driver:
             requester = lambda fn, argtypes, kind, reason, loc: self.request_deferred(rec, fn, argtypes, kind, reason, loc)  # noqa: E731
             rec.module_ir = self.run_phase(rec, "lower", lambda: lower_function(rec.typed, self.target, rec.entry,
                                                                                 requester=requester,
-                                                                                fastmath=fastmath))
+                                                                                fastmath=fastmath, debug=debug))
         except KdebugError as exc:
             if getattr(exc, "failed_job", None) is None:
                 exc.failed_job = rec  # the innermost job whose own code failed: it is reported on that job

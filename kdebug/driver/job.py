@@ -57,7 +57,10 @@ def job_key(function, argtypes, target: str, kind: str) -> str:
             h += f".{len(seen) - 1}"
         _source_hash[py] = h
     types = ", ".join(map(str, argtypes))
-    return f"{py.__module__}.{py.__qualname__}({types})/{kind}/{target}#{h}"
+    # options that change the code: cuda.jit(f) and cuda.jit(debug=True)(f) are two kernels
+    options = getattr(function, "options", None) or {}
+    flags = "".join(f"/{name}" for name in ("fastmath", "debug") if options.get(name))
+    return f"{py.__module__}.{py.__qualname__}({types})/{kind}/{target}{flags}#{h}"
 
 
 @dataclass

@@ -16,6 +16,8 @@ from llvmlite import ir
 
 from kdebug.frontend.typeinfer import PyValue, TypedFunction, LaunchTarget, constant_index
 from kdebug.frontend import registry, ufuncs
+from kdebug.frontend.exceptions import (FLOAT_FLOORDIV, FLOAT_MOD, INT_FLOORDIV, INT_MOD, TRUEDIV, ZERO_POWER,
+                                        check_zero_divisor, lower_raise, may_raise)
 from kdebug.lang.dispatcher import Dispatcher
 from kdebug.lang.intrinsics import deferred as deferred_fn
 from kdebug.lang import intrinsics as I
@@ -103,6 +105,7 @@ class FunctionLowerer:
         self.loops: list[tuple[ir.Block, ir.Block]] = []
         self.counter = 0
         self.fastmath = False  # @cuda.jit(fastmath=True): set by whoever lowers the function
+        self.debug = False  # @cuda.jit(debug=True): numba's python error model (kdebug/frontend/exceptions.py)
 
     def inlined(self, callee_tf: TypedFunction) -> "FunctionLowerer":
         """A lowerer that emits ``callee_tf``'s body into this function (an inlined call): the same
@@ -169,6 +172,9 @@ class FunctionLowerer:
     def stmt_Pass(self, node) -> None:
         pass
 
+    def stmt_Raise(self, node) -> None:
+        lower_raise(self, node)
+
     def stmt_Expr(self, node) -> None:
         if isinstance(node.value, ast.Constant):
             return
@@ -208,13 +214,13 @@ class FunctionLowerer:
         if isinstance(target, ast.Name):
             lt = self.tf.locals[target.id]
             cur = self.builder.load(self.slots[target.id])
-            result = self.binop(node.op, cur, lt, rhs, self.type_of(node.value), rt)
+            result = self.binop(node.op, cur, lt, rhs, self.type_of(node.value), rt, node)
             self.builder.store(self.cast(result, rt, lt), self.slots[target.id])
         else:
             target.kdebug_update = True  # read and written: the sanitizers see one update
             ptr, elem_t = self.element_pointer(target)
             cur = self.load_element(ptr, elem_t)
-            result = self.binop(node.op, cur, elem_t, rhs, self.type_of(node.value), rt)
+            result = self.binop(node.op, cur, elem_t, rhs, self.type_of(node.value), rt, node)
             self.store_element(ptr, elem_t, self.cast(result, rt, elem_t))
 
     def stmt_If(self, node) -> None:
@@ -394,9 +400,20 @@ class FunctionLowerer:
             self.builder.store(tup, slot)
             k = self.cast(self.expr(idx), self.type_of(idx), T.int64)
             k = self.wrap_negative(k, ir.Constant(i64, len(base_t.types)))
+            self.check_tuple_index(node, k, len(base_t.types))
             arr_ptr = self.builder.bitcast(slot, ir.PointerType(llvm_type(base_t.types[0])))
             return self.builder.load(self.builder.gep(arr_ptr, [k]))
         return None  # kernel[grid, block]: resolved by the call
+
+    def check_tuple_index(self, node, k, n: int) -> None:
+        """numba's getitem of a tuple at a run-time index: outside the tuple, IndexError("tuple index out of
+        range") stops the thread (raised on the host with debug=True)."""
+        b = self.builder
+        bad, ok = self.new_block("tuple.oob"), self.new_block("tuple.inbounds")
+        b.cbranch(b.icmp_unsigned(">=", k, ir.Constant(i64, n)), bad, ok).set_weights([1, 1 << 20])
+        b.position_at_end(bad)
+        self.target.raise_exception(self, node, IndexError, ("tuple index out of range",))
+        b.position_at_end(ok)
 
     def wrap_negative(self, i, extent):
         """numba's wraparound: a negative index counts from the end."""
@@ -443,12 +460,14 @@ class FunctionLowerer:
 
     def expr_BinOp(self, node):
         lt, rt = self.type_of(node.left), self.type_of(node.right)
-        return self.binop(node.op, self.expr(node.left), lt, self.expr(node.right), rt, self.type_of(node))
+        return self.binop(node.op, self.expr(node.left), lt, self.expr(node.right), rt, self.type_of(node), node)
 
-    def binop(self, op, a, at, c, ct, result_t):
+    def binop(self, op, a, at, c, ct, result_t, node=None):
+        """``a op c`` in ``result_t``; ``node`` locates the ZeroDivisionError of a debug=True kernel."""
         b = self.builder
         if isinstance(op, ast.Div):
             x, y = self.cast(a, at, result_t), self.cast(c, ct, result_t)
+            check_zero_divisor(self, node, y, TRUEDIV)
             return b.fdiv(x, y)
         if result_t.is_bool:  # & | ^ on booleans
             return {ast.BitAnd: b.and_, ast.BitOr: b.or_, ast.BitXor: b.xor}[type(op)](a, c)
@@ -461,6 +480,7 @@ class FunctionLowerer:
             if isinstance(op, ast.Mult):
                 return b.fmul(x, y)
             if isinstance(op, (ast.FloorDiv, ast.Mod)):
+                check_zero_divisor(self, node, y, FLOAT_FLOORDIV if isinstance(op, ast.FloorDiv) else FLOAT_MOD)
                 return self.float_divmod(op, x, y)
             if isinstance(op, ast.Pow):
                 return self.call_intrinsic("llvm.pow", [x, y])
@@ -472,8 +492,11 @@ class FunctionLowerer:
         if isinstance(op, ast.Mult):
             return b.mul(x, y)
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
+            check_zero_divisor(self, node, y, INT_FLOORDIV if isinstance(op, ast.FloorDiv) else INT_MOD)
             return self.int_divmod(op, x, y, signed)
         if isinstance(op, ast.Pow):
+            if signed:  # 0 ** -n
+                check_zero_divisor(self, node, x, ZERO_POWER, b.icmp_signed("<", y, ir.Constant(y.type, 0)))
             return b.call(self.ipow_function(x.type, signed), [x, y])
         if isinstance(op, ast.BitAnd):
             return b.and_(x, y)
@@ -816,11 +839,14 @@ class FunctionLowerer:
             lowerer = FunctionLowerer(self.module, callee_tf, self.target, name, "internal", self.functions,
                                       self.requester)
             lowerer.fastmath = self.fastmath or bool(fn.options.get("fastmath"))
+            lowerer.debug = self.debug
             callee = lowerer.lower()
         vals = [self.cast(a, t, ct) for a, t, ct in zip(args, argts, callee_tf.argtypes)]
         if self.ctx is not None:
             vals = [self.ctx] + vals
         result = self.builder.call(callee, vals)
+        if may_raise(self, callee_tf):  # the callee's raise stopped the thread: stop here too
+            self.target.after_raising_call(self)
         return None if callee_tf.restype == T.void else result
 
     # ---- deferred codegen -------------------------------------------------------------
@@ -922,13 +948,14 @@ def _constant_sign(node) -> int:
 
 
 def lower_function(tf: TypedFunction, target, name: str, module: ir.Module | None = None,
-                   requester=None, fastmath: bool = False) -> ir.Module:
+                   requester=None, fastmath: bool = False, debug: bool = False) -> ir.Module:
     """Lower a kernel or device-function job (and the device functions it calls) into a new module."""
     if module is None:
         module = ir.Module(name=name)
         target.prepare_module(module)
     lowerer = FunctionLowerer(module, tf, target, name, "external", {}, requester)
     lowerer.fastmath = fastmath
+    lowerer.debug = debug
     lowerer.lower()
     return module
 

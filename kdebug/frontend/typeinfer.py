@@ -91,6 +91,8 @@ class TypedFunction:
     features: set[str] = field(default_factory=set)  # e.g. "barrier", "atomic", "shared", "launch"
     # cuda.shared.array / cuda.local.array calls: (intrinsic name, constant shape, bytes), typed once
     arrays: dict[ast.AST, tuple] = field(default_factory=dict)
+    # raise statements: (exception class, constant arguments) (kdebug/frontend/exceptions.py)
+    raises: dict[ast.AST, tuple] = field(default_factory=dict)
 
     def listing(self) -> str:
         """A readable summary, kept as the typeinfer phase's snapshot."""
@@ -207,6 +209,10 @@ class TypeInferer:
 
     def stmt_Pass(self, node) -> None:
         pass
+
+    def stmt_Raise(self, node) -> None:
+        from kdebug.frontend.exceptions import type_raise
+        type_raise(self, node)
 
     def stmt_Expr(self, node) -> None:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
@@ -624,6 +630,8 @@ class TypeInferer:
                 hint = ("array expressions are not supported: index the elements, e.g. a[i] + b[i]"
                         if isinstance(t, T.Array) else "operators work on numbers")
                 raise self.error(node, f"unsupported operand type for {opname}: {t}", hint)
+        if isinstance(op, (ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)):
+            self.tf.features.add("divide")  # debug=True checks the divisor (kdebug/frontend/exceptions.py)
         if isinstance(op, ast.Div):
             r = T.arith_result(a, b)
             return r if r.is_float else T.float64
@@ -966,7 +974,7 @@ def _always_returns(stmts) -> bool:
     if not stmts:
         return False
     last = stmts[-1]
-    if isinstance(last, ast.Return):
+    if isinstance(last, (ast.Return, ast.Raise)):  # a raise stops the thread: nothing is returned
         return True
     if isinstance(last, ast.If):
         return _always_returns(last.body) and _always_returns(last.orelse)

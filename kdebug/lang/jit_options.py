@@ -12,8 +12,6 @@ NO_EFFECT = {
     "inline": ("never", "kdebug leaves inlining to LLVM, which inlines device functions anyway"),
     "forceinline": (False, "kdebug leaves inlining to LLVM, which inlines device functions anyway"),
     "link": ((), "kdebug cannot link PTX or CUDA C/C++ files into kernels"),
-    "debug": (None, "kdebug's kernels are always located (memcheck names file:line); raise in kernels is not "
-                    "supported"),
     "opt": (None, "kdebug always optimises (-O2 on the CPU, -O3 for PTX)"),
     "cache": (False, "kdebug compiles in memory and keeps no on-disk cache"),
     "max_registers": (None, "the register limit applies only to a GPU's ptxas"),
@@ -21,9 +19,10 @@ NO_EFFECT = {
     "lto": (None, "kdebug does not link-time optimise with nvJitLink"),
     "shared_memory_carveout": (None, "the shared-memory carveout is a GPU setting"),
 }
-# keywords with an effect, or only checked: fastmath (the kernel language), extensions (launches), lineinfo
-# (kdebug always has line information), device (the decorator)
-ACCEPTED = {"fastmath", "extensions", "lineinfo", "boundscheck"} | set(NO_EFFECT)
+# keywords with an effect, or only checked: fastmath (the kernel language), debug (numba's python error model:
+# kdebug/frontend/exceptions.py), extensions (launches), lineinfo (kdebug always has line information),
+# device (the decorator)
+ACCEPTED = {"fastmath", "debug", "extensions", "lineinfo", "boundscheck"} | set(NO_EFFECT)
 
 _said: set[tuple[int, str]] = set()
 

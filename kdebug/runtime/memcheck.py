@@ -43,6 +43,9 @@ class Site:
     ndim: int = 1
     what: str = ""  # for barriers: cuda.syncthreads() ...
     function_kind: str = "kernel"  # kernel or device
+    exc: object = None  # a raise: the exception class and its constant arguments (kdebug/frontend/exceptions.py)
+    exc_args: tuple = ()
+    debug: bool = False  # in a debug=True kernel: an out-of-bounds access is numba's IndexError on the host
 
 
 _sites: list[Site] = [Site("none", "", SourceLocation("?", 0, 1))]  # id 0 is never used
@@ -73,18 +76,38 @@ def _original_index(wrapped: int, extent: int) -> int:
     return wrapped - extent if wrapped < 0 else wrapped
 
 
+def _in_function(s: Site, kernel: str) -> str:
+    if s.function in ("", kernel):
+        return f"kernel {kernel}"
+    if s.function_kind == "kernel":  # a child grid launched from the device
+        return f"kernel {s.function} (launched from kernel {kernel})"
+    return f"device function {s.function} (kernel {kernel})"
+
+
+def exception_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeError | None:
+    """The first exception a debug=True kernel raised, as a located error carrying numba's host exception
+    (``user_exception``, which the launch raises: kdebug/frontend/exceptions.py)."""
+    if not rec.exc_site:
+        return None
+    from kdebug.frontend.exceptions import host_exception
+    s = site(rec.exc_site)
+    user = host_exception(s.exc, s.exc_args, s.function, s.loc, rec.exc_ctaid, rec.exc_tid)
+    text = f"{s.exc.__name__}({', '.join(map(repr, s.exc_args))})"
+    err = KernelRuntimeError(f"{text} raised in {_in_function(s, kernel)}, in block {_dim3(rec.exc_ctaid)}, "
+                             f"thread {_dim3(rec.exc_tid)}", s.loc,
+                             "the raising thread stopped there; the launch raises it on the host (debug=True)")
+    err.category = "exception"
+    err.user_exception = user
+    return err
+
+
 def error_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeError | None:
     """The user-facing error the record holds, or None."""
     if rec.error == NONE:
-        return None
+        return exception_from_record(rec, kernel)
     s = site(rec.site)
     where = f"block {_dim3(rec.ctaid)}, thread {_dim3(rec.tid)}"
-    if s.function in ("", kernel):
-        infn = f"kernel {kernel}"
-    elif s.function_kind == "kernel":  # a child grid launched from the device
-        infn = f"kernel {s.function} (launched from kernel {kernel})"
-    else:
-        infn = f"device function {s.function} (kernel {kernel})"
+    infn = _in_function(s, kernel)
     if rec.error == OUT_OF_BOUNDS:
         n = s.ndim
         idx = tuple(_original_index(rec.index[k], rec.extent[k]) for k in range(n))
@@ -96,6 +119,9 @@ def error_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeError | N
         err = KernelRuntimeError(msg, s.loc, "check the index arithmetic and the guard against the array's shape "
                                              "(run with --no-memcheck to skip these checks)")
         err.category = "memcheck"
+        if s.debug:  # debug=True: numba's python error model makes it an IndexError on the host
+            from kdebug.frontend.exceptions import host_exception
+            err.user_exception = host_exception(IndexError, (msg,), s.function, s.loc, rec.ctaid, rec.tid)
         return err
     waiting, done, nt = rec.aux[1], rec.aux[2], rec.aux[3]
     if rec.error in WARP_KINDS:

@@ -36,6 +36,11 @@ RECORD_FIELDS = (
     ("hazards", ctypes.c_void_p),  # HazardSlot[hazard_cap]
     ("hazard_cap", ctypes.c_int32),
     ("hazards_lost", ctypes.c_int32),  # distinct hazards beyond hazard_cap
+    # the first exception a debug=True kernel raised (kdebug/frontend/exceptions.py): the raising thread
+    # stops, the others go on, so it is not an error that stops the launcher
+    ("exc_site", ctypes.c_int32),
+    ("exc_ctaid", ctypes.c_int32 * 3),
+    ("exc_tid", ctypes.c_int32 * 3),
 )
 FIELD = {name: k for k, (name, _) in enumerate(RECORD_FIELDS)}
 

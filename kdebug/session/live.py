@@ -185,6 +185,9 @@ class Session:
                                        job=compiled.record.id, location=error.loc.to_json() if error.loc else None,
                                        text=str(error)))
             error.reported = True
+            user = getattr(error, "user_exception", None)
+            if user is not None:  # a debug=True kernel's exception: numba raises it at the launch
+                raise user from None
             raise error
 
     def _flush_prints(self, lid: int, name: str) -> None:

@@ -52,6 +52,16 @@ class Target:
         raise lw.src.error(node, f"print() in kernels is not supported on the {self.name} target",
                            "run on the CPU backend or the ptx target")
 
+    def raise_exception(self, lw, node, exc_class, exc_args) -> None:
+        """Lowers a raise (or, with ``debug=True``, a failed division check): the thread stops, and with
+        ``lw.debug`` the launch raises ``exc_class`` on the host (kdebug/frontend/exceptions.py). Ends the
+        current block with a terminator."""
+        raise lw.src.error(node, f"raise in kernels is not supported on the {self.name} target",
+                           "run on the CPU backend or the ptx target")
+
+    def after_raising_call(self, lw) -> None:
+        """Runs after a call to a device function that may raise: stop this thread too when it did."""
+
     def check_bounds(self, lw, node, arr_t, indices, extents) -> None:
         """Runs before every array access is lowered: memcheck hook (no-op by default)."""
 

@@ -27,7 +27,7 @@ from kdebug.targets.cpu.layout import (CONTEXT, CONTEXT_P, CTX_BARRIER, CTX_CORO
                                        CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_FRAME, CTX_JMPBUF, CTX_NCTAID,
                                        CTX_NTID, CTX_RUNTIME, CTX_SHARED, CTX_TID, CTX_SAN_SHADOW, CTX_EPOCH,
                                        CTX_GRID_EPOCH, CTX_SEQ, CTX_SAN_TID, CTX_SAN_GID_BASE, CTX_SAN_NT,
-                                       CTX_SAN_SHARED_BYTES, SHADOW_BYTES, I8P, JMPBUF_BYTES,
+                                       CTX_SAN_SHARED_BYTES, CTX_RAISED, SHADOW_BYTES, I8P, JMPBUF_BYTES,
                                        LAUNCHER_TYPE, RT_DYN_SHARED, RT_NPERM, RT_PERM, RT_PERM_NT, RUNTIME_P,
                                        SHARED_ALIGN, VOID, i8, i32, i64, param_struct_type)
 from kdebug.targets.cpu.memcheck_ir import error_flag
@@ -176,6 +176,7 @@ class LauncherBody:
         b.store(self.jbp, field(b, c, CTX_JMPBUF))
         b.store(ir.Constant(I8P, None), field(b, c, CTX_CORO))
         b.store(const(0), field(b, c, CTX_BARRIER))
+        b.store(const(0), field(b, c, CTX_RAISED))
         if self.sanitize:
             b.store(shadow_ptr, field(b, c, CTX_SAN_SHADOW))
             b.store(const(1), field(b, c, CTX_EPOCH))

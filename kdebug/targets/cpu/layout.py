@@ -49,6 +49,7 @@ CONTEXT_FIELDS = (
     ("san_gid_base", i64),     # block number * threads per block: thread numbers in the launch start here
     ("san_nt", i64),           # threads per block
     ("san_shared_bytes", i64),  # the block's shared memory (static and dynamic)
+    ("raised", i32),           # 1 while a raise in a device function unwinds to the kernel (exceptions_ir.py)
 )
 CONTEXT = ir.LiteralStructType([t for _, t in CONTEXT_FIELDS])
 CONTEXT_P = ir.PointerType(CONTEXT)
@@ -56,7 +57,7 @@ CONTEXT_P = ir.PointerType(CONTEXT)
  CTX_BARRIER, CTX_VOTE, CTX_FRAME, CTX_FRAME_CAP, CTX_DYN_SHARED, CTX_DYN_BYTES,
  CTX_WMASK, CTX_WKIND, CTX_XIN, CTX_XOUT, CTX_WGROUP,
  CTX_SAN_SHADOW, CTX_EPOCH, CTX_GRID_EPOCH, CTX_SEQ, CTX_SAN_TID, CTX_SAN_GID_BASE, CTX_SAN_NT,
- CTX_SAN_SHARED_BYTES) = range(len(CONTEXT_FIELDS))
+ CTX_SAN_SHARED_BYTES, CTX_RAISED) = range(len(CONTEXT_FIELDS))
 SPECIAL_REGISTER_FIELD = {"threadIdx": CTX_TID, "blockDim": CTX_NTID, "blockIdx": CTX_CTAID,
                           "gridDim": CTX_NCTAID}
 
@@ -89,6 +90,7 @@ RT_PERM, RT_NPERM, RT_PERM_NT, RT_DYN_SHARED = (record.FIELD[n] for n in ("perm"
 RT_WARN_SITE, RT_WARN_CTAID, RT_WARN_WAITING, RT_WARN_DONE = (
     record.FIELD[n] for n in ("warn_site", "warn_ctaid", "warn_waiting", "warn_done"))
 IN_BRANCH = record.IN_BRANCH
+RT_EXC_SITE, RT_EXC_CTAID, RT_EXC_TID = (record.FIELD[n] for n in ("exc_site", "exc_ctaid", "exc_tid"))
 RT_REGIONS, RT_NREGIONS, RT_NHAZARDS, RT_HAZARDS, RT_HAZARD_CAP, RT_HAZARDS_LOST = (
     record.FIELD[n] for n in ("regions", "nregions", "nhazards", "hazards", "hazard_cap", "hazards_lost"))
 

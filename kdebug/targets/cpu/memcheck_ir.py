@@ -117,7 +117,7 @@ def emit_bounds_check(lw, node, arr_t, indices, extents, access: str | None = No
     if access is None:
         access = "write" if isinstance(getattr(node, "ctx", None), ast.Store) else "read"
     site = M.register_site(M.Site("access", lw.tf.name, lw.src.loc(node), array, memory_space(lw, node),
-                                  access, arr_t.ndim, function_kind=lw.tf.kind))
+                                  access, arr_t.ndim, function_kind=lw.tf.kind, debug=lw.debug))
     fail = lw.new_block("oob")
     cont = lw.new_block("inbounds")
     br = b.cbranch(ok, cont, fail)

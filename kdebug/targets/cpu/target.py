@@ -17,7 +17,7 @@ from llvmlite import ir
 from kdebug.frontend.lower import i8, i32, i64
 from kdebug.runtime import device_launch
 from kdebug.targets.base import Target, init_llvm, run_pipeline
-from kdebug.targets.cpu import coroutines, inlining, kernel_print, memcheck_ir, sanitizer_ir, warp
+from kdebug.targets.cpu import coroutines, exceptions_ir, inlining, kernel_print, memcheck_ir, sanitizer_ir, warp
 from kdebug.targets.cpu.launcher import build_grid_launcher
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_DEPTH, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_RUNTIME,
                                        CTX_SHARED, I8P, LAUNCHER_TYPE, SPECIAL_REGISTER_FIELD, param_struct_type)
@@ -88,6 +88,12 @@ class CpuTarget(Target):
 
     def print_line(self, lw, node, items) -> None:
         kernel_print.lower_print(lw, self, items)
+
+    def raise_exception(self, lw, node, exc_class, exc_args) -> None:
+        exceptions_ir.emit_raise(lw, node, exc_class, exc_args)
+
+    def after_raising_call(self, lw) -> None:
+        exceptions_ir.after_raising_call(lw)
 
     def check_bounds(self, lw, node, arr_t, indices, extents, access=None) -> None:
         if self.memcheck:

@@ -95,6 +95,12 @@ class PtxTarget(Target):
             fn = ir.Function(lw.module, ir.FunctionType(i32, []), name=name)
         return lw.builder.call(fn, [])
 
+    def raise_exception(self, lw, node, exc_class, exc_args) -> None:
+        """The thread stops (PTX ``exit``), as a numba kernel without debug=True; the GPU does not report
+        the exception to the host (the CPU backend does, with debug=True)."""
+        lw.builder.call(ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), "exit;", "", side_effect=True), [])
+        lw.builder.unreachable()
+
     def print_line(self, lw, node, items) -> None:
         """vprintf(format, args) as numba-cuda: the values in a local struct, floats as doubles, booleans as
         "True"/"False" strings."""
