@@ -24,6 +24,7 @@ from kdebug.lang.intrinsics import (atomic, blockDim, blockIdx, brev, cbrt, clz,
 from kdebug.lang.intrinsics import (activemask, all_sync, any_sync, ballot_sync, eq_sync, lanemask_lt,  # noqa: F401
                                     match_all_sync, match_any_sync, shfl_down_sync, shfl_sync, shfl_up_sync,
                                     shfl_xor_sync)
+from kdebug.lang.intrinsics import literal_unroll  # noqa: F401
 from kdebug.lang.types import (b1, bool_, boolean, float32, float64, int8, int16, int32, int64,  # noqa: F401
                                intp, uint8, uint16, uint32, uint64, uintp, void)
 from kdebug.cuda import cg, random, types  # noqa: F401

@@ -5,6 +5,8 @@
   gives its rows, as in numba);
 * ``for i, x in enumerate(a[, start])``: the counter is ``_i + start``;
 * ``for x, y in zip(a, b, ...)``: ``range(min(len(a), len(b), ...))``, the elements ``a[_i], b[_i]``;
+* ``for x in literal_unroll(t)``: as ``for x in t``, marked so that type inference gives a tuple of
+  mixed types one copy of the body per element (``unroll.py``);
   enumerate and zip nest (``for i, (x, y) in enumerate(zip(a, b))``);
 * ``r = range(...)`` assigned once and used only as loops' iterables (``for i in r``): each loop
   gets that ``range(...)`` itself, when no name in its arguments is assigned anywhere else in the
@@ -50,6 +52,15 @@ def _is_call(node, name) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
 
 
+def _is_literal_unroll(node) -> bool:
+    """``literal_unroll(x)``, ``numba.literal_unroll(x)`` or ``cuda.literal_unroll(x)``."""
+    if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords):
+        return False
+    f = node.func
+    return (isinstance(f, ast.Name) and f.id == "literal_unroll") or (
+        isinstance(f, ast.Attribute) and f.attr == "literal_unroll")
+
+
 def _range_bindings(tree, assigned) -> dict[str, ast.Call]:
     """``r = range(...)`` statements whose range a loop over ``r`` may stand for."""
     found = {}
@@ -91,6 +102,9 @@ class _Rewriter(ast.NodeTransformer):
         self.counter += 1
         index = f"_kd_i{k}"
         setup: list[ast.stmt] = []
+        unroll = _is_literal_unroll(it)
+        if unroll:
+            it = it.args[0]
         length, element = self._source(it, index, k, setup)
         loop_range = ast.Call(func=ast.Name(id="range", ctx=ast.Load()), args=[length], keywords=[])
         ast.copy_location(loop_range, it)
@@ -99,6 +113,8 @@ class _Rewriter(ast.NodeTransformer):
         loop = ast.For(target=ast.Name(id=index, ctx=ast.Store()), iter=loop_range, body=body,
                        orelse=node.orelse, type_comment=None)
         ast.copy_location(loop, node)
+        if unroll and setup:  # typeinfer versions the body per element of a mixed tuple (unroll.py)
+            loop.kdebug_unroll = (setup[-1].targets[0].id, index)
         for s in setup:
             ast.copy_location(s, it)
         return setup + [loop]
@@ -132,6 +148,7 @@ class _Rewriter(ast.NodeTransformer):
         length.kdebug_loop_iter = it
         element = ast.Subscript(value=ast.Name(id=hidden, ctx=ast.Load()), slice=ast.Name(id=index, ctx=ast.Load()),
                                 ctx=ast.Load())
+        element.kdebug_loop_iter = it  # a tuple of mixed types needs literal_unroll: typeinfer says so
         return ast.copy_location(length, it), ast.copy_location(element, it)
 
     def _assign(self, target, element) -> list[ast.stmt]:

@@ -22,7 +22,7 @@ from kdebug.lang.dispatcher import Dispatcher
 from kdebug.lang.intrinsics import deferred as deferred_fn
 from kdebug.lang import intrinsics as I
 from kdebug.lang import types as T
-from kdebug.frontend.math_extra import apply_fastmath, lower_math
+from kdebug.frontend.math_extra import apply_fastmath, int_power_function, lower_math
 from kdebug.lang.derivative import Derivative, grad as grad_fn
 
 i1, i8, i32, i64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -471,6 +471,9 @@ class FunctionLowerer:
             return b.fdiv(x, y)
         if result_t.is_bool:  # & | ^ on booleans
             return {ast.BitAnd: b.and_, ast.BitOr: b.or_, ast.BitXor: b.xor}[type(op)](a, c)
+        if isinstance(op, ast.Pow) and result_t.is_float and not ct.is_float:  # numba's int_power_impl
+            x = self.cast(a, at, result_t)
+            return b.call(int_power_function(self.module, x.type), [x, self.cast(c, ct, T.int64)])
         x, y = self.cast(a, at, result_t), self.cast(c, ct, result_t)
         if result_t.is_float:
             if isinstance(op, ast.Add):

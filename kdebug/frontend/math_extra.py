@@ -11,7 +11,7 @@ from llvmlite import ir
 
 from kdebug.lang import types as T
 
-i1, i32 = ir.IntType(1), ir.IntType(32)
+i1, i32, i64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 
 # ---- typing ------------------------------------------------------------------------------------
 EXTRA_MATH = {"frexp", "ldexp", "modf", "remainder", "nextafter"}
@@ -99,6 +99,43 @@ def powi_function(module: ir.Module, fty) -> ir.Function:
     acc.add_incoming(acc2, body)
     cur.add_incoming(b.fmul(cur, cur), body)
     e.add_incoming(b.lshr(e, ir.Constant(i32, 1)), body)
+    b.branch(loop)
+    b.position_at_end(done)
+    b.ret(b.select(neg, b.fdiv(ir.Constant(fty, 1.0), acc), acc))
+    return fn
+
+
+def int_power_function(module: ir.Module, fty) -> ir.Function:
+    """``x ** n`` of a float and an int64 as numba's ``int_power_impl``: repeated squaring in the float's
+    type (``1 / x ** -n`` for n < 0), and ``pow(x, float(n))`` when ``|n| > 0x10000``."""
+    name = f"kdebug.int_power.{'f32' if isinstance(fty, ir.FloatType) else 'f64'}"
+    fn = module.globals.get(name)
+    if fn is not None:
+        return fn
+    fn = ir.Function(module, ir.FunctionType(fty, [fty, i64]), name=name)
+    fn.linkage = "internal"
+    x, n = fn.args
+    entry, generic, loop, body, done = (fn.append_basic_block(s) for s in ("entry", "generic", "loop", "body",
+                                                                            "done"))
+    b = ir.IRBuilder(entry)
+    neg = b.icmp_signed("<", n, ir.Constant(i64, 0))
+    mag = b.select(neg, b.neg(n), n)
+    b.cbranch(b.icmp_unsigned(">", mag, ir.Constant(i64, 0x10000)), generic, loop)
+    b.position_at_end(generic)
+    suffix = "f32" if isinstance(fty, ir.FloatType) else "f64"
+    pow_fn = module.globals.get(f"llvm.pow.{suffix}") or ir.Function(
+        module, ir.FunctionType(fty, [fty, fty]), name=f"llvm.pow.{suffix}")
+    b.ret(b.call(pow_fn, [x, b.sitofp(n, fty)]))
+    b.position_at_end(loop)
+    acc, cur, e = b.phi(fty), b.phi(fty), b.phi(i64)
+    acc.add_incoming(ir.Constant(fty, 1.0), entry)
+    cur.add_incoming(x, entry)
+    e.add_incoming(mag, entry)
+    b.cbranch(b.icmp_unsigned(">", e, ir.Constant(i64, 0)), body, done)
+    b.position_at_end(body)
+    acc.add_incoming(b.select(b.trunc(e, i1), b.fmul(acc, cur), acc), body)
+    cur.add_incoming(b.fmul(cur, cur), body)
+    e.add_incoming(b.lshr(e, ir.Constant(i64, 1)), body)
     b.branch(loop)
     b.position_at_end(done)
     b.ret(b.select(neg, b.fdiv(ir.Constant(fty, 1.0), acc), acc))

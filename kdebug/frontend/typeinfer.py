@@ -24,6 +24,7 @@ from kdebug.lang.intrinsics import deferred as deferred_fn
 from kdebug.lang import types as T
 from kdebug.lang import intrinsics as I
 from kdebug.frontend.math_extra import EXTRA_MATH, is_operator_function, math_type, operator_expression
+from kdebug.frontend.unroll import unrolled
 from kdebug.lang.derivative import Derivative, grad as grad_fn, make_derivative
 
 SUPPORTED = ("if/elif/else, for over range(), while, break, continue, return, assignment, "
@@ -193,7 +194,16 @@ class TypeInferer:
 
     # ---- statements -----------------------------------------------------------
     def body(self, stmts) -> None:
-        for stmt in stmts:
+        k = 0
+        while k < len(stmts):
+            stmt = stmts[k]
+            k += 1
+            if getattr(stmt, "kdebug_unroll", None):  # literal_unroll over a mixed tuple: a copy per element
+                copies = unrolled(self, stmt)
+                if copies is not None:
+                    stmts[k - 1:k] = copies
+                    k -= 1
+                    continue
             try:
                 self.stmt(stmt)
             except _Pending:
@@ -533,6 +543,10 @@ class TypeInferer:
                 return base_t.types[k]
             if isinstance(it, T.Scalar) and it.is_int and len(set(base_t.types)) == 1:
                 return base_t.types[0]
+            if getattr(node, "kdebug_loop_iter", None) is not None:
+                raise self.error(node.kdebug_loop_iter, f"a for loop cannot iterate over {base_t}, a tuple of mixed "
+                                 "types (numba cannot either)", "write for x in numba.literal_unroll(t): numba's "
+                                 "way to run the body once per element")
             raise self.error(idx, "tuples of mixed types must be indexed with a constant", "write t[0], t[1]...")
         raise self.error(node, f"cannot index a value of type {base_t}", "index arrays and tuples")
 
@@ -641,6 +655,8 @@ class TypeInferer:
             if a.is_float or b.is_float:
                 raise self.error(node, f"bitwise {opname} needs integers, got {a} and {b}", "convert with int(...)")
         if isinstance(op, ast.Pow):
+            if a.is_float and (b.is_int or b.is_bool):  # numba's BinOpPower: float32 ** int stays float32
+                return a
             if a.is_float or b.is_float:
                 return T.arith_result(a, b)
             return T.int64

@@ -107,6 +107,12 @@ class _CooperativeGroups:
 cg = _CooperativeGroups()
 
 
+def literal_unroll(container):
+    """numba's literal_unroll: on the host the container itself; in a kernel's ``for`` loop over a tuple of
+    mixed types, the body runs once per element with that element's type (kdebug/frontend/unroll.py)."""
+    return container
+
+
 def deferred(fn):
     """In device code: the address of ``fn`` compiled as its own (deferred) job; call it like ``fn``."""
     raise RuntimeError("kdebug.deferred() can only be used inside a @cuda.jit kernel or device function")

@@ -11,6 +11,7 @@ from kdebug import cuda  # noqa: F401
 from kdebug.cuda import types  # noqa: F401
 from kdebug.lang import types as _T
 from kdebug.lang.dispatcher import host_jit as jit
+from kdebug.lang.intrinsics import literal_unroll  # noqa: F401
 from kdebug.lang.missing import missing_name
 from kdebug.numba import core, errors  # noqa: F401
 
