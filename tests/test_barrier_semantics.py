@@ -75,8 +75,67 @@ def test_barrier_in_a_branch_released_by_exits_is_a_warning(capture_diagnostics)
     assert list(out) == [2] * 20 + [0] * 12
     (warning,) = capture_diagnostics()
     assert warning.category == "barrier" and warning.location["line"] > 0
-    assert "cuda.syncthreads() in kernel barrier_in_branch is inside a branch and completed only because 12 " \
-           "threads of block (0, 0, 0) exited without reaching it (20 waited)" in warning.message
+    line = barrier_in_branch.py_func.__code__.co_firstlineno + 5  # the decorator's line + 5
+    assert warning.location["line"] == line
+    assert ("cuda.syncthreads() in kernel barrier_in_branch completed only because 12 threads of block (0, 0, 0) "
+            "skipped it and exited (the first, thread (20, 0, 0), at the end of the kernel) while 20 waited at line "
+            f"{line}") in warning.message
+
+
+# ---- the warning decided by execution: which threads ran past the barrier before exiting ------------------------
+@cuda.jit
+def guard_then_uniform_branch(x, out, flag):
+    t = cuda.threadIdx.x
+    if t >= x.size:
+        return                 # these threads leave above the barrier: an early-exit guard
+    if flag:                   # the same for every thread of the block
+        cuda.syncthreads()
+    out[t] = x[t]
+
+
+def test_barrier_in_a_uniform_branch_after_an_early_exit_guard_is_silent(capture_diagnostics):
+    out = np.zeros(20)
+    guard_then_uniform_branch[1, 32](np.arange(20.0), out, 1)
+    assert list(out) == list(range(20)) and capture_diagnostics() == []
+
+
+@cuda.jit
+def barrier_in_a_divergent_loop(out):
+    t = cuda.threadIdx.x
+    for k in range(1 + t % 2):  # odd threads take a second trip: even ones are gone by then
+        cuda.syncthreads()
+        out[t] += 1
+
+
+def test_barrier_skipped_by_a_shorter_loop_is_a_warning(capture_diagnostics):
+    out = np.zeros(8, np.int64)
+    barrier_in_a_divergent_loop[1, 8](out)
+    assert list(out) == [1, 2] * 4
+    (warning,) = capture_diagnostics()
+    assert ("completed only because 4 threads of block (0, 0, 0) skipped it and exited (the first, thread "
+            "(0, 0, 0), at the end of the kernel) while 4 waited") in warning.message
+
+
+@cuda.jit
+def return_below_the_barrier(x, out):
+    t = cuda.threadIdx.x
+    if x[t] > 0:
+        cuda.syncthreads()
+        out[t] = 1
+    else:
+        out[t] = 2
+        return
+
+
+def test_the_warning_names_the_return_the_skipping_threads_left_by(capture_diagnostics):
+    x = np.r_[np.ones(5), np.zeros(3)].astype(np.int32)
+    out = np.zeros(8, np.int32)
+    return_below_the_barrier[1, 8](x, out)
+    assert list(out) == [1] * 5 + [2] * 3
+    (warning,) = capture_diagnostics()
+    ret = return_below_the_barrier.py_func.__code__.co_firstlineno + 8
+    assert f"3 threads of block (0, 0, 0) skipped it and exited (the first, thread (5, 0, 0), by the return at line " \
+           f"{ret}) while 5 waited" in warning.message
 
 
 @cuda.jit
@@ -175,7 +234,7 @@ def test_grid_sync_in_a_branch_released_by_exits_is_a_warning(capture_diagnostic
     grid_sync_in_branch[1, 32](a, out)
     assert list(out) == [2] * 10 + [0] * 22
     (warning,) = capture_diagnostics()
-    assert "cuda.cg.this_grid().sync() in kernel grid_sync_in_branch is inside a branch" in warning.message
+    assert "cuda.cg.this_grid().sync() in kernel grid_sync_in_branch completed only because 22 threads" in warning.message
 
 
 # ---- cooperative launch limits -----------------------------------------------------------------------------------
@@ -208,6 +267,6 @@ def test_doc_examples_report_what_a_gpu_leaves_undefined(name, warns):
     runner = os.path.join(ROOT, "tests", "numba_doc_examples", "run_doc_example.py")
     r = run_kdebug("run", "--numba", "--headless", "--backend", "cpu", runner, name, timeout=300)
     assert f"doc example {name}: ran=1 failures=0 errors=0 skipped=0" in r.stdout, r.stdout + r.stderr
-    warning = "kernel warning: cuda.cg.this_grid().sync() in kernel sessionize is inside a branch"
+    warning = "kernel warning: cuda.cg.this_grid().sync() in kernel sessionize completed only because"
     assert (warning in r.stdout) == warns, r.stdout
     assert ("warning" in r.stdout.lower()) == warns, r.stdout

@@ -102,6 +102,7 @@ class FunctionLowerer:
         self.entry = self.fn.append_basic_block("entry")
         self.builder = ir.IRBuilder(self.entry)
         self.slots: dict[str, ir.Value] = {}
+        self.exit_lines: dict[ir.Block, int] = {}  # block ending in a return -> the return's line
         self.loops: list[tuple[ir.Block, ir.Block]] = []
         self.counter = 0
         self.fastmath = False  # @cuda.jit(fastmath=True): set by whoever lowers the function
@@ -318,6 +319,7 @@ class FunctionLowerer:
         if node.value is not None:
             v = self.expr(node.value)
             self.builder.store(self.cast(v, self.type_of(node.value), self.tf.restype), self.retslot)
+        self.exit_lines[self.builder.block] = self.src.loc(node).line
         self.builder.branch(self.exit)
         self.after_jump()
 

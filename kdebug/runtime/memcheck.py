@@ -25,7 +25,7 @@ from kdebug.errors import KernelRuntimeError, KernelRuntimeWarning, SourceLocati
 # warp operations (kdebug/targets/cpu/warp.py): their error kinds and messages
 from kdebug.runtime.warp_errors import (DIVERGENT_WARP, WARP_EXITED, WARP_INACTIVE_SOURCE,  # noqa: F401
                                         WARP_KINDS, WARP_MASK_MISMATCH, WARP_NOT_IN_MASK, warp_error)
-from kdebug.runtime.record import IN_BRANCH, RuntimeRecord
+from kdebug.runtime.record import END_OF_KERNEL, IN_BRANCH, RuntimeRecord
 
 # error kinds
 NONE, OUT_OF_BOUNDS, DIVERGENT_BARRIER, DIVERGENT_GRID_BARRIER = 0, 1, 2, 3
@@ -148,14 +148,17 @@ def error_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeError | N
 
 
 def warning_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeWarning | None:
-    """The barrier that completed only because threads that skipped it exited (inside a branch), or None."""
+    """The barrier that completed only because threads that skipped it (ran past it) exited, or None."""
     if not rec.warn_site:
         return None
     s = site(rec.warn_site)
     infn = f"kernel {kernel}" if s.function in ("", kernel) else f"device function {s.function} (kernel {kernel})"
-    msg = (f"{s.what} in {infn} is inside a branch and completed only because {rec.warn_done} threads of block "
-           f"{_dim3(rec.warn_ctaid)} exited without reaching it ({rec.warn_waiting} waited): GPUs since Volta "
-           f"release a barrier for exited threads, but CUDA calls a barrier in divergent code undefined")
+    line = rec.warn_exit_line
+    where = "at the end of the kernel" if line == END_OF_KERNEL else f"by the return at line {line}"
+    msg = (f"{s.what} in {infn} completed only because {rec.warn_done} threads of block {_dim3(rec.warn_ctaid)} "
+           f"skipped it and exited (the first, thread {_dim3(rec.warn_tid)}, {where}) while "
+           f"{rec.warn_waiting} waited at line {s.loc.line}: GPUs since Volta release a barrier for exited "
+           f"threads, but CUDA calls a barrier in divergent code undefined")
     warn = KernelRuntimeWarning(msg, s.loc, "move the barrier out of the branch (let every thread reach it), "
                                           "or make the branch uniform for the block")
     warn.category = "barrier"

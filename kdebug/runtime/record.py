@@ -28,7 +28,9 @@ RECORD_FIELDS = (
     ("warn_site", ctypes.c_int32),
     ("warn_ctaid", ctypes.c_int32 * 3),
     ("warn_waiting", ctypes.c_int32),
-    ("warn_done", ctypes.c_int32),
+    ("warn_done", ctypes.c_int32),   # threads that skipped the barrier and exited
+    ("warn_tid", ctypes.c_int32 * 3),  # the first of them
+    ("warn_exit_line", ctypes.c_int32),  # the line it exited at (END_OF_KERNEL: past the kernel's end)
     # racecheck and initcheck (kdebug/runtime/sanitizers.py): global memory the checks know, what they found
     ("regions", ctypes.c_void_p),  # Region[nregions]: the launch's array arguments
     ("nregions", ctypes.c_int32),
@@ -47,6 +49,7 @@ FIELD = {name: k for k, (name, _) in enumerate(RECORD_FIELDS)}
 # A barrier's value in a waiting thread's context is its site id, with this bit set when the barrier
 # lies inside an if/else of its function (site ids stay below it).
 IN_BRANCH = 1 << 29
+END_OF_KERNEL = (1 << 31) - 1  # a thread's exit line when it ran off the kernel's end
 
 
 class Region(ctypes.Structure):

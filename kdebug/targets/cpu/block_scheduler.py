@@ -21,9 +21,10 @@ from llvmlite import ir
 
 from kdebug.runtime import memcheck as M
 from kdebug.targets.cpu.ir_helpers import Loop, abs_i32, const, declare, entry_alloca, field
-from kdebug.targets.cpu.layout import (CTX_BARRIER, CTX_CORO, CTX_EPOCH, CTX_GRID_EPOCH, CTX_SEQ, CTX_VOTE, I8P,
-                                       IN_BRANCH, RT_WARN_CTAID, RT_WARN_DONE, RT_WARN_SITE, RT_WARN_WAITING,
-                                       RUNTIME_P, VOID, WARP, WARP_FLAG, i32, i64)
+from kdebug.targets.cpu.layout import (CTX_BAR_LINE, CTX_BARRIER, CTX_CORO, CTX_EPOCH, CTX_EXIT_LINE, CTX_GRID_EPOCH,
+                                       CTX_SEQ, CTX_VOTE, I8P, IN_BRANCH, RT_WARN_CTAID, RT_WARN_DONE,
+                                       RT_WARN_EXIT_LINE, RT_WARN_SITE, RT_WARN_TID, RT_WARN_WAITING, RUNTIME_P,
+                                       VOID, WARP, WARP_FLAG, i32, i64)
 from kdebug.targets.cpu.memcheck_ir import emit_record_error, error_flag, thread_position
 from kdebug.targets.cpu.warp import warp_pass_function
 
@@ -279,22 +280,53 @@ class BlockScheduler:
         b.branch(self.fail)
         b.position_at_end(ok)
         site = abs_i32(b, s0)
-        with b.if_then(b.icmp_unsigned("!=", b.and_(site, const(IN_BRANCH)), const(0))):
-            self._note_warning(c0, site, b.sub(nt32, n_done), n_done)
+        skipped, first = self._skipped_barrier(bi, site)
+        with b.if_then(b.icmp_signed(">", skipped, const(0))):
+            self._note_warning(self._thread_ctx(bi, first), site, b.sub(nt32, n_done), skipped)
         b.branch(go_on)
 
-    def _note_warning(self, c0, site, waiting, done) -> None:
-        """The first barrier completed only thanks to exits inside a branch, for the host to report."""
+    def _skipped_barrier(self, bi, site):
+        """Of the exited threads, those that ran past the barrier without reaching it: they left by a return
+        below it in the kernel (or its end), where an early-exit guard's threads leave above it. Returns
+        (their number, the first one). For a barrier in a device function the lines are not comparable:
+        then every exited thread counts when the barrier lies inside a branch there."""
+        b, lb = self.b, self.lb
+        count, first, bar_line = entry_alloca(b, i32), entry_alloca(b, i64), entry_alloca(b, i32)
+        b.store(const(0), count)
+        b.store(const(-1, i64), first)
+        b.store(const(-1), bar_line)
+        with Loop(b, const(0, i64), lb.nt, "skip.w") as t:  # the waiting threads' barrier line (one barrier)
+            c = self._thread_ctx(bi, t)
+            with b.if_then(b.icmp_signed("!=", b.load(field(b, c, CTX_BARRIER)), const(0))):
+                b.store(b.load(field(b, c, CTX_BAR_LINE)), bar_line)
+        line = b.load(bar_line)
+        lexical = b.icmp_unsigned("!=", b.and_(site, const(IN_BRANCH)), const(0))
+        with Loop(b, const(0, i64), lb.nt, "skip.t") as t:
+            c = self._thread_ctx(bi, t)
+            exited = b.icmp_signed("==", b.load(field(b, c, CTX_BARRIER)), const(0))
+            below = b.icmp_signed(">", b.load(field(b, c, CTX_EXIT_LINE)), line)
+            past = b.select(b.icmp_signed("<", line, const(0)), lexical, below)
+            with b.if_then(b.and_(exited, past)):
+                self._inc(count, i32)
+                with b.if_then(b.icmp_signed("<", b.load(first), const(0, i64))):
+                    b.store(t, first)
+        return b.load(count), b.load(first)
+
+    def _note_warning(self, cs, site, waiting, skipped) -> None:
+        """The first barrier completed only because threads that skipped it exited, for the host to report
+        (``cs``: the first of those threads)."""
         b = self.b
         with b.if_then(b.icmp_unsigned("!=", self.lb.runtime, self.null)):
             rt = b.bitcast(self.lb.runtime, RUNTIME_P)
             pair = b.cmpxchg(field(b, rt, RT_WARN_SITE), const(0), site, "monotonic", "monotonic")
             with b.if_then(b.extract_value(pair, 1)):
-                ctaid, _ = thread_position(b, c0)
+                ctaid, tid = thread_position(b, cs)
                 for k in range(3):
                     b.store(ctaid[k], field(b, rt, RT_WARN_CTAID, k))
+                    b.store(tid[k], field(b, rt, RT_WARN_TID, k))
                 b.store(waiting, field(b, rt, RT_WARN_WAITING))
-                b.store(done, field(b, rt, RT_WARN_DONE))
+                b.store(skipped, field(b, rt, RT_WARN_DONE))
+                b.store(b.load(field(b, cs, CTX_EXIT_LINE)), field(b, rt, RT_WARN_EXIT_LINE))
 
     def _release_block(self, bi, blk) -> None:
         """Resume every thread of the block past its barrier with the combined vote, counting the new states

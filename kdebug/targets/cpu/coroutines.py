@@ -15,8 +15,9 @@ from llvmlite import ir
 
 from kdebug.runtime import memcheck as M
 from kdebug.targets.cpu.ir_helpers import TOKEN, TOKEN_NONE, const, declare, field
-from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_BARRIER, CTX_CORO, CTX_FRAME, CTX_FRAME_CAP, CTX_VOTE, I8P,
-                                       IN_BRANCH, VOID, i1, i8, i32, i64)
+from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_BAR_LINE, CTX_BARRIER, CTX_CORO, CTX_EXIT_LINE, CTX_FRAME,
+                                       CTX_FRAME_CAP, CTX_VOTE, END_OF_KERNEL, I8P, IN_BRANCH, VOID, i1, i8, i32,
+                                       i64)
 
 
 class CoroState:
@@ -139,6 +140,8 @@ def emit_barrier(lw, node, what: str, vote=None, grid: bool = False):
     pin_locals(lw)
     value = site | IN_BRANCH if in_branch(lw.tf.source.tree, node) else site
     b.store(const(-value if grid else value), field(b, lw.ctx, CTX_BARRIER))
+    # the scheduler compares it with exited threads' exit lines (-1: a device function's, lines not comparable)
+    b.store(const(lw.src.loc(node).line if root is lw else -1), field(b, lw.ctx, CTX_BAR_LINE))
     b.store(vote if vote is not None else const(0), field(b, lw.ctx, CTX_VOTE))
     suspend(lw, st, final=False)
     return b.load(field(b, lw.ctx, CTX_VOTE))
@@ -155,6 +158,10 @@ def in_branch(tree, node) -> bool:
     return False
 
 
+def _targets(term) -> list:
+    return [op for op in term.operands if isinstance(op, ir.Block)]
+
+
 def function_epilogue(lw) -> bool:
     """In the kernel's exit block: a coroutine kernel ends at its final suspend point.
     Returns whether the kernel is a coroutine."""
@@ -162,6 +169,12 @@ def function_epilogue(lw) -> bool:
     if st is None or coro_root(lw) is not lw:
         return False
     b = lw.builder
+    preds = [blk for blk in lw.fn.blocks if blk.is_terminated and lw.exit in _targets(blk.terminator)]
+    if preds:  # which return the thread left by (block_scheduler.py: did it skip a barrier?)
+        line = b.phi(i32, name="exit.line")
+        for blk in preds:
+            line.add_incoming(const(lw.exit_lines.get(blk, END_OF_KERNEL)), blk)
+        b.store(line, field(b, lw.ctx, CTX_EXIT_LINE))
     b.store(const(0), field(b, lw.ctx, CTX_BARRIER))
     suspend(lw, st, final=True)
     b.position_at_end(st.ret)

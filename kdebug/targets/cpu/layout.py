@@ -50,6 +50,9 @@ CONTEXT_FIELDS = (
     ("san_nt", i64),           # threads per block
     ("san_shared_bytes", i64),  # the block's shared memory (static and dynamic)
     ("raised", i32),           # 1 while a raise in a device function unwinds to the kernel (exceptions_ir.py)
+    # the barrier warning (block_scheduler.py): who skipped a barrier that exits released
+    ("exit_line", i32),        # the kernel line of the return the thread left by, END_OF_KERNEL past its end
+    ("bar_line", i32),         # the kernel line of the barrier it waits at (-1: in a device function)
 )
 CONTEXT = ir.LiteralStructType([t for _, t in CONTEXT_FIELDS])
 CONTEXT_P = ir.PointerType(CONTEXT)
@@ -57,7 +60,8 @@ CONTEXT_P = ir.PointerType(CONTEXT)
  CTX_BARRIER, CTX_VOTE, CTX_FRAME, CTX_FRAME_CAP, CTX_DYN_SHARED, CTX_DYN_BYTES,
  CTX_WMASK, CTX_WKIND, CTX_XIN, CTX_XOUT, CTX_WGROUP,
  CTX_SAN_SHADOW, CTX_EPOCH, CTX_GRID_EPOCH, CTX_SEQ, CTX_SAN_TID, CTX_SAN_GID_BASE, CTX_SAN_NT,
- CTX_SAN_SHARED_BYTES, CTX_RAISED) = range(len(CONTEXT_FIELDS))
+ CTX_SAN_SHARED_BYTES, CTX_RAISED, CTX_EXIT_LINE, CTX_BAR_LINE) = range(len(CONTEXT_FIELDS))
+END_OF_KERNEL = record.END_OF_KERNEL
 SPECIAL_REGISTER_FIELD = {"threadIdx": CTX_TID, "blockDim": CTX_NTID, "blockIdx": CTX_CTAID,
                           "gridDim": CTX_NCTAID}
 
@@ -87,8 +91,8 @@ RUNTIME_P = ir.PointerType(RUNTIME)
 RT_ERROR, RT_SITE, RT_CTAID, RT_TID = (record.FIELD[n] for n in ("error", "site", "ctaid", "tid"))
 RT_INDEX, RT_EXTENT, RT_AUX = (record.FIELD[n] for n in ("index", "extent", "aux"))
 RT_PERM, RT_NPERM, RT_PERM_NT, RT_DYN_SHARED = (record.FIELD[n] for n in ("perm", "nperm", "perm_nt", "dyn_shared"))
-RT_WARN_SITE, RT_WARN_CTAID, RT_WARN_WAITING, RT_WARN_DONE = (
-    record.FIELD[n] for n in ("warn_site", "warn_ctaid", "warn_waiting", "warn_done"))
+RT_WARN_SITE, RT_WARN_CTAID, RT_WARN_WAITING, RT_WARN_DONE, RT_WARN_TID, RT_WARN_EXIT_LINE = (
+    record.FIELD[n] for n in ("warn_site", "warn_ctaid", "warn_waiting", "warn_done", "warn_tid", "warn_exit_line"))
 IN_BRANCH = record.IN_BRANCH
 RT_EXC_SITE, RT_EXC_CTAID, RT_EXC_TID = (record.FIELD[n] for n in ("exc_site", "exc_ctaid", "exc_tid"))
 RT_REGIONS, RT_NREGIONS, RT_NHAZARDS, RT_HAZARDS, RT_HAZARD_CAP, RT_HAZARDS_LOST = (
