@@ -47,6 +47,10 @@ class JobRequested(JobEvent):
     source_file: str | None = None
     source_line: int | None = None
     source: str | None = None
+    # a deferred request's site: where in the requester's code ({"file", "line", "col"}) and the marker
+    # (``kdebug.deferred.<job>``) lowering puts there; None for a host request
+    site: dict | None = None
+    marker: str | None = None
 
 
 @dataclass
@@ -116,6 +120,20 @@ class Reentrant(JobEvent):
     cycle: list[int] = field(default_factory=list)
     cycle_names: list[str] = field(default_factory=list)
     resolution: str = "reference"  # reference or stopped
+    site: dict | None = None  # the request's place in the requester's code, {"file", "line", "col"}
+    marker: str | None = None  # the marker the request puts there
+
+
+@dataclass
+class DeferredRequest(JobEvent):
+    """Job ``job``'s code asked for job ``target_job`` at ``site``: every request, also one answered
+    by a job already in the table (a second call site, a diamond), so each site maps to its job."""
+
+    kind: ClassVar[str] = "deferred_request"
+    target_job: int = 0
+    reason: str = "launch"  # launch, pointer, grad
+    marker: str = ""
+    site: dict | None = None  # {"file", "line", "col"}
 
 
 @dataclass
@@ -200,7 +218,7 @@ class Resumed(Event):
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls for cls in (
         JobRequested, JobStarted, JobFinished, JobFailed, CacheHit, PhaseStarted, PhaseFinished,
-        Snapshot, DeferredResolved, Reentrant, Diagnostic, LaunchStarted, LaunchFinished,
+        Snapshot, DeferredResolved, DeferredRequest, Reentrant, Diagnostic, LaunchStarted, LaunchFinished,
         SessionStarted, SessionEnded, Paused, Resumed, KernelOutput,
     )
 }

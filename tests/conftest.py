@@ -32,3 +32,20 @@ def run_kdebug(*args, timeout=120, cwd=ROOT, env=None):
 
 # numba-cuda's documentation examples are run through kdebug by test_numba_doc_examples.py, not by pytest
 collect_ignore = ["numba_doc_examples"]
+
+
+@pytest.fixture(scope="session")
+def sample_trace(tmp_path_factory):
+    """``sample_trace("dynamic_parallel.py", "--strategy", "recursive")``: the path of a trace of that sample's
+    headless run on the CPU backend, recorded once per session for each sample and options."""
+    cache: dict[tuple, str] = {}
+
+    def record(sample: str, *options: str) -> str:
+        if (sample, options) not in cache:
+            path = str(tmp_path_factory.mktemp("sample-traces") / (sample.replace(".py", "") + ".jsonl"))
+            r = run_kdebug("run", "--headless", "--backend", "cpu", *options, "--trace", path,
+                           os.path.join("sample_kernels", sample))
+            assert os.path.exists(path), r.stderr
+            cache[(sample, options)] = path
+        return cache[(sample, options)]
+    return record

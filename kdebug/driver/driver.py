@@ -121,7 +121,9 @@ class Driver:
         self.bus.emit(E.JobRequested(**self.job_fields(rec), reason=reason,
                                      argtypes=[str(t) for t in job.argtypes], job_kind=job.kind,
                                      target=job.target, source_file=code.co_filename,
-                                     source_line=code.co_firstlineno, source=_source_text(py)))
+                                     source_line=code.co_firstlineno, source=_source_text(py),
+                                     site=loc.to_json() if loc is not None else None,
+                                     marker=f"{deferred.MARKER_PREFIX}{rec.id}" if parent is not None else None))
         return rec
 
     def entry_name(self, rec: JobRecord) -> str:
@@ -214,6 +216,9 @@ class Driver:
         rec = self.strategy.request(self, comp, requester, job, reason, loc, needs)
         if rec.id not in asked:
             asked.append(rec.id)
+        self.bus.emit(E.DeferredRequest(**self.job_fields(requester), target_job=rec.id, reason=reason,
+                                        marker=f"{deferred.MARKER_PREFIX}{rec.id}",
+                                        site=loc.to_json() if loc is not None else None))
         return rec.id
 
     def cache_hit(self, rec: JobRecord) -> None:
@@ -236,7 +241,10 @@ class Driver:
         """Report a request that closes a cycle: resolved to a reference, or stopped."""
         names = [self.records[j].name for j in cycle]
         self.bus.emit(E.Reentrant(**self.job_fields(requester), target_job=cycle[-1], cycle=cycle,
-                                  cycle_names=names, resolution=resolution))
+                                  cycle_names=names, resolution=resolution,
+                                  site=loc.to_json() if loc is not None else None,
+                                  # a stopped request puts no marker: lowering stops there
+                                  marker=f"{deferred.MARKER_PREFIX}{cycle[-1]}" if resolution == "reference" else None))
         path = " \u2192 ".join(names)
         what = "resolved to a reference to its entry" if resolution == "reference" else "stopped"
         self.bus.emit(E.Diagnostic(severity="warning" if resolution == "reference" else "error", category="reentrant",

@@ -109,6 +109,8 @@ class SessionModel:
         self.cycle: set[int] = set()  # jobs on the cycle of the selected re-entrant request
         self.first_of_key: dict[str, int] = {}
         self.changed: set[int] = set()  # jobs whose derived state changed since take_changed()
+        self.requests: dict[int, list[E.DeferredRequest]] = {}  # requester -> its deferred requests, by site
+        self.entries: dict[int, str] = {}  # job -> the symbol its requesters' markers resolved to
 
     def apply(self, ev: E.Event) -> None:
         index = len(self.events)
@@ -140,6 +142,18 @@ class SessionModel:
         cycle = set(self.reentrant[backref].cycle) if backref is not None and backref < len(self.reentrant) else set()
         changed, self.cycle = self.cycle ^ cycle, cycle
         return changed
+
+    @property
+    def request_at(self) -> E.JobRequested | E.Reentrant | None:
+        """The deferred or re-entrant request the session stands at: the last event (a replay stepped
+        to it), or the one just before a pause (the debuggee waits before answering it)."""
+        i = len(self.events) - 1
+        if i >= 0 and isinstance(self.events[i], E.Paused):
+            i -= 1
+        ev = self.events[i] if i >= 0 else None
+        if isinstance(ev, E.Reentrant) or (isinstance(ev, E.JobRequested) and ev.reason != "host"):
+            return ev
+        return None
 
     def take_changed(self) -> set[int]:
         """Jobs whose alert or paused mark changed since the last call (for a view that redraws them)."""
@@ -232,7 +246,12 @@ class SessionModel:
         if job is not None:
             job.snapshots[ev.phase] = ev.id
 
+    def _on_deferred_request(self, ev: E.DeferredRequest) -> None:
+        self.requests.setdefault(ev.job, []).append(ev)
+
     def _on_deferred_resolved(self, ev: E.DeferredResolved) -> None:
+        if ev.entry:
+            self.entries[ev.target_job] = ev.entry
         target, requester = self.jobs.get(ev.target_job), self.jobs.get(ev.job)
         if target is None or requester is None:
             return

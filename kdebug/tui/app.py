@@ -25,6 +25,8 @@ from kdebug import events as E
 from kdebug.driver import strategies
 from kdebug.session.debuggee import Debuggee
 from kdebug.session.model import Alert, SessionModel
+from kdebug.session.navigation import DescendPath, focused_request
+from kdebug.tui import descend
 from kdebug.tui.breakpoints import BreakpointsScreen
 from kdebug.tui.detail import TABS, DetailPane
 from kdebug.tui.diagnostics import DiagnosticsPanel
@@ -72,6 +74,7 @@ class KdebugApp(App):
         self._interrupted_at = -INTERRUPT_AGAIN_S
         self._stop_asked = ""  # "step" or "pause" while a stop the user asked for has not come
         self._status_shown = ""
+        self.path = DescendPath()  # the jobs enter descended from (u goes back)
 
     # ---- layout --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -194,8 +197,11 @@ class KdebugApp(App):
                 elif isinstance(ev, E.Paused):
                     if ev.breakpoint != "step":
                         self._stop_asked = ""
-                    if ev.job is not None:
-                        tree.select_job(ev.job)
+                    request = focused_request(self.model)  # at a request: its requester, the site highlighted
+                    if request is not None or ev.job is not None:
+                        tree.select_job(request.requester if request is not None else ev.job)
+                    if request is not None:
+                        self.detail.mark_sites()
                     if ev.breakpoint == "finish":  # what the finish passes are about to change
                         self.detail.set_phase("before_finish")
                     self.bell()
@@ -282,6 +288,7 @@ class KdebugApp(App):
             return
         self.detail.show(message.job_id, message.backref)
         self.tree.show_cycle(message.backref)
+        descend.show_path(self, message.job_id)
 
     def on_go_to_job(self, message: GoToJob) -> None:
         self.tree.select_job(message.job_id)
@@ -410,6 +417,7 @@ class KdebugApp(App):
         if ptx is not None:
             self.opts = self.opts.replace(target="ptx" if ptx else "cpu")
         self.model = SessionModel()
+        self.path.clear()
         self._alerts_seen = 0
         self._inbox.clear()
         self.tree.reset(self.model)
@@ -476,6 +484,12 @@ class KdebugApp(App):
 
     def action_toggle_diff(self) -> None:
         self.detail.toggle_diff()
+
+    def action_descend(self) -> None:
+        descend.go_down(self)
+
+    def action_ascend(self) -> None:
+        descend.go_up(self)
 
     # ---- actions: search -----------------------------------------------------------------------
     def action_search(self) -> None:
@@ -578,6 +592,9 @@ class KdebugApp(App):
         yield SystemCommand("Next IR phase", ".", self.action_next_phase)
         yield SystemCommand("Previous IR phase", ",", self.action_previous_phase)
         yield SystemCommand("Go to the re-entrant target", "g, on a \u21bb node", self.action_goto_target)
+        yield SystemCommand("Descend into the site's job", "In Source or IR: the job a launch, pointer or grad "
+                            "site asks for (enter)", self.action_descend)
+        yield SystemCommand("Back along the descend path", "u or backspace", self.action_ascend)
         yield SystemCommand("Toggle diff layout", "Finish tab: unified or side by side (d)", self.action_toggle_diff)
         yield SystemCommand("Copy this stage", "Copy the view to the clipboard (y)", self.action_copy_stage)
         yield SystemCommand("Save this stage", "Write the view to a file (w)", self.action_write_stage)

@@ -13,9 +13,10 @@ from textual.widgets import Static, TabbedContent, TabPane
 from kdebug import events as E
 from kdebug.session.model import SessionModel
 from kdebug.stages import in_stage_order
-from kdebug.tui import teaching
+from kdebug.tui import descend, teaching
 from kdebug.tui.documents import (CodeDocument, Document, JoinedDocument, SideBySideDocument, StyledDocument,
                                   UnifiedDiffDocument)
+from kdebug.tui.site_view import SiteView
 from kdebug.tui.textview import TextView
 
 ARROW = " \u2192 "
@@ -59,16 +60,18 @@ class DetailPane(Vertical):
         self._events_job: int | None = None
         self.explain: bool | None = None  # explanation boxes shown; None: when the screen is tall enough
         self._banner_lines = -1
+        self.pending_cursor: tuple[int, str, int] | None = None  # (job, tab, line): where an ascend returns
 
     def compose(self) -> ComposeResult:
         yield Static("no job yet", id="banner")
+        yield descend.PathBar(id="path")
         with TabbedContent(id="detail-tabs"):
             with TabPane("Source", id="tab-source"):
-                yield TextView(id="view-source")
+                yield SiteView(id="view-source")
             with TabPane("IR", id="tab-ir"):
                 yield Static(id="phase-bar")
                 yield Static(id="phase-help", classes="help")
-                yield TextView(id="view-ir")
+                yield SiteView(id="view-ir")
             with TabPane("Finish", id="tab-finish"):
                 yield Static(id="finish-help", classes="help")
                 yield TextView(id="view-finish")
@@ -235,6 +238,15 @@ class DetailPane(Vertical):
             return
         self._loaded[tab] = key
         getattr(self, f"_show_{tab}")(job)
+        self.mark_sites()
+
+    def mark_sites(self) -> None:
+        """The request sites of the Source or IR view shown, and the request the session stands at."""
+        tab, pending = self.active_tab, self.pending_cursor
+        cursor = pending[2] if pending is not None and pending[:2] == (self.job_id, tab) else None
+        if cursor is not None:
+            self.pending_cursor = None
+        descend.mark(self, tab, cursor)
 
     def _set(self, tab: str, doc: Document, keep: bool = False) -> None:
         self.query_one(f"#view-{tab}", TextView).set_document(doc, keep_position=keep)

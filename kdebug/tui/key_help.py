@@ -52,6 +52,9 @@ KEYS: list[Key] = [
     Key("Jobs", "[  ]", ("left_square_bracket", "right_square_bracket"), "step_job", "previous / next job", "Job"),
     Key("Jobs", "a", ("a",), "next_alert", "the next job with an alert"),
     Key("Jobs", "g", ("g",), "goto_target", "from a \u21bb node, go to the job it refers to", "\u21bb target"),
+    Key("Jobs", "enter", ("enter",), "descend", "in Source or IR (\u2191 \u2193 move the line cursor): descend into "
+        "the job a launch, pointer or grad site (a line marked \u25c2) asks for"),
+    Key("Jobs", "u  \u232b", ("u", "backspace"), "ascend", "back along the descend path (the path bar)"),
     *_tab_keys(),
     Key("Views", ",  .", ("comma", "full_stop"), "step_phase", "previous / next IR phase", "Phase"),
     Key("Views", "d", ("d",), "toggle_diff", "Finish tab: unified diff or side by side"),

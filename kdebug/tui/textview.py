@@ -10,6 +10,7 @@ import re
 
 from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
@@ -117,8 +118,12 @@ class TextView(ScrollView, can_focus=True):
             self._cache[index] = strip
         return strip.crop_extend(scroll_x, scroll_x + width, base)
 
+    def decorate(self, index: int, text: Text) -> Text:
+        """A subclass's marks on a rendered line (a cursor, a highlighted site); none here."""
+        return text
+
     def _render_full_line(self, index: int, base: Style) -> Strip:
-        text = self.document.render(index)
+        text = self.decorate(index, self.document.render(index))
         if self._pattern is not None:
             current = self.matches[self.current_match] if self.current_match >= 0 else -1
             style = CURRENT_MATCH if index == current else MATCH

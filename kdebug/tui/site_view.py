@@ -1,0 +1,94 @@
+"""The Source and IR views with a line cursor: request sites marked, enter descends into one.
+
+A site line ends with ``◂ #3 grad(f) grad`` (the job it asks for); at a deferred or re-entrant
+pause the requesting line is highlighted and the cursor starts there. Which lines are sites is
+the session layer's (``kdebug/session/navigation.py``): this view only draws and moves.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.binding import Binding
+
+from kdebug.tui.textview import TextView
+
+CURSOR = Style(bgcolor="#2c313a")
+FOCUS = Style(bgcolor="#6b4f00", bold=True)  # the request the session stands at
+SITE_MARK = Style(color="magenta", bold=True)
+
+
+class SiteView(TextView):
+    BINDINGS = [Binding("up", "cursor(-1)", show=False), Binding("down", "cursor(1)", show=False),
+                Binding("pageup", "cursor_page(-1)", show=False), Binding("pagedown", "cursor_page(1)", show=False)]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.cursor = 0
+        self.focus_lines: set[int] = set()
+        self._targets: Callable[[int], list[int]] = lambda i: []
+        self._label: Callable[[int], str] = str
+
+    def set_sites(self, targets: Callable[[int], list[int]], label: Callable[[int], str],
+                  focus: set[int] | None = None, cursor: int | None = None) -> None:
+        """Which jobs line ``i`` asks for, how to name a job, the lines to highlight, where the cursor goes
+        (the first highlighted line when not said)."""
+        self._targets, self._label = targets, label
+        self.focus_lines = set(focus or ())
+        start = cursor if cursor is not None else (min(self.focus_lines) if self.focus_lines else 0)
+        self.cursor = max(0, min(start, len(self.document) - 1))
+        self._cache.clear()
+        if self.focus_lines or cursor:
+            self.call_after_refresh(self._show_cursor)
+        self.refresh()
+
+    def targets_at_cursor(self) -> list[int]:
+        return self._targets(self.cursor) if 0 <= self.cursor < len(self.document) else []
+
+    def site_lines(self) -> list[int]:
+        return [i for i in range(len(self.document)) if self._targets(i)]
+
+    # ---- the cursor ------------------------------------------------------------------------
+    def move_cursor(self, line: int) -> None:
+        line = max(0, min(line, len(self.document) - 1))
+        if line == self.cursor:
+            return
+        self._cache.discard(self.cursor)
+        self._cache.discard(line)
+        self.cursor = line
+        self._show_cursor()
+        self.refresh()
+
+    def _show_cursor(self) -> None:
+        height = max(self.size.height, 1)
+        if not (self.scroll_y <= self.cursor < self.scroll_y + height):
+            self.scroll_to(y=max(0, self.cursor - height // 3), animate=False)
+
+    def action_cursor(self, step: int) -> None:
+        self.move_cursor(self.cursor + step)
+
+    def action_cursor_page(self, step: int) -> None:
+        self.move_cursor(self.cursor + step * max(self.size.height - 1, 1))
+
+    def on_click(self, event: events.Click) -> None:
+        self.move_cursor(int(self.scroll_y) + event.y)
+
+    # ---- drawing ----------------------------------------------------------------------------
+    def decorate(self, index: int, text: Text) -> Text:
+        targets = self._targets(index)
+        if targets:
+            text.append("  \u25c2 " + ", ".join(self._label(t) for t in targets), SITE_MARK)
+        style = FOCUS if index in self.focus_lines else CURSOR if index == self.cursor and self.has_focus else None
+        if style is not None:
+            text.pad_right(max(0, self.size.width - text.cell_len))
+            text.stylize(style)
+        return text
+
+    def on_focus(self) -> None:
+        self._cache.discard(self.cursor)
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.on_focus()
