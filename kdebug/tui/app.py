@@ -26,7 +26,7 @@ from kdebug.driver import strategies
 from kdebug.session.debuggee import Debuggee
 from kdebug.session.model import Alert, SessionModel
 from kdebug.session.navigation import DescendPath, focused_request
-from kdebug.tui import descend
+from kdebug.tui import descend, travel
 from kdebug.tui.breakpoints import BreakpointsScreen
 from kdebug.tui.detail import TABS, DetailPane
 from kdebug.tui.diagnostics import DiagnosticsPanel
@@ -75,6 +75,7 @@ class KdebugApp(App):
         self._stop_asked = ""  # "step" or "pause" while a stop the user asked for has not come
         self._status_shown = ""
         self.path = DescendPath()  # the jobs enter descended from (u goes back)
+        self.travel: travel.Travel | None = None  # a replay's position in its trace, once it left the end
 
     # ---- layout --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -240,7 +241,10 @@ class KdebugApp(App):
         m = self.model
         text = Text()
         ended, paused = m.ended, m.paused
-        if ended is not None:
+        traveled = travel.status(self)
+        if traveled is not None:
+            text.append_text(traveled)
+        elif ended is not None:
             style = "bold green" if ended.status == "ok" else "bold red"
             mark = "\u25a0" if ended.status == "ok" else "\u2716"
             text.append(f"{mark} session {ended.status} (exit status {ended.exit_code})", style)
@@ -416,19 +420,29 @@ class KdebugApp(App):
         self.opts = self.opts.replace(strategy=strategy)
         if ptx is not None:
             self.opts = self.opts.replace(target="ptx" if ptx else "cpu")
-        self.model = SessionModel()
-        self.path.clear()
-        self._alerts_seen = 0
+        self.show_model(SessionModel())
         self._inbox.clear()
-        self.tree.reset(self.model)
-        self.detail.reset(self.model)
-        self._main("#launches", LaunchesPanel).reset(self.model)
-        self._main("#diagnostics", DiagnosticsPanel).reset(self.model)
-        self._main("#output", OutputPanel).reset()
         self._start()
         self._update_header()
         self._update_status()
         self.notify(f"rerunning with strategy {strategy}" + (" and PTX" if self.opts.target == "ptx" else ""))
+
+    def show_model(self, model: SessionModel) -> None:
+        """Point every view at ``model`` (a rerun's, a replay's earlier position), empty until routed."""
+        self.model = model
+        self.path.clear()
+        self._alerts_seen = len(model.alerts)
+        self.tree.reset(model)
+        self.detail.reset(model)
+        self._main("#launches", LaunchesPanel).reset(model)
+        self._main("#diagnostics", DiagnosticsPanel).reset(model)
+        self._main("#output", OutputPanel).reset()
+
+    def action_travel(self, step: int) -> None:
+        travel.step(self, step)
+
+    def action_travel_jump(self, direction: int) -> None:
+        travel.jump(self, direction)
 
     # ---- actions: navigation ----------------------------------------------------------------------
     def action_tab(self, tab: str) -> None:
@@ -583,6 +597,17 @@ class KdebugApp(App):
                                 lambda s=strategy: self.action_rerun(s))
         yield SystemCommand("Rerun emitting PTX", "Also compile every job to PTX, with the ptxas report (PTX tab)",
                             lambda: self.action_rerun(ptx=True))
+        if self.replay:
+            yield SystemCommand("Replay: one event back", "The tree, states and alerts as they were (()",
+                                lambda: self.action_travel(-1))
+            yield SystemCommand("Replay: one event forward", "())", lambda: self.action_travel(1))
+            yield SystemCommand("Replay: back to the previous re-entrant request, finish miss or failure", "{",
+                                lambda: self.action_travel_jump(-1))
+            yield SystemCommand("Replay: on to the next re-entrant request, finish miss or failure", "}",
+                                lambda: self.action_travel_jump(1))
+            yield SystemCommand("Replay: to the start", "Before the first event",
+                                lambda: travel.go_to(self, 0))
+            yield SystemCommand("Replay: to the end", "The whole trace", lambda: travel.go_to(self, 1 << 62))
         yield SystemCommand("Search", "Search the view (/, then n / N)", self.action_search)
         yield SystemCommand("Next match", "n", self.action_next_match)
         yield SystemCommand("Previous match", "N", self.action_previous_match)

@@ -35,7 +35,7 @@ class PathBar(Static):
 def _label(model):
     def label(jid: int) -> str:
         job = model.jobs.get(jid)
-        return f"#{jid} {job.name} {job.reason}" if job is not None else f"#{jid}"
+        return f"#{jid} {job.name}" if job is not None else f"#{jid}"
     return label
 
 

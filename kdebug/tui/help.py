@@ -17,7 +17,7 @@ def help_table(live: bool) -> Table:
     table.add_column()
     group = None
     for key in KEYS:
-        if key.live and not live:
+        if (key.live and not live) or (key.replay and live):
             continue
         if key.group != group:
             group = key.group

@@ -25,6 +25,7 @@ class Key:
     what: str  # the help screen's description
     footer: str = ""  # the footer's label; empty: not in the footer
     live: bool = False  # only while a script runs (not in a replay)
+    replay: bool = False  # only in a replay
     priority: bool = False
 
 
@@ -61,6 +62,10 @@ KEYS: list[Key] = [
     Key("Views", "e", ("e",), "toggle_explain", "show or hide the explanation boxes above the views"),
     Key("Views", "/", ("slash",), "search", "search the current view", "Search"),
     Key("Views", "n  N", ("n", "N"), "step_match", "next / previous match", "Match"),
+    Key("Replay", "(  )", ("left_parenthesis", "right_parenthesis"), "travel", "one event back / forward: the tree, "
+        "the states and the alerts as they were then (the status line says where)", replay=True),
+    Key("Replay", "{  }", ("left_curly_bracket", "right_curly_bracket"), "travel_jump", "back / on to the previous / "
+        "next re-entrant request, finish miss or failure", replay=True),
     Key("Layout", "<  >", ("less_than_sign", "greater_than_sign"), "resize_jobs", "narrower / wider Jobs pane"),
     Key("Layout", "-  +", ("minus", "plus"), "resize_bottom", "lower / higher bottom panel (Launches, ...)"),
     Key("Layout", "z", ("z",), "zoom", "zoom the focused pane to the whole screen, or back"),
@@ -78,7 +83,9 @@ FOOTER_ORDER = ("help", "quit", "command_palette", "step", "continue", "breakpoi
 STEPPED = {"left_square_bracket": "previous_job", "right_square_bracket": "next_job",
            "comma": "previous_phase", "full_stop": "next_phase", "n": "next_match", "N": "previous_match",
            "less_than_sign": "resize_jobs(-4)", "greater_than_sign": "resize_jobs(4)",
-           "minus": "resize_bottom(-2)", "plus": "resize_bottom(2)"}
+           "minus": "resize_bottom(-2)", "plus": "resize_bottom(2)",
+           "left_parenthesis": "travel(-1)", "right_parenthesis": "travel(1)",
+           "left_curly_bracket": "travel_jump(-1)", "right_curly_bracket": "travel_jump(1)"}
 
 
 def binding_action(key: Key, name: str) -> str:
@@ -87,7 +94,8 @@ def binding_action(key: Key, name: str) -> str:
 
 def key_help_markup(live: bool) -> str:
     by_action = {k.action: k for k in KEYS}
-    keys = [by_action[a] for a in FOOTER_ORDER if by_action[a].footer and (live or not by_action[a].live)]
+    keys = [by_action[a] for a in FOOTER_ORDER if by_action[a].footer and (live or not by_action[a].live)
+            and not (live and by_action[a].replay)]
     first_action = {"step_job": "next_job", "step_phase": "next_phase", "step_match": "next_match"}
     return " ".join(f"[@click=app.{first_action.get(k.action, k.action)}][b reverse] {k.shown.replace('  ', ' ')} "
                     f"[/] {k.footer}[/]" for k in keys)

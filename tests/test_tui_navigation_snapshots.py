@@ -1,11 +1,13 @@
-"""Snapshots of descending across a launch, a pointer and a grad site (the path bar, the site marks).
+"""Snapshots of descending across a launch, a pointer and a grad site (the path bar, the site marks),
+of a replay stepped back to a re-entrant request, and of two runs side by side.
 
 The samples' traces are replayed with uniform times (``test_tui_descend.uniform_times``).
-Update after an intended change: ``pytest tests/test_tui_descend_snapshots.py --snapshot-update``.
+Update after an intended change: ``pytest tests/test_tui_navigation_snapshots.py --snapshot-update``.
 """
 from __future__ import annotations
 
 from test_tui_descend import SIZE, replay, to_site
+from kdebug import events as E
 
 
 def descend_at(tab: str, text: str, phase: str | None = None, then: tuple[str, ...] = ()):
@@ -42,3 +44,32 @@ def test_snapshot_descend_across_a_grad_site_and_back(snap_compare, sample_trace
 def test_snapshot_descend_across_a_grad_site(snap_compare, sample_trace):
     app = replay(sample_trace("grad_pointer.py"))
     assert snap_compare(app, terminal_size=SIZE, run_before=descend_at("source", "kdebug.grad(f)"))
+
+
+def keys(*presses: str):
+    async def run_before(pilot) -> None:
+        await pilot.pause()
+        await pilot.press(*presses)
+        await pilot.pause()
+        pilot.app.clear_notifications()
+        await pilot.pause()
+    return run_before
+
+
+def test_snapshot_replay_stepped_back_to_a_reentrant_request(snap_compare, sample_trace):
+    """The recursive strategy's stopped cycle: { from the end lands on the re-entrant request
+    (the failures after it are not there yet), its requesting line highlighted in Source."""
+    app = replay(sample_trace("recursive_launch.py", "--strategy", "recursive"))
+
+    async def back_to_the_request(pilot) -> None:
+        await pilot.pause()
+        for _ in range(10):
+            await pilot.press("left_curly_bracket")
+            await pilot.pause()
+            if isinstance(pilot.app.model.events[-1], E.Reentrant):
+                break
+        await pilot.press("1")
+        await pilot.pause()
+        pilot.app.clear_notifications()
+        await pilot.pause()
+    assert snap_compare(app, terminal_size=SIZE, run_before=back_to_the_request)
