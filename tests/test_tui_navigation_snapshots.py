@@ -73,3 +73,22 @@ def test_snapshot_replay_stepped_back_to_a_reentrant_request(snap_compare, sampl
         pilot.app.clear_notifications()
         await pilot.pause()
     assert snap_compare(app, terminal_size=SIZE, run_before=back_to_the_request)
+
+
+def test_snapshot_two_runs_side_by_side(snap_compare, sample_trace):
+    """recursive_launch under worklist beside recursive: ↻ reference against stopped, done against failed."""
+    from kdebug.session.model import SessionModel
+    from kdebug.session.trace import read_trace
+    from kdebug.tui.compare import CompareScreen
+    from test_tui_descend import uniform_times
+
+    previous = SessionModel().extend(uniform_times(list(read_trace(sample_trace("recursive_launch.py")))))
+    app = replay(sample_trace("recursive_launch.py", "--strategy", "recursive"))
+
+    async def compare_runs(pilot) -> None:
+        await pilot.pause()
+        pilot.app.push_screen(CompareScreen(previous, pilot.app.model, ("worklist", "recursive")))
+        await pilot.pause()
+        pilot.app.clear_notifications()
+        await pilot.pause()
+    assert snap_compare(app, terminal_size=SIZE, run_before=compare_runs)

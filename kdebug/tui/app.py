@@ -28,6 +28,7 @@ from kdebug.session.model import Alert, SessionModel
 from kdebug.session.navigation import DescendPath, focused_request
 from kdebug.tui import descend, travel
 from kdebug.tui.breakpoints import BreakpointsScreen
+from kdebug.tui.compare import CompareScreen
 from kdebug.tui.detail import TABS, DetailPane
 from kdebug.tui.diagnostics import DiagnosticsPanel
 from kdebug.tui.job_tree import JobTree
@@ -76,6 +77,7 @@ class KdebugApp(App):
         self._status_shown = ""
         self.path = DescendPath()  # the jobs enter descended from (u goes back)
         self.travel: travel.Travel | None = None  # a replay's position in its trace, once it left the end
+        self.previous_run: tuple[str, SessionModel] | None = None  # (strategy, model) of the run r replaced
 
     # ---- layout --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -417,6 +419,10 @@ class KdebugApp(App):
             self._trace_writer.close()
             self._trace_writer = None
         self.clear_notifications()
+        if self.model.events:  # kept for v: the two runs side by side
+            self.previous_run = (current + (" ptx" if self.opts.target == "ptx" else ""), self.model)
+        if isinstance(self.screen, CompareScreen):
+            self.screen.dismiss(None)
         self.opts = self.opts.replace(strategy=strategy)
         if ptx is not None:
             self.opts = self.opts.replace(target="ptx" if ptx else "cpu")
@@ -425,7 +431,19 @@ class KdebugApp(App):
         self._start()
         self._update_header()
         self._update_status()
-        self.notify(f"rerunning with strategy {strategy}" + (" and PTX" if self.opts.target == "ptx" else ""))
+        self.notify(f"rerunning with strategy {strategy}" + (" and PTX" if self.opts.target == "ptx" else "")
+                    + ("; v shows it beside the previous run" if self.previous_run else ""))
+
+    def action_compare_runs(self) -> None:
+        """v: the run r replaced beside this one, the difference marked."""
+        if isinstance(self.screen, CompareScreen):
+            return self.screen.dismiss(None)
+        if self.previous_run is None:
+            self.notify("no previous run to compare: r reruns the script with the next strategy, then v")
+            return
+        strategy, model = self.previous_run
+        now = self.opts.strategy + (" ptx" if self.opts.target == "ptx" else "")
+        self.push_screen(CompareScreen(model, self.model, (strategy, now)))
 
     def show_model(self, model: SessionModel) -> None:
         """Point every view at ``model`` (a rerun's, a replay's earlier position), empty until routed."""
@@ -595,6 +613,8 @@ class KdebugApp(App):
         for strategy in STRATEGIES:
             yield SystemCommand(f"Rerun with strategy {strategy}", "Run the script again (r cycles strategies)",
                                 lambda s=strategy: self.action_rerun(s))
+        yield SystemCommand("Compare with the previous run", "The two job trees side by side, the difference "
+                            "marked (v, after r)", self.action_compare_runs)
         yield SystemCommand("Rerun emitting PTX", "Also compile every job to PTX, with the ptxas report (PTX tab)",
                             lambda: self.action_rerun(ptx=True))
         if self.replay:

@@ -49,6 +49,8 @@ KEYS: list[Key] = [
         "before launch", "Breaks", live=True),
     Key("Stepping", "r", ("r",), "rerun", "rerun the script with the next strategy (worklist, toplevel, recursive)",
         "Strategy", live=True),
+    Key("Stepping", "v", ("v",), "compare_runs", "after r: the previous run's job tree beside this one's (compile "
+        "counts, alerts), the difference marked", live=True),
     Key("Stepping", "x", ("x",), "kill", "kill the debuggee (a hung script): it says where it was", "Kill", live=True),
     Key("Jobs", "[  ]", ("left_square_bracket", "right_square_bracket"), "step_job", "previous / next job", "Job"),
     Key("Jobs", "a", ("a",), "next_alert", "the next job with an alert"),

@@ -1,0 +1,144 @@
+"""Two runs side by side: the job trees of two sessions of one script merged row by row, the differences named.
+
+Textual-free. Jobs are matched by their key (function, argument types, kind, target) under
+matched parents, in request order, so a job compiled twice under two requesters (the recursive
+strategy) stays two rows; re-entrant requests (↻) are matched by the job they ask for.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kdebug.session.model import SessionModel
+
+
+@dataclass(frozen=True)
+class Side:
+    """One run's view of a row: a job, or a re-entrant request (``backref``) under its requester."""
+
+    job: int
+    name: str
+    state: str  # a job's state, or a ↻'s resolution
+    compiled: int = 0  # times the job's key was compiled in the run
+    alert: str | None = None  # the job's worst alert: error or warning
+    backref: bool = False
+    target: int | None = None  # a ↻: the job it asks for
+
+
+@dataclass
+class Row:
+    depth: int
+    a: Side | None
+    b: Side | None
+    changes: list[str] = field(default_factory=list)  # what differs, in words; empty: the same
+
+    @property
+    def same(self) -> bool:
+        return not self.changes
+
+
+@dataclass(frozen=True)
+class Summary:
+    strategy: str
+    status: str  # ok, failed, running...
+    jobs: int
+    compilations: int
+    alerts: int
+
+    def line(self) -> str:
+        return (f"{self.strategy}: {self.status}, {self.jobs} jobs, {self.compilations} compilations, "
+                f"{self.alerts} alerts")
+
+
+@dataclass
+class Comparison:
+    a: Summary
+    b: Summary
+    rows: list[Row]
+
+    @property
+    def differences(self) -> int:
+        return sum(1 for r in self.rows if not r.same)
+
+
+def summary(model: SessionModel, strategy: str | None = None) -> Summary:
+    started, ended = model.started, model.ended
+    status = ended.status if ended is not None else ("paused" if model.paused is not None else "running")
+    return Summary(strategy or (started.strategy if started else "?"), status, len(model.jobs),
+                   sum(model.compilations.values()), len(model.alerts))
+
+
+def _job_side(model: SessionModel, jid: int) -> Side:
+    job = model.jobs[jid]
+    return Side(jid, job.name, model.job_state(jid)[0], model.compilations.get(job.key, 0), model.job_alert.get(jid))
+
+
+def _children(model: SessionModel, jid: int | None) -> list[tuple[str, int]]:
+    """(match key, id) of a node's children: jobs by key, then its ↻ by the key of the job asked for."""
+    if jid is None:
+        return [("job " + model.jobs[r].key, r) for r in model.roots]
+    job = model.jobs[jid]
+    kids = [("job " + model.jobs[c].key, c) for c in job.children]
+    for i in job.backrefs:
+        target = model.jobs.get(model.reentrant[i].target_job)
+        kids.append(("backref " + (target.key if target else str(model.reentrant[i].target_job)), -1 - i))
+    return kids
+
+
+def _side(model: SessionModel, node: int) -> Side:
+    if node >= 0:
+        return _job_side(model, node)
+    ev = model.reentrant[-1 - node]
+    return Side(ev.job, "\u21bb " + " \u2192 ".join(ev.cycle_names), ev.resolution, backref=True, target=ev.target_job)
+
+
+def _pair(left: list[tuple[str, int]], right: list[tuple[str, int]]) -> list[tuple[int | None, int | None]]:
+    """Children matched by key, the n-th of a key with the n-th; the unmatched after their neighbours."""
+    pool: dict[str, list[int]] = {}
+    for key, node in right:
+        pool.setdefault(key, []).append(node)
+    taken: set[int] = set()
+    out: list[tuple[int | None, int | None]] = []
+    for key, node in left:
+        match = pool.get(key)
+        other = match.pop(0) if match else None
+        if other is not None:
+            taken.add(other)
+        out.append((node, other))
+    out += [(None, node) for _, node in right if node not in taken]
+    return out
+
+
+def _changes(a: Side | None, b: Side | None, names: tuple[str, str]) -> list[str]:
+    if a is None:
+        return [f"only in {names[1]}"]
+    if b is None:
+        return [f"only in {names[0]}"]
+    out = []
+    if a.state != b.state:
+        out.append(f"{a.state} \u2192 {b.state}")
+    if a.compiled != b.compiled:
+        out.append(f"compiled {a.compiled}\u00d7 \u2192 {b.compiled}\u00d7")
+    if a.alert != b.alert:
+        out.append(f"alert {a.alert or 'none'} \u2192 {b.alert or 'none'}")
+    return out
+
+
+def compare(a: SessionModel, b: SessionModel, strategies: tuple[str | None, str | None] = (None, None)) -> Comparison:
+    """Run ``a`` (the previous) and run ``b`` (this one), merged into rows in tree order."""
+    sa, sb = summary(a, strategies[0]), summary(b, strategies[1])
+    names = (sa.strategy, sb.strategy) if sa.strategy != sb.strategy else ("the previous run", "this run")
+    rows: list[Row] = []
+
+    def kids(model: SessionModel, node: int | None, top: bool) -> list[tuple[str, int]]:
+        if top:
+            return _children(model, None)
+        return _children(model, node) if node is not None and node >= 0 else []  # a ↻ or a missing side: none
+
+    def visit(na: int | None, nb: int | None, depth: int) -> None:
+        for ca, cb in _pair(kids(a, na, depth == 0), kids(b, nb, depth == 0)):
+            side_a = _side(a, ca) if ca is not None else None
+            side_b = _side(b, cb) if cb is not None else None
+            rows.append(Row(depth, side_a, side_b, _changes(side_a, side_b, names)))
+            visit(ca, cb, depth + 1)
+    visit(None, None, 0)
+    return Comparison(sa, sb, rows)
