@@ -264,9 +264,10 @@ class Driver:
             rec.typed = self.run_phase(rec, "typeinfer", lambda: infer_function(py, rec.argtypes, rec.kind),
                                        lambda tf: tf.listing(), "text")
             requester = lambda fn, argtypes, kind, reason, loc: self.request_deferred(rec, fn, argtypes, kind, reason, loc)  # noqa: E731
+            rec.target_state = self.target.module_state()
             rec.module_ir = self.run_phase(rec, "lower", lambda: lower_function(rec.typed, self.target, rec.entry,
-                                                                                requester=requester,
-                                                                                fastmath=fastmath, debug=debug))
+                                                                                requester=requester, fastmath=fastmath,
+                                                                                debug=debug, target_state=rec.target_state))
         except KdebugError as exc:
             if getattr(exc, "failed_job", None) is None:
                 exc.failed_job = rec  # the innermost job whose own code failed: it is reported on that job

@@ -75,6 +75,7 @@ class JobRecord:
     entry: str = ""  # name of the entry function in the IR
     typed: object = None  # TypedFunction
     module_ir: object = None  # llvmlite.ir.Module after lower
+    target_state: object = None  # the target's record of module_ir, filled in by its lowering hooks
     snapshots: dict = field(default_factory=dict)  # phase -> text
     after_finish: tuple | None = None  # (module copy or None, is the toplevel) once finish has run on it
     finished: bool = False  # the finish passes ran on its entry

@@ -80,7 +80,7 @@ def _checked(inferer, node, value, what):
 
 def lower_raise(lw, node: ast.Raise) -> None:
     cls, args = lw.tf.raises[node]
-    lw.target.raise_exception(lw, node, cls, args)
+    lw.target.raise_exception(lw.hook_context, node, cls, args)
     lw.after_jump()
 
 
@@ -97,7 +97,7 @@ def check_zero_divisor(lw, node, divisor, message: str, extra=None) -> None:
     fail, cont = lw.new_block("zerodiv"), lw.new_block("zerodiv.ok")
     b.cbranch(cond, fail, cont).set_weights([1, 1 << 20])
     b.position_at_end(fail)
-    lw.target.raise_exception(lw, node, ZeroDivisionError, (message,))
+    lw.target.raise_exception(lw.hook_context, node, ZeroDivisionError, (message,))
     b.position_at_end(cont)
 
 

@@ -6,6 +6,8 @@ call node; lowering functions get the FunctionLowerer and the call node.
 """
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -41,9 +43,9 @@ class Grid:
         # nuw/nsw let LLVM prove the index >= 0, drop numba's negative-index wraparound and
         # vectorise x[i] as contiguous loads instead of gathers (benchmarks/README.md).
         for dim in "xyz"[:n]:
-            tid = b.zext(lw.target.special_register(lw, "threadIdx", dim), ir.IntType(64))
-            ctaid = b.zext(lw.target.special_register(lw, "blockIdx", dim), ir.IntType(64))
-            ntid = b.zext(lw.target.special_register(lw, "blockDim", dim), ir.IntType(64))
+            tid = b.zext(lw.special_register("threadIdx", dim), ir.IntType(64))
+            ctaid = b.zext(lw.special_register("blockIdx", dim), ir.IntType(64))
+            ntid = b.zext(lw.special_register("blockDim", dim), ir.IntType(64))
             parts.append(b.add(b.mul(ctaid, ntid, flags=["nuw", "nsw"]), tid, flags=["nuw", "nsw"]))
         return _tuple(b, parts)
 
@@ -63,8 +65,8 @@ class GridSize:
         b = lw.builder
         parts = []
         for dim in "xyz"[:n]:
-            nctaid = b.zext(lw.target.special_register(lw, "gridDim", dim), ir.IntType(64))
-            ntid = b.zext(lw.target.special_register(lw, "blockDim", dim), ir.IntType(64))
+            nctaid = b.zext(lw.special_register("gridDim", dim), ir.IntType(64))
+            ntid = b.zext(lw.special_register("blockDim", dim), ir.IntType(64))
             parts.append(b.mul(nctaid, ntid, flags=["nuw", "nsw"]))
         return _tuple(b, parts)
 
@@ -96,19 +98,20 @@ class LaneId:
 
 def _linear_tid(lw):
     b = lw.builder
-    reg = lw.target.special_register
-    tx, ty, tz = (reg(lw, "threadIdx", d) for d in "xyz")
-    bx, by = reg(lw, "blockDim", "x"), reg(lw, "blockDim", "y")
+    reg = lw.special_register
+    tx, ty, tz = (reg("threadIdx", d) for d in "xyz")
+    bx, by = reg("blockDim", "x"), reg("blockDim", "y")
     return b.add(b.mul(b.add(b.mul(tz, by), ty), bx), tx)
 
 
 def _target_hook(lw, node, name, what):
-    """The target's hook ``name`` (declared on kdebug/targets/base.py's Target); a located error
-    where the target does not implement it."""
+    """The target's hook ``name`` (declared on kdebug/targets/base.py's Target), given the lowering
+    context: call it with the hook's other arguments. A located error where the target does not
+    implement it."""
     if not lw.target.implements(name):
         raise lw.src.error(node, f"{what} is not supported on the {lw.target.name} target yet",
                            "run it on the CPU backend (--backend cpu)")
-    return getattr(lw.target, name)
+    return functools.partial(getattr(lw.target, name), lw.hook_context)
 
 
 def _no_args(inferer, node, name):
@@ -129,7 +132,7 @@ class SyncThreads:
 
     @staticmethod
     def lower(lw, node):
-        _target_hook(lw, node, "barrier", "cuda.syncthreads()")(lw, node, "cuda.syncthreads()")
+        _target_hook(lw, node, "barrier", "cuda.syncthreads()")(node, "cuda.syncthreads()")
 
 
 def _vote_typer(name):
@@ -153,7 +156,7 @@ def _vote_lowerer(name):
         if name == "syncthreads_and":  # count the false votes: threads that exited do not vote (PTX bar.red.and)
             pred = b.not_(pred)
         vote = b.zext(pred, ir.IntType(32))
-        count = _target_hook(lw, node, "barrier", f"cuda.{name}()")(lw, node, f"cuda.{name}()", vote)
+        count = _target_hook(lw, node, "barrier", f"cuda.{name}()")(node, f"cuda.{name}()", vote)
         if name == "syncthreads_count":
             return count
         zero = ir.Constant(ir.IntType(32), 0)
@@ -222,7 +225,7 @@ class GridSync:
     @staticmethod
     def lower(lw, node):
         _target_hook(lw, node, "barrier", "cuda.cg.this_grid().sync()")(
-            lw, node, "cuda.cg.this_grid().sync()", None, True)
+            node, "cuda.cg.this_grid().sync()", None, True)
 
 
 def _fence_typer(name):
@@ -378,12 +381,12 @@ class SharedArray:
         shape = _static_shape(lw, node)
         itemsize = max(1, tf_t.dtype.bits // 8)
         if shape == (0,):  # dynamic: the launch's shared_bytes, k[grid, block, stream, nbytes]
-            base, nbytes = _target_hook(lw, node, "dynamic_shared_memory", "dynamic shared memory")(lw)
+            base, nbytes = _target_hook(lw, node, "dynamic_shared_memory", "dynamic shared memory")()
             arr = _array_value(lw, base, (0,), tf_t.dtype)
             n = lw.builder.udiv(nbytes, ir.Constant(ir.IntType(64), itemsize))
             return lw.builder.insert_value(arr, n, [1, 0])
         nbytes = _nelems(shape) * itemsize
-        ptr = _target_hook(lw, node, "shared_memory", "cuda.shared.array")(lw, nbytes)
+        ptr = _target_hook(lw, node, "shared_memory", "cuda.shared.array")(nbytes)
         return _array_value(lw, ptr, shape, tf_t.dtype)
 
 
@@ -493,8 +496,7 @@ def _atomic_pointer(lw, node, op):
         idx = node.args[1]
     sub = ast.Subscript(value=node.args[0], slice=idx, ctx=ast.Store())
     ast.copy_location(sub, node)
-    sub.kdebug_access = "atomic"
-    return lw.element_pointer(sub)
+    return lw.element_pointer(sub, "atomic")
 
 
 def _cas_loop(lw, ptr, compute):

@@ -134,7 +134,7 @@ def _shfl_lowerer(name):
             seg = b.shl(b.sub(ir.Constant(i32, 32), _i32(lw, width)), ir.Constant(i32, 8))
             c = b.or_(seg, clamp)
         op = WarpOp(f"shfl.{mode}", f"cuda.{name}()", mask, value, lane, c)
-        out = _target_hook(lw, node, "warp_op", f"cuda.{name}()")(lw, node, op)
+        out = _target_hook(lw, node, "warp_op", f"cuda.{name}()")(node, op)
         return _from_bits(lw, out, vt)
     return lower
 
@@ -171,7 +171,7 @@ def _vote_lowerer(name):
         mask = _i32(lw, node.args[0])
         pred = lw.truth(lw.expr(node.args[1]), lw.type_of(node.args[1]))
         op = WarpOp(f"vote.{_VOTE[name]}", f"cuda.{name}()", mask, pred)
-        return _target_hook(lw, node, "warp_op", f"cuda.{name}()")(lw, node, op)
+        return _target_hook(lw, node, "warp_op", f"cuda.{name}()")(node, op)
     return lower
 
 
@@ -197,7 +197,7 @@ def _match_lowerer(name):
         mask = _i32(lw, node.args[0])
         value = _bits(lw, lw.expr(node.args[1]), vt)
         op = WarpOp("match.any" if name == "match_any_sync" else "match.all", f"cuda.{name}()", mask, value)
-        return _target_hook(lw, node, "warp_op", f"cuda.{name}()")(lw, node, op)
+        return _target_hook(lw, node, "warp_op", f"cuda.{name}()")(node, op)
     return lower
 
 
@@ -220,7 +220,7 @@ def _activemask_type(inferer, node):
 
 
 def _activemask_lower(lw, node):
-    return _target_hook(lw, node, "warp_op", "cuda.activemask()")(lw, node, WarpOp("activemask", "cuda.activemask()"))
+    return _target_hook(lw, node, "warp_op", "cuda.activemask()")(node, WarpOp("activemask", "cuda.activemask()"))
 
 
 def _lanemask_lt_type(inferer, node):
@@ -255,7 +255,7 @@ def _syncwarp_type(inferer, node):
 def _syncwarp_lower(lw, node):
     arg = node.args[0] if node.args else (node.keywords[0].value if node.keywords else None)
     mask = _i32(lw, arg) if arg is not None else ir.Constant(i32, FULL_MASK)
-    _target_hook(lw, node, "warp_op", "cuda.syncwarp()")(lw, node, WarpOp("syncwarp", "cuda.syncwarp()", mask))
+    _target_hook(lw, node, "warp_op", "cuda.syncwarp()")(node, WarpOp("syncwarp", "cuda.syncwarp()", mask))
 
 
 REGISTRY["syncwarp"] = IntrinsicImpl(_syncwarp_type, _syncwarp_lower)

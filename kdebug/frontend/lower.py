@@ -3,7 +3,8 @@
 Every local is an alloca in the entry block (LLVM's mem2reg turns them into
 SSA values). Targets shape a few things through small hooks (see
 ``kdebug/targets/base.py``): the hidden thread-context parameter, special
-registers, device-side launches and function pointers.
+registers, device-side launches and function pointers. A hook sees a ``LoweringContext``
+(hook_context.py), never the lowerer.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import math
 import numpy as np
 from llvmlite import ir
 
+from kdebug.frontend.hook_context import LoweringContext, access_kind
 from kdebug.frontend.typeinfer import PyValue, TypedFunction, LaunchTarget, constant_index
 from kdebug.frontend import registry, ufuncs
 from kdebug.frontend.exceptions import (FLOAT_FLOORDIV, FLOAT_MOD, INT_FLOORDIV, INT_MOD, TRUEDIV, ZERO_POWER,
@@ -71,22 +73,14 @@ _LLVM_MATH = {"sqrt", "sin", "cos", "exp", "log", "log2", "log10", "fabs", "floo
 _LIBM_RENAME = {"gamma": "tgamma"}
 
 
-def access_kind(node) -> str:
-    """How an array element is used at ``node``: read, write, update (``a[i] += x``) or atomic."""
-    if getattr(node, "kdebug_access", None) == "atomic":
-        return "atomic"
-    if getattr(node, "kdebug_update", False):
-        return "update"
-    return "write" if isinstance(getattr(node, "ctx", None), ast.Store) else "read"
-
-
 class FunctionLowerer:
     """Lowers one typed function into an llvmlite function of ``module``."""
 
     def __init__(self, module: ir.Module, tf: TypedFunction, target, name: str, linkage: str,
-                 functions: dict, requester=None) -> None:
+                 functions: dict, requester=None, target_state=None) -> None:
         self.module, self.tf, self.target = module, tf, target
         self.functions = functions  # (py_func, argtypes) -> ir.Function, shared by one module
+        self.target_state = target_state  # the target's record of the module (Target.module_state)
         # requester(function, argtypes, kind, reason, loc) -> job id: the driver's job table
         self.requester = requester
         self.src = tf.source
@@ -107,6 +101,25 @@ class FunctionLowerer:
         self.counter = 0
         self.fastmath = False  # @cuda.jit(fastmath=True): set by whoever lowers the function
         self.debug = False  # @cuda.jit(debug=True): numba's python error model (kdebug/frontend/exceptions.py)
+        self.root = self  # the lowerer of ``fn`` itself (an inlined device function's is its kernel's)
+        self._hook_context: LoweringContext | None = None
+
+    @property
+    def hook_context(self) -> LoweringContext:
+        """What the target's hooks see of this lowerer; made at the first hook, once the exit block
+        and the options (``debug``) are set."""
+        if self._hook_context is None:
+            self._hook_context = self.make_hook_context()
+        return self._hook_context
+
+    def make_hook_context(self) -> LoweringContext:
+        """What the target's hooks see of this lowerer."""
+        return LoweringContext(module=self.module, fn=self.fn, entry=self.entry, builder=self.builder,
+                               thread_ctx=self.ctx, tf=self.tf, function_tf=self.root.tf,
+                               slots=(self.slots, self.root.slots), state=self.target_state,
+                               exit=getattr(self, "exit", None), function_exit=getattr(self.root, "exit", None),
+                               exit_lines=self.exit_lines,
+                               debug=self.debug, new_block=self.new_block, alloca=self.alloca)
 
     def inlined(self, callee_tf: TypedFunction) -> "FunctionLowerer":
         """A lowerer that emits ``callee_tf``'s body into this function (an inlined call): the same
@@ -114,7 +127,30 @@ class FunctionLowerer:
         il = copy.copy(self)
         il.tf, il.src = callee_tf, callee_tf.source
         il.slots, il.loops = {}, []
+        il._hook_context = None  # its own: made at its first hook
         return il
+
+    def inline_call(self, node, callee_tf: TypedFunction, vals):
+        """Lower a device function's body into this function; returns its result (None for void)."""
+        il = self.inlined(callee_tf)
+        for name, t in callee_tf.locals.items():
+            il.slots[name] = il.alloca(llvm_type(t), name=name)
+        for name, t, v in zip(callee_tf.argnames, callee_tf.argtypes, vals):
+            il.builder.store(il.cast(v, t, callee_tf.locals[name]), il.slots[name])
+        il.exit = il.new_block(f"inline.{callee_tf.name}.exit")
+        if callee_tf.restype != T.void:
+            il.retslot = il.alloca(llvm_type(callee_tf.restype), name="inline.retval")
+        il.body(callee_tf.source.tree.body)
+        il.branch(il.exit)
+        il.builder.position_at_end(il.exit)
+        self.counter = il.counter
+        if callee_tf.restype == T.void:
+            return None
+        return il.builder.load(il.retslot)
+
+    def special_register(self, reg: str, dim: str) -> ir.Value:
+        """threadIdx/blockIdx/blockDim/gridDim .x/.y/.z as i32, from the target."""
+        return self.target.special_register(self.hook_context, reg, dim)
 
     # ---- helpers --------------------------------------------------------------
     def loc(self, node):
@@ -156,7 +192,7 @@ class FunctionLowerer:
         self.body(self.tf.source.tree.body)
         self.branch(self.exit)
         b.position_at_end(self.exit)
-        self.target.function_epilogue(self)
+        self.target.function_epilogue(self.hook_context)
         if self.tf.restype == T.void:
             b.ret_void()
         else:
@@ -218,8 +254,7 @@ class FunctionLowerer:
             result = self.binop(node.op, cur, lt, rhs, self.type_of(node.value), rt, node)
             self.builder.store(self.cast(result, rt, lt), self.slots[target.id])
         else:
-            target.kdebug_update = True  # read and written: the sanitizers see one update
-            ptr, elem_t = self.element_pointer(target)
+            ptr, elem_t = self.element_pointer(target, "update")  # read and written: the sanitizers see one update
             cur = self.load_element(ptr, elem_t)
             result = self.binop(node.op, cur, elem_t, rhs, self.type_of(node.value), rt, node)
             self.store_element(ptr, elem_t, self.cast(result, rt, elem_t))
@@ -334,7 +369,7 @@ class FunctionLowerer:
             return registry.lower_value(self, node, value)
         t = self.type_of(node)
         if isinstance(t, T.Array):
-            return self.target.array_constant(self, value, t)
+            return self.target.array_constant(self.hook_context, value, t)
         return const(t, value)
 
     def expr_Constant(self, node):
@@ -365,7 +400,7 @@ class FunctionLowerer:
                 size = self.builder.mul(size, self.builder.extract_value(arr, [1, k]))
             return size
         if isinstance(base_t, PyValue) and isinstance(base_t.value, I.Dim3Intrinsic):
-            return self.target.special_register(self, base_t.value.name, node.attr)
+            return self.special_register(base_t.value.name, node.attr)
         if isinstance(t, PyValue):
             return None
         raise AssertionError(f"unexpected attribute lowering for {ast.dump(node)}")
@@ -414,7 +449,7 @@ class FunctionLowerer:
         bad, ok = self.new_block("tuple.oob"), self.new_block("tuple.inbounds")
         b.cbranch(b.icmp_unsigned(">=", k, ir.Constant(i64, n)), bad, ok).set_weights([1, 1 << 20])
         b.position_at_end(bad)
-        self.target.raise_exception(self, node, IndexError, ("tuple index out of range",))
+        self.target.raise_exception(self.hook_context, node, IndexError, ("tuple index out of range",))
         b.position_at_end(ok)
 
     def wrap_negative(self, i, extent):
@@ -422,8 +457,10 @@ class FunctionLowerer:
         b = self.builder
         return b.select(b.icmp_signed("<", i, ir.Constant(i64, 0)), b.add(i, extent), i)
 
-    def element_pointer(self, node):
-        """Address of ``array[indices]`` (bounds-checked by the target when memcheck is on)."""
+    def element_pointer(self, node, access: str | None = None):
+        """Address of ``array[indices]`` (bounds-checked by the target when memcheck is on).
+        ``access``: update (``a[i] += x``) or atomic; else read or write, as the subscript says."""
+        access = access or access_kind(node)
         b = self.builder
         arr_t = self.type_of(node.value)
         arr = self.expr(node.value)
@@ -446,7 +483,7 @@ class FunctionLowerer:
             if vt.signed:
                 k = self.wrap_negative(k, extent)
             linear_parts.append(k)
-        self.target.check_bounds(self, node, arr_t, linear_parts, extents)
+        self.target.check_bounds(self.hook_context, node, arr_t, linear_parts, extents, access)
         if arr_t.strided:  # a view such as a[:, j]: each index times its stride
             linear = ir.Constant(i64, 0)
             for k, dim in enumerate(linear_parts):
@@ -457,7 +494,7 @@ class FunctionLowerer:
             for k, extent in zip(linear_parts[1:], extents[1:]):
                 linear = b.add(b.mul(linear, extent), k)
             ptr = b.gep(data, [linear], inbounds=True)
-        self.target.instrument_access(self, node, arr_t, ptr, linear_parts, access_kind(node))
+        self.target.instrument_access(self.hook_context, node, arr_t, ptr, linear_parts, access)
         return ptr, arr_t.dtype
 
     def expr_BinOp(self, node):
@@ -829,20 +866,20 @@ class FunctionLowerer:
                 items.append(("s", a.value))
             else:
                 items.append((self.type_of(a), self.expr(a)))
-        self.target.print_line(self, node, items)
+        self.target.print_line(self.hook_context, node, items)
         return None
 
     def device_call(self, node, fn, args, argts):
         callee_tf = self.tf.callees[node]
-        if self.target.inlines_call(self, callee_tf):  # e.g. a device function with barriers (CPU target)
+        if self.target.inlines_call(self.hook_context, callee_tf):  # e.g. one with barriers (CPU target)
             vals = [self.cast(a, t, ct) for a, t, ct in zip(args, argts, callee_tf.argtypes)]
-            return self.target.inline_call(self, node, callee_tf, vals)
+            return self.inline_call(node, callee_tf, vals)
         key = (fn.py_func, callee_tf.argtypes)
         callee = self.functions.get(key)
         if callee is None:
             name = f"{fn.__name__}.{len(self.functions)}"
             lowerer = FunctionLowerer(self.module, callee_tf, self.target, name, "internal", self.functions,
-                                      self.requester)
+                                      self.requester, self.target_state)
             lowerer.fastmath = self.fastmath or bool(fn.options.get("fastmath"))
             lowerer.debug = self.debug
             callee = lowerer.lower()
@@ -851,7 +888,7 @@ class FunctionLowerer:
             vals = [self.ctx] + vals
         result = self.builder.call(callee, vals)
         if may_raise(self, callee_tf):  # the callee's raise stopped the thread: stop here too
-            self.target.after_raising_call(self)
+            self.target.after_raising_call(self.hook_context)
         return None if callee_tf.restype == T.void else result
 
     # ---- deferred codegen -------------------------------------------------------------
@@ -889,7 +926,7 @@ class FunctionLowerer:
         grid, block = self.dim3(parts[0]), self.dim3(parts[1])
         args = [self.cast(self.expr(a), self.type_of(a), t) for a, t in zip(node.args, req.argtypes)]
         marker = self.deferred_marker(req)
-        self.target.device_launch(self, node, marker, grid, block, args, req.argtypes)
+        self.target.device_launch(self.hook_context, node, marker, grid, block, args, req.argtypes)
         return None
 
     def pointer_call(self, node):
@@ -953,12 +990,16 @@ def _constant_sign(node) -> int:
 
 
 def lower_function(tf: TypedFunction, target, name: str, module: ir.Module | None = None,
-                   requester=None, fastmath: bool = False, debug: bool = False) -> ir.Module:
-    """Lower a kernel or device-function job (and the device functions it calls) into a new module."""
+                   requester=None, fastmath: bool = False, debug: bool = False, target_state=None) -> ir.Module:
+    """Lower a kernel or device-function job (and the device functions it calls) into a new module.
+    ``target_state``: the target's record of the module (``Target.module_state()``; a new one when
+    not given), which its lowering hooks fill in; the caller keeps it with the module for finish_ir."""
     if module is None:
         module = ir.Module(name=name)
         target.prepare_module(module)
-    lowerer = FunctionLowerer(module, tf, target, name, "external", {}, requester)
+    if target_state is None:
+        target_state = target.module_state()
+    lowerer = FunctionLowerer(module, tf, target, name, "external", {}, requester, target_state)
     lowerer.fastmath = fastmath
     lowerer.debug = debug
     lowerer.lower()

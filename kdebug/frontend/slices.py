@@ -143,7 +143,7 @@ def lower_view(lw, node):
         one, zero = ir.Constant(i64, 1), ir.Constant(i64, 0)
         check = [ints.get(k, zero) for k in range(arr_t.ndim)]
         ext = [e if k in ints else b.select(b.icmp_unsigned("==", e, zero), one, e) for k, e in enumerate(extents)]
-        lw.target.check_bounds(lw, node, arr_t, check, ext)
+        lw.target.check_bounds(lw.hook_context, node, arr_t, check, ext, "read")  # making a view reads
     offset = ir.Constant(i64, 0)
     out_ext, out_str = [], []
     for k, p in enumerate(parts):

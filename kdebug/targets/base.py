@@ -1,8 +1,11 @@
 """The target interface: small hooks, each with a note on *when* it runs.
 
 A target overrides only what it needs (after GPUCompiler.jl's interface.jl).
-Lowering-time hooks get the FunctionLowerer ``lw`` (``lw.builder``,
-``lw.module``, ``lw.ctx``); pipeline hooks get an llvmlite.binding ModuleRef.
+Lowering-time hooks get ``lc``, a LoweringContext (kdebug/frontend/hook_context.py:
+``lc.builder``, ``lc.module``, ``lc.fn``, ``lc.thread_ctx``, ``lc.tf``...), never the
+lowerer; what they produce for later goes into ``lc.state``, the target's own record of
+the module (``module_state``), which the job keeps for finish_ir and emit
+(``job.target_state``). Pipeline hooks get an llvmlite.binding ModuleRef.
 """
 from __future__ import annotations
 
@@ -34,6 +37,11 @@ class Target:
     data_layout = ""
 
     # ---- lowering time -------------------------------------------------------
+    def module_state(self):
+        """Runs when lower starts a job's module: a fresh record for the lowering hooks to fill in
+        (``lc.state``; shared memory laid out...), kept as ``job.target_state``. None by default."""
+        return None
+
     def context_type(self) -> ir.Type | None:
         """A hidden first parameter of every function (the CPU's thread context), or None."""
         return None
@@ -43,95 +51,94 @@ class Target:
         module.triple = self.triple
         module.data_layout = self.data_layout
 
-    def special_register(self, lw, reg: str, dim: str) -> ir.Value:
-        """threadIdx/blockIdx/blockDim/gridDim .x/.y/.z as i32."""
+    def special_register(self, lc, reg: str, dim: str) -> ir.Value:
+        """Where a kernel reads threadIdx/blockIdx/blockDim/gridDim .x/.y/.z: the value as i32."""
         raise NotImplementedError
 
-    def print_line(self, lw, node, items) -> None:
+    def print_line(self, lc, node, items) -> None:
         """Lowers ``print(...)`` in a kernel: items are ("s", text) or (scalar type, value), one line per thread."""
-        raise lw.src.error(node, f"print() in kernels is not supported on the {self.name} target",
+        raise lc.src.error(node, f"print() in kernels is not supported on the {self.name} target",
                            "run on the CPU backend or the ptx target")
 
-    def raise_exception(self, lw, node, exc_class, exc_args) -> None:
+    def raise_exception(self, lc, node, exc_class, exc_args) -> None:
         """Lowers a raise (or, with ``debug=True``, a failed division check): the thread stops, and with
-        ``lw.debug`` the launch raises ``exc_class`` on the host (kdebug/frontend/exceptions.py). Ends the
+        ``lc.debug`` the launch raises ``exc_class`` on the host (kdebug/frontend/exceptions.py). Ends the
         current block with a terminator."""
-        raise lw.src.error(node, f"raise in kernels is not supported on the {self.name} target",
+        raise lc.src.error(node, f"raise in kernels is not supported on the {self.name} target",
                            "run on the CPU backend or the ptx target")
 
-    def after_raising_call(self, lw) -> None:
+    def after_raising_call(self, lc) -> None:
         """Runs after a call to a device function that may raise: stop this thread too when it did."""
 
-    def check_bounds(self, lw, node, arr_t, indices, extents) -> None:
-        """Runs before every array access is lowered: memcheck hook (no-op by default)."""
+    def check_bounds(self, lc, node, arr_t, indices, extents, access: str) -> None:
+        """Runs before every array access is lowered: memcheck hook (no-op by default). ``access``
+        is read, write, update or atomic."""
 
-    def instrument_access(self, lw, node, arr_t, ptr, indices, access: str) -> None:
+    def instrument_access(self, lc, node, arr_t, ptr, indices, access: str) -> None:
         """Runs once an array element's address is computed, before the access: the sanitizers' hook
         (racecheck, initcheck; no-op by default). ``access`` is read, write, update or atomic."""
 
-    def function_epilogue(self, lw) -> None:
+    def function_epilogue(self, lc) -> None:
         """Runs in a function's exit block, just before its return instruction is emitted."""
 
-    def inlines_call(self, lw, callee_tf) -> bool:
-        """Whether a device-function call is lowered inline (``inline_call``) instead of as a call."""
+    def inlines_call(self, lc, callee_tf) -> bool:
+        """At a device-function call: whether lower emits the callee's body into the caller (the
+        CPU target's device functions with barriers) instead of calling it."""
         return False
 
-    def inline_call(self, lw, node, callee_tf, vals):
-        raise NotImplementedError
-
-    def array_constant(self, lw, value, arr_t) -> ir.Value:
-        """A module-level numpy array (frozen) or device array (by reference) used in a kernel."""
-
-
-        b = lw.builder
+    def array_constant(self, lc, value, arr_t) -> ir.Value:
+        """Where a kernel uses a module-level numpy array (frozen) or device array (by reference)."""
+        b = lc.builder
         elem_p = ir.PointerType(mem_type(arr_t.dtype))
         if isinstance(value, DeviceNDArray):
             # captured by reference: the kernel sees later writes to it (its device address on a GPU)
             ptr = ir.Constant(i64, value.device_address()).inttoptr(elem_p)
         else:
-            ptr = self.frozen_array_pointer(lw, np.ascontiguousarray(value), elem_p)
+            ptr = self.frozen_array_pointer(lc, np.ascontiguousarray(value), elem_p)
         arr = ir.Constant(llvm_type(arr_t), ir.Undefined)
         arr = b.insert_value(arr, ptr, 0)
         for k, n in enumerate(value.shape):
             arr = b.insert_value(arr, ir.Constant(i64, n), [1, k])
         return arr
 
-    def frozen_array_pointer(self, lw, data, elem_p: ir.Type) -> ir.Value:
-        """A constant global holding ``data`` (a frozen numpy array), as an ``elem_p`` pointer."""
+    def frozen_array_pointer(self, lc, data, elem_p: ir.Type) -> ir.Value:
+        """From array_constant: a constant global holding ``data`` (a frozen numpy array), as an
+        ``elem_p`` pointer."""
         raise NotImplementedError
 
     def libm_name(self, name: str, single: bool) -> str:
-        """The math library symbol for a math function."""
+        """Where a math function is lowered to a library call: the math library's symbol."""
         return name + "f" if single else name
 
     # A target without barriers or shared memory keeps these defaults: ``implements`` tells the
     # intrinsics, which then raise a located error instead of calling them.
-    def barrier(self, lw, node, what: str, vote=None, grid: bool = False) -> ir.Value | None:
-        """``cuda.syncthreads()`` and its votes (the count with ``vote``), ``this_grid().sync()`` with ``grid``."""
+    def barrier(self, lc, node, what: str, vote=None, grid: bool = False) -> ir.Value | None:
+        """At ``cuda.syncthreads()`` and its votes (returns the count with ``vote``), and at
+        ``this_grid().sync()`` with ``grid``."""
         raise NotImplementedError(what)
 
-    def warp_op(self, lw, node, op) -> ir.Value | None:
-        """A warp operation (kdebug/frontend/intrinsics_warp.py's ``WarpOp``): a shuffle, vote, match,
-        ``activemask()`` or ``syncwarp(mask)``; returns its result bits."""
+    def warp_op(self, lc, node, op) -> ir.Value | None:
+        """At a warp operation (kdebug/frontend/intrinsics_warp.py's ``WarpOp``): a shuffle, vote,
+        match, ``activemask()`` or ``syncwarp(mask)``; returns its result bits."""
         raise NotImplementedError(op.what)
 
-    def shared_memory(self, lw, nbytes: int, align: int = 16) -> ir.Value:
-        """``cuda.shared.array``: an i8* to ``nbytes`` of the block's shared memory."""
+    def shared_memory(self, lc, nbytes: int, align: int = 16) -> ir.Value:
+        """At ``cuda.shared.array``: an i8* to ``nbytes`` of the block's shared memory."""
         raise NotImplementedError("cuda.shared.array")
 
-    def dynamic_shared_memory(self, lw) -> tuple[ir.Value, ir.Value]:
-        """``cuda.shared.array(0, dtype)``: (i8* base, i64 bytes) of the launch's dynamic shared memory."""
+    def dynamic_shared_memory(self, lc) -> tuple[ir.Value, ir.Value]:
+        """At ``cuda.shared.array(0, dtype)``: (i8* base, i64 bytes) of the launch's dynamic shared memory."""
         raise NotImplementedError("dynamic shared memory")
 
     def implements(self, hook: str) -> bool:
         """Whether this target overrides the base target's ``hook`` (a feature it has)."""
         return getattr(type(self), hook) is not getattr(Target, hook)
 
-    def device_launch(self, lw, node, marker, grid, block, args, argtypes) -> None:
-        """``child[grid, block](args)`` inside a kernel. ``marker`` (i8*) becomes the address of
+    def device_launch(self, lc, node, marker, grid, block, args, argtypes) -> None:
+        """At ``child[grid, block](args)`` inside a kernel. ``marker`` (i8*) becomes the address of
         the child's launch entry (``deferred_entry_name``); grid and block are three i32 values each;
         ``args`` are already cast to ``argtypes``."""
-        raise lw.src.error(node, f"device-side launches are not supported on the {self.name} target",
+        raise lc.src.error(node, f"device-side launches are not supported on the {self.name} target",
                            "launch the child kernel from the host")
 
     def deferred_entry_name(self, job) -> str:

@@ -23,51 +23,45 @@ from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_BAR_LINE, CTX_BARRIER, CTX
 class CoroState:
     """What a coroutine kernel's suspend points need: its id and handle, the cleanup and return blocks."""
 
-    def __init__(self, root) -> None:
-        self.root = root
+    def __init__(self) -> None:
         self.id = None
         self.hdl = None
         self.cleanup = None  # block: free the frame
         self.ret = None  # block: coro.end, then the function's return
 
 
-def coro_root(lw):
-    """The kernel's lowerer (an inlined device function lowers into its caller's coroutine)."""
-    return getattr(lw, "coro_root", lw)
-
-
-def begin_coroutine(lw) -> CoroState:
-    """Make the kernel being lowered a coroutine (once): coro.id/begin at the top of its entry block."""
-    root = coro_root(lw)
-    st = getattr(root, "coro", None)
+def begin_coroutine(lc) -> CoroState:
+    """Make the kernel being lowered a coroutine (once): coro.id/begin at the top of its entry block.
+    An inlined device function lowers into its kernel's coroutine (``lc.fn`` is the kernel)."""
+    st = lc.state.coroutines.get(lc.fn.name)
     if st is not None:
         return st
-    st = root.coro = CoroState(root)
-    m = root.module
-    set.add(root.fn.attributes, "presplitcoroutine")
-    pb = ir.IRBuilder(root.entry)
-    first = next((ins for ins in root.entry.instructions if not isinstance(ins, ir.instructions.AllocaInstr)), None)
+    st = lc.state.coroutines[lc.fn.name] = CoroState()
+    m = lc.module
+    set.add(lc.fn.attributes, "presplitcoroutine")
+    pb = ir.IRBuilder(lc.entry)
+    first = next((ins for ins in lc.entry.instructions if not isinstance(ins, ir.instructions.AllocaInstr)), None)
     if first is not None:
         pb.position_before(first)
     else:
-        pb.position_at_end(root.entry)
+        pb.position_at_end(lc.entry)
     null = ir.Constant(I8P, None)
     coro_id = declare(m, "llvm.coro.id", TOKEN, [i32, I8P, I8P, I8P])
     coro_size = declare(m, "llvm.coro.size.i64", i64, [])
     coro_begin = declare(m, "llvm.coro.begin", I8P, [TOKEN, I8P])
     st.id = pb.call(coro_id, [const(0), null, null, null], name="coro.id")
     size = pb.call(coro_size, [], name="coro.size")
-    mem = pb.call(frame_function(m), [root.ctx, size], name="coro.mem")
+    mem = pb.call(frame_function(m), [lc.thread_ctx, size], name="coro.mem")
     st.hdl = pb.call(coro_begin, [st.id, mem], name="coro.hdl")
-    pb.store(st.hdl, field(pb, root.ctx, CTX_CORO))
-    st.cleanup = root.fn.append_basic_block("coro.cleanup")
-    st.ret = root.fn.append_basic_block("coro.ret")
+    pb.store(st.hdl, field(pb, lc.thread_ctx, CTX_CORO))
+    st.cleanup = lc.fn.append_basic_block("coro.cleanup")
+    st.ret = lc.fn.append_basic_block("coro.ret")
     cb = ir.IRBuilder(st.cleanup)  # the frame's memory stays with the thread's context (the launcher frees it)
     coro_free = declare(m, "llvm.coro.free", I8P, [TOKEN, I8P])
     cb.call(coro_free, [st.id, st.hdl])
     cb.branch(st.ret)
-    if lw.builder.block is root.entry:  # llvmlite's insertion point is an index: move it past the prologue
-        lw.builder.position_at_end(root.entry)
+    if lc.builder.block is lc.entry:  # llvmlite's insertion point is an index: move it past the prologue
+        lc.builder.position_at_end(lc.entry)
     return st
 
 
@@ -93,11 +87,11 @@ def frame_function(module: ir.Module) -> ir.Function:
     return fn
 
 
-def suspend(lw, st: CoroState, final: bool) -> None:
-    b = lw.builder
-    coro_suspend = declare(lw.module, "llvm.coro.suspend", i8, [TOKEN, i1])
+def suspend(lc, st: CoroState, final: bool) -> None:
+    b = lc.builder
+    coro_suspend = declare(lc.module, "llvm.coro.suspend", i8, [TOKEN, i1])
     s = b.call(coro_suspend, [TOKEN_NONE, const(int(final), i1)])
-    cont = lw.new_block("coro.final" if final else "barrier.resume")
+    cont = lc.new_block("coro.final" if final else "barrier.resume")
     sw = b.switch(s, st.ret)
     sw.add_case(const(0, i8), cont)
     sw.add_case(const(1, i8), st.cleanup)
@@ -106,17 +100,17 @@ def suspend(lw, st: CoroState, final: bool) -> None:
         b.unreachable()
 
 
-def pin_locals(lw) -> None:
+def pin_locals(lc) -> None:
     """``x = opaque(x)`` for the scalar locals before a suspend point (x86-64 only, an empty inline asm).
     LLVM's coroutine split recomputes cheap arithmetic after a suspend instead of keeping its result
     (``acc += a[k] * b[k]`` over a tile: all the loaded operands go into the frame instead of one
     sum); a value that comes out of an asm statement is kept as it is."""
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return
-    b = lw.builder
+    b = lc.builder
     seen = set()
-    for lowerer in (lw, coro_root(lw)):
-        for slot in lowerer.slots.values():
+    for slots in lc.slots:  # the inlined device function's variables, then the kernel's
+        for slot in slots.values():
             ty = slot.type.pointee
             if id(slot) in seen or not isinstance(ty, (ir.IntType, ir.FloatType, ir.DoubleType)) or ty == i1:
                 continue
@@ -126,25 +120,24 @@ def pin_locals(lw) -> None:
             b.store(b.call(asm, [b.load(slot)]), slot)
 
 
-def emit_barrier(lw, node, what: str, vote=None, grid: bool = False):
+def emit_barrier(lc, node, what: str, vote=None, grid: bool = False):
     """A block (or grid) barrier in the kernel being lowered; returns the vote count after it
     (syncthreads_count) when ``vote`` (an i32) is given."""
-    root = coro_root(lw)
-    if root.tf.kind != "kernel":
-        raise lw.src.error(node, f"{what} in a device function that is not inlined into a kernel",
+    if lc.function_tf.kind != "kernel":
+        raise lc.src.error(node, f"{what} in a device function that is not inlined into a kernel",
                            "call the device function directly from a kernel (not through kdebug.deferred)")
-    st = begin_coroutine(lw)
-    b = lw.builder
+    st = begin_coroutine(lc)
+    b = lc.builder
     kind = "grid barrier" if grid else "barrier"
-    site = M.register_site(M.Site(kind, lw.tf.name, lw.src.loc(node), what=what, function_kind=lw.tf.kind))
-    pin_locals(lw)
-    value = site | IN_BRANCH if in_branch(lw.tf.source.tree, node) else site
-    b.store(const(-value if grid else value), field(b, lw.ctx, CTX_BARRIER))
+    site = M.register_site(M.Site(kind, lc.tf.name, lc.src.loc(node), what=what, function_kind=lc.tf.kind))
+    pin_locals(lc)
+    value = site | IN_BRANCH if in_branch(lc.tf.source.tree, node) else site
+    b.store(const(-value if grid else value), field(b, lc.thread_ctx, CTX_BARRIER))
     # the scheduler compares it with exited threads' exit lines (-1: a device function's, lines not comparable)
-    b.store(const(lw.src.loc(node).line if root is lw else -1), field(b, lw.ctx, CTX_BAR_LINE))
-    b.store(vote if vote is not None else const(0), field(b, lw.ctx, CTX_VOTE))
-    suspend(lw, st, final=False)
-    return b.load(field(b, lw.ctx, CTX_VOTE))
+    b.store(const(lc.src.loc(node).line if lc.tf is lc.function_tf else -1), field(b, lc.thread_ctx, CTX_BAR_LINE))
+    b.store(vote if vote is not None else const(0), field(b, lc.thread_ctx, CTX_VOTE))
+    suspend(lc, st, final=False)
+    return b.load(field(b, lc.thread_ctx, CTX_VOTE))
 
 
 def in_branch(tree, node) -> bool:
@@ -162,22 +155,20 @@ def _targets(term) -> list:
     return [op for op in term.operands if isinstance(op, ir.Block)]
 
 
-def function_epilogue(lw) -> bool:
-    """In the kernel's exit block: a coroutine kernel ends at its final suspend point.
-    Returns whether the kernel is a coroutine."""
-    st = getattr(lw, "coro", None)
-    if st is None or coro_root(lw) is not lw:
-        return False
-    b = lw.builder
-    preds = [blk for blk in lw.fn.blocks if blk.is_terminated and lw.exit in _targets(blk.terminator)]
+def function_epilogue(lc) -> None:
+    """In the kernel's exit block: a coroutine kernel ends at its final suspend point."""
+    st = lc.state.coroutines.get(lc.fn.name)
+    if st is None:
+        return
+    b = lc.builder
+    preds = [blk for blk in lc.fn.blocks if blk.is_terminated and lc.exit in _targets(blk.terminator)]
     if preds:  # which return the thread left by (block_scheduler.py: did it skip a barrier?)
         line = b.phi(i32, name="exit.line")
         for blk in preds:
-            line.add_incoming(const(lw.exit_lines.get(blk, END_OF_KERNEL)), blk)
-        b.store(line, field(b, lw.ctx, CTX_EXIT_LINE))
-    b.store(const(0), field(b, lw.ctx, CTX_BARRIER))
-    suspend(lw, st, final=True)
+            line.add_incoming(const(lc.exit_lines.get(blk, END_OF_KERNEL)), blk)
+        b.store(line, field(b, lc.thread_ctx, CTX_EXIT_LINE))
+    b.store(const(0), field(b, lc.thread_ctx, CTX_BARRIER))
+    suspend(lc, st, final=True)
     b.position_at_end(st.ret)
-    coro_end = declare(lw.module, "llvm.coro.end", VOID, [I8P, i1, TOKEN])
+    coro_end = declare(lc.module, "llvm.coro.end", VOID, [I8P, i1, TOKEN])
     b.call(coro_end, [st.hdl, const(0, i1), TOKEN_NONE])
-    return True

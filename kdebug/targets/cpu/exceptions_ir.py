@@ -10,7 +10,6 @@ from __future__ import annotations
 from llvmlite import ir
 
 from kdebug.runtime import memcheck as M
-from kdebug.targets.cpu.coroutines import coro_root
 from kdebug.targets.cpu.ir_helpers import const, field
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_RAISED, CTX_RUNTIME, I8P, RT_EXC_CTAID, RT_EXC_SITE,
                                        RT_EXC_TID, RUNTIME_P, VOID, i32)
@@ -42,35 +41,34 @@ def record_function(module: ir.Module) -> ir.Function:
     return fn
 
 
-def emit_raise(lw, node, exc_class, exc_args) -> None:
+def emit_raise(lc, node, exc_class, exc_args) -> None:
     """Record the exception (debug=True) and stop the thread."""
-    if lw.ctx is None:
-        raise lw.src.error(node, "raise needs the thread context", "compile the kernel through cuda.jit")
-    site = M.register_site(M.Site("raise", lw.tf.name, lw.src.loc(node), function_kind=lw.tf.kind,
+    if lc.thread_ctx is None:
+        raise lc.src.error(node, "raise needs the thread context", "compile the kernel through cuda.jit")
+    site = M.register_site(M.Site("raise", lc.tf.name, lc.src.loc(node), function_kind=lc.tf.kind,
                                   exc=exc_class, exc_args=tuple(exc_args)))
-    if lw.debug:
-        lw.builder.call(record_function(lw.module), [lw.ctx, const(site)])
-    stop_thread(lw)
+    if lc.debug:
+        lc.builder.call(record_function(lc.module), [lc.thread_ctx, const(site)])
+    stop_thread(lc)
 
 
-def stop_thread(lw) -> None:
+def stop_thread(lc) -> None:
     """To the kernel's exit (clearing the flag), or out of this device function with the flag set."""
-    b = lw.builder
-    root = coro_root(lw)
-    if root.tf.kind == "kernel":
-        b.store(const(0), field(b, lw.ctx, CTX_RAISED))
-        b.branch(root.exit)
+    b = lc.builder
+    if lc.function_tf.kind == "kernel":
+        b.store(const(0), field(b, lc.thread_ctx, CTX_RAISED))
+        b.branch(lc.function_exit)
     else:
-        b.store(const(1), field(b, lw.ctx, CTX_RAISED))
-        b.branch(lw.exit)
+        b.store(const(1), field(b, lc.thread_ctx, CTX_RAISED))
+        b.branch(lc.exit)
 
 
-def after_raising_call(lw) -> None:
+def after_raising_call(lc) -> None:
     """After a call that may raise: stop this thread too when the callee's raise set the flag."""
-    b = lw.builder
-    raised = b.icmp_unsigned("!=", b.load(field(b, lw.ctx, CTX_RAISED)), const(0))
-    stop, cont = lw.new_block("raised"), lw.new_block("not.raised")
+    b = lc.builder
+    raised = b.icmp_unsigned("!=", b.load(field(b, lc.thread_ctx, CTX_RAISED)), const(0))
+    stop, cont = lc.new_block("raised"), lc.new_block("not.raised")
     b.cbranch(raised, stop, cont).set_weights([1, 1 << 20])
     b.position_at_end(stop)
-    stop_thread(lw)
+    stop_thread(lc)
     b.position_at_end(cont)

@@ -54,21 +54,21 @@ def take() -> list[tuple[int, int, str]]:
     return [(b, t, s) for b, t, _, s in lines]
 
 
-def _linear(lw, target, index: str, extent: str):
-    b = lw.builder
-    x, y, z = (b.zext(target.special_register(lw, index, d), i64) for d in "xyz")
-    nx, ny = (b.zext(target.special_register(lw, extent, d), i64) for d in "xy")
+def _linear(lc, target, index: str, extent: str):
+    b = lc.builder
+    x, y, z = (b.zext(target.special_register(lc, index, d), i64) for d in "xyz")
+    nx, ny = (b.zext(target.special_register(lc, extent, d), i64) for d in "xy")
     return b.add(x, b.mul(nx, b.add(y, b.mul(ny, z))))
 
 
-def lower_print(lw, target, items) -> None:
+def lower_print(lc, target, items) -> None:
     """Store the values as 64-bit slots (floats as doubles) and call the host callback."""
-    b = lw.builder
+    b = lc.builder
     kinds = [("s", v) if k == "s" else (kind_of(k), "") for k, v in items]
     fmt = len(_FORMATS)
     _FORMATS.append(kinds)
     values = [(k, v) for k, v in items if k != "s"]
-    slots = lw.alloca(ir.ArrayType(i64, max(len(values), 1)), name="print.slots")
+    slots = lc.alloca(ir.ArrayType(i64, max(len(values), 1)), name="print.slots")
     for n, (t, v) in enumerate(values):
         if t.is_float:
             v = b.bitcast(b.fpext(v, ir.DoubleType()) if t.bits < 64 else v, i64)
@@ -79,6 +79,6 @@ def lower_print(lw, target, items) -> None:
         b.store(v, b.gep(slots, [ir.Constant(i32, 0), ir.Constant(i32, n)], inbounds=True))
     fnty = ir.FunctionType(ir.VoidType(), [i32, i64, i64, ir.PointerType(i64)])
     fn = b.inttoptr(ir.Constant(i64, CALLBACK_ADDRESS), ir.PointerType(fnty), name="kdebug.print")
-    block = _linear(lw, target, "blockIdx", "gridDim")
-    thread = _linear(lw, target, "threadIdx", "blockDim")
+    block = _linear(lc, target, "blockIdx", "gridDim")
+    thread = _linear(lc, target, "threadIdx", "blockDim")
     b.call(fn, [ir.Constant(i32, fmt), block, thread, b.bitcast(slots, ir.PointerType(i64))])

@@ -10,7 +10,6 @@ import ast
 
 from llvmlite import ir
 
-from kdebug.frontend.typeinfer import PyValue
 from kdebug.runtime import memcheck as M
 from kdebug.targets.cpu.ir_helpers import cond_value, const, declare, field
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_CTAID, CTX_JMPBUF, CTX_RUNTIME, CTX_TID, I8P, RT_AUX,
@@ -78,34 +77,10 @@ def oob_function(module: ir.Module) -> ir.Function:
     return fn
 
 
-def memory_space(lw, node) -> str:
-    """global, shared or local: how the array variable accessed at ``node`` was made."""
-    base = node.value
-    if not isinstance(base, ast.Name):
-        return "global"
-    spaces = getattr(lw.tf, "_kdebug_spaces", None)
-    if spaces is None:
-        spaces = {}
-        for n in ast.walk(lw.tf.source.tree):
-            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call):
-                ft = lw.tf.types.get(n.value.func)
-                val = getattr(ft, "value", None) if isinstance(ft, PyValue) else None
-                name = getattr(val, "name", "")
-                if name in ("shared.array", "local.array"):
-                    for t in n.targets:
-                        if isinstance(t, ast.Name):
-                            spaces[t.id] = name.split(".")[0]
-        try:
-            lw.tf._kdebug_spaces = spaces
-        except AttributeError:
-            pass
-    return spaces.get(base.id, "global")
-
-
-def emit_bounds_check(lw, node, arr_t, indices, extents, access: str | None = None) -> None:
+def emit_bounds_check(lc, node, arr_t, indices, extents, access: str) -> None:
     """``idx <u extent`` for every dimension; the cold path reports and stops the launcher."""
-    b = lw.builder
-    if lw.ctx is None:
+    b = lc.builder
+    if lc.thread_ctx is None:
         return
     ok = None
     for k, e in zip(indices, extents):
@@ -113,18 +88,16 @@ def emit_bounds_check(lw, node, arr_t, indices, extents, access: str | None = No
         ok = c if ok is None else b.and_(ok, c)
     base = node.value
     array = base.id if isinstance(base, ast.Name) else ast.unparse(base)
-    access = access or getattr(node, "kdebug_access", None)
-    if access is None:
-        access = "write" if isinstance(getattr(node, "ctx", None), ast.Store) else "read"
-    site = M.register_site(M.Site("access", lw.tf.name, lw.src.loc(node), array, memory_space(lw, node),
-                                  access, arr_t.ndim, function_kind=lw.tf.kind, debug=lw.debug))
-    fail = lw.new_block("oob")
-    cont = lw.new_block("inbounds")
+    access = "write" if access == "update" else access  # an out-of-bounds update is reported as the write
+    site = M.register_site(M.Site("access", lc.tf.name, lc.src.loc(node), array, lc.memory_space(node),
+                                  access, arr_t.ndim, function_kind=lc.tf.kind, debug=lc.debug))
+    fail = lc.new_block("oob")
+    cont = lc.new_block("inbounds")
     br = b.cbranch(ok, cont, fail)
     br.set_weights([1 << 20, 1])
     b.position_at_end(fail)
     idx = list(indices) + [const(0, i64)] * (3 - len(indices))
     ext = list(extents) + [const(1, i64)] * (3 - len(extents))
-    b.call(oob_function(lw.module), [lw.ctx, const(site)] + idx + ext)
+    b.call(oob_function(lc.module), [lc.thread_ctx, const(site)] + idx + ext)
     b.unreachable()
     b.position_at_end(cont)

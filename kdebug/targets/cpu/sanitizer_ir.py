@@ -405,18 +405,17 @@ def launch_end_function(module, racecheck: bool) -> ir.Function:
     return fn
 
 
-def emit_access(lw, node, arr_t, ptr, indices, access: str, racecheck: bool, initcheck: bool) -> None:
+def emit_access(lc, node, arr_t, ptr, indices, access: str, racecheck: bool, initcheck: bool) -> None:
     """At an array access: register its site and call the checking function of its kind."""
     import ast
 
     from kdebug.runtime import memcheck as M
-    from kdebug.targets.cpu.memcheck_ir import memory_space
 
-    b = lw.builder
+    b = lc.builder
     base = node.value
     array = base.id if isinstance(base, ast.Name) else ast.unparse(base)
-    site = M.register_site(M.Site("access", lw.tf.name, lw.src.loc(node), array, memory_space(lw, node),
-                                  access, arr_t.ndim, function_kind=lw.tf.kind))
+    site = M.register_site(M.Site("access", lc.tf.name, lc.src.loc(node), array, lc.memory_space(node),
+                                  access, arr_t.ndim, function_kind=lc.tf.kind))
     idx = [b.trunc(v, i32) for v in indices] + [const(0)] * (3 - len(indices))
-    fn = access_function(lw.module, access, racecheck, initcheck)
-    b.call(fn, [lw.ctx, b.bitcast(ptr, I8P), const(site)] + idx)
+    fn = access_function(lc.module, access, racecheck, initcheck)
+    b.call(fn, [lc.thread_ctx, b.bitcast(ptr, I8P), const(site)] + idx)

@@ -9,6 +9,7 @@ into one vectorisable loop.
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass, field
 
 import llvmlite.binding as llvm
 import numpy as np
@@ -17,7 +18,7 @@ from llvmlite import ir
 from kdebug.frontend.lower import i8, i32, i64
 from kdebug.runtime import device_launch
 from kdebug.targets.base import Target, init_llvm, run_pipeline
-from kdebug.targets.cpu import coroutines, exceptions_ir, inlining, kernel_print, memcheck_ir, sanitizer_ir, warp
+from kdebug.targets.cpu import coroutines, exceptions_ir, kernel_print, memcheck_ir, sanitizer_ir, warp
 from kdebug.targets.cpu.launcher import build_grid_launcher
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_DEPTH, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_RUNTIME,
                                        CTX_SHARED, I8P, LAUNCHER_TYPE, SPECIAL_REGISTER_FIELD, param_struct_type)
@@ -52,6 +53,19 @@ def execution_engine():
         return _engine
 
 
+@dataclass
+class CpuModuleState:
+    """What the CPU target's lowering hooks record about one module, for finish_ir and emit."""
+    shared_bytes: int = 0  # the module's static shared-memory layout (one for all its kernels)
+    coroutines: dict = field(default_factory=dict)  # kernel name -> CoroState: kernels with barriers
+    grid_sync: set = field(default_factory=set)  # kernels with a grid barrier
+
+
+def module_state(job) -> CpuModuleState:
+    """The record of the module ``job`` was lowered in (an empty one for a job lowered elsewhere)."""
+    return job.target_state if job.target_state is not None else CpuModuleState()
+
+
 HOST_ASM_NOT_RECORDED = ("; host assembly is recorded only when something shows it:\n"
                          "; the TUI, kdebug dump, or kdebug run --trace\n")
 
@@ -73,76 +87,72 @@ class CpuTarget(Target):
         self.triple = llvm.get_process_triple()
         self.data_layout = str(self.tm.target_data)
         self._const_counter = 0
-        self.coroutine_kernels: set[str] = set()  # kernels lowered as coroutines (they have barriers)
-        self.grid_sync_kernels: set[str] = set()  # kernels with a grid barrier
 
     # ---- lowering time -------------------------------------------------------
+    def module_state(self) -> CpuModuleState:
+        return CpuModuleState()
+
     def context_type(self):
         return CONTEXT_P
 
-    def special_register(self, lw, reg, dim):
-        b = lw.builder
-        ptr = b.gep(lw.ctx, [ir.Constant(i32, 0), ir.Constant(i32, SPECIAL_REGISTER_FIELD[reg]), ir.Constant(i32, "xyz".index(dim))],
+    def special_register(self, lc, reg, dim):
+        b = lc.builder
+        ptr = b.gep(lc.thread_ctx, [ir.Constant(i32, 0), ir.Constant(i32, SPECIAL_REGISTER_FIELD[reg]), ir.Constant(i32, "xyz".index(dim))],
                     inbounds=True)
         return b.load(ptr)
 
-    def print_line(self, lw, node, items) -> None:
-        kernel_print.lower_print(lw, self, items)
+    def print_line(self, lc, node, items) -> None:
+        kernel_print.lower_print(lc, self, items)
 
-    def raise_exception(self, lw, node, exc_class, exc_args) -> None:
-        exceptions_ir.emit_raise(lw, node, exc_class, exc_args)
+    def raise_exception(self, lc, node, exc_class, exc_args) -> None:
+        exceptions_ir.emit_raise(lc, node, exc_class, exc_args)
 
-    def after_raising_call(self, lw) -> None:
-        exceptions_ir.after_raising_call(lw)
+    def after_raising_call(self, lc) -> None:
+        exceptions_ir.after_raising_call(lc)
 
-    def check_bounds(self, lw, node, arr_t, indices, extents, access=None) -> None:
+    def check_bounds(self, lc, node, arr_t, indices, extents, access: str) -> None:
         if self.memcheck:
-            memcheck_ir.emit_bounds_check(lw, node, arr_t, indices, extents, access)
+            memcheck_ir.emit_bounds_check(lc, node, arr_t, indices, extents, access)
 
-    def instrument_access(self, lw, node, arr_t, ptr, indices, access: str) -> None:
-        if (self.racecheck or self.initcheck) and lw.ctx is not None:
-            sanitizer_ir.emit_access(lw, node, arr_t, ptr, indices, access, self.racecheck, self.initcheck)
+    def instrument_access(self, lc, node, arr_t, ptr, indices, access: str) -> None:
+        if (self.racecheck or self.initcheck) and lc.thread_ctx is not None:
+            sanitizer_ir.emit_access(lc, node, arr_t, ptr, indices, access, self.racecheck, self.initcheck)
 
-    def function_epilogue(self, lw) -> None:
-        if coroutines.function_epilogue(lw):
-            self.coroutine_kernels.add(lw.fn.name)
+    def function_epilogue(self, lc) -> None:
+        coroutines.function_epilogue(lc)
 
-    def inlines_call(self, lw, callee_tf) -> bool:
+    def inlines_call(self, lc, callee_tf) -> bool:
         """Device functions with barriers are lowered into the kernel: their barriers suspend its coroutine."""
         return "barrier" in callee_tf.features
 
-    def inline_call(self, lw, node, callee_tf, vals):
-        return inlining.inline_call(lw, node, callee_tf, vals)
-
-    def barrier(self, lw, node, what: str, vote=None, grid: bool = False):
+    def barrier(self, lc, node, what: str, vote=None, grid: bool = False):
         if grid:
-            self.grid_sync_kernels.add(coroutines.coro_root(lw).fn.name)
-        return coroutines.emit_barrier(lw, node, what, vote, grid)
+            lc.state.grid_sync.add(lc.fn.name)
+        return coroutines.emit_barrier(lc, node, what, vote, grid)
 
-    def warp_op(self, lw, node, op):
+    def warp_op(self, lc, node, op):
         """Shuffles, votes, matches, activemask, syncwarp: a warp-level suspend point."""
-        return warp.emit_warp_op(lw, node, op)
+        return warp.emit_warp_op(lc, node, op)
 
-    def shared_memory(self, lw, nbytes: int, align: int = 16) -> ir.Value:
+    def shared_memory(self, lc, nbytes: int, align: int = 16) -> ir.Value:
         """An i8* to ``nbytes`` of the block's shared memory (one static layout per module)."""
-        b = lw.builder
-        off = getattr(lw.module, "kdebug_shared_bytes", 0)
-        off = (off + align - 1) // align * align
-        lw.module.kdebug_shared_bytes = off + nbytes
-        base = b.load(b.gep(lw.ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_SHARED)], inbounds=True))
+        b = lc.builder
+        off = (lc.state.shared_bytes + align - 1) // align * align
+        lc.state.shared_bytes = off + nbytes
+        base = b.load(b.gep(lc.thread_ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_SHARED)], inbounds=True))
         return b.gep(base, [ir.Constant(i64, off)], inbounds=True)
 
-    def dynamic_shared_memory(self, lw):
+    def dynamic_shared_memory(self, lc):
         """(i8* base, i64 bytes) of the block's dynamic shared memory (the launch's shared_bytes)."""
-        b = lw.builder
-        base = b.load(b.gep(lw.ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_DYN_SHARED)], inbounds=True))
-        nbytes = b.load(b.gep(lw.ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_DYN_BYTES)], inbounds=True))
+        b = lc.builder
+        base = b.load(b.gep(lc.thread_ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_DYN_SHARED)], inbounds=True))
+        nbytes = b.load(b.gep(lc.thread_ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_DYN_BYTES)], inbounds=True))
         return base, nbytes
 
-    def frozen_array_pointer(self, lw, data: np.ndarray, elem_p: ir.Type) -> ir.Value:
+    def frozen_array_pointer(self, lc, data: np.ndarray, elem_p: ir.Type) -> ir.Value:
         self._const_counter += 1
-        gv = ir.GlobalVariable(lw.module, ir.ArrayType(i8, data.nbytes),
-                               name=f"kdebug.const.{lw.fn.name}.{self._const_counter}")
+        gv = ir.GlobalVariable(lc.module, ir.ArrayType(i8, data.nbytes),
+                               name=f"kdebug.const.{lc.fn.name}.{self._const_counter}")
         gv.global_constant = True
         gv.linkage = "internal"
         gv.align = 64
@@ -152,24 +162,24 @@ class CpuTarget(Target):
     # ---- deferred codegen -------------------------------------------------------
     supports_cross_module_references = True  # one MCJIT engine: later modules link to earlier entries
 
-    def device_launch(self, lw, node, marker, grid, block, args, argtypes) -> None:
+    def device_launch(self, lc, node, marker, grid, block, args, argtypes) -> None:
         """Pack the child's parameter buffer and dims on the stack and call the runtime, which runs
         the child's grid launcher (the marker's address) to completion."""
 
-        b = lw.builder
-        params = lw.alloca(param_struct_type(argtypes), name="child.params")
+        b = lc.builder
+        params = lc.alloca(param_struct_type(argtypes), name="child.params")
         for k, a in enumerate(args):
             b.store(a, b.gep(params, [ir.Constant(i32, 0), ir.Constant(i32, k)], inbounds=True))
-        dims = lw.alloca(ir.ArrayType(i32, 7), name="child.dims")
-        depth = b.load(b.gep(lw.ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_DEPTH)], inbounds=True))
+        dims = lc.alloca(ir.ArrayType(i32, 7), name="child.dims")
+        depth = b.load(b.gep(lc.thread_ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_DEPTH)], inbounds=True))
         for k, v in enumerate(list(grid) + list(block) + [b.add(depth, ir.Constant(i32, 1))]):
             b.store(v, b.gep(dims, [ir.Constant(i32, 0), ir.Constant(i32, k)], inbounds=True))
-        runtime = b.load(b.gep(lw.ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_RUNTIME)], inbounds=True))
+        runtime = b.load(b.gep(lc.thread_ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_RUNTIME)], inbounds=True))
         job_id = int(marker.callee.name.rsplit(".", 1)[1])  # the marker carries the child's job id
-        site = device_launch.register_site(job_id, lw.src.loc(node))
-        callee = lw.module.globals.get(device_launch.SYMBOL)
+        site = device_launch.register_site(job_id, lc.src.loc(node))
+        callee = lc.module.globals.get(device_launch.SYMBOL)
         if callee is None:
-            callee = ir.Function(lw.module, ir.FunctionType(ir.VoidType(), [I8P, I8P, ir.PointerType(i32), I8P, i64]),
+            callee = ir.Function(lc.module, ir.FunctionType(ir.VoidType(), [I8P, I8P, ir.PointerType(i32), I8P, i64]),
                                  name=device_launch.SYMBOL)
         b.call(callee, [marker, b.bitcast(params, I8P), b.bitcast(dims, ir.PointerType(i32)), runtime,
                         ir.Constant(i64, site)])
@@ -207,9 +217,9 @@ class CpuTarget(Target):
         """Wrap a kernel entry in its grid launcher; make the kernel itself internal."""
         if job.kind != "kernel":
             return []
-        shared = getattr(job.module_ir, "kdebug_shared_bytes", 0) if job.module_ir is not None else 0
-        launcher = build_grid_launcher(job.entry, job.argtypes, self, coroutine=job.entry in self.coroutine_kernels,
-                         grid_sync=job.entry in self.grid_sync_kernels, shared_bytes=shared,
+        state = module_state(job)
+        launcher = build_grid_launcher(job.entry, job.argtypes, self, coroutine=job.entry in state.coroutines,
+                                       grid_sync=job.entry in state.grid_sync, shared_bytes=state.shared_bytes,
                                        racecheck=self.racecheck, initcheck=self.initcheck)
         mod.link_in(llvm.parse_assembly(str(launcher)))
         entry = mod.get_function(job.entry)
@@ -235,7 +245,7 @@ class CpuTarget(Target):
         obj = self.tm.emit_object(mod)
         asm = self.tm.emit_assembly(mod) if self.record_host_asm else HOST_ASM_NOT_RECORDED
         # kernels with a grid barrier must run every block in one launcher call (runtime/cpu.py)
-        grid_sync = {j.entry for j in jobs if j.entry in self.grid_sync_kernels}
+        grid_sync = {j.entry for j in jobs if j.entry in module_state(j).grid_sync}
         return {"object": obj, "asm": asm, "grid_sync": grid_sync,
                 "sanitize": {"racecheck": self.racecheck, "initcheck": self.initcheck}}
 

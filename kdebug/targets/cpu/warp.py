@@ -89,48 +89,47 @@ def fail_function(module: ir.Module) -> ir.Function:
     return fn
 
 
-def _fail(lw, kind, site, aux):
-    b = lw.builder
-    b.call(fail_function(lw.module), [lw.ctx, _c(kind), _c(site)] + list(aux))
+def _fail(lc, kind, site, aux):
+    b = lc.builder
+    b.call(fail_function(lc.module), [lc.thread_ctx, _c(kind), _c(site)] + list(aux))
     b.unreachable()
-    b.position_at_end(lw.new_block("warp.ok"))
+    b.position_at_end(lc.new_block("warp.ok"))
 
 
-def emit_warp_op(lw, node, op):
+def emit_warp_op(lc, node, op):
     """The CPU form of one warp operation (``op`` a kdebug.frontend.intrinsics_warp.WarpOp)."""
-    root = CO.coro_root(lw)
-    if root.tf.kind != "kernel":
-        raise lw.src.error(node, f"{op.what} in a device function that is not inlined into a kernel",
+    if lc.function_tf.kind != "kernel":
+        raise lc.src.error(node, f"{op.what} in a device function that is not inlined into a kernel",
                            "call the device function directly from a kernel (not through kdebug.deferred)")
-    st = CO.begin_coroutine(lw)
-    b = lw.builder
-    site = M.register_site(M.Site("warp barrier", lw.tf.name, lw.src.loc(node), what=op.what,
-                                  function_kind=lw.tf.kind))
-    lane = b.urem(_linear_tid(b, lw.ctx), _c(32))
+    st = CO.begin_coroutine(lc)
+    b = lc.builder
+    site = M.register_site(M.Site("warp barrier", lc.tf.name, lc.src.loc(node), what=op.what,
+                                  function_kind=lc.tf.kind))
+    lane = b.urem(_linear_tid(b, lc.thread_ctx), _c(32))
     kind = KIND_ACTIVEMASK if op.kind == "activemask" else KIND_SYNC if op.kind == "syncwarp" else KIND_COLLECTIVE
     mask = op.mask if op.mask is not None else _c(-1)
     if kind != KIND_ACTIVEMASK:
-        ok = lw.new_block("warp.inmask")
-        bad = lw.new_block("warp.notinmask")
+        ok = lc.new_block("warp.inmask")
+        bad = lc.new_block("warp.notinmask")
         b.cbranch(_bit(b, mask, lane), ok, bad)
         b.position_at_end(bad)
-        b.call(fail_function(lw.module), [lw.ctx, _c(M.WARP_NOT_IN_MASK), _c(site), _c(0), mask, lane, _c(0)])
+        b.call(fail_function(lc.module), [lc.thread_ctx, _c(M.WARP_NOT_IN_MASK), _c(site), _c(0), mask, lane, _c(0)])
         b.unreachable()
         b.position_at_end(ok)
     value = op.value
     xin = _c(0, i64) if value is None else b.zext(value, i64) if value.type.width < 64 else value
-    CO.pin_locals(lw)
-    b.store(mask, ctx_field(b, lw.ctx, CTX_WMASK))
-    b.store(_c(kind), ctx_field(b, lw.ctx, CTX_WKIND))
-    b.store(xin, ctx_field(b, lw.ctx, CTX_XIN))
-    b.store(_c(site | WARP_FLAG), ctx_field(b, lw.ctx, CTX_BARRIER))
-    CO.suspend(lw, st, final=False)
-    group = b.load(ctx_field(b, lw.ctx, CTX_WGROUP))
-    return _result(lw, op, site, lane, group, xin)
+    CO.pin_locals(lc)
+    b.store(mask, ctx_field(b, lc.thread_ctx, CTX_WMASK))
+    b.store(_c(kind), ctx_field(b, lc.thread_ctx, CTX_WKIND))
+    b.store(xin, ctx_field(b, lc.thread_ctx, CTX_XIN))
+    b.store(_c(site | WARP_FLAG), ctx_field(b, lc.thread_ctx, CTX_BARRIER))
+    CO.suspend(lc, st, final=False)
+    group = b.load(ctx_field(b, lc.thread_ctx, CTX_WGROUP))
+    return _result(lc, op, site, lane, group, xin)
 
 
-def _result(lw, op, site, lane, group, xin):
-    b = lw.builder
+def _result(lc, op, site, lane, group, xin):
+    b = lc.builder
     k = op.kind
     if k == "syncwarp":
         return None
@@ -138,17 +137,17 @@ def _result(lw, op, site, lane, group, xin):
         return group
     if k.startswith("shfl."):
         j = _source_lane(b, k[5:], lane, op.b, op.c)
-        ok = lw.new_block("shfl.source")
-        bad = lw.new_block("shfl.inactive")
+        ok = lc.new_block("shfl.source")
+        bad = lc.new_block("shfl.inactive")
         b.cbranch(_bit(b, group, j), ok, bad)
         b.position_at_end(bad)
-        b.call(fail_function(lw.module), [lw.ctx, _c(M.WARP_INACTIVE_SOURCE), _c(site), group, op.mask, j, lane])
+        b.call(fail_function(lc.module), [lc.thread_ctx, _c(M.WARP_INACTIVE_SOURCE), _c(site), group, op.mask, j, lane])
         b.unreachable()
         b.position_at_end(ok)
-        v = b.load(ctx_field(b, b.gep(lw.ctx, [b.sub(j, lane)]), CTX_XOUT))
+        v = b.load(ctx_field(b, b.gep(lc.thread_ctx, [b.sub(j, lane)]), CTX_XOUT))
         return b.trunc(v, op.value.type) if op.value.type.width < 64 else v
     if k.startswith("vote."):
-        ballot = b.call(_gather_function(lw.module, "ballot"), [lw.ctx, lane, group, xin])
+        ballot = b.call(_gather_function(lc.module, "ballot"), [lc.thread_ctx, lane, group, xin])
         if k == "vote.ballot":
             return ballot
         if k == "vote.all":
@@ -156,7 +155,7 @@ def _result(lw, op, site, lane, group, xin):
         if k == "vote.any":
             return b.icmp_unsigned("!=", ballot, _c(0))
         return b.or_(b.icmp_unsigned("==", ballot, _c(0)), b.icmp_unsigned("==", ballot, group))
-    same = b.call(_gather_function(lw.module, "match"), [lw.ctx, lane, group, xin])
+    same = b.call(_gather_function(lc.module, "match"), [lc.thread_ctx, lane, group, xin])
     if k == "match.any":
         return same
     everyone = b.icmp_unsigned("==", same, group)

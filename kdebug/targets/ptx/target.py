@@ -17,6 +17,7 @@ and ``__cudaCDP2LaunchDeviceV2``); PTX that calls it is assembled with
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 import numpy as np
@@ -48,6 +49,12 @@ _LIBDEVICE_INTRINSICS = ("sin", "cos", "tan", "exp", "exp2", "exp10", "log", "lo
 
 
 CONST_MEMORY_LIMIT = 32 * 1024  # frozen arrays beyond this many bytes a module go to global memory
+
+
+@dataclass
+class PtxModuleState:
+    """What the PTX target's lowering hooks record about one module."""
+    const_bytes: int = 0  # frozen arrays placed in .const memory so far
 
 
 def _libdevice_module():
@@ -85,109 +92,112 @@ class PtxTarget(Target):
         self._ptxas_missing_said = False
 
     # ---- lowering time -------------------------------------------------------
+    def module_state(self) -> PtxModuleState:
+        return PtxModuleState()
+
     def context_type(self):
         return None  # the hardware has the special registers: no hidden parameter
 
-    def special_register(self, lw, reg, dim):
+    def special_register(self, lc, reg, dim):
         name = f"llvm.nvvm.read.ptx.sreg.{_SREG[reg]}.{dim}"
-        fn = lw.module.globals.get(name)
+        fn = lc.module.globals.get(name)
         if fn is None:
-            fn = ir.Function(lw.module, ir.FunctionType(i32, []), name=name)
-        return lw.builder.call(fn, [])
+            fn = ir.Function(lc.module, ir.FunctionType(i32, []), name=name)
+        return lc.builder.call(fn, [])
 
-    def raise_exception(self, lw, node, exc_class, exc_args) -> None:
+    def raise_exception(self, lc, node, exc_class, exc_args) -> None:
         """The thread stops (PTX ``exit``), as a numba kernel without debug=True; the GPU does not report
         the exception to the host (the CPU backend does, with debug=True)."""
-        lw.builder.call(ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), "exit;", "", side_effect=True), [])
-        lw.builder.unreachable()
+        lc.builder.call(ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), "exit;", "", side_effect=True), [])
+        lc.builder.unreachable()
 
-    def print_line(self, lw, node, items) -> None:
+    def print_line(self, lc, node, items) -> None:
         """vprintf(format, args) as numba-cuda: the values in a local struct, floats as doubles, booleans as
         "True"/"False" strings."""
-        b, m = lw.builder, lw.module
+        b, m = lc.builder, lc.module
         fmt = c_format(items)
         values = []
         for t, v in (it for it in items if it[0] != "s"):
             if t.is_bool:
-                values.append(b.select(v, self._cstring(lw, "True"), self._cstring(lw, "False")))
+                values.append(b.select(v, self._cstring(lc, "True"), self._cstring(lc, "False")))
             elif t.is_float:
                 values.append(b.fpext(v, ir.DoubleType()) if t.bits < 64 else v)
             else:
                 values.append((b.sext if t.signed else b.zext)(v, i64) if v.type.width < 64 else v)
         struct_t = ir.LiteralStructType([v.type for v in values] or [i64])
-        slot = lw.alloca(struct_t, name="printf.args")
+        slot = lc.alloca(struct_t, name="printf.args")
         for k, v in enumerate(values):
             b.store(v, b.gep(slot, [ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), k)], inbounds=True))
         vprintf = m.globals.get("vprintf") or ir.Function(m, ir.FunctionType(ir.IntType(32), [I8P, I8P]), name="vprintf")
-        b.call(vprintf, [self._cstring(lw, fmt), b.bitcast(slot, I8P)])
+        b.call(vprintf, [self._cstring(lc, fmt), b.bitcast(slot, I8P)])
 
-    def _cstring(self, lw, text: str) -> ir.Value:
+    def _cstring(self, lc, text: str) -> ir.Value:
         """A NUL-terminated constant string in global memory, as a generic i8*."""
         data = bytearray(text.encode()) + b"\0"
         name = f"printf.str.{abs(hash(text)) % 10**12}"
-        gv = lw.module.globals.get(name)
+        gv = lc.module.globals.get(name)
         if gv is None:
-            gv = ir.GlobalVariable(lw.module, ir.ArrayType(i8, len(data)), name=name, addrspace=1)
+            gv = ir.GlobalVariable(lc.module, ir.ArrayType(i8, len(data)), name=name, addrspace=1)
             gv.initializer = ir.Constant(ir.ArrayType(i8, len(data)), data)
             gv.global_constant = True
             gv.linkage = "internal"
-        return lw.builder.addrspacecast(lw.builder.bitcast(gv, ir.PointerType(i8, addrspace=1)), I8P)
+        return lc.builder.addrspacecast(lc.builder.bitcast(gv, ir.PointerType(i8, addrspace=1)), I8P)
 
-    def barrier(self, lw, node, what: str, vote=None, grid: bool = False):
+    def barrier(self, lc, node, what: str, vote=None, grid: bool = False):
         """``bar.sync 0``; with a vote, ``bar.red.popc`` returns how many threads voted 1."""
         if grid:
-            raise lw.src.error(node, f"{what} is not supported on the ptx target (it needs a cooperative launch)",
+            raise lc.src.error(node, f"{what} is not supported on the ptx target (it needs a cooperative launch)",
                                "run it on the CPU backend (--backend cpu), or split the kernel in two launches")
-        m = lw.module
+        m = lc.module
         if vote is None:
             fn = m.globals.get("llvm.nvvm.barrier0") or ir.Function(m, ir.FunctionType(ir.VoidType(), []),
                                                                     name="llvm.nvvm.barrier0")
-            lw.builder.call(fn, [])
+            lc.builder.call(fn, [])
             return None
         fn = m.globals.get("llvm.nvvm.barrier0.popc") or ir.Function(m, ir.FunctionType(i32, [i32]),
                                                                      name="llvm.nvvm.barrier0.popc")
-        return lw.builder.call(fn, [vote])
+        return lc.builder.call(fn, [vote])
 
-    def warp_op(self, lw, node, op):
+    def warp_op(self, lc, node, op):
         """Shuffles, votes, matches, activemask and syncwarp: the llvm.nvvm intrinsics."""
-        return warp.emit_warp_op(lw, node, op)
+        return warp.emit_warp_op(lc, node, op)
 
-    def shared_memory(self, lw, nbytes: int, align: int = 16) -> ir.Value:
+    def shared_memory(self, lc, nbytes: int, align: int = 16) -> ir.Value:
         """An i8* to ``nbytes`` of ``.shared`` memory (one addrspace(3) global per array)."""
         self._const_counter += 1
         ty = ir.ArrayType(i8, max(int(nbytes), 1))
-        gv = ir.GlobalVariable(lw.module, ty, name=f"kdebug_shared_{lw.fn.name.replace('.', '_')}_{self._const_counter}",
+        gv = ir.GlobalVariable(lc.module, ty, name=f"kdebug_shared_{lc.fn.name.replace('.', '_')}_{self._const_counter}",
                                addrspace=3)
         gv.linkage = "internal"
         gv.align = align
         gv.initializer = ir.Constant(ty, ir.Undefined)
-        return lw.builder.addrspacecast(lw.builder.bitcast(gv, ir.PointerType(i8, addrspace=3)), I8P)
+        return lc.builder.addrspacecast(lc.builder.bitcast(gv, ir.PointerType(i8, addrspace=3)), I8P)
 
     def libm_name(self, name: str, single: bool) -> str:
         return f"__nv_{name}f" if single else f"__nv_{name}"
 
-    def frozen_array_pointer(self, lw, data: np.ndarray, elem_p: ir.Type) -> ir.Value:
+    def frozen_array_pointer(self, lc, data: np.ndarray, elem_p: ir.Type) -> ir.Value:
         self._const_counter += 1
         # .const while this module's frozen arrays fit (64 KiB a module, and linked modules add up)
-        used = getattr(lw.module, "kdebug_const_bytes", 0)
+        used = lc.state.const_bytes
         space = 4 if used + data.nbytes <= CONST_MEMORY_LIMIT else 1
         if space == 4:
-            lw.module.kdebug_const_bytes = used + data.nbytes
+            lc.state.const_bytes = used + data.nbytes
         ty = ir.ArrayType(i8, max(data.nbytes, 1))
-        gv = ir.GlobalVariable(lw.module, ty, name=f"kdebug_const_{lw.fn.name.replace('.', '_')}_{self._const_counter}",
+        gv = ir.GlobalVariable(lc.module, ty, name=f"kdebug_const_{lc.fn.name.replace('.', '_')}_{self._const_counter}",
                                addrspace=space)
         gv.global_constant = True
         gv.linkage = "internal"
         gv.align = 16
         gv.initializer = ir.Constant(ty, bytearray(data.tobytes() or b"\0"))
-        return lw.builder.addrspacecast(lw.builder.bitcast(gv, ir.PointerType(elem_p.pointee, addrspace=space)), elem_p)
+        return lc.builder.addrspacecast(lc.builder.bitcast(gv, ir.PointerType(elem_p.pointee, addrspace=space)), elem_p)
 
     # ---- deferred codegen -------------------------------------------------------
-    def device_launch(self, lw, node, marker, grid, block, args, argtypes) -> None:
+    def device_launch(self, lc, node, marker, grid, block, args, argtypes) -> None:
         """CDP2: ask the device runtime for the child's parameter buffer, fill it with the flat
         parameters at natural alignment (the kernel entry's layout), launch on the default stream."""
-        b = lw.builder
-        m = lw.module
+        b = lc.builder
+        m = lc.module
         get_buf = m.globals.get(CDP2_GET_BUFFER) or ir.Function(
             m, ir.FunctionType(I8P, [I8P, DIM3, DIM3, i32]), name=CDP2_GET_BUFFER)
         launch = m.globals.get(CDP2_LAUNCH) or ir.Function(m, ir.FunctionType(i32, [I8P, I8P]), name=CDP2_LAUNCH)

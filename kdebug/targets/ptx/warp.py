@@ -15,9 +15,9 @@ def _fn(module, name, ret, args):
     return fn
 
 
-def emit_warp_op(lw, node, op):
-    b = lw.builder
-    m = lw.module
+def emit_warp_op(lc, node, op):
+    b = lc.builder
+    m = lc.module
     kind = op.kind
     if kind.startswith("shfl."):
         name = f"llvm.nvvm.shfl.sync.{kind[5:]}.i32"
