@@ -53,3 +53,34 @@ def test_bench_sanitizers_quick_prints_the_side_by_side_table():
     assert "| kernel | none (ms) | memcheck (ms) | racecheck (ms) | initcheck (ms) |" in r.stdout
     assert "| tiled matmul 128x128 |" in r.stdout and "| reduction, 2^16 float32 |" in r.stdout
     assert "target: racecheck at most 10x" in r.stdout
+
+
+def test_ptxas_timer_counts_calls_through_any_binding(monkeypatch):
+    """bench_compile's ptxas column: a caller holding ``run_ptxas`` by a ``from ... import`` binding
+    (as the package's re-export does) is timed too, not only calls through the defining module."""
+    import importlib.util
+    import time
+    import types
+
+    import kdebug.targets.ptx.ptxas as ptxas
+
+    spec = importlib.util.spec_from_file_location("bench_compile_under_test", SCRIPT)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    calls = []
+
+    def fake_run_ptxas(*args, **kwargs):
+        calls.append(args)
+        time.sleep(0.002)
+        return {}
+
+    monkeypatch.setattr(ptxas, "run_ptxas", fake_run_ptxas)
+    holder = types.ModuleType("kdebug._ptxas_binding_probe")
+    holder.run_ptxas = fake_run_ptxas  # what `from kdebug.targets.ptx.ptxas import run_ptxas` leaves
+    monkeypatch.setitem(sys.modules, holder.__name__, holder)
+    spent = bench._time_ptxas()
+    holder.run_ptxas("ptx", "sm_90", False)
+    assert calls and spent[0] > 0
+    through_module = spent[0]
+    ptxas.run_ptxas("ptx", "sm_90", False)
+    assert len(calls) == 2 and spent[0] > through_module
