@@ -60,3 +60,99 @@ def test_array_argument_types_are_reused_and_still_told_apart():
     assert T.typeof(np.zeros((), np.float32)) is None and T.typeof(np.zeros(3, np.complex64)) is None
     assert T.typeof(cuda.to_device(a)) == T.typeof(a)
     assert hash(T.typeof(a)) == hash(T.Array(T.float32, 1, "C"))
+
+
+# ---- the parameter buffer: packed by a plan made once per signature --------------------------------
+_SCALARS = [(T.int8, -5), (T.int16, 300), (T.int32, -70000), (T.int64, -(1 << 40)), (T.uint8, 200),
+            (T.uint16, 60000), (T.uint32, 4000000000), (T.uint64, (1 << 63) + 5), (T.float32, 1.25),
+            (T.float64, -2.5e-300), (T.boolean, True)]
+
+
+def _ctypes_bytes(argtypes, args) -> bytes:
+    """The parameter buffer as the ctypes mirror lays it out (what the launcher was always given)."""
+    import ctypes
+
+    from kdebug.runtime import cpu
+    s = cpu.params_type(argtypes)(*[cpu.to_cvalue(t, v) for t, v in zip(argtypes, args)])
+    return ctypes.string_at(ctypes.addressof(s), ctypes.sizeof(s))
+
+
+@pytest.mark.parametrize("pair", [(a, b) for a in _SCALARS for b in _SCALARS[::3]])
+def test_a_plan_packs_scalars_and_arrays_as_the_ctypes_structure_does(pair):
+    from kdebug.runtime import cpu
+    from kdebug.runtime.param_packing import plan_for
+    (t1, v1), (t2, v2) = pair
+    arr2 = cuda.to_device(np.zeros((3, 5), np.float64))
+    arr1 = np.zeros(7, np.int8)
+    argtypes = (t1, T.typeof(arr2), t2, T.typeof(arr1))
+    args = (v1, arr2, v2, arr1)
+    plan = plan_for(argtypes, cpu.params_type(argtypes))
+    assert plan.pack(args) == _ctypes_bytes(argtypes, args)
+    numpy_scalars = (t1.np_dtype.type(v1), arr2, t2.np_dtype.type(v2), arr1)  # numpy's scalar types too
+    assert plan.pack(numpy_scalars) == _ctypes_bytes(argtypes, args)
+
+
+def test_a_plan_converts_values_of_another_type_as_numpy_does():
+    from kdebug.runtime import cpu
+    from kdebug.runtime.param_packing import plan_for
+    argtypes = (T.int32, T.float32, T.int64, T.boolean)
+    args = (np.int64(-3), 0.1, 2.0, 0)  # a declared signature may take these
+    plan = plan_for(argtypes, cpu.params_type(argtypes))
+    assert plan.pack(args) == _ctypes_bytes(argtypes, args)
+    with pytest.raises(OverflowError):  # as np.int32(2**40) refuses it
+        plan.pack((1 << 40, 0.0, 0, False))
+
+
+def test_tuples_keep_the_ctypes_path():
+    from kdebug.runtime import cpu
+    from kdebug.runtime.param_packing import plan_for
+    argtypes = (T.int8, T.Tuple((T.int8, T.int64)))
+    assert plan_for(argtypes, cpu.params_type(argtypes)) is None
+
+
+@cuda.jit
+def _tuple_sum(t, out):
+    out[0] = t[0] + t[1]
+
+
+def test_tuple_arguments_still_reach_the_kernel():
+    out = np.zeros(1, np.int64)
+    _tuple_sum[1, 1]((np.int8(3), 40), out)
+    assert out[0] == 43
+
+
+# ---- nothing built for nobody: events, configurations ------------------------------------------
+def test_a_launch_nobody_listens_to_builds_no_events(monkeypatch):
+    from kdebug import events as E
+    from kdebug.session import live
+    session = live.Session(backend="cpu", snapshots=False)
+    from kdebug.lang import seam
+    previous = seam.current()
+    live.set_session(session)
+    try:
+        x = cuda.to_device(np.arange(256, dtype=np.float32))
+        out = cuda.device_array(256, np.float32)
+        _axpy[1, 256](np.float32(2), x, out)
+        made = []
+        for name in ("LaunchStarted", "LaunchFinished", "CacheHit"):
+            cls = getattr(E, name)
+            monkeypatch.setattr(E, name, lambda *a, _cls=cls, **kw: made.append(_cls) or _cls(*a, **kw))
+        _axpy[1, 256](np.float32(3), x, out)
+        assert made == []
+        seen = []
+        session.bus.subscribe(seen.append)
+        _axpy[1, 256](np.float32(4), x, out)
+        assert [e.kind for e in seen] == ["cache_hit", "launch_started", "launch_finished"]
+        np.testing.assert_array_equal(out.copy_to_host(), 4 * np.arange(256, dtype=np.float32))
+    finally:
+        live.set_session(previous)
+
+
+def test_a_kept_launch_configuration_still_refuses_what_it_refused():
+    x = cuda.to_device(np.zeros(4, np.float32))
+    _axpy[1, 4](np.float32(1), x, x)
+    assert _axpy[1, 4] is _axpy[1, 4]  # checked once
+    with pytest.raises(LaunchError, match="int or a tuple"):
+        _axpy[True, 4]  # == (1, 4) as a dict key, but a bool is not a size
+    with pytest.raises(LaunchError, match="exceeds the limit"):
+        _axpy[1, 2048]

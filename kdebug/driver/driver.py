@@ -136,7 +136,8 @@ class Driver:
         argtypes = tuple(argtypes)
         hit = self.launch_cache.get((dispatcher, argtypes, kind))  # the launch path: no key to build
         if hit is not None:
-            self.bus.emit(E.CacheHit(**self.job_fields(hit.record)))
+            if self.bus.has_subscribers:
+                self.bus.emit(E.CacheHit(**self.job_fields(hit.record)))
             return hit
         job = CompilerJob(dispatcher, argtypes, self.target.name, kind)
         key = job.key

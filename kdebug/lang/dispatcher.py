@@ -103,6 +103,7 @@ class Dispatcher(DispatcherInspection):
         self.declared = [parse_signature(s) for s in signatures]  # numba's .signatures are the compiled ones
         self.specializations: dict[tuple, Dispatcher] = {}
         self.specialized = False
+        self._configs: dict[tuple, LaunchConfiguration] = {}  # checked k[blocks, threads] configurations
         for sig in self.declared:  # eager compilation, as numba does with a signature
             if not device:
                 self.compile(sig.argtypes)
@@ -115,6 +116,20 @@ class Dispatcher(DispatcherInspection):
         return list(self.py_func.__code__.co_varnames[: self.py_func.__code__.co_argcount])
 
     def __getitem__(self, config) -> "LaunchConfiguration":
+        # k[blocks, threads] with plain ints, the usual launch: its checked configuration is kept
+        plain = type(config) is tuple and len(config) == 2 and type(config[0]) is int and type(config[1]) is int
+        if plain:
+            hit = self._configs.get(config)
+            if hit is not None:
+                return hit
+        launch = self._configure(config)
+        if plain:
+            if len(self._configs) > 64:
+                self._configs.clear()
+            self._configs[config] = launch
+        return launch
+
+    def _configure(self, config) -> "LaunchConfiguration":
         if self.device:
             raise LaunchError(f"{self.__name__} is a device function and cannot be launched", caller_location(),
                               "call it from a kernel, or decorate it with @cuda.jit (no device=True)")

@@ -43,6 +43,7 @@ class DeviceNDArray:
         self._host = buffer
         self._owner = None  # a backend may attach real device memory here
         self._dev = device  # the gpu runtime's DeviceBuffer, or None: the data is _host
+        self._address = None  # _host's data address, read once (numpy's .ctypes.data costs µs a launch)
         # initcheck: None when every element holds data the host gave; False while nothing wrote any
         # (cuda.device_array); else a uint8 per element, 1 once written (kernels set it too)
         self._written = None
@@ -82,7 +83,11 @@ class DeviceNDArray:
                 "typestr": self.dtype.str, "version": 3}
 
     def device_address(self) -> int:
-        return self._dev.ptr if self._dev is not None else self._host.ctypes.data
+        if self._dev is not None:
+            return self._dev.ptr
+        if self._address is None:
+            self._address = self._host.ctypes.data
+        return self._address
 
     def copy_to_host(self, ary: np.ndarray | None = None, stream=0) -> np.ndarray:
         if ary is None:

@@ -267,6 +267,12 @@ def _array_type(value) -> Array | None:
 
 def typeof(value) -> Type | None:
     """The kernel-language type of a host value passed to a kernel or captured as a constant."""
+    if type(value) in _device_array_types:  # a device array's dtype and ndim never change: typed once
+        cached = value.__dict__
+        t = cached.get("_kdebug_type")
+        if t is None:
+            t = cached["_kdebug_type"] = _array_type(value)
+        return t
     if isinstance(value, _array_classes):  # arrays first: most launch arguments are
         return _array_type(value)
     if isinstance(value, (bool, np.bool_)):

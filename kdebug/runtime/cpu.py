@@ -11,6 +11,7 @@ from kdebug.errors import LaunchError
 from kdebug.lang import types as T
 from kdebug.lang.host import DeviceNDArray
 from kdebug.runtime.memcheck import error_from_record, warning_from_record
+from kdebug.runtime.param_packing import plan_for
 from kdebug.runtime.record import I32P, LAUNCHER, RuntimeRecord
 from kdebug.runtime.sanitizers import LaunchChecks
 
@@ -98,6 +99,28 @@ class CpuRuntime:
 
     def __init__(self) -> None:
         self._funcs: dict[int, object] = {}
+        self._plans: dict[tuple, object] = {}
+        self._dims: dict[tuple, object] = {}
+
+    def pack_params(self, argtypes: tuple, args):
+        """The launcher's parameter buffer: packed by the signature's plan (param_packing.py), or
+        through ctypes structures for arguments a plan cannot pack flat (tuples)."""
+        plan = self._plans.get(argtypes, False)
+        if plan is False:
+            plan = self._plans[argtypes] = plan_for(argtypes, params_type(argtypes))
+        if plan is not None:
+            return plan.pack(args)
+        return ctypes.byref(params_type(argtypes)(*[to_cvalue(t, v) for t, v in zip(argtypes, args)]))
+
+    def dims(self, grid, block):
+        """gx gy gz bx by bz depth as the launcher reads them (read only: one array per configuration)."""
+        key = (grid, block)
+        hit = self._dims.get(key)
+        if hit is None:
+            if len(self._dims) > 256:
+                self._dims.clear()
+            hit = self._dims[key] = (ctypes.c_int32 * 7)(*grid, *block, 0)
+        return hit
 
     def launcher(self, address: int):
         fn = self._funcs.get(address)
@@ -110,13 +133,14 @@ class CpuRuntime:
         """Run a grid. ``shuffle`` (a seed) runs each block's threads in a random order between barriers.
         A failed bounds check or a divergent barrier raises KernelRuntimeError (see runtime/memcheck.py).
         Returns the hazards racecheck and initcheck found (runtime/sanitizers.py), if they ran."""
-        params = params_type(argtypes)(*[to_cvalue(t, v) for t, v in zip(argtypes, args)])
-        dims = (ctypes.c_int32 * 7)(*grid, *block, 0)  # gx gy gz bx by bz depth
+        params = self.pack_params(argtypes, args)
+        dims = self.dims(grid, block)
         nblocks = grid[0] * grid[1] * grid[2]
         nt = block[0] * block[1] * block[2]
         fn = self.launcher(compiled.entry_address)
         record = RuntimeRecord()
-        record.dyn_shared = max(0, int(shared))
+        if shared:
+            record.dyn_shared = max(0, int(shared))
         perm = None
         if shuffle is not None:
             rng = np.random.default_rng(shuffle)
@@ -135,19 +159,18 @@ class CpuRuntime:
         if grid_sync:
             _check_cooperative(compiled.record.name, nblocks, nt)
         if grid_sync or not parallel or ncpu == 1 or nblocks < 2 or threads < PARALLEL_MIN_THREADS:
-            fn(ctypes.addressof(params), dims, 0, nblocks, rt)
+            fn(params, dims, 0, nblocks, rt)
         else:
             chunks = min(ncpu * 4, nblocks)
             bounds = np.linspace(0, nblocks, chunks + 1).astype(np.int64)
-            futures = [pool().submit(fn, ctypes.addressof(params), dims, int(lo), int(hi), rt)
+            futures = [pool().submit(fn, params, dims, int(lo), int(hi), rt)
                        for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
             for f in futures:
                 f.result()
         del perm
-        error = error_from_record(record, compiled.record.name)
-        if error is not None:
-            raise error
-        warning = warning_from_record(record, compiled.record.name)
+        if record.error or record.exc_site:  # a failed check, or a debug=True kernel's exception
+            raise error_from_record(record, compiled.record.name)
+        warning = warning_from_record(record, compiled.record.name) if record.warn_site else None
         found = [warning] if warning is not None else []
         if checks is not None:  # racecheck's and initcheck's hazards (runtime/sanitizers.py)
             found += checks.hazards_found(record, compiled.record.name, grid, block)

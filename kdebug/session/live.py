@@ -145,8 +145,10 @@ class Session:
         compiled = self.compile_kernel(dispatcher, argtypes)
         lid = self.next_launch_id()
         self.current_launch = lid
-        self.bus.emit(E.LaunchStarted(launch=lid, job=compiled.record.id, name=dispatcher.__name__,
-                                      grid=list(grid), block=list(block), backend=self.backend))
+        listening = self.bus.has_subscribers  # nobody listening (a plain python run): no event objects
+        if listening:
+            self.bus.emit(E.LaunchStarted(launch=lid, job=compiled.record.id, name=dispatcher.__name__,
+                                          grid=list(grid), block=list(block), backend=self.backend))
         t0 = time.perf_counter()
         copy_back = []
         error = foreign = None
@@ -171,7 +173,8 @@ class Session:
         self._flush_prints(lid, dispatcher.__name__)
         dt = time.perf_counter() - t0
         failure = str(error) if error else f"{type(foreign).__name__}: {foreign}" if foreign else None
-        self.bus.emit(E.LaunchFinished(launch=lid, name=dispatcher.__name__, duration=dt, error=failure))
+        if listening or self.bus.has_subscribers:
+            self.bus.emit(E.LaunchFinished(launch=lid, name=dispatcher.__name__, duration=dt, error=failure))
         for w in warnings:  # e.g. a barrier in a branch released by exited threads (runtime/memcheck.py)
             self.bus.emit(E.Diagnostic(severity="warning", message=w.message, category=w.category,
                                        job=compiled.record.id, location=w.loc.to_json() if w.loc else None,

@@ -48,6 +48,8 @@ CALLBACK_ADDRESS = ctypes.cast(_callback, ctypes.c_void_p).value
 def take() -> list[tuple[int, int, str]]:
     """The lines printed since the last take, in thread order: (linear block, linear thread, text)."""
     global _lines
+    if not _lines:  # most launches print nothing
+        return []
     with _lock:
         lines, _lines = _lines, []
     lines.sort(key=lambda x: (x[0], x[1], x[2]))
