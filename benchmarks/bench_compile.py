@@ -651,7 +651,15 @@ def environment() -> str:
                     break
     blas = ", ".join(f"{k}={os.environ[k]}" for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ)
     return (f"machine: {os.cpu_count()} cores ({cpu}); Python {platform.python_version()}; numpy {np.__version__}; "
-            f"llvmlite {llvmlite.__version__}; {blas or 'OPENBLAS_CORETYPE not set'}")
+            f"llvmlite {llvmlite.__version__}; {blas or 'OPENBLAS_CORETYPE not set'}; {load_average()}")
+
+
+def load_average() -> str:
+    """The machine's load average (1, 5, 15 min): on a shared machine, what the figures were measured under."""
+    try:
+        return "load average " + ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        return "load average unknown"
 
 
 def numba_python(args) -> str:
@@ -854,7 +862,7 @@ def main(argv=None) -> int:
 
     if args.profile:
         profile_compile(repeat)
-    print(f"\n(total {time.perf_counter() - started:.1f} s)")
+    print(f"\n(total {time.perf_counter() - started:.1f} s; at the end, {load_average()})")
     return 0
 
 
