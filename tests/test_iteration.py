@@ -220,3 +220,31 @@ def test_slices_kernels_cannot_make_are_located_errors(tmp_path, body, message):
     with pytest.raises(CompileError, match=message) as err:
         mod.k[1, 1](np.zeros(6), np.zeros((2, 3)))
     assert err.value.loc.line == 5
+
+
+@cuda.jit
+def range_indexing(a, lo, hi, out):
+    j = 0
+    for k in range(lo, hi):  # k < 0 wraps around, as numba's a[-1]; k >= 0 is a plain access
+        out[j] = a[k] * 10 + k
+        j += 1
+
+
+@pytest.mark.parametrize("lo,hi", [(-3, 4), (0, 6), (-6, 0), (2, 2), (-2, -5), (-(2**63), -(2**63) + 3)])
+def test_range_loops_index_like_numba_on_both_sides_of_zero(lo, hi):
+    a = np.arange(6.0)
+    n = max(0, min(hi - lo, 12))
+    out = np.full(12, -1.0)
+    if lo < -6:  # indices far below -len are out of bounds, for numba's wraparound too
+        with pytest.raises(Exception, match="out-of-bounds read"):
+            range_indexing[1, 1](a, lo, hi, out)
+        return
+    range_indexing[1, 1](a, lo, hi, out)
+    assert list(out[:n]) == [a[k] * 10 + k for k in range(lo, hi)]
+
+
+def test_an_index_past_the_end_in_a_range_loop_is_still_a_memcheck_error():
+    from kdebug.errors import KernelRuntimeError
+    with pytest.raises(KernelRuntimeError, match=r"out-of-bounds read of global array 'a' .* index 6 is outside "
+                                                 r"shape \(6,\)"):
+        range_indexing[1, 1](np.arange(6.0), 3, 7, np.zeros(12))

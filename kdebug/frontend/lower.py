@@ -24,6 +24,7 @@ from kdebug.lang.dispatcher import Dispatcher
 from kdebug.lang.intrinsics import deferred as deferred_fn
 from kdebug.lang import intrinsics as I
 from kdebug.lang import types as T
+from kdebug.frontend.index_split import splittable
 from kdebug.frontend.math_extra import apply_fastmath, int_power_function, lower_math
 from kdebug.lang.derivative import Derivative, grad as grad_fn
 
@@ -97,6 +98,7 @@ class FunctionLowerer:
         self.builder = ir.IRBuilder(self.entry)
         self.slots: dict[str, ir.Value] = {}
         self.exit_lines: dict[ir.Block, int] = {}  # block ending in a return -> the return's line
+        self.nonneg_names: set[str] = set()  # range loop variables known >= 0 here (index_split.py)
         self.loops: list[tuple[ir.Block, ir.Block]] = []
         self.counter = 0
         self.fastmath = False  # @cuda.jit(fastmath=True): set by whoever lowers the function
@@ -305,6 +307,21 @@ class FunctionLowerer:
         trips = self._range_trip_count(start, stop, step, sign)
         counter = self.alloca(ty, name="range.k")
         b.store(ir.Constant(ty, 0), counter)
+        if splittable(self, node):  # index_split.py: the iterations with k < 0 first, then k >= 0
+            zero = ir.Constant(ty, 0)
+            negative = b.select(b.icmp_signed("<", start, zero), b.sub(zero, start), zero)
+            negative = b.select(b.icmp_unsigned("<", negative, trips), negative, trips)
+            self._counted_loop(node, counter, negative, start, step, lt)
+            self.nonneg_names.add(node.target.id)
+            self._counted_loop(node, counter, trips, start, step, lt)
+            self.nonneg_names.discard(node.target.id)
+        else:
+            self._counted_loop(node, counter, trips, start, step, lt)
+
+    def _counted_loop(self, node, counter, trips, start, step, lt) -> None:
+        """The iterations of a range loop from the counter's value up to ``trips``."""
+        b = self.builder
+        ty = llvm_type(lt)
         head, body, latch, end = (self.new_block(n) for n in ("for.cond", "for.body", "for.inc", "for.end"))
         b.branch(head)
         b.position_at_end(head)
@@ -478,9 +495,11 @@ class FunctionLowerer:
         data = b.extract_value(arr, 0)
         extents = [b.extract_value(arr, [1, k]) for k in range(arr_t.ndim)]
         linear_parts = []
-        for (v, vt), extent in zip(indices, extents):
+        parts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
+        for (v, vt), extent, p in zip(indices, extents, parts + [None] * len(indices)):
             k = self.cast(v, vt, T.int64)
-            if vt.signed:
+            known_nonneg = isinstance(p, ast.Name) and p.id in self.nonneg_names
+            if vt.signed and not known_nonneg:
                 k = self.wrap_negative(k, extent)
             linear_parts.append(k)
         self.target.check_bounds(self.hook_context, node, arr_t, linear_parts, extents, access)
