@@ -17,7 +17,7 @@ from llvmlite import ir
 
 from kdebug.frontend.hook_context import LoweringContext, access_kind
 from kdebug.frontend.typeinfer import PyValue, TypedFunction, LaunchTarget, constant_index
-from kdebug.frontend import registry, ufuncs
+from kdebug.frontend import complex_numbers as C, registry, ufuncs
 from kdebug.frontend.exceptions import (FLOAT_FLOORDIV, FLOAT_MOD, INT_FLOORDIV, INT_MOD, TRUEDIV, ZERO_POWER,
                                         check_zero_divisor, lower_raise, may_raise)
 from kdebug.lang.dispatcher import Dispatcher
@@ -39,6 +39,9 @@ def llvm_type(t: T.Type) -> ir.Type:
             return i1
         if t.is_int:
             return ir.IntType(t.bits)
+        if t.is_complex:  # numpy's layout of complex64/complex128: the real part, then the imaginary
+            part = llvm_type(t.underlying_float)
+            return ir.LiteralStructType([part, part])
         return f32 if t.bits == 32 else f64
     if isinstance(t, T.Array):  # data, shape (and strides in elements for a strided view)
         dims = [ir.ArrayType(i64, t.ndim)] * (2 if t.strided else 1)
@@ -64,6 +67,9 @@ def const(t: T.Type, value) -> ir.Constant:
         return ir.Constant(llvm_type(t), [const(x, v) for x, v in zip(t.types, value)])
     if t.is_float:
         return ir.Constant(llvm_type(t), float(value))
+    if t.is_complex:
+        z = complex(value)
+        return ir.Constant(llvm_type(t), [const(t.underlying_float, z.real), const(t.underlying_float, z.imag)])
     if t.is_bool:
         return ir.Constant(i1, int(bool(value)))
     v = int(value)
@@ -418,6 +424,10 @@ class FunctionLowerer:
             return size
         if isinstance(base_t, PyValue) and isinstance(base_t.value, I.Dim3Intrinsic):
             return self.special_register(base_t.value.name, node.attr)
+        if isinstance(base_t, T.Scalar) and not isinstance(t, C.NumberMethod):  # z.real, z.imag
+            return C.attribute(self, node, self.expr(node.value), base_t)
+        if isinstance(t, C.NumberMethod):
+            return None  # z.conjugate: the call lowers it
         if isinstance(t, PyValue):
             return None
         raise AssertionError(f"unexpected attribute lowering for {ast.dump(node)}")
@@ -523,6 +533,8 @@ class FunctionLowerer:
     def binop(self, op, a, at, c, ct, result_t, node=None):
         """``a op c`` in ``result_t``; ``node`` locates the ZeroDivisionError of a debug=True kernel."""
         b = self.builder
+        if result_t.is_complex:
+            return C.binop(self, op, self.cast(a, at, result_t), self.cast(c, ct, result_t), result_t, node)
         if isinstance(op, ast.Div):
             x, y = self.cast(a, at, result_t), self.cast(c, ct, result_t)
             check_zero_divisor(self, node, y, TRUEDIV)
@@ -682,13 +694,15 @@ class FunctionLowerer:
             return b.not_(v) if rt.is_bool else b.not_(self.cast(v, t, rt))
         v = self.cast(v, t, rt)
         if isinstance(node.op, ast.USub):
-            return b.fneg(v) if rt.is_float else b.neg(v)
+            return C.negate(self, v, rt) if rt.is_complex else b.fneg(v) if rt.is_float else b.neg(v)
         return v
 
     def truth(self, v, t):
         b = self.builder
         if t.is_bool:
             return v
+        if t.is_complex:
+            return C.truth(self, v)
         if t.is_float:
             return b.fcmp_unordered("!=", v, ir.Constant(v.type, 0.0))
         return b.icmp_unsigned("!=", v, ir.Constant(v.type, 0))
@@ -741,6 +755,8 @@ class FunctionLowerer:
         b = self.builder
         sym = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}[type(op)]
         common = T.arith_result(at, ct) if not (at.is_bool and ct.is_bool) else T.boolean
+        if common.is_complex:
+            return C.compare(self, op, self.cast(a, at, common), self.cast(c, ct, common))
         if at.is_float or ct.is_float:
             common = T.unify(at, ct) if T.unify(at, ct).is_float else T.float64
         x, y = self.cast(a, at, common), self.cast(c, ct, common)
@@ -770,6 +786,8 @@ class FunctionLowerer:
             return self.device_launch(node)
         if isinstance(func_t, T.FunctionPointer):
             return self.pointer_call(node)
+        if isinstance(func_t, C.NumberMethod):
+            return C.conjugate(self, node, func_t)
         fn = func_t.value
         if isinstance(fn, Derivative):  # kdebug.grad(f)(...): through the derivative job's entry
             return self.pointer_call(node)
@@ -795,10 +813,16 @@ class FunctionLowerer:
             return self.cast(args[0], argts[0], rt)
         if isinstance(fn, Dispatcher):
             return self.device_call(node, fn, args, argts)
+        if fn is complex:
+            return C.complex_call(self, node, args, argts)
+        if C.is_cmath_function(fn):
+            return C.cmath_call(self, node, args, argts)
         if fn is len:
             if isinstance(argts[0], T.Tuple):
                 return ir.Constant(i64, len(argts[0].types))
             return self.builder.extract_value(args[0], [1, 0])
+        if fn is abs and argts[0].is_complex:
+            return C.absolute(self, args[0])
         if fn is abs:
             v = self.cast(args[0], argts[0], rt)
             if rt.is_float:
@@ -888,18 +912,19 @@ class FunctionLowerer:
         self.target.print_line(self.hook_context, node, items)
         return None
 
-    def device_call(self, node, fn, args, argts):
-        callee_tf = self.tf.callees[node]
+    def device_call(self, node, fn, args, argts, callee_tf=None):
+        """A call of device function ``fn`` (typed as ``callee_tf``, else as typeinfer recorded at ``node``)."""
+        callee_tf = callee_tf or self.tf.callees[node]
         if self.target.inlines_call(self.hook_context, callee_tf):  # e.g. one with barriers (CPU target)
             vals = [self.cast(a, t, ct) for a, t, ct in zip(args, argts, callee_tf.argtypes)]
             return self.inline_call(node, callee_tf, vals)
-        key = (fn.py_func, callee_tf.argtypes)
+        key = (callee_tf.source.function, callee_tf.argtypes)
         callee = self.functions.get(key)
         if callee is None:
-            name = f"{fn.__name__}.{len(self.functions)}"
+            name = f"{callee_tf.name}.{len(self.functions)}"
             lowerer = FunctionLowerer(self.module, callee_tf, self.target, name, "internal", self.functions,
                                       self.requester, self.target_state)
-            lowerer.fastmath = self.fastmath or bool(fn.options.get("fastmath"))
+            lowerer.fastmath = self.fastmath or bool(getattr(fn, "options", {}).get("fastmath"))
             lowerer.debug = self.debug
             callee = lowerer.lower()
         vals = [self.cast(a, t, ct) for a, t, ct in zip(args, argts, callee_tf.argtypes)]
@@ -978,6 +1003,10 @@ class FunctionLowerer:
             return to_strided(self, v, src, dst)
         if not (isinstance(src, T.Scalar) and isinstance(dst, T.Scalar)):
             return v
+        if dst.is_complex:
+            return C.cast(self, v, src, dst)
+        if src.is_complex:  # typeinfer allows this only into booleans (truth) and .real
+            return self.truth(v, src) if dst.is_bool else self.cast(b.extract_value(v, 0), src.underlying_float, dst)
         if dst.is_bool:
             return self.truth(v, src)
         dty = llvm_type(dst)

@@ -17,7 +17,7 @@ import numpy as np
 
 from kdebug.errors import CompileError
 from kdebug.frontend.source import FunctionSource, parse_function
-from kdebug.frontend import registry, ufuncs
+from kdebug.frontend import complex_numbers as C, registry, ufuncs
 from kdebug.lang.dispatcher import DeviceCallable, Dispatcher
 from kdebug.lang.host import DeviceNDArray
 from kdebug.lang.intrinsics import deferred as deferred_fn
@@ -257,6 +257,9 @@ class TypeInferer:
             if not isinstance(value_t, T.Scalar):
                 raise self.error(target, f"cannot store {value_t} into an array of {elem}",
                                  "store a scalar value")
+            if value_t.is_complex and not getattr(elem, "is_complex", False):
+                raise self.error(target, f"cannot store {value_t} into an array of {elem}",
+                                 "store z.real, z.imag or abs(z), or make the array complex")
         elif isinstance(target, ast.Attribute):
             raise self.error(target, "assigning to attributes is not supported in kernels",
                              "assign to a local variable or an array element")
@@ -384,6 +387,8 @@ class TypeInferer:
             return T.int64 if v < 2**63 else T.uint64
         if isinstance(v, float):
             return T.float64
+        if isinstance(v, complex):
+            return T.complex128
         if v is None:
             return T.none
         raise self.error(node, f"{type(v).__name__} constants are not supported in kernels",
@@ -429,7 +434,7 @@ class TypeInferer:
             if vt is not None:
                 self.tf.consts[node] = value
                 return vt
-        if isinstance(value, (bool, int, float, np.generic)) and not isinstance(value, np.ndarray):
+        if isinstance(value, (bool, int, float, complex, np.generic)) and not isinstance(value, np.ndarray):
             t = T.typeof(value)
             if t is None and isinstance(value, int):
                 raise self.error(node, f"Int value is too large: {value}", "kernel integers are int64 or uint64")
@@ -454,7 +459,10 @@ class TypeInferer:
                 t = dataclasses.replace(t, readonly=True)
             return t
         if isinstance(value, (Dispatcher, T.Scalar, I.Intrinsic, I.IntrinsicNamespace, type(math),
-                              I._CooperativeGroups, I._GridGroup)) or value in (range, len, abs, min, max, int, float, bool, round):
+                              I._CooperativeGroups, I._GridGroup)) or value in (range, len, abs, min, max, int, float, bool, round,
+                                                                    complex):
+            return PyValue(value)
+        if C.is_cmath_function(value):
             return PyValue(value)
         if value is deferred_fn or value is grad_fn or isinstance(value, Derivative):
             return PyValue(value)
@@ -513,6 +521,8 @@ class TypeInferer:
                 raise self.error(node, f"{owner} has no attribute {attr!r} that kdebug supports",
                                  "see the README for the supported subset of math and cuda")
             return self.classify(getattr(obj, attr), node)
+        if isinstance(base_t, T.Scalar):  # z.real, z.imag, z.conjugate
+            return C.attribute_type(self, node, base_t)
         hook = getattr(base_t, "attribute_type", None)  # types with attributes of their own (a grid group)
         if hook is not None:
             return hook(self, node)
@@ -644,11 +654,12 @@ class TypeInferer:
                 hint = ("array expressions are not supported: index the elements, e.g. a[i] + b[i]"
                         if isinstance(t, T.Array) else "operators work on numbers")
                 raise self.error(node, f"unsupported operand type for {opname}: {t}", hint)
+        C.check_binop(self, node, op, a, b)
         if isinstance(op, (ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)):
             self.tf.features.add("divide")  # debug=True checks the divisor (kdebug/frontend/exceptions.py)
         if isinstance(op, ast.Div):
             r = T.arith_result(a, b)
-            return r if r.is_float else T.float64
+            return r if r.is_float or r.is_complex else T.float64
         if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and a.is_bool and b.is_bool:
             return T.boolean
         if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)):
@@ -657,7 +668,7 @@ class TypeInferer:
         if isinstance(op, ast.Pow):
             if a.is_float and (b.is_int or b.is_bool):  # numba's BinOpPower: float32 ** int stays float32
                 return a
-            if a.is_float or b.is_float:
+            if a.is_float or b.is_float or a.is_complex or b.is_complex:
                 return T.arith_result(a, b)
             return T.int64
         return T.arith_result(a, b)
@@ -669,10 +680,10 @@ class TypeInferer:
         if isinstance(node.op, ast.Not):
             return T.boolean
         if isinstance(node.op, ast.Invert):
-            if t.is_float:
+            if t.is_float or t.is_complex:
                 raise self.error(node, "~ needs an integer or boolean", "use -x for floats")
             return T.boolean if t.is_bool else T.arith_result(t, t)
-        if t.is_float:
+        if t.is_float or t.is_complex:
             return t
         return T.arith_result(t, t)
 
@@ -693,6 +704,8 @@ class TypeInferer:
         for t, n in zip(ts, [node.left] + node.comparators):
             if not isinstance(t, T.Scalar):
                 raise self.error(n, f"cannot compare {t}", "compare numbers")
+        for op, a, b in zip(node.ops, ts, ts[1:]):
+            C.check_compare(self, node, op, a, b)
         return T.boolean
 
     def expr_IfExp(self, node) -> T.Type:
@@ -711,6 +724,8 @@ class TypeInferer:
             return self.print_call(node)
         if isinstance(func_t, PyValue) and func_t.value is grad_fn:
             return self.derivative_value(node)
+        if isinstance(func_t, C.NumberMethod):
+            return C.method_call_type(self, node, func_t)
         if isinstance(func_t, PyValue) and isinstance(func_t.value, Derivative):
             return self.derivative_call(node, func_t.value, [self.expr(a) for a in node.args])
         takes_keywords = isinstance(func_t, PyValue) and isinstance(func_t.value, (I.Intrinsic, Dispatcher))
@@ -732,7 +747,13 @@ class TypeInferer:
         if isinstance(fn, T.Scalar):
             if len(argts) != 1 or not isinstance(argts[0], T.Scalar):
                 raise self.error(node, f"{fn}(x) casts one number", f"write {fn}(value)")
+            if not fn.is_complex:
+                C.check_real(self, node.args[0], argts[0], f"{fn}()")
             return fn
+        if fn is complex:
+            return C.complex_call_type(self, node, argts)
+        if C.is_cmath_function(fn):
+            return C.cmath_call_type(self, node, fn.__name__, argts)
         if isinstance(fn, Dispatcher):
             return self.device_call(node, fn, argts)
         if fn is math or isinstance(fn, type(math)):
@@ -744,6 +765,8 @@ class TypeInferer:
         if fn in _CAST_TYPES:
             if len(argts) != 1 or not isinstance(argts[0], T.Scalar):
                 raise self.error(node, f"{fn.__name__}() takes one number here", f"write {fn.__name__}(x)")
+            if fn is not bool:
+                C.check_real(self, node.args[0], argts[0], f"{fn.__name__}()")
             return _CAST_TYPES[fn]
         if fn is range:
             raise self.error(node, "range() can only be used as the iterable of a for loop", "write for i in range(n)")
@@ -758,12 +781,14 @@ class TypeInferer:
             if len(argts) != 1 or not isinstance(argts[0], T.Scalar):
                 raise self.error(node, "abs() takes one number", "write abs(x)")
             t = argts[0]
-            return T.int64 if t.is_bool else t
+            return T.int64 if t.is_bool else t.underlying_float if t.is_complex else t
         if fn in (min, max):
             if len(argts) == 1 and isinstance(argts[0], T.Tuple):
                 argts = list(argts[0].types)
             if len(argts) < 2 or not all(isinstance(t, T.Scalar) for t in argts):
                 raise self.error(node, f"{fn.__name__}() takes two or more numbers here", f"write {fn.__name__}(a, b)")
+            for t in argts:
+                C.check_real(self, node, t, f"{fn.__name__}()")
             r = argts[0]
             for t in argts[1:]:
                 r = T.unify(r, t)
@@ -771,6 +796,7 @@ class TypeInferer:
         if fn is round:
             if len(argts) != 1 or not isinstance(argts[0], T.Scalar):
                 raise self.error(node, "round() takes one number here", "write round(x)")
+            C.check_real(self, node, argts[0], "round()")
             return T.int64
         raise self.error(node, f"{getattr(fn, '__name__', fn)} cannot be called in a kernel",
                          "call device functions, math functions or cuda intrinsics")
@@ -779,6 +805,7 @@ class TypeInferer:
         for t in argts:
             if not isinstance(t, T.Scalar):
                 raise self.error(node, f"math.{name} takes numbers, got {t}", "pass scalar values")
+            C.check_real(self, node, t, f"math.{name}")
         extra = math_type(self, node, name, argts)
         if extra is not None:
             return extra
@@ -813,6 +840,7 @@ class TypeInferer:
             if not isinstance(t, T.Scalar):
                 raise self.error(a, f"print() in a kernel prints numbers, booleans and string constants, not {t}",
                                  "print the elements one by one, e.g. print(a[i])")
+            C.check_real(self, a, t, "print() in a kernel (numba-cuda's printf)")
         self.tf.features.add("print")
         return T.void
 

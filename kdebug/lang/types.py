@@ -27,12 +27,12 @@ class Type:
 
 @dataclass(frozen=True, eq=True)
 class Scalar(Type):
-    kind: str  # "int", "uint", "float", "bool"
-    bits: int
+    kind: str  # "int", "uint", "float", "complex", "bool"
+    bits: int  # a complex number's bits are both parts': complex64 is two float32
 
     def __str__(self) -> str:
-        return {"int": f"int{self.bits}", "uint": f"uint{self.bits}",
-                "float": f"float{self.bits}", "bool": "boolean"}[self.kind]
+        return {"int": f"int{self.bits}", "uint": f"uint{self.bits}", "float": f"float{self.bits}",
+                "complex": f"complex{self.bits}", "bool": "boolean"}[self.kind]
 
     __repr__ = __str__  # numba's types repr as their names: repr(float32) == "float32"
 
@@ -49,6 +49,15 @@ class Scalar(Type):
         return self.kind == "bool"
 
     @property
+    def is_complex(self) -> bool:
+        return self.kind == "complex"
+
+    @property
+    def underlying_float(self) -> "Scalar":
+        """numba's name: the type of a complex number's parts (a real number's own type)."""
+        return Scalar("float", self.bits // 2) if self.is_complex else self
+
+    @property
     def signed(self) -> bool:
         return self.kind == "int"
 
@@ -58,8 +67,8 @@ class Scalar(Type):
 
     @property
     def np_dtype(self) -> np.dtype:
-        return np.dtype({"int": f"int{self.bits}", "uint": f"uint{self.bits}",
-                         "float": f"float{self.bits}", "bool": "bool"}[self.kind])
+        return np.dtype({"int": f"int{self.bits}", "uint": f"uint{self.bits}", "float": f"float{self.bits}",
+                         "complex": f"complex{self.bits}", "bool": "bool"}[self.kind])
 
     # Host-side behaviour, as numba's type objects: float32(1.5) -> np.float32.
     def __call__(self, value=0, *more):
@@ -173,6 +182,8 @@ uint32 = Scalar("uint", 32)
 uint64 = Scalar("uint", 64)
 float32 = Scalar("float", 32)
 float64 = Scalar("float", 64)
+complex64 = Scalar("complex", 64)
+complex128 = Scalar("complex", 128)
 boolean = Scalar("bool", 1)
 void = none = NoneType()
 
@@ -182,9 +193,10 @@ b1 = bool_ = boolean
 i1, i2, i4, i8 = int8, int16, int32, int64
 u1, u2, u4, u8 = uint8, uint16, uint32, uint64
 f4, f8 = float32, float64
+c8, c16 = complex64, complex128
 byte = uint8
 
-SCALARS = (int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, boolean)
+SCALARS = (int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, complex64, complex128, boolean)
 _BY_DTYPE = {t.np_dtype: t for t in SCALARS}
 NUMBA_NAMES = {
     "int8": int8, "int16": int16, "int32": int32, "int64": int64,
@@ -192,7 +204,7 @@ NUMBA_NAMES = {
     "float32": float32, "float64": float64, "boolean": boolean, "bool_": boolean,
     "b1": boolean, "intp": intp, "uintp": uintp, "void": void, "none": none,
     "i1": i1, "i2": i2, "i4": i4, "i8": i8, "u1": u1, "u2": u2, "u4": u4, "u8": u8,
-    "f4": f4, "f8": f8, "byte": byte,
+    "f4": f4, "f8": f8, "byte": byte, "complex64": complex64, "complex128": complex128, "c8": c8, "c16": c16,
     "CPointer": CPointer,
     # numba's C and numpy aliases (numba/cuda/types/__init__.py), for a 64-bit Linux host
     "intc": int32, "uintc": uint32, "double": float64, "float_": float32, "char": int8, "uchar": uint8,
@@ -282,6 +294,8 @@ def typeof(value) -> Type | None:
         return int64 if bits < 64 else uint64 if bits == 64 and value >= 0 else None
     if isinstance(value, float):
         return float64
+    if isinstance(value, complex):
+        return complex128
     if isinstance(value, np.generic):
         return from_dtype(value.dtype)
     if isinstance(value, tuple):

@@ -32,7 +32,10 @@ def ctype_of(t: T.Type):
     hit = _struct_cache.get(t)
     if hit is not None:
         return hit
-    if isinstance(t, T.Scalar):
+    if isinstance(t, T.Scalar) and t.is_complex:  # numpy's layout: the real part, then the imaginary
+        part = _SCALAR_CTYPES[str(t.underlying_float)]
+        c = type(str(t), (ctypes.Structure,), {"_fields_": [("re", part), ("im", part)]})
+    elif isinstance(t, T.Scalar):
         c = _SCALAR_CTYPES[str(t)]
     elif isinstance(t, T.Array):
         c = type(f"Array{t.ndim}", (ctypes.Structure,),
@@ -69,6 +72,9 @@ def to_cvalue(t: T.Type, value):
         for k, (x, v) in enumerate(zip(t.types, value)):
             setattr(c, f"f{k}", to_cvalue(x, v))
         return c
+    if isinstance(t, T.Scalar) and t.is_complex:
+        z = complex(t.np_dtype.type(value))
+        return ctype_of(t)(z.real, z.imag)
     if isinstance(t, T.Scalar):
         return t.np_dtype.type(value).item() if not t.is_bool else bool(value)
     if isinstance(t, T.CPointer):

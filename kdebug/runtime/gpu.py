@@ -132,6 +132,9 @@ def flat_host_values(t, value) -> list:
         return [ptr] + [int(n) for n in shape]
     if isinstance(t, T.Tuple):
         return [p for x, v in zip(t.types, value) for p in flat_host_values(x, v)]
+    if isinstance(t, T.Scalar) and t.is_complex:  # its two parts (targets/ptx/abi.py)
+        z = complex(value)
+        return [z.real, z.imag]
     if isinstance(t, T.Scalar):
         return [int(bool(value))] if t.is_bool else [value]
     return [int(value)]

@@ -17,8 +17,14 @@ def kernel_name(job) -> str:
     return f"{job.entry}_kernel"
 
 
+def _as_parts(t: T.Type) -> T.Type:
+    """A complex number is passed as its two parts, a tuple of floats (the same LLVM struct)."""
+    return T.Tuple((t.underlying_float,) * 2) if isinstance(t, T.Scalar) and t.is_complex else t
+
+
 def flat_param_types(t: T.Type) -> list[ir.Type]:
     """The kernel entry's parameters for one kernel-language argument."""
+    t = _as_parts(t)
     if isinstance(t, T.Scalar):
         return [i8] if t.is_bool else [llvm_type(t)]
     if isinstance(t, T.Array):
@@ -34,6 +40,7 @@ def flat_param_types(t: T.Type) -> list[ir.Type]:
 
 def flat_param_dtypes(t: T.Type) -> list[np.dtype]:
     """The same parameters as the host packs them (pointers as uint64)."""
+    t = _as_parts(t)
     if isinstance(t, T.Scalar):
         return [np.dtype(np.uint8)] if t.is_bool else [t.np_dtype]
     if isinstance(t, T.Array):
@@ -57,6 +64,7 @@ def param_offsets(sizes) -> tuple[list[int], int]:
 
 def _rebuild(b: ir.IRBuilder, t: T.Type, params) -> ir.Value:
     """The lowered body's argument value from the kernel entry's flat parameters."""
+    t = _as_parts(t)
     if isinstance(t, T.Scalar):
         p = next(params)
         return b.trunc(p, ir.IntType(1)) if t.is_bool else p
@@ -78,6 +86,7 @@ def _rebuild(b: ir.IRBuilder, t: T.Type, params) -> ir.Value:
 
 def flatten(b: ir.IRBuilder, t: T.Type, v) -> list[ir.Value]:
     """A lowered value as the kernel entry's flat parameters (for device-side launches)."""
+    t = _as_parts(t)
     if isinstance(t, T.Scalar):
         return [b.zext(v, i8)] if t.is_bool else [v]
     if isinstance(t, T.Array):
