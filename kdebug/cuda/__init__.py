@@ -1,6 +1,6 @@
 """``from kdebug import cuda``: the numba.cuda-compatible kernel API (also ``numba.cuda`` under ``--numba``).
 
-Its submodules are numba.cuda's: ``types``, ``cg``, ``random``, ``typing``, ``testing``. A name kdebug
+Its submodules are numba.cuda's: ``types``, ``cg``, ``fp16``, ``random``, ``typing``, ``testing``. A name kdebug
 does not provide fails with an ImportError/AttributeError that names it (see ``missing_name``).
 
 A face, like the command line: it stands above the session (``compile_ptx`` assembles a compile-only
@@ -25,13 +25,14 @@ from kdebug.lang.intrinsics import (activemask, all_sync, any_sync, ballot_sync,
                                     match_all_sync, match_any_sync, shfl_down_sync, shfl_sync, shfl_up_sync,
                                     shfl_xor_sync)
 from kdebug.lang.intrinsics import literal_unroll  # noqa: F401
-from kdebug.lang.types import (b1, bool_, boolean, float32, float64, int8, int16, int32, int64,  # noqa: F401
-                               intp, uint8, uint16, uint32, uint64, uintp, void)
-from kdebug.cuda import cg, random, types  # noqa: F401
+from kdebug.lang.types import (b1, bool_, boolean, complex64, complex128, float16, float32, float64,  # noqa: F401
+                               int8, int16, int32, int64, intp, uint8, uint16, uint32, uint64, uintp, void)
+from kdebug.cuda import cg, fp16, random, types  # noqa: F401
 from kdebug.lang.missing import missing_name
 from kdebug.session import ptx_compile
 
-f4, f8, i4, i8 = float32, float64, int32, int64
+f2, f4, f8, i4, i8 = float16, float32, float64, int32, int64
+c8, c16 = complex64, complex128
 
 
 def synchronize() -> None:

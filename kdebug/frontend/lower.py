@@ -42,7 +42,7 @@ def llvm_type(t: T.Type) -> ir.Type:
         if t.is_complex:  # numpy's layout of complex64/complex128: the real part, then the imaginary
             part = llvm_type(t.underlying_float)
             return ir.LiteralStructType([part, part])
-        return f32 if t.bits == 32 else f64
+        return {16: ir.HalfType(), 32: f32}.get(t.bits, f64)
     if isinstance(t, T.Array):  # data, shape (and strides in elements for a strided view)
         dims = [ir.ArrayType(i64, t.ndim)] * (2 if t.strided else 1)
         return ir.LiteralStructType([ir.PointerType(mem_type(t.dtype))] + dims)
@@ -669,7 +669,7 @@ class FunctionLowerer:
 
     def call_intrinsic(self, name, args):
         ty = args[0].type
-        suffix = "f32" if ty == f32 else "f64"
+        suffix = "f32" if ty == f32 else "f16" if isinstance(ty, ir.HalfType) else "f64"
         full = f"{name}.{suffix}"
         fn = self.module.globals.get(full)
         if fn is None:
@@ -858,6 +858,12 @@ class FunctionLowerer:
 
     def math_call(self, node, name, args, argts, rt):
         b = self.builder
+        if T.float16 in argts and rt in (T.float16, T.int64):
+            # half precision: computed in float32 and rounded once (numba-cuda's h* functions, within an ulp)
+            wide = [T.float32 if t == T.float16 else t for t in argts]
+            inner = T.float32 if rt == T.float16 else rt
+            v = self.math_call(node, name, [self.cast(a, t, w) for a, t, w in zip(args, argts, wide)], wide, inner)
+            return self.cast(v, inner, rt)
         extra = lower_math(self, name, args, argts, rt)
         if extra is not None:
             return extra
@@ -1018,6 +1024,8 @@ class FunctionLowerer:
             if src.bits > dst.bits:
                 return b.trunc(v, dty)
             return b.sext(v, dty) if src.signed else b.zext(v, dty)
+        if dst == T.float16 and (src.is_int or src.bits == 64):
+            return b.fptrunc(self.to_float32_for_half(v, src), dty)
         if src.is_int and dst.is_float:
             return b.sitofp(v, dty) if src.signed else b.uitofp(v, dty)
         if src.is_float and dst.is_int:
@@ -1025,6 +1033,23 @@ class FunctionLowerer:
         if src.bits < dst.bits:
             return b.fpext(v, dty)
         return b.fptrunc(v, dty)
+
+    def to_float32_for_half(self, v, src):
+        """An integer or double on its way to float16, as a float32 that rounds to the same half. Hosts
+        have no double->half instruction (LLVM's libcall is missing under the JIT): a double is rounded
+        to float32 *to odd*, which keeps the one rounding to half exact; integers that do not overflow
+        half are exact in float32."""
+        b = self.builder
+        if src.is_int:
+            return b.sitofp(v, f32) if src.signed else b.uitofp(v, f32)
+        f = b.fptrunc(v, f32)
+        inexact = b.fcmp_ordered("!=", b.fpext(f, f64), v)
+        away = b.fcmp_ordered(">", self.call_intrinsic("llvm.fabs", [b.fpext(f, f64)]),
+                              self.call_intrinsic("llvm.fabs", [v]))
+        bits = b.bitcast(f, i32)
+        toward_zero = b.select(away, b.sub(bits, ir.Constant(i32, 1)), bits)
+        odd = b.or_(toward_zero, ir.Constant(i32, 1))
+        return b.select(inexact, b.bitcast(odd, f32), f)
 
 
 def _constant_sign(node) -> int:

@@ -819,7 +819,7 @@ class TypeInferer:
             r = T.arith_result(T.arith_result(argts[0], argts[1]), argts[2])
             return r if r.is_float else T.float64
         if name in _MATH_TO_INT and len(argts) == 1:
-            return T.int64
+            return T.float16 if argts[0] == T.float16 else T.int64  # numba-cuda's fp16 overloads: htrunc...
         if name in _MATH_PREDICATE and len(argts) == 1:
             return T.boolean
         if name in ("exp2",) and len(argts) == 1:

@@ -180,6 +180,7 @@ uint8 = Scalar("uint", 8)
 uint16 = Scalar("uint", 16)
 uint32 = Scalar("uint", 32)
 uint64 = Scalar("uint", 64)
+float16 = Scalar("float", 16)  # numba's half: a storage and arithmetic type (and cuda.fp16's functions)
 float32 = Scalar("float", 32)
 float64 = Scalar("float", 64)
 complex64 = Scalar("complex", 64)
@@ -192,11 +193,11 @@ uintp = uint64
 b1 = bool_ = boolean
 i1, i2, i4, i8 = int8, int16, int32, int64
 u1, u2, u4, u8 = uint8, uint16, uint32, uint64
-f4, f8 = float32, float64
+f2, f4, f8 = float16, float32, float64
 c8, c16 = complex64, complex128
 byte = uint8
 
-SCALARS = (int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, complex64, complex128, boolean)
+SCALARS = (int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64, complex64, complex128, boolean)
 _BY_DTYPE = {t.np_dtype: t for t in SCALARS}
 NUMBA_NAMES = {
     "int8": int8, "int16": int16, "int32": int32, "int64": int64,
@@ -204,7 +205,7 @@ NUMBA_NAMES = {
     "float32": float32, "float64": float64, "boolean": boolean, "bool_": boolean,
     "b1": boolean, "intp": intp, "uintp": uintp, "void": void, "none": none,
     "i1": i1, "i2": i2, "i4": i4, "i8": i8, "u1": u1, "u2": u2, "u4": u4, "u8": u8,
-    "f4": f4, "f8": f8, "byte": byte, "complex64": complex64, "complex128": complex128, "c8": c8, "c16": c16,
+    "float16": float16, "f2": f2, "f4": f4, "f8": f8, "byte": byte, "complex64": complex64, "complex128": complex128, "c8": c8, "c16": c16,
     "CPointer": CPointer,
     # numba's C and numpy aliases (numba/cuda/types/__init__.py), for a 64-bit Linux host
     "intc": int32, "uintc": uint32, "double": float64, "float_": float32, "char": int8, "uchar": uint8,

@@ -18,7 +18,7 @@ from kdebug.runtime.sanitizers import LaunchChecks
 _SCALAR_CTYPES = {
     "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32, "int64": ctypes.c_int64,
     "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16, "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64,
-    "float32": ctypes.c_float, "float64": ctypes.c_double, "boolean": ctypes.c_bool,
+    "float16": ctypes.c_uint16, "float32": ctypes.c_float, "float64": ctypes.c_double, "boolean": ctypes.c_bool,
 }
 _struct_cache: dict = {}
 _pool: ThreadPoolExecutor | None = None
@@ -75,6 +75,8 @@ def to_cvalue(t: T.Type, value):
     if isinstance(t, T.Scalar) and t.is_complex:
         z = complex(t.np_dtype.type(value))
         return ctype_of(t)(z.real, z.imag)
+    if t == T.float16:  # ctypes has no half: its bits
+        return int(np.float16(value).view(np.uint16))
     if isinstance(t, T.Scalar):
         return t.np_dtype.type(value).item() if not t.is_bool else bool(value)
     if isinstance(t, T.CPointer):

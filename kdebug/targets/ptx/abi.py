@@ -136,6 +136,8 @@ def param_size(ty: ir.Type) -> int:
         return 8
     if isinstance(ty, ir.IntType):
         return max(ty.width // 8, 1)
+    if isinstance(ty, ir.HalfType):
+        return 2
     if isinstance(ty, ir.FloatType):
         return 4
     if isinstance(ty, ir.DoubleType):
