@@ -345,3 +345,15 @@ def test_double_to_half_rounds_once_as_numpy():
 def test_ptx_has_native_half_arithmetic():
     ptx, _ = cuda.compile_ptx(simple_fp16add, "void(f2[:], f2, f2)")
     assert "add.rn.f16" in ptx or "add.f16" in ptx
+
+
+def test_numba_cuda_fp16_imports_under_numba(tmp_path):
+    from conftest import run_kdebug
+    script = tmp_path / "h.py"
+    script.write_text("import numpy as np\nfrom numba import cuda\nfrom numba.cuda.fp16 import hadd, __hmul\n"
+                      "from numba.cuda import fp16\n\n@cuda.jit('void(f2[:], f2, f2)')\ndef k(r, a, b):\n"
+                      "    r[0] = hadd(a, b)\n    r[1] = __hmul(a, b)\n    r[2] = fp16.hsqrt(b)\n\n"
+                      "r = np.zeros(3, np.float16)\nk[1, 1](r, np.float16(1.5), np.float16(4))\nprint(r.tolist())\n")
+    r = run_kdebug("run", "--numba", "--headless", "--backend", "cpu", str(script))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[0] == "[5.5, 6.0, 2.0]"
