@@ -172,8 +172,21 @@ def test_uniform_statistics_as_numba_tests_them():
 
 
 def test_states_must_be_the_state_array():
-    with pytest.raises(TypeError, match=r"\(n, 2\) uint64"):
+    with pytest.raises(TypeError, match=r"1-D array of xoroshiro128p_dtype"):
         init_xoroshiro128p_states(cuda.to_device(np.zeros(4)), seed=1)
+    with pytest.raises(TypeError, match=r"1-D array of xoroshiro128p_dtype"):
+        init_xoroshiro128p_states(cuda.to_device(np.zeros((4, 2), np.uint64)), seed=1)
+
+
+def test_states_are_numbas_record_dtype():
+    """numba-cuda's random.py: xoroshiro128p_dtype = [('s0', uint64), ('s1', uint64)], aligned."""
+    from kdebug.cuda.random import xoroshiro128p_dtype, xoroshiro128p_type
+    assert xoroshiro128p_dtype == np.dtype([("s0", np.uint64), ("s1", np.uint64)], align=True)
+    states = create_xoroshiro128p_states(3, seed=1234)
+    assert states.shape == (3,) and states.dtype == xoroshiro128p_dtype
+    host = states.copy_to_host()
+    assert [(int(r["s0"]), int(r["s1"])) for r in host] == reference_states(3, 1234)
+    assert str(xoroshiro128p_type) == "Record(s0[type=uint64;offset=0],s1[type=uint64;offset=8];16;True)"
 
 
 # ---- property: any seed, any start -----------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from llvmlite import ir
 
 from kdebug.frontend.hook_context import LoweringContext, access_kind
 from kdebug.frontend.typeinfer import PyValue, TypedFunction, LaunchTarget, constant_index
-from kdebug.frontend import complex_numbers as C, registry, ufuncs
+from kdebug.frontend import complex_numbers as C, records as R, registry, ufuncs
 from kdebug.frontend.exceptions import (FLOAT_FLOORDIV, FLOAT_MOD, INT_FLOORDIV, INT_MOD, TRUEDIV, ZERO_POWER,
                                         check_zero_divisor, lower_raise, may_raise)
 from kdebug.lang.dispatcher import Dispatcher
@@ -34,6 +34,8 @@ f32, f64 = ir.FloatType(), ir.DoubleType()
 
 def llvm_type(t: T.Type) -> ir.Type:
     """The register type of a kernel-language value."""
+    if isinstance(t, T.Record):  # a reference to the element (kdebug/frontend/records.py)
+        return ir.PointerType(i8)
     if isinstance(t, T.Scalar):
         if t.is_bool:
             return i1
@@ -58,7 +60,9 @@ def llvm_type(t: T.Type) -> ir.Type:
 
 
 def mem_type(t: T.Scalar) -> ir.Type:
-    """The in-memory type of an array element (booleans are bytes in memory)."""
+    """The in-memory type of an array element (booleans are bytes in memory, a record its bytes)."""
+    if isinstance(t, T.Record):
+        return ir.ArrayType(i8, t.size)
     return i8 if t.is_bool else llvm_type(t)
 
 
@@ -239,8 +243,13 @@ class FunctionLowerer:
         elif isinstance(target, ast.Tuple):
             for i, elt in enumerate(target.elts):
                 self.store_target(elt, b.extract_value(value, i), vt.types[i])
+        elif R.is_record_target(self, target):
+            R.store_field(self, target, self.type_of(target.value), value, vt)
         elif isinstance(target, ast.Subscript):
             ptr, elem_t = self.element_pointer(target)
+            if isinstance(elem_t, T.Record):
+                R.copy_record(self, ptr, value, elem_t)
+                return
             self.store_element(ptr, elem_t, self.cast(value, vt, elem_t))
 
     def store_element(self, ptr, elem_t, value) -> None:
@@ -249,6 +258,8 @@ class FunctionLowerer:
         self.builder.store(value, ptr)
 
     def load_element(self, ptr, elem_t):
+        if isinstance(elem_t, T.Record):  # a[i] of a record array: a reference to the element
+            return self.builder.bitcast(ptr, ir.PointerType(i8))
         v = self.builder.load(ptr)
         return self.builder.icmp_unsigned("!=", v, ir.Constant(i8, 0)) if elem_t.is_bool else v
 
@@ -261,6 +272,11 @@ class FunctionLowerer:
             cur = self.builder.load(self.slots[target.id])
             result = self.binop(node.op, cur, lt, rhs, self.type_of(node.value), rt, node)
             self.builder.store(self.cast(result, rt, lt), self.slots[target.id])
+        elif R.is_record_target(self, target):
+            rec = self.type_of(target.value)
+            cur = R.load_field(self, target, rec)
+            ft = self.type_of(target)
+            R.store_field(self, target, rec, self.binop(node.op, cur, ft, rhs, self.type_of(node.value), rt, node), rt)
         else:
             ptr, elem_t = self.element_pointer(target, "update")  # read and written: the sanitizers see one update
             cur = self.load_element(ptr, elem_t)
@@ -424,6 +440,8 @@ class FunctionLowerer:
             return size
         if isinstance(base_t, PyValue) and isinstance(base_t.value, I.Dim3Intrinsic):
             return self.special_register(base_t.value.name, node.attr)
+        if isinstance(base_t, T.Record):
+            return R.load_field(self, node, base_t)
         if isinstance(base_t, T.Scalar) and not isinstance(t, C.NumberMethod):  # z.real, z.imag
             return C.attribute(self, node, self.expr(node.value), base_t)
         if isinstance(t, C.NumberMethod):
@@ -447,6 +465,8 @@ class FunctionLowerer:
 
     def expr_Subscript(self, node):
         base_t = self.type_of(node.value)
+        if isinstance(base_t, T.Record):
+            return R.load_field(self, node, base_t)
         if isinstance(base_t, T.Array) and isinstance(self.type_of(node), T.Array):
             from kdebug.frontend.slices import lower_view
             return lower_view(self, node)

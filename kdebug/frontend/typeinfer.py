@@ -17,7 +17,7 @@ import numpy as np
 
 from kdebug.errors import CompileError
 from kdebug.frontend.source import FunctionSource, parse_function
-from kdebug.frontend import complex_numbers as C, registry, ufuncs
+from kdebug.frontend import complex_numbers as C, records as R, registry, ufuncs
 from kdebug.lang.dispatcher import DeviceCallable, Dispatcher
 from kdebug.lang.host import DeviceNDArray
 from kdebug.lang.intrinsics import deferred as deferred_fn
@@ -252,9 +252,16 @@ class TypeInferer:
                                          f"(it holds {n})", "unpack a tuple of the same length")
             for elt, t in zip(target.elts, value_t.types):
                 self.assign(elt, t, None)
+        elif isinstance(target, (ast.Attribute, ast.Subscript)) and isinstance(self.expr(target.value), T.Record):
+            R.store_type(self, target, value_t)  # a[i].x = v, a[i]['x'] = v
         elif isinstance(target, ast.Subscript):
             elem = self.subscript_store_type(target)
-            if not isinstance(value_t, T.Scalar):
+            if isinstance(elem, T.Record) or isinstance(value_t, T.Record):
+                if value_t != elem:
+                    raise self.error(target, f"cannot store {value_t} into an array of {elem}",
+                                     "copy a record of the same dtype (a[i] = a[j]) or assign its fields")
+                return
+            if not isinstance(value_t, T.Scalar):  # (a record was handled above)
                 raise self.error(target, f"cannot store {value_t} into an array of {elem}",
                                  "store a scalar value")
             if value_t.is_complex and not getattr(elem, "is_complex", False):
@@ -287,6 +294,8 @@ class TypeInferer:
         target = node.target
         if isinstance(target, ast.Name):
             cur = self.name_type(target)
+        elif isinstance(target, (ast.Attribute, ast.Subscript)) and isinstance(self.expr(target.value), T.Record):
+            cur = R.store_type(self, target, T.int64)  # a[i].x += v
         elif isinstance(target, ast.Subscript):
             cur = self.subscript_store_type(target)
         else:
@@ -521,6 +530,8 @@ class TypeInferer:
                 raise self.error(node, f"{owner} has no attribute {attr!r} that kdebug supports",
                                  "see the README for the supported subset of math and cuda")
             return self.classify(getattr(obj, attr), node)
+        if isinstance(base_t, T.Record):  # a[i].x
+            return R.field_type(self, node, base_t)
         if isinstance(base_t, T.Scalar):  # z.real, z.imag, z.conjugate
             return C.attribute_type(self, node, base_t)
         hook = getattr(base_t, "attribute_type", None)  # types with attributes of their own (a grid group)
@@ -538,6 +549,8 @@ class TypeInferer:
                 raise self.error(node, f"{name} is a device function and cannot be launched",
                                  f"call it directly, {name}(...), or make it a kernel (@cuda.jit without device=True)")
             raise self.error(node, f"cannot index {base_t}", "index arrays and tuples")
+        if isinstance(base_t, T.Record):  # a[i]['x']
+            return R.field_type(self, node, base_t)
         if isinstance(base_t, T.Array):
             return self.array_index_type(node, base_t, view=True)
         if isinstance(base_t, T.CPointer):
@@ -855,7 +868,7 @@ class TypeInferer:
             raise self.error(node, f"{fn.__name__} is a kernel: launch it with {fn.__name__}[grid, block](...)",
                              "or declare it with @cuda.jit(device=True) to call it as a function")
         for a, t in zip(node.args, argts):
-            if not isinstance(t, (T.Scalar, T.Array, T.Tuple)):
+            if not isinstance(t, (T.Scalar, T.Array, T.Tuple, T.Record)):
                 raise self.error(a, f"cannot pass {t} to a device function", "pass numbers, tuples or arrays")
         nparams = fn.py_func.__code__.co_argcount
         if node.keywords or (len(argts) < nparams and fn.py_func.__defaults__):

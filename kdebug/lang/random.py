@@ -5,9 +5,9 @@ xoroshiro128plus.c and splitmix64.c): splitmix64 turns the seed into the first s
 state is the previous one jumped ahead by 2**64 steps, and ``xoroshiro128p_uniform_float32/64`` and
 ``xoroshiro128p_normal_float32/64`` convert the next 64-bit output as numba does.
 
-One difference in layout: numba's state array has the record dtype ``[('s0', u8), ('s1', u8)]``;
-here it is a ``(n, 2)`` uint64 array (column 0 is s0, column 1 is s1), which kernels pass around
-unchanged. The device functions below are ordinary kdebug device functions, compiled into the
+The state array has numba's record dtype ``xoroshiro128p_dtype`` (``[('s0', u8), ('s1', u8)]``,
+aligned), read and written as ``states[i]['s0']`` as numba's device functions do. The device
+functions below are ordinary kdebug device functions, compiled into the
 kernels that call them. The states are initialised by a one-thread kdebug kernel (2**7 steps per
 jump, so a million states take a fraction of a second on the CPU backend).
 """
@@ -18,9 +18,10 @@ import math
 import numpy as np
 
 from kdebug.lang.dispatcher import jit
-from kdebug.lang.types import float32, float64, int64, uint32, uint64
+from kdebug.lang.types import float32, float64, from_dtype, int64, uint32, uint64
 
-xoroshiro128p_dtype = np.dtype(np.uint64)  # the element type of the (n, 2) state array
+xoroshiro128p_dtype = np.dtype([("s0", np.uint64), ("s1", np.uint64)], align=True)  # numba's
+xoroshiro128p_type = from_dtype(xoroshiro128p_dtype)
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -40,8 +41,8 @@ def init_xoroshiro128p_state(states, index, seed):
     z = (z ^ (z >> uint32(30))) * _MIX1
     z = (z ^ (z >> uint32(27))) * _MIX2
     z = z ^ (z >> uint32(31))
-    states[index, 0] = z
-    states[index, 1] = z
+    states[index]['s0'] = z
+    states[index]['s1'] = z
 
 
 @jit(device=True)
@@ -56,12 +57,12 @@ def rotl(x, k):
 def xoroshiro128p_next(states, index):
     """The next random uint64 of ``states[index]``, which advances."""
     index = int64(index)
-    s0 = states[index, 0]
-    s1 = states[index, 1]
+    s0 = states[index]['s0']
+    s1 = states[index]['s1']
     result = s0 + s1
     s1 ^= s0
-    states[index, 0] = uint64(rotl(s0, uint32(55))) ^ s1 ^ (s1 << uint32(14))
-    states[index, 1] = uint64(rotl(s1, uint32(36)))
+    states[index]['s0'] = uint64(rotl(s0, uint32(55))) ^ s1 ^ (s1 << uint32(14))
+    states[index]['s1'] = uint64(rotl(s1, uint32(36)))
     return result
 
 
@@ -75,11 +76,11 @@ def xoroshiro128p_jump(states, index):
         jump = _JUMP0 if i == 0 else _JUMP1
         for b in range(64):
             if jump & (uint64(1) << uint32(b)):
-                s0 ^= states[index, 0]
-                s1 ^= states[index, 1]
+                s0 ^= states[index]['s0']
+                s1 ^= states[index]['s1']
             xoroshiro128p_next(states, index)
-    states[index, 0] = s0
-    states[index, 1] = s1
+    states[index]['s0'] = s0
+    states[index]['s1'] = s1
 
 
 @jit(device=True)
@@ -137,20 +138,19 @@ def _init_states_kernel(states, seed, subsequence_start):
         for _ in range(subsequence_start):
             xoroshiro128p_jump(states, 0)
         for i in range(1, n):
-            states[i, 0] = states[i - 1, 0]
-            states[i, 1] = states[i - 1, 1]
+            states[i] = states[i - 1]
             xoroshiro128p_jump(states, i)
 
 
 def _check_states(states):
     shape = getattr(states, "shape", None)
-    if shape is None or len(shape) != 2 or shape[1] != 2 or np.dtype(states.dtype) != np.uint64:
-        raise TypeError("xoroshiro128p states are a (n, 2) uint64 array: make them with "
+    if shape is None or len(shape) != 1 or np.dtype(states.dtype) != xoroshiro128p_dtype:
+        raise TypeError("xoroshiro128p states are a 1-D array of xoroshiro128p_dtype: make them with "
                         "create_xoroshiro128p_states(n, seed)")
 
 
 def init_xoroshiro128p_states(states, seed, subsequence_start=0, stream=0):
-    """Initialise ``states`` (a ``(n, 2)`` uint64 device array) for ``n`` independent generators,
+    """Initialise ``states`` (a device array of ``n`` xoroshiro128p_dtype records) for ``n`` generators,
     each 2**64 steps after the previous one; ``subsequence_start`` skips that many jumps first."""
     _check_states(states)
     seed = np.uint64(np.int64(seed)) if int(seed) < 0 else np.uint64(seed)
@@ -165,7 +165,7 @@ def create_xoroshiro128p_states(n, seed, subsequence_start=0, stream=0):
     n = int(n)
     if n < 0:
         raise ValueError(f"the number of states must be >= 0, not {n}")
-    states = device_array((max(n, 0), 2), dtype=np.uint64)
+    states = device_array(max(n, 0), dtype=xoroshiro128p_dtype)
     if n:
         init_xoroshiro128p_states(states, seed, subsequence_start, stream)
     return states

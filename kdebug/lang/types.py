@@ -120,6 +120,47 @@ class Array(Type):
 
 
 @dataclass(frozen=True)
+class Record(Type):
+    """numba's ``Record``: an element of a structured (record) dtype. In a kernel its value is a reference
+    to the element in its array, so ``a[i].x = v`` and ``r = a[i]; r.x = v`` write the array (as numba)."""
+
+    dtype: np.dtype
+
+    @property
+    def fields(self) -> dict:
+        """name -> (kernel-language type, byte offset); a subarray field (``('d', np.uint8, 5)``) is a
+        C-contiguous array inside the record."""
+        out = {}
+        for name, (sub, offset, *_) in self.dtype.fields.items():
+            if sub.subdtype is not None:
+                out[name] = (Array(from_dtype(sub.subdtype[0]), len(sub.subdtype[1]), "C"), offset)
+            else:
+                out[name] = (from_dtype(sub), offset)
+        return out
+
+    def field_shape(self, name: str) -> tuple:
+        sub = self.dtype.fields[name][0]
+        return sub.subdtype[1] if sub.subdtype is not None else ()
+
+    @property
+    def size(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def np_dtype(self) -> np.dtype:
+        return self.dtype
+
+    # scalar-like predicates, so that code asking "is it a bool/float?" of an element gets no
+    is_bool = is_int = is_float = is_complex = False
+
+    def __str__(self) -> str:  # numba's Record.__str__ spelling
+        parts = ",".join(f"{n}[type={t};offset={o}]" for n, (t, o) in self.fields.items())
+        return f"Record({parts};{self.size};{self.dtype.isalignedstruct})"
+
+    __repr__ = __str__
+
+
+@dataclass(frozen=True)
 class CPointer(Type):
     """numba's ``types.CPointer(dtype)``: a raw pointer argument, indexed like a 1-D array without bounds
     (a device address from ``__cuda_array_interface__``, or an int holding one)."""
@@ -214,9 +255,14 @@ NUMBA_NAMES = {
 }
 
 
-def from_dtype(dtype) -> Scalar | None:
-    """The scalar type of a numpy dtype, or None when kdebug has none for it."""
-    return _BY_DTYPE.get(np.dtype(dtype))
+def from_dtype(dtype) -> Scalar | Record | None:
+    """The scalar (or record) type of a numpy dtype, or None when kdebug has none for it."""
+    dtype = np.dtype(dtype)
+    if dtype.fields is not None:  # a structured dtype of scalar (or record) fields, without subarrays
+        ok = all(from_dtype(sub.subdtype[0] if sub.subdtype is not None else sub) is not None
+                 for sub, *_ in dtype.fields.values())
+        return Record(dtype) if ok and dtype.fields else None
+    return _BY_DTYPE.get(dtype)
 
 
 def unify(a: Type, b: Type) -> Type | None:
@@ -297,6 +343,8 @@ def typeof(value) -> Type | None:
         return float64
     if isinstance(value, complex):
         return complex128
+    if isinstance(value, np.void):  # a record scalar (numba passes it by reference and copies it back)
+        return from_dtype(value.dtype) if value.dtype.fields else None
     if isinstance(value, np.generic):
         return from_dtype(value.dtype)
     if isinstance(value, tuple):

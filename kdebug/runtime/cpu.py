@@ -42,7 +42,7 @@ def ctype_of(t: T.Type):
                  {"_fields_": [("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * t.ndim)]})
     elif isinstance(t, T.Tuple):
         c = type("Tuple", (ctypes.Structure,), {"_fields_": [(f"f{k}", ctype_of(x)) for k, x in enumerate(t.types)]})
-    elif isinstance(t, (T.FunctionPointer, T.CPointer)):
+    elif isinstance(t, (T.FunctionPointer, T.CPointer, T.Record)):  # a record: the address of its bytes
         c = ctypes.c_void_p
     else:
         raise TypeError(f"cannot pass {t} to a kernel")
@@ -79,7 +79,7 @@ def to_cvalue(t: T.Type, value):
         return int(np.float16(value).view(np.uint16))
     if isinstance(t, T.Scalar):
         return t.np_dtype.type(value).item() if not t.is_bool else bool(value)
-    if isinstance(t, T.CPointer):
+    if isinstance(t, (T.CPointer, T.Record)):  # a record argument is staged as a one-element array
         return pointer_value(value)
     return value
 

@@ -169,7 +169,11 @@ class Session:
             error = nested[0]
         self.current_launch = None
         for dst, src in copy_back:
-            np.copyto(dst, src)
+            if isinstance(dst, np.void):  # a record argument: its fields, as numba copies it back
+                for name in dst.dtype.names:
+                    dst[name] = src[0][name]
+            else:
+                np.copyto(dst, src)
         self._flush_prints(lid, dispatcher.__name__)
         dt = time.perf_counter() - t0
         failure = str(error) if error else f"{type(foreign).__name__}: {foreign}" if foreign else None
@@ -233,7 +237,12 @@ class Session:
         """numpy arrays are copied to the device and back, as numba does; on the CPU, in place when contiguous."""
         staged, copy_back = [], []
         for a in args:
-            if isinstance(a, np.ndarray):
+            if isinstance(a, np.void) and a.dtype.fields:  # a record scalar: kernels write it by reference
+                tmp = np.empty(1, dtype=a.dtype)
+                tmp[0] = a
+                staged.append(tmp)
+                copy_back.append((a, tmp))
+            elif isinstance(a, np.ndarray):
                 if a.flags.c_contiguous and a.flags.writeable:
                     staged.append(a)
                 else:
