@@ -755,14 +755,14 @@ def k(a, s):
 def run():
     k[1, 1](np.zeros(1), "text")  # ERR
 """, L, "argument 2 ('s') is a str"),
-    ("float16_array", """
+    ("object_array", """
 @cuda.jit
 def k(a):
     a[0] = 1
 
 def run():
-    k[1, 1](np.zeros(4, dtype=np.float16))  # ERR
-""", L, "has dtype float16, which kernels cannot use"),
+    k[1, 1](np.zeros(4, dtype=object))  # ERR
+""", L, "has dtype object, which kernels cannot use"),
     ("string_array", """
 @cuda.jit
 def k(a):
@@ -820,10 +820,10 @@ def run():
     k[1, 1](np.zeros(4, dtype=np.float64), 1)  # ERR
 """, L, "was compiled for"),
     # ---- host array API -----------------------------------------------------------------------
-    ("device_array_float16", """
+    ("device_array_object", """
 def run():
-    cuda.device_array(8, dtype=np.float16)  # ERR
-""", A, "not float16"),
+    cuda.device_array(8, dtype=object)  # ERR
+""", A, "not object"),
     ("to_device_string", """
 def run():
     cuda.to_device(np.zeros(4, dtype="U4"))  # ERR
@@ -988,7 +988,7 @@ def run():
 # ---- through the command line: no internal traceback, exit status 1 -------------------------
 
 CLI_CASES = ["list_literal", "used_before_assignment", "variable_type_conflict", "input_call",
-             "block_too_many_threads", "float16_array", "too_few_arguments", "grid_zero"]
+             "block_too_many_threads", "object_array", "too_few_arguments", "grid_zero"]
 
 
 @pytest.mark.parametrize("name", CLI_CASES)

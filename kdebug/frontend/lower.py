@@ -17,7 +17,7 @@ from llvmlite import ir
 
 from kdebug.frontend.hook_context import LoweringContext, access_kind
 from kdebug.frontend.typeinfer import PyValue, TypedFunction, LaunchTarget, constant_index
-from kdebug.frontend import complex_numbers as C, records as R, registry, ufuncs
+from kdebug.frontend import complex_numbers as C, datetimes as D, records as R, registry, ufuncs
 from kdebug.frontend.exceptions import (FLOAT_FLOORDIV, FLOAT_MOD, INT_FLOORDIV, INT_MOD, TRUEDIV, ZERO_POWER,
                                         check_zero_divisor, lower_raise, may_raise)
 from kdebug.lang.dispatcher import Dispatcher
@@ -39,7 +39,7 @@ def llvm_type(t: T.Type) -> ir.Type:
     if isinstance(t, T.Scalar):
         if t.is_bool:
             return i1
-        if t.is_int:
+        if t.is_int or t.is_datetime:
             return ir.IntType(t.bits)
         if t.is_complex:  # numpy's layout of complex64/complex128: the real part, then the imaginary
             part = llvm_type(t.underlying_float)
@@ -76,6 +76,8 @@ def const(t: T.Type, value) -> ir.Constant:
         return ir.Constant(llvm_type(t), [const(t.underlying_float, z.real), const(t.underlying_float, z.imag)])
     if t.is_bool:
         return ir.Constant(i1, int(bool(value)))
+    if t.is_datetime:  # np.datetime64/np.timedelta64 in the type's unit
+        return ir.Constant(i64, int(np.array(value).astype(t.np_dtype).astype(np.int64)))
     v = int(value)
     return ir.Constant(llvm_type(t), v & ((1 << t.bits) - 1))
 
@@ -553,6 +555,8 @@ class FunctionLowerer:
     def binop(self, op, a, at, c, ct, result_t, node=None):
         """``a op c`` in ``result_t``; ``node`` locates the ZeroDivisionError of a debug=True kernel."""
         b = self.builder
+        if at.is_datetime or ct.is_datetime:
+            return D.binop(self, op, a, at, c, ct, result_t)
         if result_t.is_complex:
             return C.binop(self, op, self.cast(a, at, result_t), self.cast(c, ct, result_t), result_t, node)
         if isinstance(op, ast.Div):
@@ -774,6 +778,8 @@ class FunctionLowerer:
     def compare(self, op, a, at, c, ct):
         b = self.builder
         sym = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}[type(op)]
+        if at.is_datetime:
+            return D.compare(self, op, a, c)
         common = T.arith_result(at, ct) if not (at.is_bool and ct.is_bool) else T.boolean
         if common.is_complex:
             return C.compare(self, op, self.cast(a, at, common), self.cast(c, ct, common))

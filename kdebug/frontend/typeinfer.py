@@ -17,7 +17,7 @@ import numpy as np
 
 from kdebug.errors import CompileError
 from kdebug.frontend.source import FunctionSource, parse_function
-from kdebug.frontend import complex_numbers as C, records as R, registry, ufuncs
+from kdebug.frontend import complex_numbers as C, datetimes as D, records as R, registry, ufuncs
 from kdebug.lang.dispatcher import DeviceCallable, Dispatcher
 from kdebug.lang.host import DeviceNDArray
 from kdebug.lang.intrinsics import deferred as deferred_fn
@@ -264,6 +264,9 @@ class TypeInferer:
             if not isinstance(value_t, T.Scalar):  # (a record was handled above)
                 raise self.error(target, f"cannot store {value_t} into an array of {elem}",
                                  "store a scalar value")
+            if (value_t.is_datetime or getattr(elem, "is_datetime", False)) and value_t != elem:
+                raise self.error(target, f"cannot store {value_t} into an array of {elem}",
+                                 "store a value of the array's datetime64/timedelta64 type and unit")
             if value_t.is_complex and not getattr(elem, "is_complex", False):
                 raise self.error(target, f"cannot store {value_t} into an array of {elem}",
                                  "store z.real, z.imag or abs(z), or make the array complex")
@@ -667,6 +670,9 @@ class TypeInferer:
                 hint = ("array expressions are not supported: index the elements, e.g. a[i] + b[i]"
                         if isinstance(t, T.Array) else "operators work on numbers")
                 raise self.error(node, f"unsupported operand type for {opname}: {t}", hint)
+        dt = D.binop_type(self, node, op, a, b)
+        if dt is not None:
+            return dt
         C.check_binop(self, node, op, a, b)
         if isinstance(op, (ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)):
             self.tf.features.add("divide")  # debug=True checks the divisor (kdebug/frontend/exceptions.py)
@@ -692,6 +698,10 @@ class TypeInferer:
             raise self.error(node, f"unsupported operand type for unary operator: {t}", "operators work on numbers")
         if isinstance(node.op, ast.Not):
             return T.boolean
+        if t.is_datetime:
+            if t.kind == "timedelta" and isinstance(node.op, (ast.USub, ast.UAdd)):
+                return t
+            raise self.error(node, f"unsupported operand type for unary operator: {t}", "negate timedeltas only")
         if isinstance(node.op, ast.Invert):
             if t.is_float or t.is_complex:
                 raise self.error(node, "~ needs an integer or boolean", "use -x for floats")
@@ -719,6 +729,7 @@ class TypeInferer:
                 raise self.error(n, f"cannot compare {t}", "compare numbers")
         for op, a, b in zip(node.ops, ts, ts[1:]):
             C.check_compare(self, node, op, a, b)
+            D.check_compare(self, node, a, b)
         return T.boolean
 
     def expr_IfExp(self, node) -> T.Type:

@@ -27,8 +27,9 @@ class DeviceNDArray:
         except TypeError:
             raise _array_error(f"{dtype!r} is not a dtype", "use a numpy dtype such as np.float32") from None
         if T.from_dtype(dtype) is None:
-            raise _array_error(f"kdebug device arrays hold int8..int64, uint8..uint64, float32, float64 or bool, "
-                               f"not {dtype}", "convert first, e.g. a.astype(np.float32)")
+            raise _array_error(f"kdebug device arrays hold int8..int64, uint8..uint64, float16..float64, complex64, "
+                               f"complex128, bool, datetime64/timedelta64 with a unit, or records of these, not "
+                               f"{dtype}", "convert first, e.g. a.astype(np.float32)")
         if buffer is None:
             try:
                 buffer = np.empty(shape, dtype=dtype)

@@ -27,10 +27,13 @@ class Type:
 
 @dataclass(frozen=True, eq=True)
 class Scalar(Type):
-    kind: str  # "int", "uint", "float", "complex", "bool"
+    kind: str  # "int", "uint", "float", "complex", "bool", "datetime", "timedelta"
     bits: int  # a complex number's bits are both parts': complex64 is two float32
+    unit: str = ""  # datetime64/timedelta64: numpy's unit ("D", "s", "ns"...), as numba's NPDatetime('D')
 
     def __str__(self) -> str:
+        if self.unit:
+            return f"{'datetime' if self.kind == 'datetime' else 'timedelta'}64[{self.unit}]"
         return {"int": f"int{self.bits}", "uint": f"uint{self.bits}", "float": f"float{self.bits}",
                 "complex": f"complex{self.bits}", "bool": "boolean"}[self.kind]
 
@@ -53,6 +56,11 @@ class Scalar(Type):
         return self.kind == "complex"
 
     @property
+    def is_datetime(self) -> bool:
+        """datetime64 or timedelta64 (an int64 count of ``unit``; the most negative one is NaT)."""
+        return self.kind in ("datetime", "timedelta")
+
+    @property
     def underlying_float(self) -> "Scalar":
         """numba's name: the type of a complex number's parts (a real number's own type)."""
         return Scalar("float", self.bits // 2) if self.is_complex else self
@@ -67,6 +75,8 @@ class Scalar(Type):
 
     @property
     def np_dtype(self) -> np.dtype:
+        if self.unit:
+            return np.dtype(f"{'M' if self.kind == 'datetime' else 'm'}8[{self.unit}]")
         return np.dtype({"int": f"int{self.bits}", "uint": f"uint{self.bits}", "float": f"float{self.bits}",
                          "complex": f"complex{self.bits}", "bool": "bool"}[self.kind])
 
@@ -262,6 +272,11 @@ def from_dtype(dtype) -> Scalar | Record | None:
         ok = all(from_dtype(sub.subdtype[0] if sub.subdtype is not None else sub) is not None
                  for sub, *_ in dtype.fields.values())
         return Record(dtype) if ok and dtype.fields else None
+    if dtype.kind in "mM":
+        unit, count = np.datetime_data(dtype)
+        if unit == "generic" or count != 1:
+            return None
+        return Scalar("datetime" if dtype.kind == "M" else "timedelta", 64, unit)
     return _BY_DTYPE.get(dtype)
 
 
@@ -269,6 +284,8 @@ def unify(a: Type, b: Type) -> Type | None:
     """The type a variable gets when it holds both a and b (numba's unification)."""
     if a == b:
         return a
+    if isinstance(a, Scalar) and isinstance(b, Scalar) and (a.is_datetime or b.is_datetime):
+        return None  # numba keeps a datetime's unit: no implicit mixing (kdebug/frontend/datetimes.py)
     if isinstance(a, Scalar) and isinstance(b, Scalar):
         if a.is_int and b.is_int:
             # numba: the wider; signed if either is, unsigned only when both are

@@ -35,6 +35,8 @@ def ctype_of(t: T.Type):
     if isinstance(t, T.Scalar) and t.is_complex:  # numpy's layout: the real part, then the imaginary
         part = _SCALAR_CTYPES[str(t.underlying_float)]
         c = type(str(t), (ctypes.Structure,), {"_fields_": [("re", part), ("im", part)]})
+    elif isinstance(t, T.Scalar) and t.is_datetime:
+        c = ctypes.c_int64
     elif isinstance(t, T.Scalar):
         c = _SCALAR_CTYPES[str(t)]
     elif isinstance(t, T.Array):
@@ -75,6 +77,8 @@ def to_cvalue(t: T.Type, value):
     if isinstance(t, T.Scalar) and t.is_complex:
         z = complex(t.np_dtype.type(value))
         return ctype_of(t)(z.real, z.imag)
+    if isinstance(t, T.Scalar) and t.is_datetime:  # the count of the type's unit
+        return int(np.array(value).astype(t.np_dtype).astype(np.int64))
     if t == T.float16:  # ctypes has no half: its bits
         return int(np.float16(value).view(np.uint16))
     if isinstance(t, T.Scalar):
