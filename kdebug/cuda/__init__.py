@@ -27,7 +27,9 @@ from kdebug.lang.intrinsics import (activemask, all_sync, any_sync, ballot_sync,
 from kdebug.lang.intrinsics import literal_unroll  # noqa: F401
 from kdebug.lang.types import (b1, bool_, boolean, complex64, complex128, float16, float32, float64,  # noqa: F401
                                int8, int16, int32, int64, intp, uint8, uint16, uint32, uint64, uintp, void)
-from kdebug.cuda import cg, fp16, random, types  # noqa: F401
+from kdebug.cuda import cg, fp16, random, types, vector_types  # noqa: F401
+from kdebug.lang.vector_types import ALL as _VECTOR_CONSTRUCTORS
+globals().update(_VECTOR_CONSTRUCTORS)  # cuda.float32x4, cuda.float4, ...
 from kdebug.lang.missing import missing_name
 from kdebug.session import ptx_compile
 

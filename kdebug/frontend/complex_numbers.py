@@ -133,8 +133,7 @@ def parts(lw, v):
 
 def make(lw, t: T.Scalar, re, im):
     b = lw.builder
-    from kdebug.frontend.lower import llvm_type
-    v = ir.Constant(llvm_type(t), ir.Undefined)
+    v = ir.Constant(lw.llvm_type(t), ir.Undefined)
     return b.insert_value(b.insert_value(v, re, 0), im, 1)
 
 
@@ -144,8 +143,7 @@ def cast(lw, v, src: T.Scalar, dst: T.Scalar):
     if src.is_complex:
         re, im = parts(lw, v)
         return make(lw, dst, lw.cast(re, src.underlying_float, f), lw.cast(im, src.underlying_float, f))
-    from kdebug.frontend.lower import llvm_type
-    return make(lw, dst, lw.cast(v, src, f), ir.Constant(llvm_type(f), 0.0))
+    return make(lw, dst, lw.cast(v, src, f), ir.Constant(lw.llvm_type(f), 0.0))
 
 
 def truth(lw, v):
@@ -166,17 +164,17 @@ def binop(lw, op, x, y, t: T.Scalar, node):
         return make(lw, t, b.fsub(a, c), b.fsub(bi, d))
     if isinstance(op, ast.Mult):  # numba's complex_mul_impl: (ac - bd) + (ad + bc)j
         return make(lw, t, b.fsub(b.fmul(a, c), b.fmul(bi, d)), b.fadd(b.fmul(a, d), b.fmul(bi, c)))
+    callee_tf = lw.tf.callees[node]  # cmath_impl's complex_div or complex_pow, typed by typeinfer
+    v = lw.device_call(node, None, [x, y], [t, t], callee_tf)
+    return lw.cast(v, callee_tf.restype, t)
+
+
+def helper_for(op):
+    """The device function typeinfer types for a complex ``/`` or ``**`` (None for the inline operators)."""
     from kdebug.frontend import cmath_impl
-    name = "complex_div" if isinstance(op, ast.Div) else "complex_pow"
-    return call_impl(lw, cmath_impl.helper(name), [x, y], [t, t], t)
-
-
-def call_impl(lw, dispatcher, args, argts, result_t):
-    """Call one of cmath_impl's device functions from lowering, its result cast to ``result_t``."""
-    from kdebug.frontend.typeinfer import infer_function
-    callee_tf = infer_function(dispatcher.py_func, tuple(argts), "device")
-    v = lw.device_call(None, dispatcher, args, list(argts), callee_tf)
-    return lw.cast(v, callee_tf.restype, result_t)
+    if isinstance(op, (ast.Div, ast.Pow)):
+        return cmath_impl.helper("complex_div" if isinstance(op, ast.Div) else "complex_pow")
+    return None
 
 
 def compare(lw, op, x, y):
@@ -201,12 +199,11 @@ def absolute(lw, v):
 
 def attribute(lw, node, v, t: T.Scalar):
     """``.real`` / ``.imag`` of a number."""
-    from kdebug.frontend.lower import llvm_type
     if t.is_complex:
         return lw.builder.extract_value(v, 0 if node.attr == "real" else 1)
     if node.attr == "real":
         return v
-    return ir.Constant(llvm_type(t), 0.0 if t.is_float else 0) if not t.is_bool else ir.Constant(ir.IntType(1), 0)
+    return ir.Constant(lw.llvm_type(t), 0.0 if t.is_float else 0) if not t.is_bool else ir.Constant(ir.IntType(1), 0)
 
 
 def conjugate(lw, node, m: NumberMethod):

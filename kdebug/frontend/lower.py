@@ -18,6 +18,7 @@ from llvmlite import ir
 from kdebug.frontend.hook_context import LoweringContext, access_kind
 from kdebug.frontend.typeinfer import PyValue, TypedFunction, LaunchTarget, constant_index
 from kdebug.frontend import complex_numbers as C, datetimes as D, records as R, registry, ufuncs
+from kdebug.frontend import vectors as V
 from kdebug.frontend.exceptions import (FLOAT_FLOORDIV, FLOAT_MOD, INT_FLOORDIV, INT_MOD, TRUEDIV, ZERO_POWER,
                                         check_zero_divisor, lower_raise, may_raise)
 from kdebug.lang.dispatcher import Dispatcher
@@ -36,6 +37,8 @@ def llvm_type(t: T.Type) -> ir.Type:
     """The register type of a kernel-language value."""
     if isinstance(t, T.Record):  # a reference to the element (kdebug/frontend/records.py)
         return ir.PointerType(i8)
+    if isinstance(t, V.VectorType):  # float32x4: a struct of its components
+        return ir.LiteralStructType([llvm_type(t.base_type)] * t.num_elements)
     if isinstance(t, T.Scalar):
         if t.is_bool:
             return i1
@@ -167,6 +170,9 @@ class FunctionLowerer:
         return self.target.special_register(self.hook_context, reg, dim)
 
     # ---- helpers --------------------------------------------------------------
+    llvm_type = staticmethod(llvm_type)  # for the modules that lower one kind of value (complex_numbers...)
+    mem_type = staticmethod(mem_type)
+
     def loc(self, node):
         return self.src.loc(node)
 
@@ -444,6 +450,8 @@ class FunctionLowerer:
             return self.special_register(base_t.value.name, node.attr)
         if isinstance(base_t, T.Record):
             return R.load_field(self, node, base_t)
+        if isinstance(base_t, V.VectorType):
+            return V.lower_attribute(self, node, self.expr(node.value), base_t)
         if isinstance(base_t, T.Scalar) and not isinstance(t, C.NumberMethod):  # z.real, z.imag
             return C.attribute(self, node, self.expr(node.value), base_t)
         if isinstance(t, C.NumberMethod):
@@ -841,6 +849,8 @@ class FunctionLowerer:
             return self.device_call(node, fn, args, argts)
         if fn is complex:
             return C.complex_call(self, node, args, argts)
+        if isinstance(fn, V.VectorConstructor):
+            return V.lower_constructor(self, node, args, argts)
         if C.is_cmath_function(fn):
             return C.cmath_call(self, node, args, argts)
         if fn is len:

@@ -45,7 +45,6 @@ def store_type(inferer, target, value_t) -> T.Type:
 
 def field_pointer(lw, node, rec: T.Record):
     """The address of the field ``node`` names in the record ``node.value`` refers to."""
-    from kdebug.frontend.lower import mem_type
     b = lw.builder
     name = node.attr if isinstance(node, ast.Attribute) else node.slice.value
     t, offset = rec.fields[name]
@@ -54,8 +53,8 @@ def field_pointer(lw, node, rec: T.Record):
     if isinstance(t, T.Record):
         return ptr, t
     if isinstance(t, T.Array):
-        return b.bitcast(ptr, ir.PointerType(mem_type(t.dtype))), t
-    return b.bitcast(ptr, ir.PointerType(mem_type(t))), t
+        return b.bitcast(ptr, ir.PointerType(lw.mem_type(t.dtype))), t
+    return b.bitcast(ptr, ir.PointerType(lw.mem_type(t))), t
 
 
 def load_field(lw, node, rec: T.Record):
@@ -63,9 +62,8 @@ def load_field(lw, node, rec: T.Record):
     if isinstance(t, T.Record):
         return ptr  # a nested record: a reference into the outer one
     if isinstance(t, T.Array):  # a subarray field: an array view of the record's bytes
-        from kdebug.frontend.lower import llvm_type
         name = node.attr if isinstance(node, ast.Attribute) else node.slice.value
-        v = lw.builder.insert_value(ir.Constant(llvm_type(t), ir.Undefined), ptr, 0)
+        v = lw.builder.insert_value(ir.Constant(lw.llvm_type(t), ir.Undefined), ptr, 0)
         for k, n in enumerate(rec.field_shape(name)):
             v = lw.builder.insert_value(v, ir.Constant(ir.IntType(64), n), [1, k])
         return v

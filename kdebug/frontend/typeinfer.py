@@ -18,6 +18,7 @@ import numpy as np
 from kdebug.errors import CompileError
 from kdebug.frontend.source import FunctionSource, parse_function
 from kdebug.frontend import complex_numbers as C, datetimes as D, records as R, registry, ufuncs
+from kdebug.frontend import vectors as V
 from kdebug.lang.dispatcher import DeviceCallable, Dispatcher
 from kdebug.lang.host import DeviceNDArray
 from kdebug.lang.intrinsics import deferred as deferred_fn
@@ -474,7 +475,7 @@ class TypeInferer:
                               I._CooperativeGroups, I._GridGroup)) or value in (range, len, abs, min, max, int, float, bool, round,
                                                                     complex):
             return PyValue(value)
-        if C.is_cmath_function(value):
+        if C.is_cmath_function(value) or isinstance(value, V.VectorConstructor):
             return PyValue(value)
         if value is deferred_fn or value is grad_fn or isinstance(value, Derivative):
             return PyValue(value)
@@ -535,6 +536,8 @@ class TypeInferer:
             return self.classify(getattr(obj, attr), node)
         if isinstance(base_t, T.Record):  # a[i].x
             return R.field_type(self, node, base_t)
+        if isinstance(base_t, V.VectorType):  # v.x
+            return V.attribute_type(self, node, base_t)
         if isinstance(base_t, T.Scalar):  # z.real, z.imag, z.conjugate
             return C.attribute_type(self, node, base_t)
         hook = getattr(base_t, "attribute_type", None)  # types with attributes of their own (a grid group)
@@ -654,7 +657,7 @@ class TypeInferer:
     def expr_Tuple(self, node) -> T.Type:
         ts = tuple(self.expr(e) for e in node.elts)
         for e, t in zip(node.elts, ts):
-            if not isinstance(t, (T.Scalar, T.Tuple, T.Array)):
+            if not isinstance(t, (T.Scalar, T.Tuple, T.Array, V.VectorType)):
                 raise self.error(e, f"tuples cannot hold {t}", "build tuples of numbers")
         return T.Tuple(ts)
 
@@ -676,9 +679,17 @@ class TypeInferer:
         C.check_binop(self, node, op, a, b)
         if isinstance(op, (ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)):
             self.tf.features.add("divide")  # debug=True checks the divisor (kdebug/frontend/exceptions.py)
+        if a.is_complex or b.is_complex:
+            r = T.arith_result(a, b)
+            helper = C.helper_for(op)
+            if helper is not None:  # complex / and **: device functions (kdebug/frontend/cmath_impl.py)
+                callee = infer_function(helper.py_func, (r, r), "device", self.stack)
+                self.tf.callees[node] = callee
+                self.tf.features |= callee.features
+            return r
         if isinstance(op, ast.Div):
             r = T.arith_result(a, b)
-            return r if r.is_float or r.is_complex else T.float64
+            return r if r.is_float else T.float64
         if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and a.is_bool and b.is_bool:
             return T.boolean
         if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)):
@@ -776,6 +787,8 @@ class TypeInferer:
             return fn
         if fn is complex:
             return C.complex_call_type(self, node, argts)
+        if isinstance(fn, V.VectorConstructor):
+            return V.constructor_type(self, node, fn, argts)
         if C.is_cmath_function(fn):
             return C.cmath_call_type(self, node, fn.__name__, argts)
         if isinstance(fn, Dispatcher):
@@ -879,7 +892,7 @@ class TypeInferer:
             raise self.error(node, f"{fn.__name__} is a kernel: launch it with {fn.__name__}[grid, block](...)",
                              "or declare it with @cuda.jit(device=True) to call it as a function")
         for a, t in zip(node.args, argts):
-            if not isinstance(t, (T.Scalar, T.Array, T.Tuple, T.Record)):
+            if not isinstance(t, (T.Scalar, T.Array, T.Tuple, T.Record, V.VectorType)):
                 raise self.error(a, f"cannot pass {t} to a device function", "pass numbers, tuples or arrays")
         nparams = fn.py_func.__code__.co_argcount
         if node.keywords or (len(argts) < nparams and fn.py_func.__defaults__):
