@@ -168,3 +168,42 @@ def test_a_reentrant_pause_highlights_the_requesting_line(tmp_path):
             await pilot.pause()
             assert not app.query_one("#view-source").focus_lines  # the session no longer stands there
     run(go())
+
+
+def test_after_a_step_from_a_deferred_pause_the_ir_marker_is_highlighted():
+    """Live: paused at the launch request, the requester's Source line; a step on, the lowered IR
+    holds the marker, highlighted; a continue ends the highlight."""
+    async def go():
+        opts = run_options(parse_args(["run", "--backend", "cpu", "--break", "deferred",
+                                       os.path.join(SAMPLES, "dynamic_parallel.py")]))
+        app = KdebugApp(opts=opts, cwd=os.path.dirname(SAMPLES))
+        async with app.run_test(size=SIZE) as pilot:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 60
+
+            async def until(condition, what):
+                while not condition():
+                    assert loop.time() < deadline, f"gave up waiting for {what}"
+                    await pilot.pause(0.05)
+            await until(lambda: app.model.paused is not None, "the deferred breakpoint")
+            parent, child = job_named(app, "parent"), job_named(app, "scale_range")
+            await pilot.press("1")
+            await until(lambda: app.detail.job_id == parent and app.query_one("#view-source").focus_lines,
+                        "the highlighted launch line")
+            view = app.query_one("#view-source")
+            assert "scale_range[" in view.document.plain(min(view.focus_lines))
+            assert "lower" not in app.model.jobs[parent].snapshots  # lowering is still emitting the marker
+            first = app.model.paused
+            await pilot.press("s")
+            await until(lambda: app.model.paused is not None and app.model.paused is not first, "the step")
+            assert "lower" in app.model.jobs[parent].snapshots
+            await pilot.press("2")
+            app.detail.set_phase("lower")
+            await until(lambda: app.query_one("#view-ir").focus_lines, "the highlighted marker")
+            ir = app.query_one("#view-ir")
+            assert all(f"kdebug.deferred.{child}" in ir.document.plain(i) for i in ir.focus_lines)
+            await pilot.press("c")
+            await until(lambda: app.model.ended is not None, "the end")
+            await pilot.pause()
+            assert not app.query_one("#view-ir").focus_lines
+    run(go())

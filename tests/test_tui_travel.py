@@ -87,3 +87,31 @@ def test_time_travel_keys_are_for_replays_only(sample_trace):
             await pilot.pause()
             assert live.travel is None and live.model.paused is not None
     run(go())
+
+
+def test_stepping_on_from_a_reentrant_request_shows_its_marker_once_lowered(sample_trace):
+    async def go():
+        app = replay(sample_trace("mutual_pointers.py"))
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("left_curly_bracket")
+            await pilot.pause()
+            request = app.model.events[-1]
+            assert isinstance(request, E.Reentrant) and request.resolution == "reference"
+            odd = request.job
+            steps = 0
+            while "lower" not in app.model.jobs[odd].snapshots:
+                await pilot.press("right_parenthesis")
+                await pilot.pause()
+                steps += 1
+            assert steps > 1 and not isinstance(app.model.events[-1], E.Reentrant)
+            await pilot.press("2")
+            app.detail.set_phase("lower")
+            await pilot.pause()
+            assert app.detail.job_id == odd
+            ir = app.query_one("#view-ir")
+            assert ir.focus_lines and all(request.marker in ir.document.plain(i) for i in ir.focus_lines)
+            await pilot.press("right_curly_bracket")  # a jump: the session no longer stands by that request
+            await pilot.pause()
+            assert not app.query_one("#view-ir").focus_lines
+    run(go())

@@ -197,14 +197,15 @@ class KdebugApp(App):
                     self._update_header()
                 elif isinstance(ev, E.Resumed):
                     self._stop_asked = "step" if ev.action == "step" else ""  # s steps on: the next stop is its
+                    descend.follow_request(self, stepped=ev.action == "step")
                 elif isinstance(ev, E.Paused):
                     if ev.breakpoint != "step":
                         self._stop_asked = ""
                     request = focused_request(self.model)  # at a request: its requester, the site highlighted
                     if request is not None or ev.job is not None:
                         tree.select_job(request.requester if request is not None else ev.job)
-                    if request is not None:
-                        self.detail.mark_sites()
+                    descend.follow_request(self, stepped=ev.breakpoint == "step")
+                    self.detail.mark_sites()
                     if ev.breakpoint == "finish":  # what the finish passes are about to change
                         self.detail.set_phase("before_finish")
                     self.bell()
@@ -427,6 +428,7 @@ class KdebugApp(App):
         if ptx is not None:
             self.opts = self.opts.replace(target="ptx" if ptx else "cpu")
         self.show_model(SessionModel())
+        self.detail.request_focus = None  # a site of the run replaced
         self._inbox.clear()
         self._start()
         self._update_header()

@@ -39,6 +39,18 @@ def _label(model):
     return label
 
 
+def follow_request(app, stepped: bool) -> None:
+    """The request to highlight: the one the session stands at (a pause, a replay position); after a
+    step from it, still that one, so the IR that lowering then prints shows its marker; none after
+    a continue or a jump elsewhere."""
+    here = nav.focused_request(app.model)
+    last = app.detail.request_focus
+    if here is not None:
+        app.detail.request_focus = here
+    elif not stepped or last is None or last.requester not in app.model.jobs:
+        app.detail.request_focus = None
+
+
 def mark(detail, tab: str, cursor: int | None = None) -> None:
     """Mark the sites of the job the detail pane shows in its ``tab`` view (source or ir)."""
     if tab not in ("source", "ir"):
@@ -47,7 +59,7 @@ def mark(detail, tab: str, cursor: int | None = None) -> None:
     model, job = detail.model, detail.model.jobs.get(detail.job_id) if detail.job_id is not None else None
     if job is None:
         return view.set_sites(lambda i: [], str)
-    focus = nav.focused_request(model)
+    focus = detail.request_focus
     focus = focus if focus is not None and focus.requester == job.id else None
     doc = view.document
     if tab == "source":

@@ -61,6 +61,7 @@ class DetailPane(Vertical):
         self.explain: bool | None = None  # explanation boxes shown; None: when the screen is tall enough
         self._banner_lines = -1
         self.pending_cursor: tuple[int, str, int] | None = None  # (job, tab, line): where an ascend returns
+        self.request_focus = None  # the request site to highlight (descend.follow_request)
 
     def compose(self) -> ComposeResult:
         yield Static("no job yet", id="banner")

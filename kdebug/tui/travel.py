@@ -8,6 +8,7 @@ from rich.text import Text
 
 from kdebug.session.navigation import focused_request
 from kdebug.session.timeline import Timeline
+from kdebug.tui import descend
 
 
 class Travel:
@@ -34,7 +35,7 @@ def _travel(app) -> Travel | None:
 def step(app, step: int) -> None:
     travel = _travel(app)
     if travel is not None:
-        go_to(app, travel.position + step)
+        go_to(app, travel.position + step, stepped=True)
 
 
 def jump(app, direction: int) -> None:
@@ -51,7 +52,7 @@ def jump(app, direction: int) -> None:
         go_to(app, to)
 
 
-def go_to(app, position: int) -> None:
+def go_to(app, position: int, stepped: bool = False) -> None:
     """Show the session as it was after ``position`` events: forward by applying, back from a checkpoint."""
     travel = _travel(app)
     if travel is None:
@@ -72,6 +73,7 @@ def go_to(app, position: int) -> None:
         app._route(app.model.events, live=False)
     request = focused_request(app.model)
     job = request.requester if request is not None else shown
+    descend.follow_request(app, stepped)
     if job not in app.model.jobs:
         job = app.model.roots[0] if app.model.roots else None
     if job is not None:
