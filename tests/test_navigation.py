@@ -62,6 +62,10 @@ def test_source_sites_map_launch_pointer_and_grad_lines_to_their_jobs(sample_tra
     chain = m.jobs[job_named(m, "chain")]
     [[site]] = nav.source_sites(m, chain, header_lines=0).values()  # f's pointer to g is in f, not in chain
     assert site.reason == "grad" and m.jobs[site.target].name == "grad(f)"
+    grad_f = m.jobs[job_named(m, "grad(f)")]
+    [(line, sites)] = nav.source_sites(m, grad_f, header_lines=0).items()  # f's call of g: g and grad(g)
+    assert "kdebug.deferred(g)(x * x)" in grad_f.source.splitlines()[line]
+    assert sorted(m.jobs[s.target].name for s in sites) == ["g", "grad(g)"]
 
 
 def test_ir_sites_are_markers_then_entry_symbols(sample_trace):

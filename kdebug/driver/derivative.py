@@ -106,7 +106,10 @@ def transform(driver, rec, view_text: str, primal: str):
 
 def request_derivative(driver, rec, job, k: int) -> int:
     """The transform met a call to ``job``'s entry: its derivative by argument ``k``, a new deferred request."""
-    return driver.request_deferred(rec, Derivative(job.job.function, k), job.argtypes, "derivative", "grad", rec.loc)
+    # the call's site in the primal is where the called job was requested; a derivative's own request has no
+    # site in this job's source, so its requester's is used
+    loc = job.loc if job.loc is not None and job.kind != "derivative" else rec.loc
+    return driver.request_deferred(rec, Derivative(job.job.function, k), job.argtypes, "derivative", "grad", loc)
 
 
 def not_differentiable(driver, rec, exc: FM.NotDifferentiable) -> CompileError:
