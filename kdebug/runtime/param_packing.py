@@ -6,7 +6,8 @@ it). Building that buffer through ctypes structures costs several µs per
 argument; a launch of an already-compiled kernel instead packs the values with
 one ``struct.Struct`` whose format (offsets and padding) comes from the ctypes
 mirror, so both agree by construction. Arguments a plan cannot pack flat
-(tuples: their nested alignment; strided views) keep the ctypes path.
+(tuples: their nested alignment; strided views; complex, float16, datetime and record arguments)
+keep the ctypes path.
 """
 from __future__ import annotations
 
@@ -58,7 +59,9 @@ class ParamPlan:
 
 def plan_for(argtypes: tuple, params_ctype) -> ParamPlan | None:
     """The packing plan of a signature, or None where an argument needs the ctypes path."""
-    if not all(isinstance(t, T.Scalar) or (isinstance(t, T.Array) and not t.strided) for t in argtypes):
+    # complex, float16 and datetime scalars (and records) keep the ctypes path: to_cvalue converts them
+    if not all((isinstance(t, T.Scalar) and str(t) in _FORMAT) or (isinstance(t, T.Array) and not t.strided)
+               for t in argtypes):
         return None
     return ParamPlan(argtypes, params_ctype)
 
