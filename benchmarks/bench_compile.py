@@ -667,7 +667,7 @@ def numba_python(args) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     p.add_argument("--quick", action="store_true", help="small sizes and few repeats (for the smoke test)")
     p.add_argument("--repeat", type=int, help="warm compiles per kernel (default 7, quick 2)")
     p.add_argument("--saxpy-n", type=int, help="saxpy elements (default 2**24, quick 2**16)")

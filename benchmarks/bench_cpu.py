@@ -204,7 +204,7 @@ def fmt_t(s: float | None) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     ap.add_argument("--quick", action="store_true", help="small sizes and few repeats")
     ap.add_argument("--repeat", type=int, default=None)
     ap.add_argument("--numba-python", default=None, help="an interpreter where numba imports (simulator runs)")

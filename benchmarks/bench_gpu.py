@@ -226,7 +226,7 @@ def table(k: dict, nb: dict) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     p.add_argument("--quick", action="store_true", help="small sizes and few repeats")
     p.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     p.add_argument("--numba-python", default=sys.executable, help="the interpreter that has numba-cuda")

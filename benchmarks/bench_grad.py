@@ -81,7 +81,7 @@ def numpy_first(xs, ys):
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     ap.add_argument("--quick", action="store_true", help="2^16 elements, 3 repeats")
     opts = ap.parse_args(argv)
     n, repeat = (2 ** 16, 3) if opts.quick else (2 ** 22, 7)

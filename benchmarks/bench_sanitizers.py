@@ -87,7 +87,7 @@ def workloads(quick: bool):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     p.add_argument("--quick", action="store_true", help="small sizes, few repeats")
     args = p.parse_args(argv)
     os.environ.setdefault("KDEBUG_BACKEND", "cpu")

@@ -46,7 +46,7 @@ def _timed(cmd: list[str]) -> tuple[float, float]:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     p.add_argument("--runs", type=int, default=10)
     p.add_argument("--script", default=None, help="default: a one-line script, then sample_kernels/saxpy.py")
     args = p.parse_args(argv)

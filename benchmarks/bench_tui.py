@@ -112,7 +112,7 @@ async def bench(jobs: int, ir_lines: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     ap.add_argument("--jobs", type=int, default=1000)
     ap.add_argument("--ir-lines", type=int, default=200_000)
     args = ap.parse_args()

@@ -62,7 +62,7 @@ def best(fn, repeat):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     ap.add_argument("--quick", action="store_true")
     opts = ap.parse_args(argv)
     import kdebug

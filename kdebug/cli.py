@@ -27,10 +27,35 @@ RANDOM_SEED = -1  # --shuffle-threads without a value: a seed drawn at random, p
 
 
 class _Parser(argparse.ArgumentParser):
+    """No prefix abbreviations (``--b`` is not ``--break``, ``--head`` is not ``--headless``): an
+    abbreviation works only until an option is added that shares its prefix, and after the script
+    a word kdebug mistook for its own option would be taken from the script's arguments."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def error(self, message):  # exit status 2 with a short message, as argparse does
         self.print_usage(sys.stderr)
-        print(f"kdebug: error: {message}", file=sys.stderr)
+        print(f"kdebug: error: {message}{self._spelled_out(message)}", file=sys.stderr)
         raise SystemExit(2)
+
+    def _spelled_out(self, message: str) -> str:
+        """For an unrecognised abbreviation, the options it begins (``--head``: ``--headless``)."""
+        if not message.startswith("unrecognized arguments:"):
+            return ""
+        known = set(self._option_string_actions)
+        for action in self._actions:  # the subcommands' options too
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    known |= set(sub._option_string_actions)
+        hints = []
+        for word in message.split(":", 1)[1].split():
+            prefix = word.split("=")[0]
+            full = sorted(o for o in known if len(prefix) > 2 and o.startswith("--") and o.startswith(prefix))
+            if full:
+                hints.append(f"{word}: did you mean {' or '.join(full)}?")
+        return ("; " + "; ".join(hints) + " (options are not abbreviated)") if hints else ""
 
 
 def _add_run_options(p: argparse.ArgumentParser, remainder: bool = True) -> None:

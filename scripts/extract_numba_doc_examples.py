@@ -115,7 +115,7 @@ def write_origin(dest: str, copied: list[tuple[str, str]]) -> None:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     p.add_argument("source", nargs="?", help=f"numba-cuda {VERSION}'s wheel or its unpacked folder "
                                              "(default: pip download it)")
     p.add_argument("--dest", default=DEST)

@@ -143,7 +143,7 @@ def child_main(argv: list[str]) -> int:
     import faulthandler
 
     global _fault_file
-    parser = argparse.ArgumentParser(prog="kdebug-debuggee")
+    parser = argparse.ArgumentParser(prog="kdebug-debuggee", allow_abbrev=False)
     parser.add_argument("--events-fd", type=int, required=True)
     parser.add_argument("--control-fd", type=int, default=None)
     parser.add_argument("--fault-fd", type=int, default=None)
