@@ -123,9 +123,45 @@ def test_a_timeout_stops_an_endless_kernel_and_says_where(tmp_path, how):
     assert "launching" in r.stdout and "never printed" not in r.stdout
     assert_report(r.stdout, "Session timeout (exit status 124)")
     where = f"timed out after 4 s: during launch #2 spin grid=(1, 1, 1) block=(1, 1, 1), at {path}:13 in <module>"
-    assert where in r.stdout
+    kernel = f"spin: a thread of block (0, 0, 0) last entered the while loop at {path}:6"
+    assert f"  {where}\n    {kernel}\n" in r.stdout + "\n", r.stdout  # the launch, the script's line, the kernel's
     _, end = assert_ended(trace, "timeout", 124)
-    assert end["error"] == where
+    assert end["error"] == f"{where}\n  {kernel}"
+
+
+BLOCKS = """\
+import numpy as np
+from kdebug import cuda
+
+@cuda.jit(device=True)
+def wait(a):
+    while a[0] == 0:
+        a[1] += 1.0
+
+@cuda.jit
+def stuck(a, out):
+    i = cuda.grid(1)
+    out[i] = i
+    if i == 200:
+        wait(a)
+
+a, out = np.ones(2), np.zeros(512)
+stuck[8, 64](a, out)
+a[0] = 0
+print("launching", flush=True)
+stuck[8, 64](a, out)
+"""
+
+
+def test_a_timeout_names_the_block_and_the_device_functions_loop(tmp_path):
+    path = script(tmp_path, BLOCKS)
+    trace = tmp_path / "t.jsonl"
+    r = run_kdebug("--headless", "--trace", str(trace), "--timeout", "4", path, timeout=60)
+    assert r.returncode == 124, r.stdout + r.stderr
+    kernel = f"stuck: a thread of block (3, 0, 0) last entered the while loop of device function wait at {path}:6"
+    assert "during launch #2 stuck grid=(8, 1, 1) block=(64, 1, 1)" in r.stdout and kernel in r.stdout, r.stdout
+    _, end = assert_ended(trace, "timeout", 124)
+    assert end["error"].endswith("\n  " + kernel)
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "soon", "inf"])
@@ -160,9 +196,13 @@ def test_ctrl_c_stops_the_script_and_prints_the_report(tmp_path, body, line):
     assert proc.returncode == 130, out + err
     assert_report(out, "Session interrupted (exit status 130)")
     assert "interrupted (Ctrl-C): " in out and f"at {path}:{line} in <module>" in out
+    kernel = f"spin: a thread of block (0, 0, 0) last entered the while loop at {path}:6"
     if body is SPIN:
-        assert "during launch #2 spin" in out
-    assert_ended(trace, "interrupted", 130)
+        assert "during launch #2 spin" in out and kernel in out, out
+    else:
+        assert "last entered" not in out  # no launch ran: no kernel position
+    _, end = assert_ended(trace, "interrupted", 130)
+    assert (kernel in end["error"]) == (body is SPIN), end
 
 
 def test_a_second_ctrl_c_ends_at_once(tmp_path):
@@ -187,7 +227,8 @@ def test_sigterm_prints_the_report(tmp_path):
     assert proc.returncode == 143, out + err
     assert_report(out, "Session interrupted (exit status 143)")
     assert "stopped by SIGTERM: during launch #2 spin" in out
-    assert_ended(trace, "interrupted", 143)
+    _, end = assert_ended(trace, "interrupted", 143)
+    assert "spin: a thread of block (0, 0, 0) last entered the while loop at " in end["error"], end
 
 
 def test_no_child_outlives_a_killed_kdebug(tmp_path):

@@ -64,7 +64,8 @@ CASES = [
          ["timed out after 3 s", "Session timeout (exit status 124)"], line=3, args=["--timeout", "3"]),
     case("endless_kernel_timeout", H + "\n@cuda.jit\ndef spin(a):\n    while a[0] == 0:\n        a[1] += 1\n\n"
          "a = np.ones(2)\nspin[1, 1](a)\na[0] = 0\nspin[1, 1](a)\n", 124,
-         ["during launch #2 spin", "Session timeout"], line=12, args=["--timeout", "5"]),
+         ["during launch #2 spin", "Session timeout", "spin: a thread of block (0, 0, 0) last entered the while loop at"],
+         line=12, args=["--timeout", "5"]),
     case("warning", "import warnings\nwarnings.warn('careful')\nprint('done')\n", 0, ["careful", "done"]),
     case("empty_script", "", 0, ["Jobs", "(none)"]),
     case("only_comments", "# nothing here\n", 0),

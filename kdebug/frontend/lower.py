@@ -115,6 +115,7 @@ class FunctionLowerer:
         self.exit_lines: dict[ir.Block, int] = {}  # block ending in a return -> the return's line
         self.nonneg_names: set[str] = set()  # range loop variables known >= 0 here (index_split.py)
         self.loops: list[tuple[ir.Block, ir.Block]] = []
+        self.whiles: list = []  # the target's enter_while values of the enclosing while loops (inlined calls too)
         self.counter = 0
         self.fastmath = False  # @cuda.jit(fastmath=True): set by whoever lowers the function
         self.debug = False  # @cuda.jit(debug=True): numba's python error model (kdebug/frontend/exceptions.py)
@@ -309,6 +310,7 @@ class FunctionLowerer:
     def stmt_While(self, node) -> None:
         b = self.builder
         head, body, end = self.new_block("while.cond"), self.new_block("while.body"), self.new_block("while.end")
+        self.whiles.append(self.target.enter_while(self.hook_context, node))
         self.branch(head)
         b.position_at_end(head)
         b.cbranch(self.truth(self.expr(node.test), self.type_of(node.test)), body, end)
@@ -318,6 +320,8 @@ class FunctionLowerer:
         self.loops.pop()
         self.branch(head)
         b.position_at_end(end)
+        self.whiles.pop()
+        self.target.leave_while(self.hook_context, node, self.whiles[-1] if self.whiles else None)
 
     def stmt_For(self, node) -> None:
         b = self.builder

@@ -10,6 +10,7 @@ import numpy as np
 from kdebug.errors import LaunchError
 from kdebug.lang import types as T
 from kdebug.lang.host import DeviceNDArray
+from kdebug.runtime import progress
 from kdebug.runtime.memcheck import error_from_record, warning_from_record
 from kdebug.runtime.param_packing import plan_for
 from kdebug.runtime.record import I32P, LAUNCHER, RuntimeRecord
@@ -170,15 +171,19 @@ class CpuRuntime:
         grid_sync = compiled.record.entry in compiled.artifact.get("grid_sync", ())
         if grid_sync:
             _check_cooperative(compiled.record.name, nblocks, nt)
-        if grid_sync or not parallel or ncpu == 1 or nblocks < 2 or threads < PARALLEL_MIN_THREADS:
-            fn(params, dims, 0, nblocks, rt)
-        else:
-            chunks = min(ncpu * 4, nblocks)
-            bounds = np.linspace(0, nblocks, chunks + 1).astype(np.int64)
-            futures = [pool().submit(fn, params, dims, int(lo), int(hi), rt)
-                       for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
-            for f in futures:
-                f.result()
+        running = progress.started(compiled.record.name, grid, block, record)  # for a report while it runs
+        try:
+            if grid_sync or not parallel or ncpu == 1 or nblocks < 2 or threads < PARALLEL_MIN_THREADS:
+                fn(params, dims, 0, nblocks, rt)
+            else:
+                chunks = min(ncpu * 4, nblocks)
+                bounds = np.linspace(0, nblocks, chunks + 1).astype(np.int64)
+                futures = [pool().submit(fn, params, dims, int(lo), int(hi), rt)
+                           for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+                for f in futures:
+                    f.result()
+        finally:
+            progress.finished(running)
         del perm
         if record.error or record.exc_site:  # a failed check, or a debug=True kernel's exception
             raise error_from_record(record, compiled.record.name)

@@ -18,7 +18,8 @@ import llvmlite.binding as llvm
 
 from kdebug import events as E
 from kdebug.errors import KernelRuntimeError, SourceLocation
-from kdebug.runtime.record import LAUNCHER
+from kdebug.runtime import progress
+from kdebug.runtime.record import LAUNCHER, RuntimeRecord
 
 MAX_NESTING = 24
 SYMBOL = "kdebug_cpu_device_launch"
@@ -120,10 +121,16 @@ def _device_launch(launcher, params, dims, runtime, site_id) -> None:
     t0 = time.perf_counter()
     stack.append(lid)
     error = None
+    record = RuntimeRecord.from_address(runtime) if runtime else None
+    marks = progress.saved_marks(record) if record is not None else None
+    running = progress.started(name, grid, block, record) if record is not None else None
     try:
         fn(params, dims, 0, grid[0] * grid[1] * grid[2], runtime)
     finally:
         stack.pop()
+        if record is not None:  # the parent's position again (the child wrote into its record)
+            progress.finished(running)
+            progress.restore_marks(record, marks)
         # the runtime record's first field is its error kind (kdebug/runtime/memcheck.py)
         if runtime and ctypes.c_int32.from_address(runtime).value:
             error = "kernel error: the host launch that started it reports the details"

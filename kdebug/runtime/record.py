@@ -43,6 +43,11 @@ RECORD_FIELDS = (
     ("exc_site", ctypes.c_int32),
     ("exc_ctaid", ctypes.c_int32 * 3),
     ("exc_tid", ctypes.c_int32 * 3),
+    # where the launch is, for a report while it runs (kdebug/runtime/progress.py): written with
+    # monotonic atomic stores outside the thread loops, read by another thread of the host
+    ("at_block", ctypes.c_int64),  # the launcher: the first block of the range it runs
+    ("at_site", ctypes.c_int32),   # a thread: the while loop it last entered (a loop site id; 0: none) ...
+    ("at_site_block", ctypes.c_int32),  # ... and its block's linear number (one 8-byte store with at_site)
 )
 FIELD = {name: k for k, (name, _) in enumerate(RECORD_FIELDS)}
 

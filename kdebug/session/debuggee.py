@@ -17,6 +17,7 @@ reaches the parent: ``Debuggee`` turns it into a ``session_ended`` event.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import queue
@@ -70,8 +71,10 @@ def describe_stop(ev: E.Event, kind: str | None) -> str:
 class Stepper:
     """A bus subscriber that pauses the debuggee at breakpoints and steps, driven by the control pipe."""
 
-    def __init__(self, bus: E.EventBus, control: IO[str] | None, breakpoints: set[str]) -> None:
+    def __init__(self, bus: E.EventBus, control: IO[str] | None, breakpoints: set[str],
+                 on_where: Callable[[dict], None] | None = None) -> None:
         self.bus = bus
+        self.on_where = on_where  # {"cmd": "where"}: answered from this thread, while the script runs
         self.breakpoints = set(breakpoints)
         self.stepping = False  # pause at the next phase, request or launch
         self.commands: queue.Queue[str] = queue.Queue()
@@ -92,6 +95,8 @@ class Stepper:
                 self.stepping = True
             elif cmd in ("continue", "step"):
                 self.commands.put(cmd)
+            elif cmd == "where" and self.on_where is not None:
+                self.on_where(msg)
         # EOF: the TUI went away (it closes the pipe only after killing us, or by dying itself);
         # nobody is left to show the session, so do not linger as an orphan.
         self.breakpoints, self.stepping = set(), False
@@ -160,9 +165,25 @@ def child_main(argv: list[str]) -> int:
     control = os.fdopen(args.control_fd, "r", encoding="utf-8") if args.control_fd is not None else None
     writer = _PipeWriter(out)
     status = run_in_process(options, [writer],
-                            on_session=lambda s: [Stepper(s.bus, control, options.breakpoints)])
+                            on_session=lambda s: [Stepper(s.bus, control, options.breakpoints, _answer_where)])
     out.close()
     return status
+
+
+POSITION = "kdebug-position "  # a line of the fault file: the answer to {"cmd": "where", "id": N}
+
+
+def _answer_where(msg: dict) -> None:
+    """Where the running CPU launches are (kdebug/runtime/progress.py), as one line of the fault file.
+    Runs on the control thread: a launcher runs without the GIL, so this answers during a launch too."""
+    from kdebug.runtime import progress
+    if _fault_file is None:
+        return
+    line = POSITION + json.dumps({"id": msg.get("id"), "launches": progress.describe()}) + "\n"
+    try:
+        os.write(_fault_file.fileno(), line.encode("utf-8", "replace"))
+    except OSError:
+        pass
 
 
 # ---- the parent ------------------------------------------------------------------------
@@ -209,6 +230,10 @@ class Debuggee:
         control_r, control_w = os.pipe()
         self._fault = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
         fault_fd = self._fault.fileno()
+        # the child's writers (faulthandler, the position answers) always append; this side reads with
+        # pread, so reading never moves the offset the two share
+        fcntl.fcntl(fault_fd, fcntl.F_SETFL, fcntl.fcntl(fault_fd, fcntl.F_GETFL) | os.O_APPEND)
+        self._where_requests = 0
         cmd = [sys.executable, "-m", "kdebug.session.debuggee", "--events-fd", str(events_w),
                "--control-fd", str(control_r), "--fault-fd", str(fault_fd), "--options", opts.to_json()]
         # the child must run this very kdebug, whatever the cwd or another installed copy
@@ -274,6 +299,26 @@ class Debuggee:
             last = text
         return user_frames(self._fault_text()[len(before):], self.opts.script)
 
+    def position(self, wait: float = 1.0) -> list[str]:
+        """Where the child's running CPU launches are: a line per launch (the block, the thread and the
+        kernel's while loop where the compiled code noted them); [] when none runs or no answer came."""
+        self._where_requests += 1
+        ask = self._where_requests
+        start = len(self._fault_bytes())
+        self.send("where", id=ask)
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and self.alive:
+            for line in self._fault_bytes()[start:].decode("utf-8", "replace").splitlines():
+                if line.startswith(POSITION):
+                    try:
+                        answer = json.loads(line[len(POSITION):])
+                    except json.JSONDecodeError:
+                        continue
+                    if answer.get("id") == ask:
+                        return [str(x) for x in answer.get("launches") or []]
+            time.sleep(0.02)
+        return []
+
     def kill(self, where: list[str] | None = None) -> None:
         """SIGKILL the child (a hung script); the session ends as ``killed``, at ``where`` (from where())."""
         if self.alive:
@@ -294,12 +339,15 @@ class Debuggee:
         if self.on_output is not None:
             self._out_thread.join(timeout=5)
 
-    def _fault_text(self) -> str:
+    def _fault_bytes(self) -> bytes:
         try:
-            self._fault.seek(0)
-            return self._fault.read()
+            fd = self._fault.fileno()
+            return os.pread(fd, os.fstat(fd).st_size, 0)
         except (OSError, ValueError):
-            return ""
+            return b""
+
+    def _fault_text(self) -> str:
+        return self._fault_bytes().decode("utf-8", "replace")
 
     def _read_output(self) -> None:
         assert self.proc.stdout is not None

@@ -129,7 +129,10 @@ class Supervisor:
         self.child.kill()
 
     def _where(self) -> str:
+        """Where the script was: the launch running (or job compiling) and the script's line, then on
+        lines of their own the CPU launches' positions (block, thread, the kernel's while loop)."""
         running = [ln for ln in self.model.launches.values() if ln.state == "running"]
+        kernel = self.child.position(wait=2.0) if running else []
         frames = self.child.where(wait=3.0)  # a loaded machine may take a while to answer
         parts = []
         if running:
@@ -140,7 +143,7 @@ class Supervisor:
             parts.append(f"while compiling #{job.id} {job.name}")
         if frames:
             parts.append("at " + frames[0])
-        return (": " + ", ".join(parts)) if parts else ""
+        return (": " + ", ".join(parts) if parts else "") + "".join("\n  " + line for line in kernel)
 
     # ---- the result -------------------------------------------------------------------------
     def _exit_status(self, ended: E.SessionEnded) -> int:

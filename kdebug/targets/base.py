@@ -78,6 +78,15 @@ class Target:
         """Runs once an array element's address is computed, before the access: the sanitizers' hook
         (racecheck, initcheck; no-op by default). ``access`` is read, write, update or atomic."""
 
+    def enter_while(self, lc, node):
+        """Runs where a while loop is entered, before its first test. Returns what ``leave_while`` gets
+        back for the loop around a nested one (the CPU target: the loop's site, for a report while it runs)."""
+        return None
+
+    def leave_while(self, lc, node, outer) -> None:
+        """Runs at the start of a while loop's exit block (also reached by ``break``); ``outer`` is
+        ``enter_while``'s value for the enclosing while loop, or None at the top."""
+
     def function_epilogue(self, lc) -> None:
         """Runs in a function's exit block, just before its return instruction is emitted."""
 

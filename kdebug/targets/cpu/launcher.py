@@ -20,7 +20,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from kdebug.frontend.lower import llvm_type
-from kdebug.targets.cpu import sanitizer_ir
+from kdebug.targets.cpu import progress_ir, sanitizer_ir
 from kdebug.targets.cpu.block_scheduler import BlockScheduler
 from kdebug.targets.cpu.ir_helpers import Loop, cond_value, const, declare, entry_alloca, field
 from kdebug.targets.cpu.layout import (CONTEXT, CONTEXT_P, CTX_BARRIER, CTX_CORO, CTX_CTAID, CTX_DEPTH,
@@ -88,6 +88,7 @@ def _build_wrapper(m, body, ctx_bytes: int, coroutine: bool, grid_sync: bool, sh
     jbp = b.bitcast(jb, I8P)
     r = b.call(setjmp, [jbp])
     with b.if_then(b.icmp_signed("==", r, const(0))):
+        progress_ir.note_block(b, runtime, first)  # here, not in the body: the body's code stays as it was
         b.call(body, [params, dims, first, last, runtime, jbp, shared, ctxs, stride, dyn, shadow])
         if sanitize:  # a host launch's global hazards, once every block ran
             host = b.and_(b.icmp_unsigned("!=", runtime, ir.Constant(I8P, None)),

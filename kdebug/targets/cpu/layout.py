@@ -98,6 +98,8 @@ RT_EXC_SITE, RT_EXC_CTAID, RT_EXC_TID = (record.FIELD[n] for n in ("exc_site", "
 RT_REGIONS, RT_NREGIONS, RT_NHAZARDS, RT_HAZARDS, RT_HAZARD_CAP, RT_HAZARDS_LOST = (
     record.FIELD[n] for n in ("regions", "nregions", "nhazards", "hazards", "hazard_cap", "hazards_lost"))
 
+RT_AT_BLOCK, RT_AT_SITE = (record.FIELD[n] for n in ("at_block", "at_site"))
+
 REGION = ir_type_of_ctype(record.Region)
 SHADOW = ir_type_of_ctype(record.ShadowEntry)
 HAZARD = ir_type_of_ctype(record.HazardSlot)

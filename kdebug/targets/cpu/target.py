@@ -18,7 +18,8 @@ from llvmlite import ir
 from kdebug.frontend.lower import i8, i32, i64
 from kdebug.runtime import device_launch
 from kdebug.targets.base import Target, init_llvm, run_pipeline
-from kdebug.targets.cpu import coroutines, exceptions_ir, kernel_print, memcheck_ir, sanitizer_ir, warp
+from kdebug.targets.cpu import (coroutines, exceptions_ir, kernel_print, memcheck_ir, progress_ir, sanitizer_ir,
+                               warp)
 from kdebug.targets.cpu.launcher import build_grid_launcher
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_DEPTH, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_RUNTIME,
                                        CTX_SHARED, I8P, LAUNCHER_TYPE, SPECIAL_REGISTER_FIELD, param_struct_type)
@@ -117,6 +118,13 @@ class CpuTarget(Target):
     def instrument_access(self, lc, node, arr_t, ptr, indices, access: str) -> None:
         if (self.racecheck or self.initcheck) and lc.thread_ctx is not None:
             sanitizer_ir.emit_access(lc, node, arr_t, ptr, indices, access, self.racecheck, self.initcheck)
+
+    def enter_while(self, lc, node) -> int:
+        """The thread notes the loop and its block in the runtime record (progress_ir.py)."""
+        return progress_ir.enter_loop(lc, node)
+
+    def leave_while(self, lc, node, outer) -> None:
+        progress_ir.leave_loop(lc, outer)
 
     def function_epilogue(self, lc) -> None:
         coroutines.function_epilogue(lc)
