@@ -179,6 +179,18 @@ CASES = [
     case("unknown_breakpoint", "print('ran')\n", 2, ["unknown breakpoint bogus"], args=["--break", "bogus"], report=False),
     case("unknown_breakpoint_dump", "print('ran')\n", 2, ["unknown breakpoint bogus"],
          args=["dump", "--out", "TMP/d", "--break", "bogus"], report=False),
+    case("abbreviated_option", "print('ran')\n", 2, ["unrecognized arguments: --head", "did you mean --headless"],
+         args=["--head"], report=False),
+    case("ambiguous_prefix", "print('ran')\n", 2, ["did you mean --backend or --break"], args=["--b", "x"], report=False),
+    case("prefix_after_script_is_the_scripts", "import sys\nprint('argv', sys.argv[1:])\n", 0, ["argv ['--b']"],
+         args=["SCRIPT_THEN", "--b"]),
+    case("unknown_sanitizer", "print('ran')\n", 2, ["--sanitize: unknown sanitizer bogus"], args=["--sanitize", "bogus"],
+         report=False),
+    case("endless_barrier_kernel_timeout", H + "\n@cuda.jit\ndef spin(a):\n    cuda.syncthreads()\n"
+         "    if cuda.blockIdx.x == 2:\n        while a[0] == 0:\n            a[1] += 1\n\n"
+         "a = np.ones(2)\nspin[3, 4](a)\na[0] = 0\nspin[3, 4](a)\n", 124,
+         ["during launch #2 spin", "spin: a thread of block (2, 0, 0) last entered the while loop at SCRIPT:8"],
+         line=14, args=["--timeout", "5"]),
     case("numba_without_flag", "import numpy as np\nfrom numba import cuda\n", 1,
          ["No module named 'numba': this looks like a numba.cuda script; try kdebug --numba"], line=2),
     case("bad_timeout", "print('ran')\n", 2, ["--timeout", "not a number"], args=["--timeout", "soon"], report=False),
@@ -211,6 +223,8 @@ def test_hostile_script(tmp_path, text, status, words, line, args, files, report
     args = [str(tmp_path / a) if a in (files or {}) else a.replace("TMP", str(tmp_path)) for a in args]
     if args and args[0] in ("dump", "replay"):
         argv = [args[0], *args[1:], path]
+    elif args and args[0] == "SCRIPT_THEN":  # the words after the script are the script's
+        argv = ["--headless", path, *args[1:]]
     else:
         argv = ["--headless", *args, path]
     r = run_kdebug(*argv, cwd=str(tmp_path), timeout=90)
