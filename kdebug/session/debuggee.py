@@ -300,8 +300,8 @@ class Debuggee:
         return user_frames(self._fault_text()[len(before):], self.opts.script)
 
     def position(self, wait: float = 1.0) -> list[str]:
-        """Where the child's running CPU launches are: a line per launch (the block, the thread and the
-        kernel's while loop where the compiled code noted them); [] when none runs or no answer came."""
+        """Where the child's running CPU launches are: a line per launch (the block of the thread that
+        entered a while loop last, and that loop's line); [] when none runs or no answer came in time."""
         self._where_requests += 1
         ask = self._where_requests
         start = len(self._fault_bytes())

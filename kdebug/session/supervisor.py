@@ -130,7 +130,7 @@ class Supervisor:
 
     def _where(self) -> str:
         """Where the script was: the launch running (or job compiling) and the script's line, then on
-        lines of their own the CPU launches' positions (block, thread, the kernel's while loop)."""
+        lines of their own the CPU launches' positions (a block and the kernel's while loop)."""
         running = [ln for ln in self.model.launches.values() if ln.state == "running"]
         kernel = self.child.position(wait=2.0) if running else []
         frames = self.child.where(wait=3.0)  # a loaded machine may take a while to answer
