@@ -222,3 +222,25 @@ def test_strided_views_compile_to_ptx():
     if P.cuda_tool("ptxas") is not None:
         report = P.run_ptxas(ptx, "sm_90", False)
         assert report["ok"], report["log"]
+
+
+# ---- host-side views passed to kernels ---------------------------------------------------------------------
+@cuda.jit
+def add_hundred(v):
+    for i in range(len(v)):
+        v[i] += 100
+
+
+def test_strided_numpy_arrays_and_device_views_passed_to_kernels_write_through():
+    m = np.arange(12.0).reshape(3, 4)
+    add_hundred[1, 1](m[:, 1])  # a numpy view: staged contiguous, written back
+    assert list(m[:, 1]) == [101, 105, 109] and m[0, 0] == 0
+    d = cuda.to_device(np.arange(12.0).reshape(3, 4))
+    col = d[:, 1]
+    assert not col.is_c_contiguous() and col.__cuda_array_interface__["strides"] == (32,)
+    add_hundred[1, 1](col)  # a device-array view shares d's memory, as numba's
+    add_hundred[1, 1](d[::2, 3])
+    host = d.copy_to_host()
+    assert list(host[:, 1]) == [101, 105, 109] and list(host[:, 3]) == [103, 7, 111]
+    assert list(col.copy_to_host()) == [101, 105, 109]
+    assert d.is_c_contiguous() and d.__cuda_array_interface__["strides"] is None

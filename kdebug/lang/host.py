@@ -16,7 +16,9 @@ def _array_error(message: str, hint: str):
 class DeviceNDArray:
     """An array in device memory. On the CPU backend the device is host memory.
 
-    Always C-contiguous. Element reads and writes from the host work, as in numba.
+    C-contiguous, except the views that slicing makes on the CPU backend (``d[:, 1]``, ``d[::2]``): those
+    share ``d``'s memory, and a launch stages them contiguous and copies them back, so kernels write through
+    them as in numba. Element reads and writes from the host work, as in numba.
     On the gpu backend ``_dev`` holds the device allocation and ``_host`` is only a
     staging buffer of the same shape (read through ``_synced()``).
     """
@@ -80,7 +82,8 @@ class DeviceNDArray:
     @property
     def __cuda_array_interface__(self) -> dict:
         """The CUDA Array Interface (version 3), as numba's DeviceNDArray gives it."""
-        return {"shape": self.shape, "strides": None, "data": (self.device_address(), False),
+        strides = None if self._host.flags.c_contiguous else self._host.strides  # numba: None when contiguous
+        return {"shape": self.shape, "strides": strides, "data": (self.device_address(), False),
                 "typestr": self.dtype.str, "version": 3}
 
     def device_address(self) -> int:
@@ -114,8 +117,9 @@ class DeviceNDArray:
 
     def __getitem__(self, index):
         value = self._synced()[index]
-        if isinstance(value, np.ndarray) and self._dev is None and value.flags.c_contiguous:
-            return DeviceNDArray(value.shape, value.dtype, value)  # a view, as in numba: kernels write through it
+        if isinstance(value, np.ndarray) and self._dev is None:
+            # a view, as in numba: kernels write through it (a strided one is staged contiguous and copied back)
+            return DeviceNDArray(value.shape, value.dtype, value)
         if isinstance(value, np.ndarray):
             value = np.ascontiguousarray(value).copy()
             if self._dev is not None:
@@ -135,10 +139,10 @@ class DeviceNDArray:
         return (self[i] for i in range(len(self)))
 
     def is_c_contiguous(self) -> bool:
-        return True
+        return bool(self._host.flags.c_contiguous)
 
     def is_f_contiguous(self) -> bool:
-        return self.ndim <= 1 or self.size <= 1
+        return bool(self._host.flags.f_contiguous)
 
     def _written_map(self):
         """initcheck's per-element written flags (None: all written), made on first use."""
