@@ -450,8 +450,10 @@ def test_gpu_check_build_fails_clearly_without_a_driver(tmp_path):
 
 
 def test_gpu_check_samples_step_compares_two_backends(tmp_path):
+    # the interpreter running the suite, so the samples see this environment's kdebug (not whatever
+    # `python3` is first on PATH)
     r = _gpu_check("--steps", "samples", "--compare", "cpu,cpu", "--samples", "saxpy,recursive_launch",
-                   "--work", str(tmp_path), env={"OUT": str(tmp_path / "out")})
+                   "--python", sys.executable, "--work", str(tmp_path), env={"OUT": str(tmp_path / "out")})
     assert r.returncode == 0, r.stdout + r.stderr
     assert "  saxpy: same (saxpy: 65536 elements match numpy)" in r.stdout
     assert r.stdout.rstrip().endswith("samples  ok (2/2 same on cpu and cpu)")
