@@ -1,9 +1,12 @@
 """TUI responsiveness on a big synthetic trace: open + first paint, and key-press latency.
 
-    python benchmarks/bench_tui.py [--jobs 1000] [--ir-lines 200000]
+    python benchmarks/bench_tui.py [--jobs 1000] [--ir-lines 200000] [--passes 30]
 
 Targets (DESIGN: big sessions stay fast): open and paint under 1 s, a key
 press in the job tree answered under 50 ms. Figures are printed, not asserted.
+The session is measured twice, side by side: as before (no pass-by-pass
+recording) and with ``--passes`` optimize passes per job, every third with a
+snapshot (what the TUI, dump and --trace record), then a table of both.
 """
 from __future__ import annotations
 
@@ -57,9 +60,11 @@ async def _baseline() -> list[float]:
         return await _latencies(pilot, ["down"] * 20)
 
 
-async def bench(jobs: int, ir_lines: int) -> None:
+async def bench(jobs: int, ir_lines: int, passes: int = 0, huge: bool = True) -> dict:
+    """Prints each figure; returns the ones the side-by-side table shows."""
+    out: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
-        path = write_trace(big_events(jobs, ir_lines), os.path.join(tmp, "big.jsonl"))
+        path = write_trace(big_events(jobs, ir_lines, passes=passes), os.path.join(tmp, "big.jsonl"))
         size = os.path.getsize(path) / 1e6
         t0, c0 = time.perf_counter(), time.process_time()
         model = SessionModel().extend(read_trace(path))
@@ -72,22 +77,44 @@ async def bench(jobs: int, ir_lines: int) -> None:
             app.export_screenshot()  # a full paint of the first screen
             t_open, c_open = time.perf_counter() - t1, time.process_time() - c1
             app.query_one("#jobs").focus()
-            print(f"trace: {len(model.jobs)} jobs, {len(model.events)} events, {lines} IR lines, {size:.1f} MB")
+            n_passes = sum(len(ps) for j in model.jobs.values() for ps in j.passes.values())
+            print(f"trace: {len(model.jobs)} jobs, {len(model.events)} events, {lines} IR lines, {size:.1f} MB, "
+                  f"{n_passes} passes ({len(model.pass_snapshots)} pass snapshots)")
+            out.update(trace=f"{size:.1f} MB, {len(model.events)} events", passes=f"{n_passes} ({len(model.pass_snapshots)} snapshots)",
+                       model=f"{c_model * 1e3:.0f} ms CPU", open=f"{c_open * 1e3:.0f} ms CPU, {t_open:.2f} s wall",
+                       from_file=f"{t_model + t_open:.2f} s")
             print(f"read trace + build model: {t_model * 1e3:.0f} ms, {c_model * 1e3:.0f} ms CPU")
             print(f"open + first paint:       {t_open * 1e3:.0f} ms, {c_open * 1e3:.0f} ms CPU   "
                   f"(total from file {(t_model + t_open) * 1e3:.0f} ms)")
             print(f"an empty Textual app, same measure:        {_ms(await _baseline())}")
             tree = _ms(await _latencies(pilot, ["down"] * 40 + ["up"] * 10))
             print(f"tree key press (down/up, detail follows): {tree}")
+            out["tree"] = tree
             await pilot.press("2")
             await pilot.pause()
-            print(f"tree key press, IR tab showing:            {_ms(await _latencies(pilot, ['down'] * 30))}")
+            out["tree_ir"] = _ms(await _latencies(pilot, ['down'] * 30))
+            print(f"tree key press, IR tab showing:            {out['tree_ir']}")
+            if passes:
+                app.detail.set_phase("optimize", 3)  # the IR after a pass: each job shows its pass 3
+                await pilot.pause()
+                out["tree_pass"] = _ms(await _latencies(pilot, ['down'] * 30))
+                print(f"tree key press, IR after a pass showing:   {out['tree_pass']}")
+                out["step_pass"] = _ms(await _latencies(pilot, ['right_curly_bracket'] * 20 + ['left_curly_bracket'] * 10))
+                print(f"next/previous pass ({'}'} / {'{'}):                {out['step_pass']}")
+                await pilot.press("8")
+                await pilot.pause()
+                out["tree_diff"] = _ms(await _latencies(pilot, ['down'] * 20))
+                print(f"tree key press, Diff tab showing:          {out['tree_diff']}")
+                await pilot.press("2")
+                await pilot.pause()
             print(f"next/previous job (] / [):                 {_ms(await _latencies(pilot, [']'] * 10 + ['['] * 10))}")
             print(f"tab (focus moves to the next pane):        {_ms(await _latencies(pilot, ['tab'] * 6))}")
             view = app.query_one("#view-ir", TextView)
             view.focus()
             await pilot.pause(0.2)
             print(f"IR page down:                              {_ms(await _latencies(pilot, ['pagedown'] * 10))}")
+        if not huge:
+            return out
         # one job whose IR alone is ir_lines long
         from kdebug.tui.synthetic import _ir
         from kdebug.tui.documents import CodeDocument
@@ -109,14 +136,35 @@ async def bench(jobs: int, ir_lines: int) -> None:
             n = view.search("%v1999")
             print(f"  search ({n} matching lines):              {(time.perf_counter() - t3) * 1e3:.0f} ms")
             print(f"  next match (n):                          {_ms(await _latencies(pilot, ['n'] * 10))}")
+    return out
+
+
+ROWS = (("trace", "trace"), ("passes", "optimize passes recorded"), ("model", "read the trace, build the model"),
+        ("open", "open the app, paint the first screen"), ("from_file", "from the file to the first screen"),
+        ("tree", "key in the job tree, detail following"), ("tree_ir", "the same, IR tab showing"),
+        ("tree_pass", "the same, the IR after a pass showing"), ("step_pass", "} / { next / previous pass"),
+        ("tree_diff", "key in the tree, Diff tab showing"))
+
+
+def table(before: dict, after: dict, passes: int) -> str:
+    head = f"| measure | without pass snapshots | with {passes} passes a job |"
+    rows = [head, "|---|---|---|"] + [f"| {what} | {before.get(k, '-')} | {after.get(k, '-')} |"
+                                      for k, what in ROWS if k in before or k in after]
+    return "\n".join(rows)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     ap.add_argument("--jobs", type=int, default=1000)
     ap.add_argument("--ir-lines", type=int, default=200_000)
+    ap.add_argument("--passes", type=int, default=30, help="optimize passes per job in the second run (0: one run)")
     args = ap.parse_args()
-    asyncio.run(bench(args.jobs, args.ir_lines))
+    print("== without pass snapshots")
+    before = asyncio.run(bench(args.jobs, args.ir_lines))
+    if args.passes:
+        print(f"\n== with {args.passes} optimize passes per job")
+        after = asyncio.run(bench(args.jobs, args.ir_lines, args.passes, huge=False))
+        print("\n" + table(before, after, args.passes))
 
 
 if __name__ == "__main__":

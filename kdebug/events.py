@@ -101,6 +101,32 @@ class Snapshot(JobEvent):
 
 
 @dataclass
+class PassSnapshot(JobEvent):
+    """The module after one pass of a phase's pipeline that changed it (recorded only when something
+    shows it: the TUI, ``kdebug dump``, ``--trace``). ``base`` is None when ``text`` is the whole
+    module; else ``edits`` (``kdebug.passes.edits``) turn pass snapshot ``base`` into this one."""
+
+    kind: ClassVar[str] = "pass_snapshot"
+    id: int = 0  # numbered with the phase snapshots
+    phase: str = ""  # optimize, emit
+    index: int = 0  # the pass's place in its phase's pass list, from 1
+    pass_name: str = ""
+    base: int | None = None
+    edits: list[list] = field(default_factory=list)
+    text: str = ""
+
+
+@dataclass
+class PassList(JobEvent):
+    """Every pass a phase's pipelines ran, in order: ``[pass name, IR unit, changed]`` each (the
+    pass snapshots of the changed ones came before it)."""
+
+    kind: ClassVar[str] = "pass_list"
+    phase: str = ""
+    passes: list[list] = field(default_factory=list)
+
+
+@dataclass
 class DeferredResolved(JobEvent):
     """A deferred-codegen marker in job ``job`` was replaced by job ``target``'s entry."""
 
@@ -218,7 +244,8 @@ class Resumed(Event):
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls for cls in (
         JobRequested, JobStarted, JobFinished, JobFailed, CacheHit, PhaseStarted, PhaseFinished,
-        Snapshot, DeferredResolved, DeferredRequest, Reentrant, Diagnostic, LaunchStarted, LaunchFinished,
+        Snapshot, PassSnapshot, PassList, DeferredResolved, DeferredRequest, Reentrant, Diagnostic, LaunchStarted,
+        LaunchFinished,
         SessionStarted, SessionEnded, Paused, Resumed, KernelOutput,
     )
 }
@@ -227,8 +254,13 @@ EVENT_TYPES: dict[str, type[Event]] = {
 def event_from_json(obj: dict[str, Any]) -> Event:
     """Rebuild a typed event from its JSON object (unknown fields are ignored)."""
     cls = EVENT_TYPES[obj["event"]]
-    names = {f.name for f in dataclasses.fields(cls)}
+    names = _FIELD_NAMES.get(cls)
+    if names is None:  # dataclasses.fields costs more than the rest of a small event's rebuild
+        names = _FIELD_NAMES[cls] = frozenset(f.name for f in dataclasses.fields(cls))
     return cls(**{k: v for k, v in obj.items() if k in names})
+
+
+_FIELD_NAMES: dict[type, frozenset[str]] = {}
 
 
 def to_line(event: Event) -> str:

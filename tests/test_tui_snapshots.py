@@ -47,3 +47,19 @@ def test_snapshot_help_screen(snap_compare):
 
 def test_snapshot_80x24_cycle_with_resolution_and_coloured_diff(snap_compare):
     assert snap_compare(cycle_app(), terminal_size=(80, 24), run_before=keys("down", "down", "down", "3"))
+
+
+def passes_app() -> KdebugApp:
+    """The cycle with 18 optimize passes a job: every third changes the module, the 15th adds noise."""
+    return KdebugApp(model=SessionModel().extend(cycle_events(passes=18)), trace_path="cycle.jsonl")
+
+
+def test_snapshot_pass_bar_with_changed_and_unchanged_marks(snap_compare):
+    # lower, then into optimize's passes: pass 4 changed nothing (=), its neighbours 3 and 6 did (●)
+    assert snap_compare(passes_app(), terminal_size=SIZE,
+                        run_before=keys("2", "comma", *["right_curly_bracket"] * 4))
+
+
+def test_snapshot_two_stage_diff_with_noise_hidden(snap_compare):
+    # B: pass 15 (renumbers an attribute group, adds metadata); A: its previous change, pass 12
+    assert snap_compare(passes_app(), terminal_size=SIZE, run_before=keys("8", *["left_curly_bracket"] * 4))

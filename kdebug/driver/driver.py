@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 
 from kdebug import events as E
-from kdebug import stages
+from kdebug import passes, stages
 from kdebug.driver import deferred, derivative, strategies
 from kdebug.driver.job import CompilerJob, JobRecord, job_ir
 from kdebug.errors import CompileError, KdebugError
@@ -95,18 +95,45 @@ class Driver:
         self.bus.emit(E.Snapshot(**self.job_fields(rec), id=sid, phase=phase, language=language, text=text))
         return sid
 
-    def run_phase(self, rec: JobRecord, phase: str, work, show=str, language: str = "llvm"):
-        """Run one named phase of ``rec``: events, timing and the snapshot of its result."""
+    def run_phase(self, rec: JobRecord, phase: str, work, show=str, language: str = "llvm", by_pass: bool = False):
+        """Run one named phase of ``rec``: events, timing and the snapshot of its result. ``by_pass``:
+        the phase runs LLVM pipelines, recorded pass by pass when this driver records snapshots."""
         if phase not in self.stage_names:
             raise AssertionError(f"{phase!r} is no stage of {self.target.name}: add it to kdebug/stages.py")
         self.bus.emit(E.PhaseStarted(**self.job_fields(rec), phase=phase))
         t0, paused = time.perf_counter(), self.bus.paused_seconds
-        result = work()
+        if by_pass and self.snapshots:
+            with passes.recording() as log:
+                result = work()
+        else:
+            log, result = None, work()
         dt = time.perf_counter() - t0 - (self.bus.paused_seconds - paused)  # not the time held at a breakpoint
         rec.compile_time += dt
+        if log is not None:
+            self.pass_snapshots(rec, phase, log)
         sid = self.snapshot(rec, phase, lambda: show(result), language) if show is not None else None
         self.bus.emit(E.PhaseFinished(**self.job_fields(rec), phase=phase, duration=dt, snapshot=sid))
         return result
+
+    def pass_snapshots(self, rec: JobRecord, phase: str, log) -> None:
+        """A snapshot of every pass of ``log`` that changed the module (most as edits of the one
+        before: ``kdebug/passes.py``), then the phase's list of passes."""
+        before: list[str] = []
+        previous, count = None, 0
+        for index, run in enumerate(log.runs, 1):
+            if not run.changed:
+                continue
+            lines = run.text.splitlines()
+            sid = self._next_snapshot
+            self._next_snapshot += 1
+            whole = count % passes.KEYFRAME == 0  # every KEYFRAME-th whole: a rebuild walks a short chain
+            self.bus.emit(E.PassSnapshot(**self.job_fields(rec), id=sid, phase=phase, index=index, pass_name=run.name,
+                                         base=None if whole else previous,
+                                         edits=[] if whole else passes.edits(before, lines),
+                                         text=run.text if whole else ""))
+            before, previous, count = lines, sid, count + 1
+        self.bus.emit(E.PassList(**self.job_fields(rec), phase=phase,
+                                 passes=[[r.name, r.unit, r.changed] for r in log.runs]))
 
     # ---- the job table --------------------------------------------------------------
     def new_record(self, job: CompilerJob, parent: int | None, reason: str, loc=None) -> JobRecord:
@@ -284,7 +311,7 @@ class Driver:
         mod = self.run_phase(rec, "expand_deferred", lambda: self.strategy.expand(self, comp, irmod))
         jobs = comp.finish_list
         self.run_phase(rec, "link_runtime", lambda: target.link_runtime(mod, jobs) or mod)
-        self.run_phase(rec, "optimize", lambda: target.optimize(mod) or mod)
+        self.run_phase(rec, "optimize", lambda: target.optimize(mod) or mod, by_pass=True)
         for job in comp.records:
             self.snapshot(job, "before_finish", lambda: str(mod) if job is rec else self.job_ir(mod, job))
         self.run_phase(rec, "finish", lambda: self.finish(mod, jobs) or mod)
@@ -295,7 +322,7 @@ class Driver:
         self.check_finish_coverage(mod, comp)
         self.run_phase(rec, "validate", lambda: self.validate(mod, comp) or mod)
         artifact = self.run_phase(rec, "emit", lambda: target.emit(mod, jobs),
-                                  lambda a: a.get("asm") or a.get("ptx") or "", target.emit_language)
+                                  lambda a: a.get("asm") or a.get("ptx") or "", target.emit_language, by_pass=True)
         # the target's own stages on the emitted artifact (ptxas...) make only what someone looks at:
         # without snapshots they do not run (ptxas then runs when its report is asked for)
         for stage in target.stages() if self.snapshots else ():

@@ -39,7 +39,9 @@ def _excerpt_header(model: SessionModel, job, phase: str) -> str:
 
 
 def write_dump(model: SessionModel, out_dir: str) -> list[str]:
-    """Files named ``<job id>_<kernel>_<NN>-<phase>.<ext>``; returns the paths written.
+    """Files named ``<job id>_<kernel>_<NN>-<phase>.<ext>``; returns the paths written. Phases
+    recorded pass by pass add a file per pass that changed the module (``pass_file_name``) and
+    ``<NN>-<phase>-passes.txt``, every pass with its changed/unchanged mark.
 
     A deferred job's PTX is named ``.excerpt.ptx`` and says which file holds the whole module.
     """
@@ -60,4 +62,33 @@ def write_dump(model: SessionModel, out_dir: str) -> list[str]:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(_excerpt_header(model, job, phase) + snap.text if _is_ptx_excerpt(job, snap) else snap.text)
             written.append(path)
+        written += _write_passes(model, job, out_dir)
+    return written
+
+
+def pass_file_name(model: SessionModel, job, phase: str, p) -> str:
+    """``<job id>_<kernel>_<NN>-<phase>-pass<III>-<pass name>.ll``: NN the phase's file number."""
+    n = _phases(job).index(phase) + 1 if phase in job.snapshots else 0
+    return f"{_stem(job)}_{n:02d}-{phase}-pass{p.index:03d}-{re.sub(r'[^A-Za-z0-9_]', '_', p.name)}.ll"
+
+
+def _write_passes(model: SessionModel, job, out_dir: str) -> list[str]:
+    """One file per pass that changed the module, and each phase's list of passes (changed or not)."""
+    written = []
+    for phase, passes in job.passes.items():
+        listing = [f"# {phase}: {len(passes)} passes, {sum(p.changed for p in passes)} changed the module"]
+        for p in passes:
+            name = pass_file_name(model, job, phase, p) if p.snapshot is not None else ""
+            listing.append(f"{p.index:4d} {'changed  ' if p.changed else 'unchanged'} {p.name} on {p.unit}"
+                           + (f"  -> {name}" if name else ""))
+            if name:
+                path = os.path.join(out_dir, name)
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(model.pass_text(p.snapshot))
+                written.append(path)
+        n = _phases(job).index(phase) + 1 if phase in job.snapshots else 0
+        path = os.path.join(out_dir, f"{_stem(job)}_{n:02d}-{phase}-passes.txt")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(listing) + "\n")
+        written.append(path)
     return written

@@ -5,9 +5,25 @@ render this model, and it can be rebuilt from a trace file alone.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from kdebug import events as E
+from kdebug import passes
+
+PASS_CACHE = 48  # rebuilt pass snapshots kept: a keyframe's chain and the ones around the reader
+
+
+class PassView(NamedTuple):
+    """One pass of a phase's pipeline as recorded: its snapshot when it changed the module (a tuple:
+    a long pipeline has hundreds, and a big trace thousands of them)."""
+
+    index: int  # from 1, in the order the passes ran
+    name: str
+    unit: str  # the IR unit it ran on (a function, a loop, an SCC, [module])
+    changed: bool
+    snapshot: int | None = None  # id of its PassSnapshot event
 
 
 @dataclass
@@ -36,6 +52,8 @@ class JobView:
     resolved_round: int = 0  # the toplevel strategy's round that resolved the request for this job
     duplicate_of: int | None = None  # the first job compiled with the same key (duplicate codegen)
     events: list[int] = field(default_factory=list)  # indices into Session.events
+    passes: dict[str, list[PassView]] = field(default_factory=dict)  # phase -> its pipeline's passes, in order
+    pass_snapshots: dict[tuple[str, int], int] = field(default_factory=dict)  # (phase, pass index) -> snapshot id
 
     @property
     def signature(self) -> str:
@@ -111,6 +129,8 @@ class SessionModel:
         self.changed: set[int] = set()  # jobs whose derived state changed since take_changed()
         self.requests: dict[int, list[E.DeferredRequest]] = {}  # requester -> its deferred requests, by site
         self.entries: dict[int, str] = {}  # job -> the symbol its requesters' markers resolved to
+        self.pass_snapshots: dict[int, E.PassSnapshot] = {}
+        self._pass_lines: OrderedDict[int, list[str]] = OrderedDict()  # rebuilt pass snapshots, most recent last
 
     def apply(self, ev: E.Event) -> None:
         index = len(self.events)
@@ -249,6 +269,20 @@ class SessionModel:
     def _on_deferred_request(self, ev: E.DeferredRequest) -> None:
         self.requests.setdefault(ev.job, []).append(ev)
 
+    def _on_pass_snapshot(self, ev: E.PassSnapshot) -> None:
+        self.pass_snapshots[ev.id] = ev
+        job = self.jobs.get(ev.job)
+        if job is not None:
+            job.pass_snapshots[(ev.phase, ev.index)] = ev.id
+
+    def _on_pass_list(self, ev: E.PassList) -> None:
+        job = self.jobs.get(ev.job)
+        if job is None:
+            return
+        snaps, phase = job.pass_snapshots, ev.phase
+        job.passes[phase] = [PassView(i, row[0], row[1], bool(row[2]), snaps.get((phase, i)) if row[2] else None)
+                             for i, row in enumerate(ev.passes, 1)]
+
     def _on_deferred_resolved(self, ev: E.DeferredResolved) -> None:
         if ev.entry:
             self.entries[ev.target_job] = ev.entry
@@ -308,6 +342,25 @@ class SessionModel:
     def snapshot_text(self, job_id: int, phase: str) -> str | None:
         sid = self.jobs[job_id].snapshots.get(phase)
         return self.snapshots[sid].text if sid in self.snapshots else None
+
+    def pass_lines(self, snapshot_id: int) -> list[str]:
+        """The module after a recorded pass, rebuilt from its edits (the last few are kept)."""
+        lines = self._pass_lines.get(snapshot_id)
+        if lines is not None:
+            self._pass_lines.move_to_end(snapshot_id)
+            return lines
+        ev = self.pass_snapshots[snapshot_id]
+        if ev.base is None or ev.base not in self.pass_snapshots:
+            lines = ev.text.splitlines()
+        else:
+            lines = passes.apply_edits(self.pass_lines(ev.base), ev.edits)
+        self._pass_lines[snapshot_id] = lines
+        while len(self._pass_lines) > PASS_CACHE:
+            self._pass_lines.popitem(last=False)
+        return lines
+
+    def pass_text(self, snapshot_id: int) -> str:
+        return "\n".join(self.pass_lines(snapshot_id)) + "\n"
 
     def walk(self):
         """Jobs in tree order, with their depth."""

@@ -13,9 +13,11 @@ import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 
+from kdebug import passes
 from kdebug.frontend.lower import i64, llvm_type, mem_type
 from kdebug.lang.host import DeviceNDArray
 from kdebug.stages import Stage
+from kdebug.targets import pass_record
 
 _initialised = False
 
@@ -216,11 +218,16 @@ class Target:
 
 def run_pipeline(tm, mod, speed_level: int = 3, unroll: bool = True, interleave: bool = True) -> None:
     """LLVM's new pass manager at the given -O level (``unroll``/``interleave``: loop unrolling and
-    the vectoriser's interleaving, on by default)."""
+    the vectoriser's interleaving, on by default). Inside ``kdebug.passes.recording()`` every pass is
+    kept in its log (``pass_record.py``)."""
     pto = llvm.create_pipeline_tuning_options(speed_level=speed_level)
     pto.loop_vectorization = speed_level >= 2
     pto.slp_vectorization = speed_level >= 2
     pto.loop_unrolling = unroll
     pto.loop_interleaving = interleave
-    pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(mod, pb)
+    log = passes.open_log()
+    if log is not None:  # something shows the passes (the driver opened a log): the same pipeline, recorded
+        return pass_record.run_recorded(lambda: llvm.create_pass_builder(tm, pto), mod, log)
+    with pass_record.PIPELINE_LOCK:  # never while another thread records (LLVM's print options are global)
+        pb = llvm.create_pass_builder(tm, pto)
+        pb.getModulePassManager().run(mod, pb)

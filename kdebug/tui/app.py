@@ -43,7 +43,7 @@ BUILT_IN = ("command_palette", "focus_next")  # Textual binds these itself
 INTERRUPT_AGAIN_S = 3.0  # a second ctrl+c within this quits
 TAB_HELP = {"source": "Python source", "ir": "IR after each phase", "finish": "before/after-finish diff",
             "ptx": "PTX and ptxas report", "asm": "host assembly", "events": "events",
-            "strategy": "deferred-codegen strategy explained"}
+            "strategy": "deferred-codegen strategy explained", "diff": "any two stages (phases, passes) compared"}
 
 
 class KdebugApp(App):
@@ -525,6 +525,28 @@ class KdebugApp(App):
     def action_ascend(self) -> None:
         descend.go_up(self)
 
+    # ---- actions: stages, passes and their diff (kdebug/tui/stage_views.py renders them) -------
+    def action_next_stage(self) -> None:
+        self.detail.step_stage(1)
+
+    def action_previous_stage(self) -> None:
+        self.detail.step_stage(-1)
+
+    def action_set_pass(self, phase: str, index: int) -> None:
+        self.detail.set_phase(phase, index)
+
+    def action_toggle_hide_unchanged(self) -> None:
+        self.detail.toggle_hide_unchanged()
+
+    def action_pin_diff_a(self) -> None:
+        self.detail.pin_diff_a()
+
+    def action_toggle_diff_noise(self) -> None:
+        self.detail.toggle_diff_noise()
+
+    def action_next_diff_function(self) -> None:
+        self.detail.next_diff_function()
+
     # ---- actions: search -----------------------------------------------------------------------
     def action_search(self) -> None:
         search = self._main("#search", Input)
@@ -642,7 +664,19 @@ class KdebugApp(App):
         yield SystemCommand("Descend into the site's job", "In Source or IR: the job a launch, pointer or grad "
                             "site asks for (enter)", self.action_descend)
         yield SystemCommand("Back along the descend path", "u or backspace", self.action_ascend)
-        yield SystemCommand("Toggle diff layout", "Finish tab: unified or side by side (d)", self.action_toggle_diff)
+        yield SystemCommand("Toggle diff layout", "Finish and Diff tabs: unified or side by side (d)",
+                            self.action_toggle_diff)
+        yield SystemCommand("Next stage or pass", "The IR after the next pass of optimize or emit (})",
+                            self.action_next_stage)
+        yield SystemCommand("Previous stage or pass", "({)", self.action_previous_stage)
+        yield SystemCommand("Hide unchanged phases and passes", "Or show them again (h)",
+                            self.action_toggle_hide_unchanged)
+        yield SystemCommand("Pin the diff's A", "The stage shown becomes A of the Diff tab; again: unpin (m)",
+                            self.action_pin_diff_a)
+        yield SystemCommand("Toggle diff noise", "Attribute-group renumbering and metadata ignored or shown (i)",
+                            self.action_toggle_diff_noise)
+        yield SystemCommand("Diff one function", "All functions, each in turn, the module level (f)",
+                            self.action_next_diff_function)
         yield SystemCommand("Copy this stage", "Copy the view to the clipboard (y)", self.action_copy_stage)
         yield SystemCommand("Save this stage", "Write the view to a file (w)", self.action_write_stage)
         yield SystemCommand("Save the trace", "Write all events as JSON lines (t)", self.action_save_trace)

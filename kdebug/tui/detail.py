@@ -11,19 +11,21 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static, TabbedContent, TabPane
 
 from kdebug import events as E
+from kdebug.session import stage_diff
 from kdebug.session.model import SessionModel
 from kdebug.stages import in_stage_order
 from kdebug.tui import descend, teaching
 from kdebug.tui.documents import (CodeDocument, Document, JoinedDocument, SideBySideDocument, StyledDocument,
                                   UnifiedDiffDocument)
 from kdebug.tui.site_view import SiteView
+from kdebug.tui.stage_views import SideBySideRows, UnifiedLines, diff_bar, pass_bar, phase_bar
 from kdebug.tui.textview import TextView
 
 ARROW = " \u2192 "
 # a derivative job's IR view: primal -> primal_resolved -> derivative, each shown as a diff of the one before
 DIFFED_AGAINST = {"primal_resolved": "primal", "derivative": "primal_resolved"}
 SUFFIX = {"llvm": ".ll", "python": ".py", "ptx": ".ptx", "asm": ".s", "text": ".txt"}
-TABS = ("source", "ir", "finish", "ptx", "asm", "events", "strategy")
+TABS = ("source", "ir", "finish", "ptx", "asm", "events", "strategy", "diff")
 
 
 def event_line(ev: E.Event) -> tuple[str, str]:
@@ -62,6 +64,12 @@ class DetailPane(Vertical):
         self._banner_lines = -1
         self.pending_cursor: tuple[int, str, int] | None = None  # (job, tab, line): where an ascend returns
         self.request_focus = None  # the request site to highlight (descend.follow_request)
+        self.pass_index: int | None = None  # the pass of self.phase shown (None: the phase's own snapshot)
+        self.hide_unchanged = False  # h: phases and passes that changed nothing leave the bars and the stepping
+        self.diff_a: tuple[str, int | None] | None = None  # the Diff tab's A, pinned with m (None: B's previous change)
+        self.diff_noise = True  # i: attribute-group renumbering and metadata are no change
+        self.diff_function: str | None = None  # f: one function of the diffed modules (None: all)
+        self._stages: tuple[tuple, list] = ((), [])
 
     def compose(self) -> ComposeResult:
         yield Static("no job yet", id="banner")
@@ -71,6 +79,7 @@ class DetailPane(Vertical):
                 yield SiteView(id="view-source")
             with TabPane("IR", id="tab-ir"):
                 yield Static(id="phase-bar")
+                yield Static(id="pass-bar")
                 yield Static(id="phase-help", classes="help")
                 yield SiteView(id="view-ir")
             with TabPane("Finish", id="tab-finish"):
@@ -87,12 +96,15 @@ class DetailPane(Vertical):
             with TabPane("Strategy", id="tab-strategy"):
                 with VerticalScroll():
                     yield Static(id="strategy-help")
+            with TabPane("Diff", id="tab-diff"):
+                yield Static(id="diff-bar")
+                yield TextView(id="view-diff")
 
     # ---- what to show ------------------------------------------------------------------
     def reset(self, model: SessionModel) -> None:
         self.model, self.job_id, self.backref = model, None, None
         self._loaded.clear()
-        for tab in TABS[:-1]:
+        for tab in (t for t in TABS if t != "strategy"):
             self.query_one(f"#view-{tab}", TextView).set_document(Document([]))
         self._set_banner(Text("no job yet"))
         self.refresh_active()
@@ -125,7 +137,7 @@ class DetailPane(Vertical):
 
     def on_text_view_resized(self, message: TextView.Resized) -> None:
         # the finish view itself (a zoom resizes it, not this pane): side by side splits its width
-        if message.view.id == "view-finish" and self.diff_mode == "side":
+        if message.view.id in ("view-finish", "view-diff") and self.diff_mode == "side":
             self.call_after_refresh(self.refresh_active)
 
     def toggle_explain(self) -> None:
@@ -159,21 +171,77 @@ class DetailPane(Vertical):
 
     def step_phase(self, step: int) -> None:
         phases = self.phases()
+        if self.hide_unchanged:  # h: the phases that changed nothing are skipped
+            changes = stage_diff.phase_changes(self.stages())
+            phases = [p for p in phases if changes.get(p, True) or p == self.phase]
         if not phases:
             return
         i = phases.index(self.phase) if self.phase in phases else 0
         self.set_phase(phases[(i + step) % len(phases)])
 
-    def set_phase(self, phase: str) -> None:
-        self.phase = phase
-        if self.active_tab != "ir":
+    def set_phase(self, phase: str, pass_index: int | None = None) -> None:
+        self.phase, self.pass_index = phase, pass_index
+        if self.active_tab not in ("ir", "diff"):  # the Diff tab's B is the stage the IR tab shows
             self.set_tab("ir")
         else:
             self.refresh_active()
 
+    # ---- stages: phases and the passes inside them --------------------------------------
+    def stages(self) -> list[stage_diff.StageRef]:
+        """The job's stages (``stage_diff.job_stages``), rebuilt when its events changed."""
+        job = self.model.jobs.get(self.job_id) if self.job_id is not None else None
+        if job is None:
+            return []
+        key = (self.model, job.id, len(job.events))
+        if self._stages[0] != key:
+            self._stages = (key, stage_diff.job_stages(self.model, job.id))
+        return self._stages[1]
+
+    def current_stage_index(self) -> int | None:
+        stages = self.stages()
+        for k, s in enumerate(stages):
+            if s.key == (self.phase, self.pass_index):
+                return k
+        return None
+
+    def step_stage(self, step: int) -> None:
+        """{ }: the previous / next stage, passes included (only those that changed anything, with h)."""
+        stages = self.stages()
+        if not stages:
+            return
+        at = self.current_stage_index()
+        k = at if at is not None else 0
+        for _ in range(len(stages)):
+            k = (k + step) % len(stages)
+            if stages[k].changed or not self.hide_unchanged:
+                break
+        self.set_phase(stages[k].phase, stages[k].index)
+
+    def toggle_hide_unchanged(self) -> None:
+        self.hide_unchanged = not self.hide_unchanged
+        self.refresh_active()
+
+    def pin_diff_a(self) -> None:
+        """m: the stage shown becomes the Diff tab's A; again: A is B's previous change once more."""
+        self.diff_a = None if self.diff_a is not None else (self.phase, self.pass_index)
+        self._show_diff_tab()
+
+    def toggle_diff_noise(self) -> None:
+        self.diff_noise = not self.diff_noise
+        self._show_diff_tab()
+
+    def next_diff_function(self) -> None:
+        """f: all functions, then each function the two stages define, then what is outside them."""
+        a, b = self._diff_pair()
+        names = [None] + stage_diff.function_names(*(stage_diff.stage_text(self.model, s) for s in (a, b) if s)) \
+            + [stage_diff.MODULE_LEVEL]
+        i = names.index(self.diff_function) if self.diff_function in names else 0
+        self.diff_function = names[(i + 1) % len(names)]
+        self._show_diff_tab()
+
     def toggle_diff(self) -> None:
         self.diff_mode = "side" if self.diff_mode == "unified" else "unified"
-        if self.active_tab != "finish":
+        if self.active_tab not in ("finish", "diff"):
             self.set_tab("finish")
         else:
             self.refresh_active()
@@ -232,9 +300,10 @@ class DetailPane(Vertical):
         tab = self.active_tab
         job = self.model.jobs.get(self.job_id) if self.job_id is not None else None
         version = len(job.events) if job is not None else -1
-        width = self.query_one("#view-finish", TextView).size.width if tab == "finish" else 0
+        width = self.query_one(f"#view-{tab}", TextView).size.width if tab in ("finish", "diff") else 0
         key = (self.job_id, version, self.phase, self.diff_mode, len(self.model.events) if tab == "strategy" else 0,
-               width)  # side by side splits the width
+               width, self.pass_index, self.hide_unchanged,  # side by side splits the width
+               (self.diff_a, self.diff_noise, self.diff_function) if tab == "diff" else None)
         if self._loaded.get(tab) == key:
             return
         self._loaded[tab] = key
@@ -268,14 +337,28 @@ class DetailPane(Vertical):
     def _show_ir(self, job) -> None:
         phases = self.phases()
         if phases and self.phase not in phases:
-            self.phase = "optimize" if "optimize" in phases else phases[-1]
-        # each phase is a link: a click runs the app's set_phase action
-        bar = "[dim]phase[/] " + " ".join(
-            f"[@click=app.set_phase('{p}')]" + (f"[b reverse] {p} [/]" if p == self.phase else f" {p} ") + "[/]"
-            for p in phases) + "   [dim], . change phase[/]"
+            self.phase, self.pass_index = ("optimize" if "optimize" in phases else phases[-1]), None
+        stages = self.stages() if job is not None else []
+        # each phase is a link: a click runs the app's set_phase action; = marks a phase that changed nothing
+        bar = phase_bar(phases, self.phase, stage_diff.phase_changes(stages), self.hide_unchanged)
         if bar != self._phase_bar:  # it may wrap, so an update costs a layout: only when it changed
             self._phase_bar = bar
             self.query_one("#phase-bar", Static).update(Content.from_markup(bar))
+        in_phase = [s for s in stages if s.is_pass and s.phase == self.phase]
+        if self.pass_index is not None and not any(s.index == self.pass_index for s in in_phase):
+            self.pass_index = None
+        passes = pass_bar(in_phase, self.pass_index, self.hide_unchanged)
+        pass_box = self.query_one("#pass-bar", Static)
+        if getattr(pass_box, "_markup", None) != passes:
+            pass_box._markup = passes
+            pass_box.update(Content.from_markup(passes))
+            pass_box.display = bool(passes)
+        if self.pass_index is not None:
+            at = self.current_stage_index()
+            text = stage_diff.stage_text(self.model, stages[at]) if at is not None else None
+            self._explain("#phase-help", teaching.phase_help(self.phase))
+            return self._set("ir", CodeDocument(text, "llvm") if text is not None
+                             else Document(["(the module before the pipeline was not recorded)"]))
         text, lang = self._text(self.phase) if job is not None else (None, "text")
         # an explanation of a phase only above that phase's IR
         self._explain("#phase-help", teaching.phase_help(self.phase) if text is not None else "")
@@ -380,6 +463,44 @@ class DetailPane(Vertical):
                 text.append("\n" + para + "\n", "dim")
         self.query_one("#strategy-help", Static).update(text)
 
+    def _show_diff_tab(self) -> None:
+        if self.active_tab != "diff":
+            self.set_tab("diff")
+        else:
+            self.refresh_active()
+
+    def _diff_pair(self) -> tuple[stage_diff.StageRef | None, stage_diff.StageRef | None]:
+        """(A, B): B the stage the IR tab shows, A the pinned stage or B's previous change."""
+        stages = self.stages()
+        b = self.current_stage_index()
+        if b is None:
+            return None, None
+        if self.diff_a is not None:
+            a = next((k for k, s in enumerate(stages) if s.key == self.diff_a), None)
+        else:
+            a = stage_diff.default_base(self.model, stages, b)
+        return (stages[a] if a is not None else None), stages[b]
+
+    def _show_diff(self, job) -> None:
+        a, b = self._diff_pair() if job is not None else (None, None)
+        self.query_one("#diff-bar", Static).update(diff_bar(a, b, self.diff_a is not None, self.diff_mode,
+                                                            self.diff_noise, self.diff_function))
+        before = stage_diff.stage_text(self.model, a) if a is not None else None
+        after = stage_diff.stage_text(self.model, b) if b is not None else None
+        if before is None or after is None:
+            return self._set("diff", Document(["(pick a stage with , . { } in the IR tab; A needs an earlier stage "
+                                               "of the same language that differs)"]))
+        diff = stage_diff.compare(before, after, self.diff_noise, self.diff_function)
+        if self.diff_mode == "unified":
+            return self._set("diff", UnifiedLines(diff, (a.label, b.label)))
+        width = self.query_one("#view-diff", TextView).size.width
+        if not width:  # not laid out yet: come back when it is
+            self._loaded.pop("diff", None)
+            self.call_after_refresh(self.refresh_active)
+            width = 100
+        longest = max((len(line) for line in diff.before), default=10)
+        self._set("diff", SideBySideRows(diff, column=max(16, min(longest, (width - 3) // 2))))
+
     # ---- copy / save ------------------------------------------------------------------
     def current_stage(self) -> tuple[str, str] | None:
         """(file name, text) of what the active tab shows, for copy and save."""
@@ -388,8 +509,14 @@ class DetailPane(Vertical):
         if job is None or view is None or not len(view.document):
             return None
         tab = self.active_tab
-        if tab == "ir":
+        if tab == "ir" and self.pass_index is not None:
+            at = self.current_stage_index()
+            stage = self.stages()[at] if at is not None else None
+            name, lang = f"{self.phase}-pass{self.pass_index:03d}-{stage.name if stage else ''}", "llvm"
+        elif tab == "ir":
             name, lang = self.phase, self._text(self.phase)[1]
+        elif tab == "diff":
+            name, lang = f"diff-{self.diff_mode}", "diff"
         elif tab == "finish":
             name, lang = f"finish-{self.diff_mode}", "diff"
         else:

@@ -13,7 +13,8 @@ from textual.content import Content
 from textual.widgets import Static
 
 TAB_NAMES = {"source": "Source", "ir": "IR by phase", "finish": "Finish diff", "ptx": "PTX",
-             "asm": "Host asm", "events": "Events", "strategy": "Strategy"}
+             "asm": "Host asm", "events": "Events", "strategy": "Strategy",
+             "diff": "Stage diff"}
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,14 @@ KEYS: list[Key] = [
     Key("Jobs", "u  \u232b", ("u", "backspace"), "ascend", "back along the descend path (the path bar)"),
     *_tab_keys(),
     Key("Views", ",  .", ("comma", "full_stop"), "step_phase", "previous / next IR phase", "Phase"),
-    Key("Views", "d", ("d",), "toggle_diff", "Finish tab: unified diff or side by side"),
+    Key("Views", "{  }", ("left_curly_bracket", "right_curly_bracket"), "step_stage",
+        "previous / next stage, the passes of optimize and emit included"),
+    Key("Views", "h", ("h",), "toggle_hide_unchanged", "hide or show the phases and passes that changed nothing"),
+    Key("Views", "d", ("d",), "toggle_diff", "Finish and Diff tabs: unified diff or side by side"),
+    Key("Views", "m", ("m",), "pin_diff_a", "Diff tab: the stage shown becomes A (again: A is B's previous change)"),
+    Key("Views", "i", ("i",), "toggle_diff_noise", "Diff tab: ignore attribute-group renumbering and metadata, "
+        "or show them"),
+    Key("Views", "f", ("f",), "next_diff_function", "Diff tab: one function at a time (all, each, module level)"),
     Key("Views", "e", ("e",), "toggle_explain", "show or hide the explanation boxes above the views"),
     Key("Views", "/", ("slash",), "search", "search the current view", "Search"),
     Key("Views", "n  N", ("n", "N"), "step_match", "next / previous match", "Match"),
@@ -83,7 +91,9 @@ FOOTER_ORDER = ("help", "quit", "command_palette", "step", "continue", "breakpoi
 
 # Keys bound to one action with a step: the Textual action each key runs
 STEPPED = {"left_square_bracket": "previous_job", "right_square_bracket": "next_job",
-           "comma": "previous_phase", "full_stop": "next_phase", "n": "next_match", "N": "previous_match",
+           "comma": "previous_phase", "full_stop": "next_phase",
+           "left_curly_bracket": "previous_stage", "right_curly_bracket": "next_stage",
+           "n": "next_match", "N": "previous_match",
            "less_than_sign": "resize_jobs(-4)", "greater_than_sign": "resize_jobs(4)",
            "minus": "resize_bottom(-2)", "plus": "resize_bottom(2)",
            "left_parenthesis": "travel(-1)", "right_parenthesis": "travel(1)",

@@ -6,6 +6,7 @@ No Textual and no driver: just events that look like a real session, so a
 from __future__ import annotations
 
 from kdebug import events as E
+from kdebug import passes as P
 
 ARGS = ["float32[::1]", "int64"]
 
@@ -56,11 +57,48 @@ class _Builder:
         sid = self.snapshot(jid, name, parent, phase, text, language) if text is not None else None
         self.emit(E.PhaseFinished(**f, phase=phase, duration=0.001 + (jid % 7) * 0.0001, snapshot=sid))
 
-    def compile(self, jid, name, parent, lines, callee=None) -> None:
+    def compile(self, jid, name, parent, lines, callee=None, passes: int = 0) -> None:
         self.emit(E.JobStarted(**self.fields(jid, name, parent)))
         self.phase(jid, name, parent, "parse", f"def {name}(arr, n):\n    arr[cuda.grid(1)] += 1", "python")
         self.phase(jid, name, parent, "lower", _ir(name, lines, callee=callee))
-        self.phase(jid, name, parent, "optimize", _ir(name, lines, callee=callee))
+        if not passes:
+            return self.phase(jid, name, parent, "optimize", _ir(name, lines, callee=callee))
+        f = self.fields(jid, name, parent)
+        self.emit(E.PhaseStarted(**f, phase="optimize"))
+        text = self.passes(jid, name, parent, "optimize", _ir(name, lines, callee=callee), passes)
+        sid = self.snapshot(jid, name, parent, "optimize", text)
+        self.emit(E.PhaseFinished(**f, phase="optimize", duration=0.002, snapshot=sid))
+
+    def passes(self, jid, name, parent, phase, text, count) -> str:
+        """``count`` passes of an -O2 pipeline, every third changing one line (the first also adding
+        an attribute group, the fifth renumbering it and adding metadata: noise); returns the last module."""
+        lines = text.splitlines()
+        f = self.fields(jid, name, parent)
+        rows, previous, changed = [], None, 0
+        for i in range(1, count + 1):
+            pass_name = O2_PASSES[(i - 1) % len(O2_PASSES)]
+            rows.append([pass_name, name, i % 3 == 0])
+            if i % 3:
+                continue
+            after = list(lines)
+            k = 5 + (i * 7) % max(len(lines) - 8, 1)
+            if after[k].startswith("  %v"):
+                after[k] = after[k].replace(" add nsw ", " mul nuw ")
+            if i == 3:  # function attributes inferred: a real change
+                after = [ln.replace(") {", ") #0 {", 1) if ln.startswith("define") else ln for ln in after]
+                after.append("attributes #0 = { nounwind }")
+            if i == 15:  # noise: the attribute group renumbered, debug metadata attached
+                after = [ln.replace("#0", "#1") if ln.startswith(("define", "attributes")) else ln for ln in after]
+                after.append("!0 = !{i32 7, !\"Dwarf Version\", i32 5}")
+                after = [ln + ", !dbg !0" if ln.startswith("  %v1 ") else ln for ln in after]
+            self.snap += 1
+            whole = changed % P.KEYFRAME == 0
+            self.emit(E.PassSnapshot(**f, id=self.snap, phase=phase, index=i, pass_name=pass_name,
+                                     base=None if whole else previous, edits=[] if whole else P.edits(lines, after),
+                                     text="\n".join(after) + "\n" if whole else ""))
+            lines, previous, changed = after, self.snap, changed + 1
+        self.emit(E.PassList(**f, phase=phase, passes=rows))
+        return "\n".join(lines) + "\n"
 
     def finish(self, jid, name, parent, lines, phase_events: bool) -> None:
         if phase_events:
@@ -74,7 +112,19 @@ class _Builder:
         self.emit(E.JobFinished(**self.fields(jid, name, parent), duration=0.01 + (jid % 13) * 0.001))
 
 
-def cycle_events(strategy: str = "worklist") -> list[E.Event]:
+# the first passes of LLVM's -O2 module pipeline, as the recorder names them
+O2_PASSES = ("Annotation2MetadataPass", "ForceFunctionAttrsPass", "InferFunctionAttrsPass", "CoroEarlyPass",
+             "LowerExpectIntrinsicPass", "SimplifyCFGPass", "SROAPass", "EarlyCSEPass", "CallSiteSplittingPass",
+             "OpenMPOptPass", "IPSCCPPass", "CalledValuePropagationPass", "GlobalOptPass", "PromotePass",
+             "InstCombinePass", "InlinerPass", "PostOrderFunctionAttrsPass", "ArgumentPromotionPass",
+             "JumpThreadingPass", "CorrelatedValuePropagationPass", "AggressiveInstCombinePass",
+             "LibCallsShrinkWrapPass", "TailCallElimPass", "ReassociatePass", "LoopSimplifyPass", "LCSSAPass",
+             "LICMPass", "LoopRotatePass", "IndVarSimplifyPass", "LoopDeletionPass", "LoopFullUnrollPass",
+             "GVNPass", "SCCPPass", "BDCEPass", "ADCEPass", "MemCpyOptPass", "DSEPass", "LoopVectorizePass",
+             "SLPVectorizerPass", "VectorCombinePass")
+
+
+def cycle_events(strategy: str = "worklist", passes: int = 0) -> list[E.Event]:
     """a launches b, b launches c, c launches a again: one re-entrant request closing a -> b -> c -> a."""
     b = _Builder()
     b.emit(E.SessionStarted(script="cycle.py", backend="cpu", strategy=strategy))
@@ -82,7 +132,7 @@ def cycle_events(strategy: str = "worklist") -> list[E.Event]:
     parents = {1: None, 2: 1, 3: 2}
     for jid in (1, 2, 3):
         b.request(jid, names[jid], parents[jid], "host" if jid == 1 else "launch")
-        b.compile(jid, names[jid], parents[jid], 24, callee=names[jid % 3 + 1])
+        b.compile(jid, names[jid], parents[jid], 24, callee=names[jid % 3 + 1], passes=passes)
     b.emit(E.Reentrant(**b.fields(3, "c", 2), target_job=1, cycle=[1, 2, 3, 1], cycle_names=["a", "b", "c", "a"],
                        resolution="reference"))
     b.emit(E.Diagnostic(severity="warning", message="re-entrant request: c asks for a, already being compiled",
@@ -101,8 +151,9 @@ def cycle_events(strategy: str = "worklist") -> list[E.Event]:
     return b.events
 
 
-def big_events(jobs: int = 1000, ir_lines: int = 200_000, fanout: int = 4) -> list[E.Event]:
-    """``jobs`` jobs in trees of deferred requests, with ``ir_lines`` lines of IR snapshots in all."""
+def big_events(jobs: int = 1000, ir_lines: int = 200_000, fanout: int = 4, passes: int = 0) -> list[E.Event]:
+    """``jobs`` jobs in trees of deferred requests, with ``ir_lines`` lines of IR snapshots in all
+    (not counting the ``passes`` optimize passes of each job, every third with a snapshot)."""
     b = _Builder()
     b.emit(E.SessionStarted(script="synthetic.py", backend="cpu", strategy="worklist"))
     per_job = max(ir_lines // jobs, 20)
@@ -117,7 +168,7 @@ def big_events(jobs: int = 1000, ir_lines: int = 200_000, fanout: int = 4) -> li
     for jid in range(1, jobs + 1):
         p = parent_of[jid]
         b.request(jid, name[jid], p, "host" if p is None else ("launch" if jid % 3 else "pointer"))
-        b.compile(jid, name[jid], p, lines)
+        b.compile(jid, name[jid], p, lines, passes=passes)
         b.finish(jid, name[jid], p, lines, phase_events=True)
         if jid % 100 == 0 and p is not None:
             root = jid

@@ -1,0 +1,74 @@
+"""LLVM pipelines recorded pass by pass: what the driver asks for and how a snapshot travels.
+
+At the bottom of the layers with the stages: the driver opens a ``PassLog`` around a phase
+(``recording``), a target's pipeline runner (``kdebug/targets/pass_record.py``) fills it when one is
+open, and the session model rebuilds each pass's module from the events. Nothing here knows LLVM.
+
+A pass snapshot travels as the edits that turn an earlier pass snapshot into it (``edits`` /
+``apply_edits``): consecutive passes change a few lines of a module of hundreds, so a trace keeps
+each line about once, and every ``KEYFRAME``-th changed pass is whole, so rebuilding one never
+walks a long chain.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import difflib
+from dataclasses import dataclass, field
+
+KEYFRAME = 16  # every 16th changed pass of a phase travels whole
+
+
+@dataclass
+class PassRun:
+    """One run of one pass on one IR unit (a function, a loop, an SCC, the module)."""
+
+    name: str  # InstCombinePass
+    unit: str  # what it ran on: a function's name, "[module]", "(f, g)", "loop %for.body in function f"
+    changed: bool  # the module's text differs from the one before the pass
+    text: str | None = None  # the whole module after the pass, when it changed
+
+
+@dataclass
+class PassLog:
+    """The passes of the pipelines one phase ran, in order (a phase may run more than one)."""
+
+    runs: list[PassRun] = field(default_factory=list)
+
+
+_open: contextvars.ContextVar[PassLog | None] = contextvars.ContextVar("kdebug_pass_log", default=None)
+
+
+@contextlib.contextmanager
+def recording():
+    """Record every pipeline run inside this block pass by pass; yields the ``PassLog``."""
+    log = PassLog()
+    token = _open.set(log)
+    try:
+        yield log
+    finally:
+        _open.reset(token)
+
+
+def open_log() -> PassLog | None:
+    """The log a pipeline run now should fill, or None: run it unrecorded (the fast path)."""
+    return _open.get()
+
+
+def edits(before: list[str], after: list[str]) -> list[list]:
+    """The edits that turn ``before`` into ``after``: ``[start, end, [new lines]]`` over ``before``'s
+    line numbers, in order."""
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    return [[i1, i2, after[j1:j2]] for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+
+
+def apply_edits(before: list[str], changes: list[list]) -> list[str]:
+    """``before`` with ``changes`` (from ``edits``) applied."""
+    out: list[str] = []
+    at = 0
+    for start, end, lines in changes:
+        out += before[at:start]
+        out += lines
+        at = end
+    out += before[at:]
+    return out

@@ -1,0 +1,64 @@
+"""An LLVM pipeline run pass by pass, the module kept after every pass that changed it.
+
+llvmlite 0.50 builds the -O pipelines whole (``PassBuilder.getModulePassManager``) and cannot add
+most of their passes by name (no loop vectoriser, GVN, LICM, inliner...), so the pipeline is not
+rebuilt here: the same pipeline runs, and LLVM's own instrumentation (``-print-after-all`` with
+``-print-module-scope``) writes the whole module after each pass into a directory of its own
+(``-ir-dump-directory``), one file per pass, numbered in the order the passes ran. The compiled
+module is the one an unrecorded run makes (the instrumentation only prints; tests compare both).
+
+Those options are process-wide and llvmlite registers the printing callbacks on every
+PassBuilder, so every pipeline of the process runs under ``PIPELINE_LOCK``: an unrecorded
+pipeline never runs while the options are on.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+import threading
+
+import llvmlite.binding as llvm
+
+from kdebug.passes import PassLog, PassRun
+
+PIPELINE_LOCK = threading.RLock()
+HEADER = re.compile(r"^; \*\*\* IR Dump After (?P<name>\S+) on (?P<unit>.*?)(?P<gone> \(invalidated\))? \*\*\*$")
+
+
+def _printing(directory: str | None) -> None:
+    on = directory is not None
+    llvm.set_option("", f"-print-after-all={'true' if on else 'false'}")
+    llvm.set_option("", f"-print-module-scope={'true' if on else 'false'}")
+    llvm.set_option("", f"-ir-dump-directory={directory or ''}")
+
+
+def _order(file_name: str) -> int:
+    return int(file_name.split("-", 1)[0])  # LLVM numbers the dumps in the order the passes ran
+
+
+def run_recorded(pass_builder, mod, log: PassLog) -> None:
+    """Run ``pass_builder()``'s module pipeline on ``mod``, appending each pass to ``log``."""
+    previous = str(mod).rstrip("\n")
+    directory = tempfile.mkdtemp(prefix="kdebug-passes-")
+    try:
+        with PIPELINE_LOCK:
+            _printing(directory)
+            try:
+                pb = pass_builder()
+                pb.getModulePassManager().run(mod, pb)
+            finally:
+                _printing(None)
+        for file_name in sorted(os.listdir(directory), key=_order):
+            with open(os.path.join(directory, file_name), encoding="utf-8", errors="replace") as f:
+                header, _, text = f.read().partition("\n")
+            m = HEADER.match(header)
+            if m is None:
+                continue  # not a pass dump (LLVM wrote something else there)
+            text = text.rstrip("\n")
+            changed = text != previous
+            log.runs.append(PassRun(m.group("name"), m.group("unit"), changed, text + "\n" if changed else None))
+            previous = text
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)

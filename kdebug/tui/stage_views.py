@@ -1,0 +1,116 @@
+"""The IR tab's phase and pass bars and the Diff tab: rendering only.
+
+What changed, what is noise and which lines belong to which function is decided in
+``kdebug/session/stage_diff.py``; here it becomes markup and documents.
+"""
+from __future__ import annotations
+
+from rich.text import Text
+
+from kdebug.session.stage_diff import MODULE_LEVEL, StageRef, side_by_side, unified
+from kdebug.tui.documents import Document
+
+UNCHANGED = "="  # the mark of a phase or pass that changed nothing
+CHANGED = "\u25cf"  # a pass that changed the module
+PASS_WINDOW = 2  # passes shown on each side of the current one
+
+
+def phase_bar(phases: list[str], current: str, changes: dict[str, bool], hide: bool) -> str:
+    """``phase a b= c``: each phase a link; ``=`` and dim: it changed nothing (hidden with ``hide``)."""
+    cells = []
+    for p in phases:
+        same = not changes.get(p, True)
+        if hide and same and p != current:
+            continue
+        label = f"{p}{UNCHANGED}" if same else p
+        style = "b reverse" if p == current else ("dim" if same else "")
+        cells.append(f"[@click=app.set_phase('{p}')]" + (f"[{style}] {label} [/]" if style else f" {label} ") + "[/]")
+    hidden = sum(1 for p in phases if hide and not changes.get(p, True) and p != current)
+    tail = f"   [dim]{hidden} unchanged hidden (h)[/]" if hidden else \
+        ("   [dim]= changed nothing (h hides)[/]" if any(not changes.get(p, True) for p in phases) else "")
+    return "[dim]phase[/] " + " ".join(cells) + tail + "   [dim], . phase  { } pass[/]"
+
+
+def pass_bar(passes: list[StageRef], current: int | None, hide: bool) -> str:
+    """The passes of the phase shown: how many changed, and the current one among its neighbours."""
+    if not passes:
+        return ""
+    changed = sum(1 for s in passes if s.changed)
+    head = f"[dim]passes[/] {changed}/{len(passes)} changed"
+    shown = [s for s in passes if s.changed or not hide or s.index == current]
+    at = next((k for k, s in enumerate(shown) if s.index == current), None)
+    if at is None:
+        return head + f"   [dim]{'{ }'} step into them[/]"
+    cells = []
+    for s in shown[max(0, at - PASS_WINDOW):at + PASS_WINDOW + 1]:
+        mark = CHANGED if s.changed else UNCHANGED
+        if s.index == current:
+            cells.append(f"[b reverse] {s.index} {mark} {_escape(s.name)} on {_escape(s.unit)} [/]")
+            continue
+        inner = f"{s.index} {mark} {_escape(s.name)}"
+        cells.append(f"[@click=app.set_pass('{s.phase}', {s.index})]" + (inner if s.changed else f"[dim]{inner}[/]")
+                     + "[/]")
+    note = "" if shown[at].changed else "  [dim](changed nothing: the module as the last change left it)[/]"
+    return head + "   " + " ".join(cells) + note
+
+
+def _escape(text: str) -> str:
+    return text.replace("[", "\\[")
+
+
+def diff_bar(a: StageRef | None, b: StageRef | None, pinned: bool, mode: str, noise: bool,
+             function: str | None) -> Text:
+    text = Text()
+    text.append("A ", "bold")
+    text.append(a.label if a is not None else "(none)", "red")
+    text.append(" (m: follows B)" if pinned else " (the previous change; m pins B as A)", "dim")
+    text.append("\nB ", "bold")
+    text.append(b.label if b is not None else "(none)", "green")
+    text.append("  { } , . move B", "dim")
+    text.append(f"\n{'side by side' if mode == 'side' else 'unified'} (d)  ")
+    text.append("noise hidden" if noise else "noise shown", "cyan" if noise else "yellow")
+    text.append(" (i: attribute-group renumbering, metadata)  ")
+    text.append("function: " + ("all" if function is None else
+                                "(module level)" if function == MODULE_LEVEL else function), "bold")
+    text.append(" (f)", "dim")
+    return text
+
+
+DIFF_STYLES = {"+": "green", "-": "red", "@": "cyan", " ": ""}
+
+
+class UnifiedLines(Document):
+    """A unified diff (``stage_diff.unified``), coloured."""
+
+    def __init__(self, diff, names: tuple[str, str]) -> None:
+        super().__init__(unified(diff, names) or ["(no difference)"])
+
+    def render(self, i: int) -> Text:
+        line = self.lines[i]
+        if line.startswith(("+++", "---")):
+            return Text(line, style="bold", no_wrap=True, end="")
+        return Text(line, style=DIFF_STYLES.get(line[:1], ""), no_wrap=True, end="")
+
+
+class SideBySideRows(Document):
+    """``stage_diff.side_by_side`` rows in two columns of ``column`` characters."""
+
+    SEP = " \u2502 "
+
+    def __init__(self, diff, column: int) -> None:
+        self.rows = side_by_side(diff)
+        self.column = column
+        super().__init__([self._join(lt, rt) for lt, rt, _ in self.rows] or ["(nothing to compare)"])
+
+    def _join(self, left: str, right: str) -> str:
+        return left[:self.column].ljust(self.column) + self.SEP + right
+
+    def render(self, i: int) -> Text:
+        if not self.rows:
+            return Text(self.lines[i], no_wrap=True, end="")
+        left, right, tag = self.rows[i]
+        text = Text(no_wrap=True, end="")
+        text.append(left[:self.column].ljust(self.column), {"replace": "yellow", "delete": "red"}.get(tag, ""))
+        text.append(self.SEP, "dim")
+        text.append(right, {"replace": "yellow", "insert": "green"}.get(tag, ""))
+        return text
