@@ -55,11 +55,31 @@ def open_log() -> PassLog | None:
     return _open.get()
 
 
+FINE_DIFF = 400  # lines of a changed middle worth a line-by-line diff; beyond, it travels whole
+
+
 def edits(before: list[str], after: list[str]) -> list[list]:
     """The edits that turn ``before`` into ``after``: ``[start, end, [new lines]]`` over ``before``'s
-    line numbers, in order."""
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-    return [[i1, i2, after[j1:j2]] for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    line numbers, in order.
+
+    A pass changes one region of the module (a function, a few declarations): the lines both share
+    at the start and at the end are cut off first, in linear time, and only a short middle gets
+    difflib's quadratic matching; a long one is one replacement.
+    """
+    n = min(len(before), len(after))
+    head = 0
+    while head < n and before[head] == after[head]:
+        head += 1
+    tail = 0
+    while tail < n - head and before[-1 - tail] == after[-1 - tail]:
+        tail += 1
+    a, b = before[head:len(before) - tail], after[head:len(after) - tail]
+    if not a and not b:
+        return []
+    if len(a) + len(b) > FINE_DIFF:
+        return [[head, head + len(a), b]]
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return [[head + i1, head + i2, b[j1:j2]] for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
 
 
 def apply_edits(before: list[str], changes: list[list]) -> list[str]:

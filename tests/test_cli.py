@@ -201,7 +201,7 @@ def test_replay_skips_a_torn_last_line(tmp_path, ok_script):
 
 # ---- dumps -----------------------------------------------------------------------------------
 
-PASS_FILE = r"\d{3}_[A-Za-z0-9_]+_\d{2}-(optimize|emit)-(pass\d{3}-[A-Za-z0-9_]+\.ll|passes\.txt)"
+PASS_FILE = r"\d{3}_[A-Za-z0-9_]+_\d{2}-(optimize|emit)-(pass\d{4,}-[A-Za-z0-9_]+\.ll|passes\.txt)"
 
 
 def test_dump_writes_one_file_per_job_and_phase(tmp_path, ok_script):

@@ -183,6 +183,12 @@ def test_an_unrecorded_pipeline_waits_for_a_recording_one():
        st.lists(st.sampled_from(["a", "b", "c", "e", ""]), max_size=30))
 def test_edits_rebuild_the_module(before, after):
     assert passes.apply_edits(before, passes.edits(before, after)) == after
+    fine = passes.FINE_DIFF
+    try:
+        passes.FINE_DIFF = 4  # a long middle: one replacement
+        assert passes.apply_edits(before, passes.edits(before, after)) == after
+    finally:
+        passes.FINE_DIFF = fine
 
 
 # ---- kdebug dump ------------------------------------------------------------------------------------
@@ -192,7 +198,7 @@ def test_dump_writes_a_file_per_pass_that_changed_the_module(tmp_path):
     model = SessionModel().extend(events)
     written = write_dump(model, str(tmp_path))
     job = model.jobs[compiled.record.id]
-    pattern = re.compile(r"001_\w+?_(\d{2})-(optimize|emit)-pass(\d{3})-(\w+)\.ll")
+    pattern = re.compile(r"001_\w+?_(\d{2})-(optimize|emit)-pass(\d{4,})-(\w+)\.ll")
     files = {os.path.basename(p): p for p in written if pattern.fullmatch(os.path.basename(p))}
     expected = {(phase, p.index, p.name) for phase, runs in job.passes.items() for p in runs if p.changed}
     got = {(m.group(2), int(m.group(3)), m.group(4)) for m in map(pattern.fullmatch, files)}

@@ -67,9 +67,9 @@ def write_dump(model: SessionModel, out_dir: str) -> list[str]:
 
 
 def pass_file_name(model: SessionModel, job, phase: str, p) -> str:
-    """``<job id>_<kernel>_<NN>-<phase>-pass<III>-<pass name>.ll``: NN the phase's file number."""
+    """``<job id>_<kernel>_<NN>-<phase>-pass<IIII>-<pass name>.ll``: NN the phase's file number."""
     n = _phases(job).index(phase) + 1 if phase in job.snapshots else 0
-    return f"{_stem(job)}_{n:02d}-{phase}-pass{p.index:03d}-{re.sub(r'[^A-Za-z0-9_]', '_', p.name)}.ll"
+    return f"{_stem(job)}_{n:02d}-{phase}-pass{p.index:04d}-{re.sub(r'[^A-Za-z0-9_]', '_', p.name)}.ll"
 
 
 def _write_passes(model: SessionModel, job, out_dir: str) -> list[str]:

@@ -512,7 +512,7 @@ class DetailPane(Vertical):
         if tab == "ir" and self.pass_index is not None:
             at = self.current_stage_index()
             stage = self.stages()[at] if at is not None else None
-            name, lang = f"{self.phase}-pass{self.pass_index:03d}-{stage.name if stage else ''}", "llvm"
+            name, lang = f"{self.phase}-pass{self.pass_index:04d}-{stage.name if stage else ''}", "llvm"
         elif tab == "ir":
             name, lang = self.phase, self._text(self.phase)[1]
         elif tab == "diff":
