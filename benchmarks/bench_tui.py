@@ -99,8 +99,8 @@ async def bench(jobs: int, ir_lines: int, passes: int = 0, huge: bool = True) ->
                 await pilot.pause()
                 out["tree_pass"] = _ms(await _latencies(pilot, ['down'] * 30))
                 print(f"tree key press, IR after a pass showing:   {out['tree_pass']}")
-                out["step_pass"] = _ms(await _latencies(pilot, ['right_curly_bracket'] * 20 + ['left_curly_bracket'] * 10))
-                print(f"next/previous pass ({'}'} / {'{'}):                {out['step_pass']}")
+                out["step_pass"] = _ms(await _latencies(pilot, ['j'] * 20 + ['k'] * 10))
+                print(f"next/previous pass (j / k):                {out['step_pass']}")
                 await pilot.press("8")
                 await pilot.pause()
                 out["tree_diff"] = _ms(await _latencies(pilot, ['down'] * 20))
@@ -142,7 +142,7 @@ async def bench(jobs: int, ir_lines: int, passes: int = 0, huge: bool = True) ->
 ROWS = (("trace", "trace"), ("passes", "optimize passes recorded"), ("model", "read the trace, build the model"),
         ("open", "open the app, paint the first screen"), ("from_file", "from the file to the first screen"),
         ("tree", "key in the job tree, detail following"), ("tree_ir", "the same, IR tab showing"),
-        ("tree_pass", "the same, the IR after a pass showing"), ("step_pass", "} / { next / previous pass"),
+        ("tree_pass", "the same, the IR after a pass showing"), ("step_pass", "j / k next / previous pass"),
         ("tree_diff", "key in the tree, Diff tab showing"))
 
 

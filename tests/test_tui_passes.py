@@ -48,20 +48,20 @@ def test_pass_bar_steps_through_passes_marked_changed_or_not():
         async with app.run_test(size=SIZE) as pilot:
             await press(pilot, "2", "comma")
             assert app.detail.phase == "lower" and not app.query_one("#pass-bar").display
-            await press(pilot, "right_curly_bracket")
+            await press(pilot, "j")
             assert (app.detail.phase, app.detail.pass_index) == ("optimize", 1)
             text = bar(app, "pass-bar")
             assert "4/12 changed" in text and "1 = Annotation2MetadataPass on a" in text
             assert "changed nothing" in text  # pass 1 left lower's module as it was
             assert view_lines(app, "view-ir") == model_text(app, "lower")
-            await press(pilot, "right_curly_bracket", "right_curly_bracket")
+            await press(pilot, "j", "j")
             assert app.detail.pass_index == 3 and "3 \u25cf InferFunctionAttrsPass on a" in bar(app, "pass-bar")
             assert view_lines(app, "view-ir") == app.model.pass_text(app.model.jobs[1].passes["optimize"][2].snapshot
                                                                 ).splitlines()
-            await press(pilot, "h", "right_curly_bracket")
+            await press(pilot, "h", "j")
             assert app.detail.pass_index == 6  # 4 and 5 changed nothing: hidden, skipped
             assert "5 =" not in bar(app, "pass-bar") and "3 \u25cf" in bar(app, "pass-bar")
-            await press(pilot, "left_curly_bracket", "left_curly_bracket")
+            await press(pilot, "k", "k")
             assert (app.detail.phase, app.detail.pass_index) == ("lower", None)  # passes 1 and 2 hidden
     run(go())
 
@@ -74,7 +74,7 @@ def test_diff_tab_compares_b_with_its_previous_change_noise_hidden():
     async def go():
         app = replay(cycle_events(passes=18))  # pass 15 renumbers an attribute group and adds metadata
         async with app.run_test(size=SIZE) as pilot:
-            await press(pilot, "8", *["left_curly_bracket"] * 4)
+            await press(pilot, "8", *["k"] * 4)
             assert app.detail.active_tab == "diff" and app.detail.pass_index == 15
             head = bar(app, "diff-bar")
             assert "A optimize 12/18" in head and "B optimize 15/18" in head and "noise hidden" in head
@@ -130,7 +130,7 @@ def test_a_real_compilation_shows_llvm_passes():
     async def go():
         app = KdebugApp(model=SessionModel().extend(events), trace_path="saxpy.jsonl")
         async with app.run_test(size=SIZE) as pilot:
-            await press(pilot, "2", "h", "left_curly_bracket")  # the last pass of optimize that changed it
+            await press(pilot, "2", "h", "k")  # the last pass of optimize that changed it
             runs = app.model.jobs[1].passes["optimize"]
             last = [p for p in runs if p.changed][-1]
             assert app.detail.pass_index == last.index

@@ -57,9 +57,9 @@ def passes_app() -> KdebugApp:
 def test_snapshot_pass_bar_with_changed_and_unchanged_marks(snap_compare):
     # lower, then into optimize's passes: pass 4 changed nothing (=), its neighbours 3 and 6 did (●)
     assert snap_compare(passes_app(), terminal_size=SIZE,
-                        run_before=keys("2", "comma", *["right_curly_bracket"] * 4))
+                        run_before=keys("2", "comma", *["j"] * 4))
 
 
 def test_snapshot_two_stage_diff_with_noise_hidden(snap_compare):
     # B: pass 15 (renumbers an attribute group, adds metadata); A: its previous change, pass 12
-    assert snap_compare(passes_app(), terminal_size=SIZE, run_before=keys("8", *["left_curly_bracket"] * 4))
+    assert snap_compare(passes_app(), terminal_size=SIZE, run_before=keys("8", *["k"] * 4))

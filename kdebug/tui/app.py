@@ -666,9 +666,9 @@ class KdebugApp(App):
         yield SystemCommand("Back along the descend path", "u or backspace", self.action_ascend)
         yield SystemCommand("Toggle diff layout", "Finish and Diff tabs: unified or side by side (d)",
                             self.action_toggle_diff)
-        yield SystemCommand("Next stage or pass", "The IR after the next pass of optimize or emit (})",
+        yield SystemCommand("Next stage or pass", "The IR after the next pass of optimize or emit (j)",
                             self.action_next_stage)
-        yield SystemCommand("Previous stage or pass", "({)", self.action_previous_stage)
+        yield SystemCommand("Previous stage or pass", "(k)", self.action_previous_stage)
         yield SystemCommand("Hide unchanged phases and passes", "Or show them again (h)",
                             self.action_toggle_hide_unchanged)
         yield SystemCommand("Pin the diff's A", "The stage shown becomes A of the Diff tab; again: unpin (m)",

@@ -205,7 +205,7 @@ class DetailPane(Vertical):
         return None
 
     def step_stage(self, step: int) -> None:
-        """{ }: the previous / next stage, passes included (only those that changed anything, with h)."""
+        """k j: the previous / next stage, passes included (only those that changed anything, with h)."""
         stages = self.stages()
         if not stages:
             return
@@ -488,7 +488,7 @@ class DetailPane(Vertical):
         before = stage_diff.stage_text(self.model, a) if a is not None else None
         after = stage_diff.stage_text(self.model, b) if b is not None else None
         if before is None or after is None:
-            return self._set("diff", Document(["(pick a stage with , . { } in the IR tab; A needs an earlier stage "
+            return self._set("diff", Document(["(pick a stage with , . k j in the IR tab; A needs an earlier stage "
                                                "of the same language that differs)"]))
         diff = stage_diff.compare(before, after, self.diff_noise, self.diff_function)
         if self.diff_mode == "unified":

@@ -61,7 +61,7 @@ KEYS: list[Key] = [
     Key("Jobs", "u  \u232b", ("u", "backspace"), "ascend", "back along the descend path (the path bar)"),
     *_tab_keys(),
     Key("Views", ",  .", ("comma", "full_stop"), "step_phase", "previous / next IR phase", "Phase"),
-    Key("Views", "{  }", ("left_curly_bracket", "right_curly_bracket"), "step_stage",
+    Key("Views", "k  j", ("k", "j"), "step_stage",
         "previous / next stage, the passes of optimize and emit included"),
     Key("Views", "h", ("h",), "toggle_hide_unchanged", "hide or show the phases and passes that changed nothing"),
     Key("Views", "d", ("d",), "toggle_diff", "Finish and Diff tabs: unified diff or side by side"),
@@ -92,7 +92,7 @@ FOOTER_ORDER = ("help", "quit", "command_palette", "step", "continue", "breakpoi
 # Keys bound to one action with a step: the Textual action each key runs
 STEPPED = {"left_square_bracket": "previous_job", "right_square_bracket": "next_job",
            "comma": "previous_phase", "full_stop": "next_phase",
-           "left_curly_bracket": "previous_stage", "right_curly_bracket": "next_stage",
+           "k": "previous_stage", "j": "next_stage",
            "n": "next_match", "N": "previous_match",
            "less_than_sign": "resize_jobs(-4)", "greater_than_sign": "resize_jobs(4)",
            "minus": "resize_bottom(-2)", "plus": "resize_bottom(2)",

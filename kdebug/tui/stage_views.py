@@ -28,7 +28,7 @@ def phase_bar(phases: list[str], current: str, changes: dict[str, bool], hide: b
     hidden = sum(1 for p in phases if hide and not changes.get(p, True) and p != current)
     tail = f"   [dim]{hidden} unchanged hidden (h)[/]" if hidden else \
         ("   [dim]= changed nothing (h hides)[/]" if any(not changes.get(p, True) for p in phases) else "")
-    return "[dim]phase[/] " + " ".join(cells) + tail + "   [dim], . phase  { } pass[/]"
+    return "[dim]phase[/] " + " ".join(cells) + tail + "   [dim], . phase  k j pass[/]"
 
 
 def pass_bar(passes: list[StageRef], current: int | None, hide: bool) -> str:
@@ -40,7 +40,7 @@ def pass_bar(passes: list[StageRef], current: int | None, hide: bool) -> str:
     shown = [s for s in passes if s.changed or not hide or s.index == current]
     at = next((k for k, s in enumerate(shown) if s.index == current), None)
     if at is None:
-        return head + f"   [dim]{'{ }'} step into them[/]"
+        return head + "   [dim]k j step into them[/]"
     cells = []
     for s in shown[max(0, at - PASS_WINDOW):at + PASS_WINDOW + 1]:
         mark = CHANGED if s.changed else UNCHANGED
@@ -66,7 +66,7 @@ def diff_bar(a: StageRef | None, b: StageRef | None, pinned: bool, mode: str, no
     text.append(" (m: follows B)" if pinned else " (the previous change; m pins B as A)", "dim")
     text.append("\nB ", "bold")
     text.append(b.label if b is not None else "(none)", "green")
-    text.append("  { } , . move B", "dim")
+    text.append("  k j , . move B", "dim")
     text.append(f"\n{'side by side' if mode == 'side' else 'unified'} (d)  ")
     text.append("noise hidden" if noise else "noise shown", "cyan" if noise else "yellow")
     text.append(" (i: attribute-group renumbering, metadata)  ")
