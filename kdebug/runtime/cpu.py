@@ -25,7 +25,19 @@ _struct_cache: dict = {}
 _pool: ThreadPoolExecutor | None = None
 _NCPU = os.cpu_count() or 1
 SHUFFLE_PERMUTATIONS = 8  # --shuffle-threads: thread orders drawn per launch, used in turn per block and phase
-PARALLEL_MIN_THREADS = 1 << 19  # below this, one core is faster: handing blocks to the pool costs ~0.25 ms (saxpy: ~0.8 ns an element)
+# Below this many threads one core is faster: handing blocks to the pool costs ~0.25 ms, and saxpy's
+# break-even on a quiet 2-core machine was between 2^20 and 2^22 threads (benchmarks/README.md).
+PARALLEL_MIN_THREADS = 1 << 21
+
+
+def cores_idle(ncpu: int) -> bool:
+    """Whether another core is free for the pool: on a machine kept busy by other work a pool thread
+    waits for a time slice (measured at a load of 19 on 2 cores: saxpy on 2^19-2^23 threads 1.3-14x
+    slower through the pool), so blocks then stay on this thread."""
+    try:
+        return os.getloadavg()[0] < ncpu - 0.5
+    except OSError:
+        return True
 
 
 def ctype_of(t: T.Type):
@@ -173,7 +185,8 @@ class CpuRuntime:
             _check_cooperative(compiled.record.name, nblocks, nt)
         running = progress.started(compiled.record.name, grid, block, record)  # for a report while it runs
         try:
-            if grid_sync or not parallel or ncpu == 1 or nblocks < 2 or threads < PARALLEL_MIN_THREADS:
+            if (grid_sync or not parallel or ncpu == 1 or nblocks < 2 or threads < PARALLEL_MIN_THREADS
+                    or not cores_idle(ncpu)):
                 fn(params, dims, 0, nblocks, rt)
             else:
                 chunks = min(ncpu * 4, nblocks)

@@ -27,27 +27,32 @@ from kdebug.targets.cpu.layout import (CONTEXT, CONTEXT_P, CTX_BARRIER, CTX_CORO
                                        CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_FRAME, CTX_JMPBUF, CTX_NCTAID,
                                        CTX_NTID, CTX_RUNTIME, CTX_SHARED, CTX_TID, CTX_SAN_SHADOW, CTX_EPOCH,
                                        CTX_GRID_EPOCH, CTX_SEQ, CTX_SAN_TID, CTX_SAN_GID_BASE, CTX_SAN_NT,
-                                       CTX_SAN_SHARED_BYTES, CTX_RAISED, SHADOW_BYTES, I8P, JMPBUF_BYTES,
+                                       CTX_SAN_SHARED_BYTES, CTX_RAISED, CTX_FAIL_SLOTS, FAIL_SLOT_BYTES,
+                                       SHADOW_BYTES, I8P, JMPBUF_BYTES,
                                        LAUNCHER_TYPE, RT_DYN_SHARED, RT_NPERM, RT_PERM, RT_PERM_NT, RUNTIME_P,
                                        SHARED_ALIGN, VOID, i8, i32, i64, param_struct_type)
-from kdebug.targets.cpu.memcheck_ir import error_flag
+from kdebug.targets.cpu.memcheck_ir import any_failed, error_flag, fail_slot_fields, first_failure_function
 
 
 def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync: bool,
-                        shared_bytes: int, racecheck: bool = False, initcheck: bool = False) -> ir.Module:
-    """The module holding ``<entry>.grid`` (and its body), which calls the kernel ``entry``."""
+                        shared_bytes: int, racecheck: bool = False, initcheck: bool = False,
+                        thread_exit: bool = False) -> ir.Module:
+    """The module holding ``<entry>.grid`` (and its body), which calls the kernel ``entry``.
+    ``thread_exit``: the kernel's failed checks end their thread (memcheck_ir.py); the launcher gives
+    it failure slots and reports from them."""
     m = ir.Module(name=entry + ".grid")
     m.triple, m.data_layout = target.triple, target.data_layout
     kernel = ir.Function(m, ir.FunctionType(VOID, [CONTEXT_P] + [llvm_type(t) for t in argtypes]), name=entry)
-    body_ty = ir.FunctionType(VOID, [I8P, ir.PointerType(i32), i64, i64, I8P, I8P, I8P, CONTEXT_P, i64, i64, I8P])
+    body_ty = ir.FunctionType(VOID, [I8P, ir.PointerType(i32), i64, i64, I8P, I8P, I8P, CONTEXT_P, i64, i64, I8P, I8P])
     body = ir.Function(m, body_ty, name=entry + ".grid.body")
     body.linkage = "internal"
     body.attributes.add("noinline")
+    body.args[11].add_attribute("noalias")  # the failure slots: the launcher's own allocation
     shared_stride = (shared_bytes + SHARED_ALIGN - 1) // SHARED_ALIGN * SHARED_ALIGN
     ctx_bytes = target.tm.target_data.get_abi_size(_binding_type(CONTEXT))
     sanitize = (racecheck, initcheck) if racecheck or initcheck else None
-    _build_wrapper(m, body, ctx_bytes, coroutine, grid_sync, shared_stride, sanitize)
-    lb = LauncherBody(body, kernel, argtypes, shared_stride, sanitize)
+    _build_wrapper(m, body, ctx_bytes, coroutine, grid_sync, shared_stride, sanitize, thread_exit)
+    lb = LauncherBody(body, kernel, argtypes, shared_stride, sanitize, thread_exit)
     if coroutine:
         BlockScheduler(lb, grid_sync).build()
     else:
@@ -58,7 +63,7 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
 
 
 def _build_wrapper(m, body, ctx_bytes: int, coroutine: bool, grid_sync: bool, shared_stride: int,
-                   sanitize) -> None:
+                   sanitize, thread_exit: bool) -> None:
     """``<entry>.grid``: memory, setjmp, body, free. ``sanitize``: (racecheck, initcheck) or None."""
     fn = ir.Function(m, LAUNCHER_TYPE, name=body.name[:-len(".body")])
     params, dims, first, last, runtime = fn.args
@@ -80,6 +85,8 @@ def _build_wrapper(m, body, ctx_bytes: int, coroutine: bool, grid_sync: bool, sh
     shared = b.call(calloc, [b.add(b.mul(group, stride), const(SHARED_ALIGN, i64)), const(1, i64)])
     nctx = b.mul(group, nt) if coroutine else const(1, i64)
     ctxs = b.bitcast(b.call(calloc, [b.add(nctx, const(1, i64)), const(ctx_bytes, i64)]), CONTEXT_P)
+    # a barrier-free kernel's failed checks record into one slot per thread (memcheck_ir.py)
+    slots = b.call(calloc, [nt, const(FAIL_SLOT_BYTES, i64)]) if thread_exit else ir.Constant(I8P, None)
     shadow = ir.Constant(I8P, None)
     if sanitize:  # a shadow entry per byte of every block's shared memory
         shadow = b.call(calloc, [b.mul(b.mul(group, stride), const(SHADOW_BYTES, i64)), const(1, i64)])
@@ -89,7 +96,7 @@ def _build_wrapper(m, body, ctx_bytes: int, coroutine: bool, grid_sync: bool, sh
     r = b.call(setjmp, [jbp])
     with b.if_then(b.icmp_signed("==", r, const(0))):
         progress_ir.note_block(b, runtime, first)  # here, not in the body: the body's code stays as it was
-        b.call(body, [params, dims, first, last, runtime, jbp, shared, ctxs, stride, dyn, shadow])
+        b.call(body, [params, dims, first, last, runtime, jbp, shared, ctxs, stride, dyn, shadow, slots])
         if sanitize:  # a host launch's global hazards, once every block ran
             host = b.and_(b.icmp_unsigned("!=", runtime, ir.Constant(I8P, None)),
                           b.icmp_signed("==", b.load(b.gep(dims, [const(6)])), const(0)))
@@ -99,6 +106,8 @@ def _build_wrapper(m, body, ctx_bytes: int, coroutine: bool, grid_sync: bool, sh
         with Loop(b, const(0, i64), nctx, "free") as k:
             b.call(free, [b.load(field(b, b.gep(ctxs, [k]), CTX_FRAME))])
     b.call(free, [shared])
+    if thread_exit:
+        b.call(free, [slots])
     if sanitize:
         b.call(free, [shadow])
     b.call(free, [b.bitcast(ctxs, I8P)])
@@ -115,11 +124,13 @@ class LauncherBody:
     """The launcher body's prologue and the values both kinds of body use: the kernel's arguments,
     the launch dimensions, the thread contexts, the shuffle table, and the ``stop`` block."""
 
-    def __init__(self, fn: ir.Function, kernel: ir.Function, argtypes, shared_stride: int, sanitize=None) -> None:
+    def __init__(self, fn: ir.Function, kernel: ir.Function, argtypes, shared_stride: int, sanitize=None,
+                 thread_exit: bool = False) -> None:
         self.fn, self.kernel, self.shared_stride = fn, kernel, shared_stride
         self.sanitize = sanitize  # (racecheck, initcheck) or None
+        self.thread_exit = thread_exit  # failed checks end their thread and leave a failure slot
         (params, dims, self.first, self.last, self.runtime, self.jbp, self.shared, self.ctxs, self.stride,
-         self.dyn, self.san_shadow) = fn.args
+         self.dyn, self.san_shadow, self.fail_slots) = fn.args
         self.b = b = ir.IRBuilder(fn.append_basic_block("entry"))
         pstruct = b.bitcast(params, ir.PointerType(param_struct_type(argtypes)))
         self.args = [b.load(b.gep(pstruct, [const(0), const(k)], inbounds=True)) for k in range(len(argtypes))]
@@ -178,6 +189,7 @@ class LauncherBody:
         b.store(ir.Constant(I8P, None), field(b, c, CTX_CORO))
         b.store(const(0), field(b, c, CTX_BARRIER))
         b.store(const(0), field(b, c, CTX_RAISED))
+        b.store(self.fail_slots, field(b, c, CTX_FAIL_SLOTS))
         if self.sanitize:
             b.store(shadow_ptr, field(b, c, CTX_SAN_SHADOW))
             b.store(const(1), field(b, c, CTX_EPOCH))
@@ -210,32 +222,62 @@ def plain_blocks(lb: LauncherBody) -> None:
     """Blocks one after the other; in each, the threads in order (a loop LLVM vectorises) or shuffled."""
     b = lb.b
     ctx = entry_alloca(b, CONTEXT, "ctx")  # a private alloca: LLVM forwards its fields and vectorises the loop
-    seq = field(b, ctx, CTX_SEQ)
     with Loop(b, lb.first, lb.last, "block") as blk:
         lb.init_ctx(ctx, blk, None, lb.shared, lb.block_shadow(const(0, i64)) if lb.sanitize else None)
         with b.if_else(lb.use_perm) as (shuffled, ordered):
             with shuffled:
-                with Loop(b, const(0, i64), lb.nt, "k") as k:
-                    lb.set_tid(ctx, lb.order(blk, k, const(0, i64)))
-                    if lb.sanitize:
-                        b.store(const(0), seq)
-                    # one out-of-line call: a shuffled order (a debugging aid) needs no vectorised
-                    # copy of the kernel, and inlining it here would make emit optimise it again
-                    b.call(lb.kernel, [ctx] + lb.args, attrs=("noinline",))
+                _shuffled_threads(lb, ctx, blk)
             with ordered:
-                with Loop(b, const(0), lb.bz, "tz") as tz:
-                    b.store(tz, field(b, ctx, CTX_TID, 2))
-                    with Loop(b, const(0), lb.by, "ty") as ty:
-                        b.store(ty, field(b, ctx, CTX_TID, 1))
-                        with Loop(b, const(0), lb.bx, "tx") as tx:
-                            b.store(tx, field(b, ctx, CTX_TID, 0))
-                            if lb.sanitize:
-                                b.store(const(0), seq)
-                                t = b.add(tx, b.mul(lb.bx, b.add(ty, b.mul(lb.by, tz))))
-                                b.store(b.add(t, const(1)), field(b, ctx, CTX_SAN_TID))
-                            b.call(lb.kernel, [ctx] + lb.args)
+                _ordered_threads(lb, ctx)
+                if lb.thread_exit:  # a scan of the slots after the loop, not a flag set inside it:
+                    # LLVM does not vectorise the loop with that flag's conditional update (measured)
+                    _report_failed_thread(lb, ctx, any_failed(b, lb.fail_slots, lb.nt))
         lb.end_block(ctx)
         nxt = lb.fn.append_basic_block("block.next")
         b.cbranch(error_flag(b, lb.runtime), lb.stop, nxt)
         b.position_at_end(nxt)
     b.branch(lb.stop)
+
+
+def _shuffled_threads(lb: LauncherBody, ctx, blk) -> None:
+    """--shuffle-threads: the block's threads in the permutation's order; the first failed check stops
+    the block at once (the first in the order the threads ran)."""
+    b = lb.b
+    sites = fail_slot_fields(b, lb.fail_slots, lb.nt)[0] if lb.thread_exit else None
+    with Loop(b, const(0, i64), lb.nt, "k") as k:
+        t = lb.order(blk, k, const(0, i64))
+        lb.set_tid(ctx, t)
+        if lb.sanitize:
+            b.store(const(0), field(b, ctx, CTX_SEQ))
+        # one out-of-line call: a shuffled order (a debugging aid) needs no vectorised
+        # copy of the kernel, and inlining it here would make emit optimise it again
+        b.call(lb.kernel, [ctx] + lb.args, attrs=("noinline",))
+        if lb.thread_exit:
+            failed = b.icmp_unsigned("!=", b.load(b.gep(sites, [b.zext(t, i64)], inbounds=True)), const(0))
+            _report_failed_thread(lb, ctx, failed)
+
+
+def _ordered_threads(lb: LauncherBody, ctx) -> None:
+    """The block's threads in order: x fastest, the innermost loop the one LLVM vectorises."""
+    b = lb.b
+    with Loop(b, const(0), lb.bz, "tz") as tz:
+        b.store(tz, field(b, ctx, CTX_TID, 2))
+        with Loop(b, const(0), lb.by, "ty") as ty:
+            b.store(ty, field(b, ctx, CTX_TID, 1))
+            with Loop(b, const(0), lb.bx, "tx") as tx:
+                b.store(tx, field(b, ctx, CTX_TID, 0))
+                if lb.sanitize:
+                    b.store(const(0), field(b, ctx, CTX_SEQ))
+                    t = b.add(tx, b.mul(lb.bx, b.add(ty, b.mul(lb.by, tz))))
+                    b.store(b.add(t, const(1)), field(b, ctx, CTX_SAN_TID))
+                b.call(lb.kernel, [ctx] + lb.args)
+
+
+def _report_failed_thread(lb: LauncherBody, ctx, failed) -> None:
+    """After threads ran: if a check failed, the runtime record gets the first failed thread's access
+    (memcheck_ir.first_failure_function) and the launcher stops."""
+    b = lb.b
+    with b.if_then(failed, likely=False):
+        b.call(first_failure_function(b.module), [ctx, lb.nt])
+        b.branch(lb.stop)
+        b.position_at_end(lb.fn.append_basic_block("failed.after"))

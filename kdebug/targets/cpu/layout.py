@@ -53,6 +53,8 @@ CONTEXT_FIELDS = (
     # the barrier warning (block_scheduler.py): who skipped a barrier that exits released
     ("exit_line", i32),        # the kernel line of the return the thread left by, END_OF_KERNEL past its end
     ("bar_line", i32),         # the kernel line of the barrier it waits at (-1: in a device function)
+    # memcheck in a barrier-free kernel with loops (memcheck_ir.py): a failed check ends only its thread
+    ("fail_slots", I8P),       # per thread of the block: its failed access (memcheck_ir.fail_slot_fields)
 )
 CONTEXT = ir.LiteralStructType([t for _, t in CONTEXT_FIELDS])
 CONTEXT_P = ir.PointerType(CONTEXT)
@@ -60,8 +62,9 @@ CONTEXT_P = ir.PointerType(CONTEXT)
  CTX_BARRIER, CTX_VOTE, CTX_FRAME, CTX_FRAME_CAP, CTX_DYN_SHARED, CTX_DYN_BYTES,
  CTX_WMASK, CTX_WKIND, CTX_XIN, CTX_XOUT, CTX_WGROUP,
  CTX_SAN_SHADOW, CTX_EPOCH, CTX_GRID_EPOCH, CTX_SEQ, CTX_SAN_TID, CTX_SAN_GID_BASE, CTX_SAN_NT,
- CTX_SAN_SHARED_BYTES, CTX_RAISED, CTX_EXIT_LINE, CTX_BAR_LINE) = range(len(CONTEXT_FIELDS))
+ CTX_SAN_SHARED_BYTES, CTX_RAISED, CTX_EXIT_LINE, CTX_BAR_LINE, CTX_FAIL_SLOTS) = range(len(CONTEXT_FIELDS))
 END_OF_KERNEL = record.END_OF_KERNEL
+FAIL_SLOT_BYTES = 56  # per thread: a failed access's site (i32), index and extent (3 x i64 each), and padding
 SPECIAL_REGISTER_FIELD = {"threadIdx": CTX_TID, "blockDim": CTX_NTID, "blockIdx": CTX_CTAID,
                           "gridDim": CTX_NCTAID}
 
