@@ -16,8 +16,7 @@ import numpy as np
 from kdebug.errors import CompileError, LaunchError
 from kdebug.lang import types as T
 from kdebug.lang.host import DeviceNDArray
-from kdebug.targets.ptx.abi import flat_param_dtypes, param_offsets
-from kdebug.targets.ptx.toolkit import cuda_libdir
+from kdebug.runtime.kernel_params import flat_param_dtypes, param_offsets
 
 
 def _drv():
@@ -158,7 +157,7 @@ def _load_ptx(artifact: dict, jobs) -> tuple[object, dict]:
     try:
         if artifact.get("needs_cudadevrt"):
             from pycuda.compiler import DynamicModule
-            libdir = cuda_libdir()
+            libdir = artifact.get("cudadevrt_dir")  # found by the PTX target, which knows the toolkit
             if libdir is None:
                 raise CompileError("device-side launches need the CUDA device runtime (libcudadevrt.a), "
                                    "and no CUDA toolkit was found",

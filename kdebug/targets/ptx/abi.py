@@ -1,12 +1,14 @@
 """The kernel parameter convention: a kernel entry's flat parameters at natural alignment, as a
-host (pycuda) or a parent grid (the CUDA device runtime) lays them out."""
+host (pycuda) or a parent grid (the CUDA device runtime) lays them out. The host's side, the
+parameters' dtypes and offsets, lives with the gpu runtime that packs them
+(kdebug/runtime/kernel_params.py)."""
 from __future__ import annotations
 
-import numpy as np
 from llvmlite import ir
 
 from kdebug.frontend.lower import i8, i64, llvm_type, mem_type
 from kdebug.lang import types as T
+from kdebug.runtime.kernel_params import as_parts, flat_param_dtypes, param_offsets  # noqa: F401 - the target's too
 
 
 I8P = ir.PointerType(i8)
@@ -17,14 +19,9 @@ def kernel_name(job) -> str:
     return f"{job.entry}_kernel"
 
 
-def _as_parts(t: T.Type) -> T.Type:
-    """A complex number is passed as its two parts, a tuple of floats (the same LLVM struct)."""
-    return T.Tuple((t.underlying_float,) * 2) if isinstance(t, T.Scalar) and t.is_complex else t
-
-
 def flat_param_types(t: T.Type) -> list[ir.Type]:
     """The kernel entry's parameters for one kernel-language argument."""
-    t = _as_parts(t)
+    t = as_parts(t)
     if isinstance(t, T.Scalar):
         return [i8] if t.is_bool else [llvm_type(t)]
     if isinstance(t, T.Array):
@@ -38,33 +35,9 @@ def flat_param_types(t: T.Type) -> list[ir.Type]:
     raise TypeError(f"cannot pass {t} to a kernel")
 
 
-def flat_param_dtypes(t: T.Type) -> list[np.dtype]:
-    """The same parameters as the host packs them (pointers as uint64)."""
-    t = _as_parts(t)
-    if isinstance(t, T.Scalar):
-        return [np.dtype(np.uint8)] if t.is_bool else [t.np_dtype]
-    if isinstance(t, T.Array):
-        return [np.dtype(np.uint64)] + [np.dtype(np.int64)] * t.ndim
-    if isinstance(t, T.Tuple):
-        return [d for x in t.types for d in flat_param_dtypes(x)]
-    if isinstance(t, (T.FunctionPointer, T.CPointer)):
-        return [np.dtype(np.uint64)]
-    raise TypeError(f"cannot pass {t} to a kernel")
-
-
-def param_offsets(sizes) -> tuple[list[int], int]:
-    """Each parameter at its natural alignment, as CUDA lays out a kernel's parameter buffer."""
-    offsets, off = [], 0
-    for size in sizes:
-        off = (off + size - 1) // size * size
-        offsets.append(off)
-        off += size
-    return offsets, off
-
-
 def _rebuild(b: ir.IRBuilder, t: T.Type, params) -> ir.Value:
     """The lowered body's argument value from the kernel entry's flat parameters."""
-    t = _as_parts(t)
+    t = as_parts(t)
     if isinstance(t, T.Scalar):
         p = next(params)
         return b.trunc(p, ir.IntType(1)) if t.is_bool else p
@@ -86,7 +59,7 @@ def _rebuild(b: ir.IRBuilder, t: T.Type, params) -> ir.Value:
 
 def flatten(b: ir.IRBuilder, t: T.Type, v) -> list[ir.Value]:
     """A lowered value as the kernel entry's flat parameters (for device-side launches)."""
-    t = _as_parts(t)
+    t = as_parts(t)
     if isinstance(t, T.Scalar):
         return [b.zext(v, i8)] if t.is_bool else [v]
     if isinstance(t, T.Array):

@@ -287,6 +287,8 @@ class PtxTarget(Target):
         relocatable = any(name in ptx for name in CDP2_NAMES)
         # ptxas runs only when its report or cubin is asked for (ptxas_report)
         return {"ptx": ptx, "arch": self.arch, "needs_cudadevrt": relocatable,
+                # where the loader finds libcudadevrt.a to link it with (None: no toolkit)
+                "cudadevrt_dir": toolkit.cuda_libdir() if relocatable else None,
                 "kernels": {j.id: kernel_name(j) for j in jobs if j.kind == "kernel"}}
 
     def ptxas_report(self, artifact: dict) -> dict | None:
