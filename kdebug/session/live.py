@@ -25,9 +25,8 @@ from kdebug.runtime.cpu import CpuRuntime
 from kdebug.runtime.gpu import GpuRuntime
 from kdebug.runtime.memcheck import env_memcheck_default
 from kdebug.runtime.sanitizers import Hazard
-from kdebug.session.ptx_compile import PtxSidePipeline, ptx_driver
+from kdebug.session.ptx_compile import PtxPipeline, entry_ptx
 from kdebug.targets.cpu import CpuTarget, kernel_print
-from kdebug.targets.ptx.arch import arch_of
 from kdebug.targets.ptx.target import PtxTarget
 
 BACKENDS = ("cpu", "gpu", "auto")
@@ -82,12 +81,13 @@ class Session:
         self.hazards: list = []  # what racecheck and initcheck found, launch after launch
         self.driver = Driver(self.bus, self.target, strategy, snapshots=snapshots)
         # emit_ptx on the CPU backend: every job's PTX and ptxas report beside it, launches unchanged
-        self.ptx_side = PtxSidePipeline(self, ptx_arch) if emit_ptx and self.backend != "gpu" else None
+        self.emit_ptx = emit_ptx and self.backend != "gpu"
+        self.ptx_arch = ptx_arch
+        self._ptx_pipeline: PtxPipeline | None = None  # the CPU backend's PTX target, built on first use
         self._launches = 0
         self._launch_lock = threading.Lock()
         self.current_launch: int | None = None  # the host launch running now (parent of device launches)
         self.failed = False
-        self._ptx_driver = None  # inspect_asm / get_regs_per_thread on the CPU backend
         self.kernel_print_stdout = True  # False under the TUI, which shows the KernelOutput events
 
     @staticmethod
@@ -108,23 +108,24 @@ class Session:
         except KdebugError:
             self.failed = True
             raise
-        if self.ptx_side is not None:
-            self.ptx_side.after_compile(compiled)
+        if self.emit_ptx:
+            self.ptx_pipeline().add_snapshots(self.driver, compiled)
         return compiled
 
+    def ptx_pipeline(self) -> PtxPipeline:
+        """PTX beside the CPU backend's run: a second target's pipeline (kdebug/session/ptx_compile.py),
+        one per session, shared by ``kdebug dump --target ptx`` and ``ptx_of``."""
+        if self._ptx_pipeline is None:
+            self._ptx_pipeline = PtxPipeline(self.bus, self.strategy, self.ptx_arch)
+        return self._ptx_pipeline
+
     def ptx_of(self, dispatcher, argtypes: tuple) -> tuple[str, dict | None]:
-        """The PTX of a kernel and ptxas's report for its entry: the GPU's module on the gpu backend, else a
-        compile-only PTX driver's (kept per session, so each kernel is compiled for PTX once)."""
+        """The PTX of a kernel and ptxas's report for its entry: the GPU's module on the gpu backend, else the
+        session's PTX pipeline's (each kernel is compiled for PTX once)."""
         compiled = self.compile_kernel(dispatcher, argtypes)
-        artifact, job, target = compiled.artifact, compiled.record.id, self.target
-        if not (isinstance(artifact, dict) and "ptx" in artifact):
-            if self._ptx_driver is None:  # the one "ptxas is missing" note reaches the user
-                self._ptx_driver = ptx_driver(arch_of(None), self.strategy, notes=self.bus)
-            side = self._ptx_driver.compile_kernel(dispatcher, argtypes)
-            artifact, job, target = side.artifact, side.record.id, self._ptx_driver.target
-        report = target.ptxas_report(artifact) or {}  # the resource figures come from ptxas: assemble now
-        entry = artifact["kernels"].get(job)
-        return artifact["ptx"], report.get("functions", {}).get(entry) if report.get("ok") else None
+        if isinstance(compiled.artifact, dict) and "ptx" in compiled.artifact:
+            return entry_ptx(self.target, compiled.artifact, compiled.record.id)
+        return self.ptx_pipeline().ptx_of(dispatcher, argtypes)
 
     def warn(self, message: str, loc=None, category: str = "numba") -> None:
         text = f"{loc}: warning: {message}" if loc else f"warning: {message}"

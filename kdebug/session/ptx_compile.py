@@ -1,7 +1,16 @@
-"""PTX without a GPU: numba's ``compile_ptx`` and ``kdebug dump --target ptx``.
+"""PTX without a GPU: numba's ``compile_ptx``, ``kdebug dump --target ptx`` and ``Session.ptx_of``
+on the CPU backend.
 
-Both assemble a compile-only driver for the PTX target, so they live here with
-the rest of the session's composition, above the driver and the targets.
+PTX for a job that runs elsewhere is a second target's pipeline, not more stages of the first:
+a job's target is part of what the job is (``CompilerJob.target``, its key), every stage from
+lower on differs between targets (the thread-context parameter, special registers, finish,
+emit), and the jobs a kernel requests are compiled for that target too. So the PTX of a CPU
+session's kernels comes from one ``PtxPipeline``, a driver for the PTX target with its own job
+table and a private event bus (the session's job tree shows every job once); the composition
+root (``session/live.py``) builds it on first use and hands the session only its results: the
+``ptx``/``ptxas`` snapshots of the session's own jobs, the PTX and ptxas figures ``ptx_of``
+returns, and the target's notes (ptxas is missing) on the session's bus. On the gpu backend the
+session's own target is the PTX target, whose ``ptx`` and ``ptxas`` stages run in the one driver.
 """
 from __future__ import annotations
 
@@ -44,31 +53,38 @@ def compile_ptx_for_current_device(pyfunc, sig, device: bool = False, **options)
     return compile_ptx(pyfunc, sig, device=device, cc=cc, **options)
 
 
-class PtxSidePipeline:
-    """``kdebug dump --target ptx`` on the CPU backend: after each CPU toplevel compilation the same
-    job is compiled for PTX by a private driver (its own job table and event bus, so the job tree
-    shows every job once), and its PTX and ptxas report become ``ptx``/``ptxas`` snapshots of the
-    CPU session's jobs."""
+class PtxPipeline:
+    """A CPU session's PTX target: its kernels compiled for PTX by a driver of their own (see the
+    module's note), shared by ``kdebug dump --target ptx`` and ``Session.ptx_of``."""
 
-    def __init__(self, session, arch: str | None = None) -> None:
-        self.session = session
-        # the one "ptxas is missing" note goes to the user's session
-        self.driver = ptx_driver(arch_of(arch), session.strategy, notes=session.bus)
+    def __init__(self, session_bus: E.EventBus, strategy: str, arch: str | None = None) -> None:
+        self.bus = session_bus
+        self.driver = ptx_driver(arch_of(arch), strategy, notes=session_bus)  # the one "ptxas is missing" note
         self.target = self.driver.target
-        self.done: set[int] = set()
+        self.snapshotted: set[int] = set()  # the session's jobs that have their ptx snapshots
 
-    def after_compile(self, compiled) -> None:
-        main = self.session.driver
+    def compile(self, dispatcher, argtypes: tuple):
+        """The job compiled for PTX (once: the pipeline's driver caches it)."""
+        return self.driver.compile_kernel(dispatcher, argtypes)
+
+    def ptx_of(self, dispatcher, argtypes: tuple) -> tuple[str, dict | None]:
+        """The kernel's PTX and ptxas's report for its entry (None without ptxas)."""
+        compiled = self.compile(dispatcher, argtypes)
+        return entry_ptx(self.target, compiled.artifact, compiled.record.id)
+
+    def add_snapshots(self, main: Driver, compiled) -> None:
+        """``kdebug dump --target ptx``: after a toplevel compilation of the session's driver ``main``,
+        its job and the deferred jobs it compiled get ``ptx`` and ``ptxas`` snapshots."""
         rec = compiled.record
-        if rec.id in self.done:
+        if rec.id in self.snapshotted:
             return
-        self.done.add(rec.id)
+        self.snapshotted.add(rec.id)
         before = set(self.driver.records)
         try:
-            side = self.driver.compile_kernel(rec.job.function, rec.argtypes)
+            side = self.compile(rec.job.function, rec.argtypes)
         except KdebugError as exc:
-            self.session.bus.emit(E.Diagnostic(severity="warning", category="compile", job=rec.id,
-                                               message=f"no PTX for {rec.name}: {exc.message}", text=str(exc)))
+            self.bus.emit(E.Diagnostic(severity="warning", category="compile", job=rec.id,
+                                       message=f"no PTX for {rec.name}: {exc.message}", text=str(exc)))
             return
         artifact = side.artifact
         self.snapshot(main, rec, artifact["ptx"], artifact)
@@ -76,19 +92,25 @@ class PtxSidePipeline:
         fresh = [r for i, r in self.driver.records.items() if i not in before and r is not side.record]
         for srec in fresh:
             for mrec in main.records.values():
-                if mrec.id not in self.done and _same_job(mrec, srec) and mrec.state == "done":
-                    self.done.add(mrec.id)
+                if mrec.id not in self.snapshotted and _same_job(mrec, srec) and mrec.state == "done":
+                    self.snapshotted.add(mrec.id)
                     name = self.target.deferred_entry_name(srec)
                     self.snapshot(main, mrec, ptx_function_text(artifact["ptx"], name) or artifact["ptx"], artifact)
 
-    def snapshot(self, main, rec, ptx: str, artifact: dict) -> None:
+    def snapshot(self, main: Driver, rec, ptx: str, artifact: dict) -> None:
         main.snapshot(rec, "ptx", ptx, "ptx")
         report = self.target.ptxas_report(artifact)  # dump shows the report: assemble now
         if report is not None:
             main.snapshot(rec, "ptxas", format_ptxas(report), "text")
 
 
+def entry_ptx(target, artifact: dict, job: int) -> tuple[str, dict | None]:
+    """A PTX artifact's text and ptxas's report for job ``job``'s kernel entry (None without ptxas)."""
+    report = target.ptxas_report(artifact) or {}  # the resource figures come from ptxas: assemble now
+    entry = artifact["kernels"].get(job)
+    return artifact["ptx"], report.get("functions", {}).get(entry) if report.get("ok") else None
+
+
 def _same_job(a, b) -> bool:
     return (a.job.function == b.job.function and tuple(a.argtypes) == tuple(b.argtypes)  # == : grad(f) is new each time
             and a.kind == b.kind)
-
