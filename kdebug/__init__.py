@@ -18,7 +18,7 @@ def set_options(memcheck=None, shuffle_threads=False, racecheck=None, initcheck=
 
 
 def _default_session():
-    # NOTE: a lazy import for start-up time: every ``import kdebug.<module>`` runs this file first,
+    # NOTE: kept lazy for start-up time: every ``import kdebug.<module>`` runs this file first,
     # and the compiler (driver, targets, llvmlite) loads only when a script first needs a session.
     from kdebug.session.live import default_session
     return default_session()

@@ -7,6 +7,9 @@
 
 Exit status: 0 on success, 1 when the script, a compilation or a launch
 failed, 2 for bad usage.
+
+Each subcommand imports what it uses when it runs (kept lazy for start-up time: ``kdebug --help``
+or a usage error loads none of the session, the compiler or Textual).
 """
 from __future__ import annotations
 
@@ -112,7 +115,7 @@ def _port(text: str) -> int:
 
 def cmd_serve(opts) -> int:
     """``kdebug serve FILE.py``: every browser that opens the URL gets its own live session."""
-    from kdebug.tui.serve import serve  # lazy for start-up time: Textual and aiohttp load only to serve
+    from kdebug.tui.serve import serve  # kept lazy for start-up time: Textual and aiohttp load only to serve
     missing = script_problem(opts.script)
     if missing:
         print(f"kdebug: error: {missing}", file=sys.stderr)
@@ -154,7 +157,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def _ptx_arch(text: str) -> str:
-    from kdebug.targets.ptx import arch_of
+    from kdebug.targets.ptx import arch_of  # kept lazy for start-up time
     try:
         return arch_of(text)
     except ValueError as exc:
@@ -175,8 +178,8 @@ def build_dump_parser() -> argparse.ArgumentParser:
 
 def run_options(opts, snapshots: bool = True):
     """The parsed command line as the runner's frozen options; bad values raise UsageError."""
-    from kdebug.session.options import RunOptions, parse_breakpoints
-    from kdebug.session.supervisor import positive_seconds, timeout_from_env
+    from kdebug.session.options import RunOptions, parse_breakpoints  # kept lazy for start-up time
+    from kdebug.session.supervisor import positive_seconds, timeout_from_env  # kept lazy for start-up time
     try:
         breakpoints = parse_breakpoints(opts.breakpoints)
     except ValueError as exc:
@@ -191,8 +194,8 @@ def run_options(opts, snapshots: bool = True):
         seed = random.randrange(1 << 31)
         print(f"kdebug: --shuffle-threads seed {seed} (repeat this run with --shuffle-threads={seed})",
               file=sys.stderr)
-    from kdebug.runtime.sanitizers import DEFAULT
-    from kdebug.session.options import parse_sanitizers
+    from kdebug.runtime.sanitizers import DEFAULT  # kept lazy for start-up time
+    from kdebug.session.options import parse_sanitizers  # kept lazy for start-up time
     try:
         sanitizers = parse_sanitizers(opts.sanitize) if opts.sanitize is not None else DEFAULT
     except ValueError as exc:
@@ -215,8 +218,8 @@ def checked_options(opts, snapshots: bool = True):
 
 def cmd_run(options, quiet: bool = False) -> tuple[int, object]:
     """A headless run: the script in the debuggee child, the report from the events it sent."""
-    from kdebug.session.supervisor import Supervisor
-    from kdebug.session.trace import TraceWriter
+    from kdebug.session.supervisor import Supervisor  # kept lazy for start-up time
+    from kdebug.session.trace import TraceWriter  # kept lazy for start-up time
 
     if not os.path.isfile(options.script):
         print(f"kdebug: error: no such file: {options.script}", file=sys.stderr)
@@ -231,13 +234,13 @@ def cmd_run(options, quiet: bool = False) -> tuple[int, object]:
     if model.started is None:  # the session could not start (e.g. no GPU for --backend gpu)
         return status, None
     if not quiet:
-        from kdebug.session.headless import render
+        from kdebug.session.headless import render  # kept lazy for start-up time
         print(render(model), flush=True)
     return status, model
 
 
 def cmd_dump(opts) -> int:
-    from kdebug.session.dump import write_dump
+    from kdebug.session.dump import write_dump  # kept lazy for start-up time
 
     if os.path.exists(opts.out) and not os.path.isdir(opts.out):
         raise UsageError(f"--out {opts.out}: is an existing file; dump writes a directory of files")
@@ -250,8 +253,8 @@ def cmd_dump(opts) -> int:
 
 
 def cmd_replay(opts) -> int:
-    from kdebug.session.model import SessionModel
-    from kdebug.session.trace import read_trace
+    from kdebug.session.model import SessionModel  # kept lazy for start-up time
+    from kdebug.session.trace import read_trace  # kept lazy for start-up time
 
     problem = input_file_problem(opts.trace)
     if problem:
@@ -271,10 +274,10 @@ def cmd_replay(opts) -> int:
               "(kdebug run --trace)?", file=sys.stderr)
         return 2
     if opts.headless or not sys.stdout.isatty():
-        from kdebug.session.headless import render
+        from kdebug.session.headless import render  # kept lazy for start-up time
         print(render(model))
         return 0
-    from kdebug.tui.app import run_replay
+    from kdebug.tui.app import run_replay  # kept lazy for start-up time
     return run_replay(model, opts.trace)
 
 
@@ -346,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_serve(opts)
         if not opts.headless and sys.stdout.isatty() and sys.stdin.isatty():
             try:
-                from kdebug.tui.app import run_tui
+                from kdebug.tui.app import run_tui  # kept lazy for start-up time
             except ImportError:
                 run_tui = None
             if run_tui is not None:
@@ -361,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
         print("kdebug: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # kdebug ... | head: whoever reads our output has what they wanted
-        from kdebug.session.runner import BROKEN_PIPE_STATUS, quiet_stdout
+        from kdebug.session.runner import BROKEN_PIPE_STATUS, quiet_stdout  # kept lazy for start-up time
         quiet_stdout()
         return BROKEN_PIPE_STATUS
 

@@ -1,6 +1,8 @@
-"""The house keeps its shape: import contracts (pyproject.toml) and no import cycle between modules."""
+"""The house keeps its shape: import contracts (pyproject.toml), no import cycle between modules, no
+function-level import of a kdebug module without its reason."""
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -100,3 +102,71 @@ def test_every_target_hook_is_declared_on_the_base_target():
     for target in (CpuTarget, PtxTarget):  # a target's public methods are the base's hooks
         own = {n for n, v in vars(target).items() if callable(v) and not n.startswith("_")}
         assert own <= set(dir(Target)), f"{target.__name__}: {sorted(own - set(dir(Target)))} not declared"
+
+
+LAZY = "kept lazy for start-up time"
+
+
+def function_level_imports(source: str) -> list[tuple[int, str, bool]]:
+    """(line, module, says why) for each import of a kdebug module inside a function: it says why when
+    the line, or the comment lines just above it, say it is kept lazy for start-up time."""
+    lines = source.splitlines()
+    found = []
+
+    def says_why(lineno: int) -> bool:
+        k = lineno - 1
+        if LAZY in lines[k]:
+            return True
+        k -= 1
+        while k >= 0 and lines[k].strip().startswith("#"):
+            if LAZY in lines[k]:
+                return True
+            k -= 1
+        return False
+
+    def visit(node, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if in_function and isinstance(child, (ast.Import, ast.ImportFrom)):
+                if isinstance(child, ast.Import):
+                    modules = [a.name for a in child.names]
+                else:
+                    modules = ["." * child.level + (child.module or "")]
+                for m in modules:
+                    if m == "kdebug" or m.startswith(("kdebug.", ".")):
+                        found.append((child.lineno, m, says_why(child.lineno)))
+            visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+    visit(ast.parse(source), False)
+    return found
+
+
+def test_every_function_level_import_of_kdebug_is_kept_lazy_for_start_up_time():
+    # an import hidden in a function to dodge a cycle is a layering bug: it moves to the top of its
+    # module; one kept for start-up time says so
+    unexplained = []
+    for folder, _, files in os.walk(os.path.join(ROOT, "kdebug")):
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = os.path.join(folder, name)
+            with open(path, encoding="utf-8") as f:
+                for line, module, why in function_level_imports(f.read()):
+                    if not why:
+                        unexplained.append(f"{os.path.relpath(path, ROOT)}:{line}: {module}")
+    assert unexplained == [], f"function-level imports without '# {LAZY}: ...':\n" + "\n".join(unexplained)
+
+
+def test_the_lazy_import_check_finds_an_unexplained_one():
+    source = (
+        "import kdebug.events\n"
+        "def f():\n"
+        "    import json\n"
+        "    from kdebug.driver import driver\n"
+        "    # kept lazy for start-up time: Textual loads only for the TUI\n"
+        "    from kdebug.tui.app import run_tui\n"
+        "    from . import sibling  # kept lazy for start-up time\n"
+        "    def g():\n"
+        "        import kdebug.session.live\n"
+        "class C:\n"
+        "    from kdebug import errors\n"
+    )
+    assert function_level_imports(source) == [(4, "kdebug.driver", False), (6, "kdebug.tui.app", True),
+                                              (7, ".", True), (9, "kdebug.session.live", False)]

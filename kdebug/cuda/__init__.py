@@ -8,8 +8,8 @@ PTX driver) and reaches the running session through the seam in ``kdebug/lang/se
 from __future__ import annotations
 
 from kdebug.lang.dispatcher import jit  # noqa: F401
-from kdebug.lang.devices import (close, current_context, detect, get_context, gpus, list_devices,  # noqa: F401
-                                 profile_start, profile_stop, profiling, select_device)
+from kdebug.lang.devices import (close, current_context, current_device, detect, get_context, gpus,  # noqa: F401
+                                 list_devices, profile_start, profile_stop, profiling, select_device)
 from kdebug.lang.foreign_arrays import as_cuda_array, is_cuda_array, mapped, pinned  # noqa: F401
 from kdebug.lang.host import (DeviceNDArray, device_array, device_array_like, mapped_array,  # noqa: F401
                               mapped_array_like, managed_array, pinned_array, pinned_array_like, to_device)
@@ -61,7 +61,6 @@ def compile_ptx_for_current_device(pyfunc, sig, debug=None, lineinfo=False, devi
 
 def get_current_device():
     """The device kernels run on: the GPU's (pycuda), or the emulated sm_90 of the CPU backend."""
-    from kdebug.lang.devices import current_device
     return current_device()
 
 

@@ -9,6 +9,7 @@ import unittest
 
 import numpy as np
 
+from kdebug.cuda import get_current_device
 from kdebug.lang import seam
 from kdebug.lang.missing import missing_name
 from kdebug.targets.ptx.toolkit import cuda_libdir
@@ -37,7 +38,6 @@ skip_on_standalone_numba_cuda = unittest.skipUnless(HAS_NUMBA, "requires base nu
 
 
 def cc_X_or_above(major, minor):
-    from kdebug.cuda import get_current_device
     return tuple(get_current_device().compute_capability) >= (major, minor)
 
 

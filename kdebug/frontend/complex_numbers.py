@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from kdebug.frontend import cmath_impl
 from kdebug.lang import types as T
 
 
@@ -91,7 +92,6 @@ def is_cmath_function(value) -> bool:
 
 def cmath_call_type(inferer, node, name: str, argts) -> T.Type:
     """numba-cuda's cmath signatures (typing/cmathdecl.py): complex arguments (real ones for rect)."""
-    from kdebug.frontend import cmath_impl
     if name not in CMATH_NAMES:
         raise inferer.error(node, f"cmath.{name} is not supported in kernels",
                             "supported: " + ", ".join(f"cmath.{n}" for n in sorted(CMATH_NAMES)))
@@ -171,7 +171,6 @@ def binop(lw, op, x, y, t: T.Scalar, node):
 
 def helper_for(op):
     """The device function typeinfer types for a complex ``/`` or ``**`` (None for the inline operators)."""
-    from kdebug.frontend import cmath_impl
     if isinstance(op, (ast.Div, ast.Pow)):
         return cmath_impl.helper("complex_div" if isinstance(op, ast.Div) else "complex_pow")
     return None

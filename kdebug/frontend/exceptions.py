@@ -14,7 +14,6 @@ constant arguments here, as numba only raises exceptions whose arguments are com
 from __future__ import annotations
 
 import ast
-import os
 
 from llvmlite import ir
 
@@ -104,14 +103,3 @@ def check_zero_divisor(lw, node, divisor, message: str, extra=None) -> None:
 def may_raise(lw, callee_tf) -> bool:
     """Whether a call to ``callee_tf`` can stop the thread (its raise, or a debug division check)."""
     return "raise" in callee_tf.features or (lw.debug and "divide" in callee_tf.features)
-
-
-def host_exception(cls, args, function: str, loc, ctaid, tid) -> BaseException:
-    """The exception numba-cuda raises on the host: its first argument prefixed with where and which thread."""
-    prefix = (f"In function {function!r}, file {os.path.abspath(loc.file)}, line {loc.line}, "
-              f"tid={[int(tid[2]), int(tid[1]), int(tid[0])]} ctaid={[int(ctaid[2]), int(ctaid[1]), int(ctaid[0])]}")
-    exc_args = (f"{prefix}: {args[0]}",) + tuple(args[1:]) if args else (prefix,)
-    try:
-        return cls(*exc_args)
-    except Exception as exc:  # noqa: BLE001 - a user class whose __init__ takes other arguments
-        return RuntimeError(f"{prefix}: {cls.__name__}{tuple(args)!r} (could not be rebuilt on the host: {exc})")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from kdebug.frontend.intrinsics import REGISTRY, IntrinsicImpl, _target_hook
+from kdebug.frontend.intrinsics import REGISTRY, IntrinsicImpl, _linear_tid, _target_hook
 from kdebug.lang import types as T
 
 i1, i32, i64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
@@ -230,7 +230,6 @@ def _lanemask_lt_type(inferer, node):
 
 def _lanemask_lt_lower(lw, node):
     """The lanes below this one: (1 << laneid) - 1."""
-    from kdebug.frontend.intrinsics import _linear_tid
     b = lw.builder
     lane = b.urem(_linear_tid(lw), ir.Constant(i32, 32))
     return b.sub(b.shl(ir.Constant(i32, 1), lane), ir.Constant(i32, 1))

@@ -19,6 +19,7 @@ from kdebug.frontend.hook_context import LoweringContext, access_kind
 from kdebug.frontend.typeinfer import PyValue, TypedFunction, LaunchTarget, constant_index
 from kdebug.frontend import complex_numbers as C, datetimes as D, records as R, registry, ufuncs
 from kdebug.frontend import vectors as V
+from kdebug.frontend.slices import lower_view, strides_tuple, to_strided
 from kdebug.frontend.exceptions import (FLOAT_FLOORDIV, FLOAT_MOD, INT_FLOORDIV, INT_MOD, TRUEDIV, ZERO_POWER,
                                         check_zero_divisor, lower_raise, may_raise)
 from kdebug.lang.dispatcher import Dispatcher
@@ -442,7 +443,6 @@ class FunctionLowerer:
             if node.attr == "shape":
                 return self.shape_tuple(arr, base_t)
             if node.attr == "strides":
-                from kdebug.frontend.slices import strides_tuple
                 return strides_tuple(self, arr, base_t)
             if node.attr == "ndim":
                 return ir.Constant(i64, base_t.ndim)
@@ -482,7 +482,6 @@ class FunctionLowerer:
         if isinstance(base_t, T.Record):
             return R.load_field(self, node, base_t)
         if isinstance(base_t, T.Array) and isinstance(self.type_of(node), T.Array):
-            from kdebug.frontend.slices import lower_view
             return lower_view(self, node)
         if isinstance(base_t, (T.Array, T.CPointer)):
             ptr, elem_t = self.element_pointer(node)
@@ -1045,7 +1044,6 @@ class FunctionLowerer:
                 out = b.insert_value(out, self.cast(b.extract_value(v, k), s, d), k)
             return out
         if isinstance(src, T.Array) and isinstance(dst, T.Array) and dst.strided and not src.strided:
-            from kdebug.frontend.slices import to_strided
             return to_strided(self, v, src, dst)
         if not (isinstance(src, T.Scalar) and isinstance(dst, T.Scalar)):
             return v

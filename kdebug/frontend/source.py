@@ -7,6 +7,7 @@ import textwrap
 from dataclasses import dataclass
 
 from kdebug.errors import CompileError, SourceLocation, TypingError
+from kdebug.frontend.desugar import desugar_loops
 from kdebug.frontend import source_registry
 
 
@@ -58,7 +59,6 @@ def parse_function(fn) -> FunctionSource:
                            SourceLocation(file, first, 1),
                            hint="decorate a 'def' function with @cuda.jit; lambdas are not supported")
     src = FunctionSource(fn, file, first, indent, text, node)
-    from kdebug.frontend.desugar import desugar_loops
     desugar_loops(node, src)  # for x in a / enumerate / zip / a range variable: counted loops
     return src
 

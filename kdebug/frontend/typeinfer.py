@@ -19,6 +19,9 @@ from kdebug.errors import CompileError
 from kdebug.frontend.source import FunctionSource, parse_function
 from kdebug.frontend import complex_numbers as C, datetimes as D, records as R, registry, ufuncs
 from kdebug.frontend import vectors as V
+from kdebug.frontend.desugar import loop_iter_error
+from kdebug.frontend.exceptions import type_raise
+from kdebug.frontend.slices import slice_type
 from kdebug.lang.dispatcher import DeviceCallable, Dispatcher
 from kdebug.lang.host import DeviceNDArray
 from kdebug.lang.intrinsics import deferred as deferred_fn
@@ -222,7 +225,6 @@ class TypeInferer:
         pass
 
     def stmt_Raise(self, node) -> None:
-        from kdebug.frontend.exceptions import type_raise
         type_raise(self, node)
 
     def stmt_Expr(self, node) -> None:
@@ -585,7 +587,6 @@ class TypeInferer:
         idx = node.slice
         parts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
         if any(isinstance(p, ast.Slice) for p in parts):
-            from kdebug.frontend.slices import slice_type
             return slice_type(self, node, arr, view)
         if len(parts) == 1 and arr.ndim > 1:
             t = self.expr(parts[0])
@@ -809,7 +810,6 @@ class TypeInferer:
             raise self.error(node, "range() can only be used as the iterable of a for loop", "write for i in range(n)")
         if fn is len:
             if getattr(node, "kdebug_loop_iter", None) is not None and not isinstance(argts[0], (T.Array, T.Tuple)):
-                from kdebug.frontend.desugar import loop_iter_error
                 raise loop_iter_error(self, node, argts[0])
             if len(argts) != 1 or not isinstance(argts[0], (T.Array, T.Tuple)):
                 raise self.error(node, "len() takes one array or tuple", "write len(a)")

@@ -8,6 +8,7 @@ import numpy as np
 from kdebug.errors import CompileError, LaunchError
 from kdebug.lang import seam
 from kdebug.lang import types as T
+from kdebug.lang.device import EMULATED
 from kdebug.lang.inspection import DispatcherInspection
 from kdebug.lang.jit_options import check_options
 from kdebug.lang.host import DeviceNDArray
@@ -170,7 +171,6 @@ class Dispatcher(DispatcherInspection):
             raise RuntimeError("Dispatcher already specialized")
         argtypes = tuple(argument_type(a, i + 1, n, caller_location())
                          for i, (a, n) in enumerate(zip(args, self.argnames)))
-        from kdebug.lang.device import EMULATED
         key = (EMULATED.compute_capability, argtypes)
         if key not in self.specializations:
             special = Dispatcher(self.py_func, self.device, [argtypes], **self.options)

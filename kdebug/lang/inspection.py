@@ -10,8 +10,9 @@ import sys
 
 from kdebug.errors import CompileError
 from kdebug.lang import seam
-from kdebug.lang.device import max_cooperative_grid_blocks
+from kdebug.lang.device import EMULATED, max_cooperative_grid_blocks
 from kdebug.lang.location import caller_location
+from kdebug.lang.signature import Signature
 
 
 class CompiledOverload:
@@ -22,7 +23,6 @@ class CompiledOverload:
 
     @property
     def signature(self):
-        from kdebug.lang.signature import Signature
         return Signature(self.compiled.record.typed.restype, self.argtypes)
 
     def inspect_llvm(self) -> str:
@@ -45,7 +45,6 @@ class CompiledOverload:
 
     @property
     def max_threads_per_block(self) -> int:
-        from kdebug.lang.device import EMULATED
         regs = max(self.regs_per_thread, 1)
         return min(EMULATED.MAX_THREADS_PER_BLOCK, 65536 // regs // 32 * 32)  # 64K registers per block
 

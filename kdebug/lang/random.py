@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from kdebug.lang.dispatcher import jit
+from kdebug.lang.host import device_array
 from kdebug.lang.types import float32, float64, from_dtype, int64, uint32, uint64
 
 xoroshiro128p_dtype = np.dtype([("s0", np.uint64), ("s1", np.uint64)], align=True)  # numba's
@@ -161,7 +162,6 @@ def init_xoroshiro128p_states(states, seed, subsequence_start=0, stream=0):
 
 def create_xoroshiro128p_states(n, seed, subsequence_start=0, stream=0):
     """A new device array of ``n`` generator states, initialised as numba does for ``seed``."""
-    from kdebug.lang.host import device_array
     n = int(n)
     if n < 0:
         raise ValueError(f"the number of states must be >= 0, not {n}")

@@ -13,6 +13,7 @@ from kdebug.lang import types as _T
 from kdebug.lang.dispatcher import host_jit as jit
 from kdebug.lang.intrinsics import literal_unroll  # noqa: F401
 from kdebug.lang.missing import missing_name
+from kdebug.lang.signature import parse_signature
 from kdebug.numba import core, errors  # noqa: F401
 
 globals().update(_T.NUMBA_NAMES)
@@ -41,7 +42,6 @@ def _host_ufunc(fn, signatures):
     sigs = [signatures] if isinstance(signatures, str) else list(signatures)
     if not sigs:
         return np.vectorize(fn)
-    from kdebug.lang.signature import parse_signature
     return np.vectorize(fn, otypes=[parse_signature(sigs[0]).restype.np_dtype])
 
 

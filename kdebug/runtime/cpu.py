@@ -9,6 +9,7 @@ import numpy as np
 
 from kdebug.errors import LaunchError
 from kdebug.lang import types as T
+from kdebug.lang.device import max_cooperative_grid_blocks
 from kdebug.lang.host import DeviceNDArray
 from kdebug.runtime import progress
 from kdebug.runtime.memcheck import error_from_record, warning_from_record
@@ -209,7 +210,6 @@ class CpuRuntime:
 
 def _check_cooperative(name: str, nblocks: int, nt: int) -> None:
     """A grid that syncs must fit on the device at once (numba's max_cooperative_grid_blocks)."""
-    from kdebug.lang.device import max_cooperative_grid_blocks
     limit = max_cooperative_grid_blocks(nt)
     if nblocks > limit:
         raise LaunchError(f"{name} syncs its grid (cuda.cg.this_grid().sync()), so all of its blocks must be "

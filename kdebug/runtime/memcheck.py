@@ -89,7 +89,6 @@ def exception_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeError
     (``user_exception``, which the launch raises: kdebug/frontend/exceptions.py)."""
     if not rec.exc_site:
         return None
-    from kdebug.frontend.exceptions import host_exception
     s = site(rec.exc_site)
     user = host_exception(s.exc, s.exc_args, s.function, s.loc, rec.exc_ctaid, rec.exc_tid)
     text = f"{s.exc.__name__}({', '.join(map(repr, s.exc_args))})"
@@ -120,7 +119,6 @@ def error_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeError | N
                                              "(run with --no-memcheck to skip these checks)")
         err.category = "memcheck"
         if s.debug:  # debug=True: numba's python error model makes it an IndexError on the host
-            from kdebug.frontend.exceptions import host_exception
             err.user_exception = host_exception(IndexError, (msg,), s.function, s.loc, rec.ctaid, rec.tid)
         return err
     waiting, done, nt = rec.aux[1], rec.aux[2], rec.aux[3]
@@ -163,3 +161,14 @@ def warning_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeWarning
                                           "or make the branch uniform for the block")
     warn.category = "barrier"
     return warn
+
+
+def host_exception(cls, args, function: str, loc, ctaid, tid) -> BaseException:
+    """The exception numba-cuda raises on the host: its first argument prefixed with where and which thread."""
+    prefix = (f"In function {function!r}, file {os.path.abspath(loc.file)}, line {loc.line}, "
+              f"tid={[int(tid[2]), int(tid[1]), int(tid[0])]} ctaid={[int(ctaid[2]), int(ctaid[1]), int(ctaid[0])]}")
+    exc_args = (f"{prefix}: {args[0]}",) + tuple(args[1:]) if args else (prefix,)
+    try:
+        return cls(*exc_args)
+    except Exception as exc:  # noqa: BLE001 - a user class whose __init__ takes other arguments
+        return RuntimeError(f"{prefix}: {cls.__name__}{tuple(args)!r} (could not be rebuilt on the host: {exc})")

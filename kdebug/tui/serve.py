@@ -41,6 +41,7 @@ def serve(options: RunOptions, host: str = "localhost", port: int = 8000) -> int
 
 def main(argv: list[str]) -> int:
     """The served app: one browser session's kdebug."""
+    # kept lazy for start-up time: the server process (serve) never loads the app, only the served one
     from kdebug.tui.app import run_tui
     if len(argv) != 2 or argv[0] != "--options":
         print("usage: python -m kdebug.tui.serve --options JSON (kdebug serve runs this)", file=sys.stderr)

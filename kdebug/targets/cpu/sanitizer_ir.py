@@ -20,8 +20,11 @@ block ran in lockstep.
 """
 from __future__ import annotations
 
+import ast
+
 from llvmlite import ir
 
+from kdebug.runtime import memcheck as M
 from kdebug.runtime import record as R
 from kdebug.runtime import sanitizers as S
 from kdebug.targets.cpu.ir_helpers import Loop, cond_value, const, declare, field
@@ -407,10 +410,6 @@ def launch_end_function(module, racecheck: bool) -> ir.Function:
 
 def emit_access(lc, node, arr_t, ptr, indices, access: str, racecheck: bool, initcheck: bool) -> None:
     """At an array access: register its site and call the checking function of its kind."""
-    import ast
-
-    from kdebug.runtime import memcheck as M
-
     b = lc.builder
     base = node.value
     array = base.id if isinstance(base, ast.Name) else ast.unparse(base)
