@@ -172,3 +172,21 @@ def test_the_write_check_finds_attributes_written_onto_lowering_objects():
                      "    lc.coro = 2\n    node.kdebug_access = 'atomic'\n    setattr(lc, 'x', 1)\n")
     assert bad_writes(tree) == ["2: lc.module.kdebug_shared_bytes", "4: lc.coro", "5: node.kdebug_access",
                                 "6: setattr(lc, ...)"]
+
+
+def test_the_frontend_hands_hooks_the_context_not_the_lowerer():
+    import inspect
+    import re
+
+    hooks = {n for n, f in vars(Target).items() if callable(f) and "lc" in inspect.signature(f).parameters}
+    assert {"special_register", "check_bounds", "barrier", "device_launch"} <= hooks
+    frontend = os.path.join(ROOT, "kdebug", "frontend")
+    bad = []
+    for name in sorted(os.listdir(frontend)):
+        if name.endswith(".py"):
+            with open(os.path.join(frontend, name), encoding="utf-8") as f:
+                for k, line in enumerate(f, 1):
+                    for hook in re.findall(r"\.target\.(\w+)\((?:self|lw)\s*[,)]", line):
+                        if hook in hooks:
+                            bad.append(f"kdebug/frontend/{name}:{k}: {hook}")
+    assert bad == []
