@@ -31,6 +31,7 @@ import time
 from typing import IO, Callable
 
 from kdebug import events as E
+from kdebug.runtime import progress
 from kdebug.session.options import BREAKPOINTS, RunOptions, parse_breakpoints  # noqa: F401 - re-exported
 from kdebug.session.runner import run_in_process
 
@@ -176,7 +177,6 @@ POSITION = "kdebug-position "  # a line of the fault file: the answer to {"cmd":
 def _answer_where(msg: dict) -> None:
     """Where the running CPU launches are (kdebug/runtime/progress.py), as one line of the fault file.
     Runs on the control thread: a launcher runs without the GIL, so this answers during a launch too."""
-    from kdebug.runtime import progress
     if _fault_file is None:
         return
     line = POSITION + json.dumps({"id": msg.get("id"), "launches": progress.describe()}) + "\n"
