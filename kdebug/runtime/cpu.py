@@ -184,7 +184,8 @@ class CpuRuntime:
         grid_sync = compiled.record.entry in compiled.artifact.get("grid_sync", ())
         if grid_sync:
             _check_cooperative(compiled.record.name, nblocks, nt)
-        running = progress.started(compiled.record.name, grid, block, record)  # for a report while it runs
+        running = (compiled.record.name, grid, block, record)  # for a report while it runs (progress.started)
+        progress.RUNNING.append(running)
         try:
             if (grid_sync or not parallel or ncpu == 1 or nblocks < 2 or threads < PARALLEL_MIN_THREADS
                     or not cores_idle(ncpu)):
@@ -197,7 +198,7 @@ class CpuRuntime:
                 for f in futures:
                     f.result()
         finally:
-            progress.finished(running)
+            progress.RUNNING.remove(running)
         del perm
         if record.error or record.exc_site:  # a failed check, or a debug=True kernel's exception
             raise error_from_record(record, compiled.record.name)

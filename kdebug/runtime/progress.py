@@ -10,24 +10,26 @@ you?" while a kernel never ends (only a while loop can run forever).
 from __future__ import annotations
 
 import ctypes
-import itertools
 
 from kdebug.runtime import memcheck as M
 
-# key -> (kernel name, grid, block, RuntimeRecord): the launches running now, in the order they started
-RUNNING: dict[int, tuple] = {}
-_keys = itertools.count(1)
+# (kernel name, grid, block, RuntimeRecord) of each launch running now, in the order they started
+RUNNING: list[tuple] = []
 
 
-def started(name: str, grid, block, record) -> int:
-    """Register a launch for as long as its launcher runs; returns the key ``finished`` takes."""
-    key = next(_keys)
-    RUNNING[key] = (name, grid, block, record)
-    return key
+def started(name: str, grid, block, record) -> tuple:
+    """Register a launch for as long as its launcher runs; returns what ``finished`` takes.
+    (CpuRuntime.launch does the same inline: a list append and remove cost the launch path least.)"""
+    entry = (name, grid, block, record)
+    RUNNING.append(entry)
+    return entry
 
 
-def finished(key: int) -> None:
-    RUNNING.pop(key, None)
+def finished(entry: tuple) -> None:
+    try:
+        RUNNING.remove(entry)
+    except ValueError:
+        pass
 
 
 _MARKS = ("at_block", "at_site", "at_site_block")
@@ -72,7 +74,7 @@ def describe_launch(name: str, grid, block, record) -> str:
 def describe() -> list[str]:
     """A line per launch running now, outermost first. A launch waiting for its device-side launch
     (which writes into the same record) is only named."""
-    entries = list(RUNNING.values())
+    entries = list(RUNNING)
     lines, seen = [], set()
     for name, grid, block, record in reversed(entries):
         addr = ctypes.addressof(record)
