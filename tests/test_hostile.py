@@ -72,6 +72,15 @@ CASES = [
     case("name_error", "print(undefined_thing)\n", 1, ["NameError", "undefined_thing"], line=1),
     case("import_error_user_module", "import no_such_module_here\n", 1, ["ModuleNotFoundError"], line=1),
     case("exception_in_kernel_arg_eval", KERNEL + "k[1, 1](1 / 0)\n", 1, ["ZeroDivisionError"], line=8),
+    # a syntax error in a module the script imports: the script's line and the module's caret, and not the
+    # frame of kdebug's compile hook that every import passes through
+    case("syntax_error_in_imported_module", "import importlib\nopen('broken_helper.py', 'w').write('def f(:\\n')\n"
+         "importlib.invalidate_caches()\nimport broken_helper\n", 1,
+         ["SyntaxError", "broken_helper.py\", line 1", "def f(:"], line=4),
+    # the kernel's exception raised at the launch (debug=True): the launch line, not kdebug's launch frames
+    case("debug_exception_raised_at_launch", H + "\n@cuda.jit(debug=True)\ndef k(a):\n    if cuda.grid(1) == 1:\n"
+         "        raise ValueError('bad thread')\n\nk[1, 4](np.zeros(4))\n", 1,
+         ["ValueError: In function 'k'", "bad thread", "Session failed (exit status 1)"], line=9),
 
     # ---- launch arguments, checked as numba checks them -------------------------------------------
     case("uint64_int", H + "\n@cuda.jit\ndef k(a, x):\n    a[0] = x\n\na = np.zeros(1)\nk[1, 1](a, 2**63)\n"

@@ -205,9 +205,10 @@ def user_traceback(exc: BaseException, path: str) -> str:
     abspath = os.path.abspath(path)
     start = next((i for i, f in enumerate(frames) if os.path.abspath(f.filename) == abspath), None)
     if start is None:  # raised before the script's first line ran: none of these frames are the user's
-        frames = [f for f in frames if not f.filename.startswith(("<", _KDEBUG_DIR + os.sep))]
-    else:
-        frames = frames[start:]
+        frames = [f for f in frames if not f.filename.startswith("<")]
+    # below the script's first frame kdebug's own frames stay out too: a launch that raises the kernel's
+    # exception (debug=True) or the compile hook an import passes through are not the user's code
+    frames = [f for f in frames[start or 0:] if not f.filename.startswith(_KDEBUG_DIR + os.sep)]
     lines = (["Traceback (most recent call last):\n"] + traceback.format_list(frames) if frames else [])
     lines += traceback.format_exception_only(type(exc), exc)
     return "".join(lines)
