@@ -20,6 +20,7 @@ import sys
 from kdebug.driver import strategies
 
 SUBCOMMANDS = ("run", "dump", "replay", "serve")
+BACKENDS = ("cpu", "gpu", "auto")
 
 
 class UsageError(Exception):
@@ -62,7 +63,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_run_options(p: argparse.ArgumentParser, remainder: bool = True) -> None:
-    p.add_argument("--backend", choices=("cpu", "gpu", "auto"), default=os.environ.get("KDEBUG_BACKEND") or "auto",
+    p.add_argument("--backend", choices=BACKENDS, default=os.environ.get("KDEBUG_BACKEND") or "auto",
                    help="where kernels run: cpu (embedded emulation), gpu (pycuda), auto (gpu if present)")
     p.add_argument("--strategy", choices=strategies.names(), default="worklist",
                    help="deferred-codegen strategy: " + "; ".join(f"{s.name}: {s.summary}"
@@ -137,7 +138,10 @@ def _seedless_shuffle(argv: list[str]) -> list[str]:
 
 
 def _seed(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a seed: give a whole number >= 0") from None
     if value < 0 and value != RANDOM_SEED:
         raise argparse.ArgumentTypeError(f"{value}: a seed is a number >= 0")
     return value
@@ -179,6 +183,8 @@ def build_dump_parser() -> argparse.ArgumentParser:
 def run_options(opts, snapshots: bool = True):
     """The parsed command line as the runner's frozen options; bad values raise UsageError."""
     from kdebug.session.options import RunOptions, parse_breakpoints  # kept lazy for start-up time
+    if opts.backend not in BACKENDS:  # argparse checks --backend; the default from KDEBUG_BACKEND is ours
+        raise UsageError(f"KDEBUG_BACKEND: {opts.backend!r} is not a backend; choose from {', '.join(BACKENDS)}")
     from kdebug.session.supervisor import positive_seconds, timeout_from_env  # kept lazy for start-up time
     try:
         breakpoints = parse_breakpoints(opts.breakpoints)
@@ -244,6 +250,8 @@ def cmd_dump(opts) -> int:
 
     if os.path.exists(opts.out) and not os.path.isdir(opts.out):
         raise UsageError(f"--out {opts.out}: is an existing file; dump writes a directory of files")
+    if opts.arch is not None and opts.target != "ptx":
+        raise UsageError(f"--arch {opts.arch}: the architecture is for PTX; add --target ptx")
     status, model = cmd_run(checked_options(opts), quiet=True)
     if model is None:
         return status

@@ -103,3 +103,43 @@ def test_bad_break_and_sanitize_exit_2_in_every_face(capsys, monkeypatch, nothin
     assert status == 2, err
     assert f"kdebug: error: {message}" in err, err
     assert not (tmp_path / "d").exists()  # dump wrote nothing
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_a_bad_kdebug_backend_is_a_usage_error_in_every_face(capsys, monkeypatch, nothing_runs, script, tmp_path,
+                                                             face):
+    """$KDEBUG_BACKEND is --backend's default, which argparse does not check: it reached the debuggee,
+    whose Session raised a ValueError traceback, and the run exited 1 with no report."""
+    monkeypatch.setenv("KDEBUG_BACKEND", "bogus")
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True, raising=False)
+    argv = []
+    for a in FACES[face]:
+        argv += [] if a == "OPT" else [script] if a == "S" else [str(tmp_path / "d")] if a == "D" else [a]
+    status, err = usage_error(capsys, argv)
+    assert status == 2, err
+    assert "kdebug: error: KDEBUG_BACKEND: 'bogus' is not a backend; choose from cpu, gpu, auto" in err, err
+    assert not (tmp_path / "d").exists()
+
+
+def test_a_plain_script_run_names_a_bad_kdebug_backend(monkeypatch):
+    from kdebug.session.live import default_session
+    monkeypatch.setenv("KDEBUG_BACKEND", "bogus")
+    with pytest.raises(ValueError, match="KDEBUG_BACKEND='bogus': the backend must be one of cpu, gpu, auto"):
+        default_session()
+
+
+def test_a_seed_that_is_not_a_number_says_so(capsys, nothing_runs, script):
+    status, err = usage_error(capsys, ["run", "--headless", "--shuffle-threads=abc", script])
+    assert status == 2, err
+    assert "--shuffle-threads: 'abc' is not a seed: give a whole number >= 0" in err, err
+    assert "_seed" not in err  # argparse's "invalid _seed value" named a private function
+
+
+def test_dump_arch_without_the_ptx_target_is_a_usage_error(capsys, nothing_runs, script, tmp_path):
+    """--arch picks the PTX target's architecture; without --target ptx no PTX is written, and the option
+    was silently ignored."""
+    status, err = usage_error(capsys, ["dump", script, "--out", str(tmp_path / "d"), "--arch", "sm_80"])
+    assert status == 2, err
+    assert "kdebug: error: --arch sm_80: the architecture is for PTX; add --target ptx" in err, err
+    assert not (tmp_path / "d").exists()

@@ -287,7 +287,10 @@ class Session:
 def default_session() -> Session:
     """A plain ``python script.py``'s session: $KDEBUG_BACKEND (default auto). Nobody watches its
     events, so it records no snapshots."""
-    return Session(backend=os.environ.get("KDEBUG_BACKEND") or "auto", snapshots=False)
+    backend = os.environ.get("KDEBUG_BACKEND") or "auto"
+    if backend not in BACKENDS:
+        raise ValueError(f"KDEBUG_BACKEND={backend!r}: the backend must be one of {', '.join(BACKENDS)}")
+    return Session(backend=backend, snapshots=False)
 
 
 def get_session() -> Session:
