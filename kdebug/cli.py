@@ -246,7 +246,7 @@ def cmd_run(options, quiet: bool = False) -> tuple[int, object]:
 
 
 def cmd_dump(opts) -> int:
-    from kdebug.session.dump import write_dump  # kept lazy for start-up time
+    from kdebug.session.dump import remove_earlier_dump, write_dump  # kept lazy for start-up time
 
     if os.path.exists(opts.out) and not os.path.isdir(opts.out):
         raise UsageError(f"--out {opts.out}: is an existing file; dump writes a directory of files")
@@ -256,7 +256,9 @@ def cmd_dump(opts) -> int:
     if model is None:
         return status
     written = write_dump(model, opts.out)
-    print(f"kdebug: wrote {len(written)} files for {len(model.jobs)} job(s) to {opts.out}")
+    removed = remove_earlier_dump(opts.out, written)
+    print(f"kdebug: wrote {len(written)} files for {len(model.jobs)} job(s) to {opts.out}"
+          + (f" (removed {len(removed)} files of an earlier dump there)" if removed else ""))
     return status
 
 

@@ -230,6 +230,28 @@ def test_dump_options_may_come_before_the_script(tmp_path, ok_script):
     assert any(n.startswith("001_fill_") for n in os.listdir(out))
 
 
+def test_a_second_dump_into_the_same_folder_replaces_the_first(tmp_path, ok_script):
+    """The README dumps two samples into one dump/ folder: the second dump's files must be all there is of a
+    dump (another script's jobs left behind read as this one's); the user's own files stay."""
+    out = tmp_path / "dump"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    other = write(tmp_path, "other.py", OK_SCRIPT.replace("def fill(a)", "def other_fill(a)")
+                  .replace("fill[1, 16]", "other_fill[1, 16]"))
+    assert run_kdebug("dump", other, "--out", str(out)).returncode == 0
+    first = set(os.listdir(out))
+    assert any(n.startswith("001_other_fill_") for n in first)
+    r = run_kdebug("dump", ok_script, "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    files = set(os.listdir(out))
+    assert not any("other_fill" in n for n in files), sorted(files)
+    assert any(n.startswith("001_fill_") for n in files)
+    assert "notes.txt" in files
+    written = int(re.search(r"wrote (\d+) files", r.stdout).group(1))
+    assert len(files) == written + 1, r.stdout
+    assert "files of an earlier dump there" in r.stdout
+
+
 # ---- backends ---------------------------------------------------------------------------------
 
 def test_gpu_backend_fails_clearly_without_a_gpu(ok_script):

@@ -8,6 +8,8 @@ from kdebug.session.model import SessionModel
 from kdebug.stages import in_stage_order
 
 _EXT = {"llvm": "ll", "python": "py", "text": "txt", "ptx": "ptx", "asm": "s"}
+# every name write_dump gives a file: <job>_<kernel>_<NN>-<phase>[-pass<IIII>-<pass>|-passes].<ext>
+DUMP_FILE = re.compile(r"\d{3}_\w+_\d{2}-\w+(-pass\d{4,}-\w+|-passes)?\.(ll|py|txt|ptx|excerpt\.ptx|s)")
 
 
 def _stem(job) -> str:
@@ -92,3 +94,17 @@ def _write_passes(model: SessionModel, job, out_dir: str) -> list[str]:
             f.write("\n".join(listing) + "\n")
         written.append(path)
     return written
+
+
+def remove_earlier_dump(out_dir: str, written: list[str]) -> list[str]:
+    """Delete the files an earlier dump left in ``out_dir`` that this one did not write again (another
+    script's jobs, jobs numbered otherwise, passes that changed nothing this time): mixed with this
+    dump's they would read as its own. Only names of the dump's own pattern are touched."""
+    keep = {os.path.basename(p) for p in written}
+    removed = []
+    for name in sorted(os.listdir(out_dir)):
+        path = os.path.join(out_dir, name)
+        if name not in keep and DUMP_FILE.fullmatch(name) and os.path.isfile(path):
+            os.remove(path)
+            removed.append(path)
+    return removed
