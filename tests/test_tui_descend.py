@@ -207,3 +207,28 @@ def test_after_a_step_from_a_deferred_pause_the_ir_marker_is_highlighted():
             await pilot.pause()
             assert not app.query_one("#view-ir").focus_lines
     run(go())
+
+
+def test_tab_from_the_tree_reaches_the_source_cursor_and_down_enters_the_bottom_panel(sample_trace):
+    """As a user does it, keys only: tab from the tree, arrows, enter. The first tab used to land on the
+    detail's tab strip, where the arrows did nothing and enter said there was no site on the line."""
+    async def go():
+        app = replay(sample_trace("dynamic_parallel.py"))
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            parent, child = job_named(app, "parent"), job_named(app, "scale_range")
+            app.tree.select_job(parent)
+            await pilot.pause()
+            view = app.query_one("#view-source")
+            await pilot.press("tab")
+            assert app.focused is view
+            line = next(i for i in view.site_lines() if "scale_range[" in view.document.plain(i))
+            for _ in range(line):
+                await pilot.press("down")
+            await pilot.press("enter")
+            await pilot.pause()
+            assert app.detail.job_id == child, (view.cursor, line)
+            await pilot.press("tab")  # on to the bottom panel's tab strip; down goes into its active pane
+            await pilot.press("down")
+            assert app.focused is app.query_one("#launches")
+    run(go())

@@ -27,7 +27,7 @@ from kdebug.session.debuggee import Debuggee
 from kdebug.session.model import Alert, SessionModel
 from kdebug.session.trace import TraceWriter
 from kdebug.session.navigation import DescendPath, focused_request
-from kdebug.tui import descend, travel
+from kdebug.tui import descend, tab_focus, travel
 from kdebug.tui.breakpoints import BreakpointsScreen
 from kdebug.tui.compare import CompareScreen
 from kdebug.tui.detail import TABS, DetailPane
@@ -124,6 +124,9 @@ class KdebugApp(App):
         self._update_header()
         self._update_status()
         self.set_interval(0.5, self._update_status)
+
+    def on_key(self, event) -> None:
+        tab_focus.enter_pane(self, event)
 
     def on_unmount(self) -> None:
         gc.unfreeze()  # what on_mount froze may be collected again once the app is gone

@@ -14,7 +14,7 @@ from kdebug import events as E
 from kdebug.session import stage_diff
 from kdebug.session.model import SessionModel
 from kdebug.stages import in_stage_order
-from kdebug.tui import descend, teaching
+from kdebug.tui import descend, tab_focus, teaching
 from kdebug.tui.documents import (CodeDocument, Document, JoinedDocument, SideBySideDocument, StyledDocument,
                                   UnifiedDiffDocument)
 from kdebug.tui.site_view import SiteView
@@ -131,6 +131,9 @@ class DetailPane(Vertical):
 
     def set_tab(self, tab: str) -> None:
         self.query_one("#detail-tabs", TabbedContent).active = f"tab-{tab}"
+
+    def on_mount(self) -> None:
+        tab_focus.skip_tab_strip(self.query_one("#detail-tabs", TabbedContent))
 
     def on_resize(self) -> None:
         self._show_explanations()
