@@ -370,9 +370,9 @@ class Debuggee:
         rc = self.proc.wait()
         if self.on_output is not None:
             self._out_thread.join(timeout=5)
-        if self.ended is None:
-            self.ended = E.SessionEnded(status="killed" if self.killed else "crashed", exit_code=rc,
-                                        error=self.why(rc), t=self.last_t)
+        if self.ended is None:  # a signal's death is 128 + the signal, as a shell shows it, in every face
+            self.ended = E.SessionEnded(status="killed" if self.killed else "crashed",
+                                        exit_code=128 - rc if rc < 0 else rc, error=self.why(rc), t=self.last_t)
             self.on_event(self.ended)
 
     def why(self, rc: int) -> str:

@@ -94,10 +94,6 @@ class Supervisor:
         if self.stop.status is not None:
             return E.SessionEnded(status=self.stop.status, exit_code=self.stop.exit_code, error=self.stop.message,
                                   t=child_ended.t if child_ended else self.child.last_t)
-        if child_ended.status in ("crashed", "killed") and child_ended.exit_code < 0:
-            # died from a signal: the status a shell shows for it, here and in the trace
-            child_ended = E.SessionEnded(status=child_ended.status, exit_code=128 - child_ended.exit_code,
-                                         error=child_ended.error, t=child_ended.t)
         return child_ended
 
     def _deliver(self, ev: E.Event) -> None:
