@@ -6,13 +6,13 @@ a line is shown. Highlighting is per line, which suits line-oriented IR.
 """
 from __future__ import annotations
 
-import difflib
-import re
 from functools import lru_cache
 
 from pygments.token import Token
 from rich.style import Style
 from rich.text import Text
+
+from kdebug.session import stage_diff
 
 # language -> (module, lexer class): imported directly, since looking a lexer up by name scans them all
 LEXERS = {"llvm": ("pygments.lexers.asm", "LlvmLexer"), "python": ("pygments.lexers.python", "PythonLexer"),
@@ -135,45 +135,10 @@ class JoinedDocument(Document):
         raise IndexError(i)
 
 
-ATTRIBUTE_GROUP = re.compile(r"^attributes #(\d+) = (\{.*\})\s*$")
-ATTRIBUTE_REF = re.compile(r"#(\d+)\b")
-
-
-def attribute_neutral(lines: list[str]) -> list[str]:
-    """Lines with each attribute-group number replaced by the group's content.
-
-    LLVM numbers attribute groups in the order it meets them, so a pass that adds a
-    function renumbers them all: compared this way, a renumbered line is no change.
-    """
-    groups = {m.group(1): m.group(2) for m in map(ATTRIBUTE_GROUP.match, lines) if m}
-    if not groups:
-        return lines
-    return [ATTRIBUTE_REF.sub(lambda m: "#" + groups.get(m.group(1), m.group(1)), line) for line in lines]
-
-
-def _range(start: int, length: int) -> str:
-    """A hunk's range as unified diffs write it (difflib's rule)."""
-    if length == 1:
-        return str(start + 1)
-    return f"{start + 1 if length else start},{length}"
-
-
-def unified_lines(before: list[str], after: list[str], names: tuple[str, str], context: int = 3) -> list[str]:
-    """A unified diff that compares attribute-neutral lines and shows the real ones."""
-    matcher = difflib.SequenceMatcher(None, attribute_neutral(before), attribute_neutral(after), autojunk=False)
-    out: list[str] = []
-    for group in matcher.get_grouped_opcodes(context):
-        if not out:
-            out += [f"--- {names[0]}", f"+++ {names[1]}"]
-        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
-        out.append(f"@@ -{_range(i1, i2 - i1)} +{_range(j1, j2 - j1)} @@")
-        for tag, a1, a2, b1, b2 in group:
-            if tag == "equal":
-                out += [" " + line for line in after[b1:b2]]
-                continue
-            out += ["-" + line for line in before[a1:a2]]
-            out += ["+" + line for line in after[b1:b2]]
-    return out
+def finish_diff(before: str, after: str) -> stage_diff.StageDiff:
+    """Every line shown, compared with attribute-group renumbering as no change (the Finish tab)."""
+    a, b = before.expandtabs(4).splitlines(), after.expandtabs(4).splitlines()
+    return stage_diff.StageDiff(a, b, stage_diff.attribute_neutral(a), stage_diff.attribute_neutral(b))
 
 
 DIFF_STYLES = {"+": "green", "-": "red", "@": "cyan", " ": ""}
@@ -184,7 +149,7 @@ class UnifiedDiffDocument(Document):
 
     def __init__(self, before: str, after: str, names: tuple[str, str] = ("before_finish", "after_finish"),
                  context: int = 3) -> None:
-        lines = unified_lines(before.expandtabs(4).splitlines(), after.expandtabs(4).splitlines(), names, context)
+        lines = stage_diff.unified(finish_diff(before, after), names, context)
         super().__init__(lines or ["(no difference)"])
 
     def render(self, i: int) -> Text:
@@ -200,14 +165,9 @@ class SideBySideDocument(Document):
     SEP = " \u2502 "
 
     def __init__(self, before: str, after: str, column: int | None = None) -> None:
-        a, b = before.expandtabs(4).splitlines(), after.expandtabs(4).splitlines()
-        self.column = column or min(max((len(s) for s in a), default=10), 90)
-        self.rows: list[tuple[str, str, str]] = []  # (left, right, tag)
-        matcher = difflib.SequenceMatcher(None, attribute_neutral(a), attribute_neutral(b), autojunk=False)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-            left, right = a[i1:i2], b[j1:j2]
-            for k in range(max(len(left), len(right))):
-                self.rows.append((left[k] if k < len(left) else "", right[k] if k < len(right) else "", tag))
+        diff = finish_diff(before, after)
+        self.column = column or min(max((len(s) for s in diff.before), default=10), 90)
+        self.rows = stage_diff.side_by_side(diff)  # (left, right, tag)
         super().__init__([self._join(lt, rt) for lt, rt, _ in self.rows])
 
     def _join(self, left: str, right: str) -> str:
