@@ -182,6 +182,37 @@ def test_a_key_kills_a_hung_debuggee(tmp_path):
     run(go())
 
 
+def test_killing_a_spinning_kernel_says_where_the_kernel_was(tmp_path):
+    """x during an endless kernel: as a headless --timeout does, the end names the kernel's block and the
+    while loop (it named only the script's launch line)."""
+    script = tmp_path / "spin.py"
+    script.write_text(textwrap.dedent("""\
+        import numpy as np
+        from kdebug import cuda
+
+        @cuda.jit
+        def spin(a):
+            while a[0] == 0:
+                a[1] += 1
+
+        spin[2, 32](np.zeros(2))
+    """))
+
+    async def go():
+        app = live_app(str(script), cwd=str(tmp_path))
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: any(ln.state == "running" for ln in app.model.launches.values()),
+                           "the launch")
+            await pilot.press("x")
+            await wait_for(pilot, lambda: app.model.ended is not None, "the kill")
+            assert app.model.ended.status == "killed" and app.model.ended.exit_code == 137
+            error = app.model.ended.error
+            assert "spin.py:9" in error, error  # the script's line
+            assert "spin: a thread of block (" in error and "last entered the while loop at" in error, error
+            assert "spin.py:6" in error, error
+    run(go())
+
+
 def test_rerun_with_another_strategy_stops_the_cycle():
     async def go():
         app = live_app(RECURSIVE)

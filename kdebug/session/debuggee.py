@@ -319,10 +319,11 @@ class Debuggee:
             time.sleep(0.02)
         return []
 
-    def kill(self, where: list[str] | None = None) -> None:
-        """SIGKILL the child (a hung script); the session ends as ``killed``, at ``where`` (from where())."""
+    def kill(self, where: list[str] | None = None, kernel: list[str] | None = None) -> None:
+        """SIGKILL the child (a hung script); the session ends as ``killed``, at ``where`` (from where()),
+        with the running launches' positions ``kernel`` (from position())."""
         if self.alive:
-            self.killed, self.killed_where = True, list(where or [])
+            self.killed, self.killed_where, self.killed_kernel = True, list(where or []), list(kernel or [])
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except OSError:
@@ -393,7 +394,8 @@ class Debuggee:
             head += f" ({fatal[1]})"
             detail = "\n".join("  at " + f for f in user_frames(fault[fatal.start():], self.opts.script))
         elif self.killed:
-            detail = "\n".join("  at " + f for f in getattr(self, "killed_where", []))
+            detail = "\n".join(["  at " + f for f in getattr(self, "killed_where", [])]
+                               + ["  " + k for k in getattr(self, "killed_kernel", [])])
         else:
             detail = "\n".join(self.output_tail[-12:]).strip()
         return head + ("\n" + detail if detail else "")

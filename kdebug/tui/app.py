@@ -406,7 +406,8 @@ class KdebugApp(App):
         dbg = self._live()
         if dbg is not None:
             where = dbg.where(wait=1.0)  # a script stuck in plain Python has no event that says so
-            dbg.kill(where)
+            running = any(ln.state == "running" for ln in self.model.launches.values())
+            dbg.kill(where, dbg.position(wait=1.0) if running else [])  # and a kernel: its block and while loop
             self.notify("killed the debuggee" + (f" at {where[0]}" if where else "") + " (see Diagnostics)",
                         severity="warning")
 
