@@ -14,6 +14,16 @@ def _dims(d) -> str:
     return "(" + ",".join(str(x) for x in d) + ")"
 
 
+def _same_diagnostics(diagnostics) -> dict[tuple[str, str], int]:
+    """Each diagnostic once, in the order they first came, with how many times it came: a launch failing
+    the same way in a loop reports each time, and the report would repeat it page after page."""
+    counts: dict[tuple[str, str], int] = {}
+    for d in diagnostics:
+        key = (d.severity, d.text or d.message)
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
 def render(model: SessionModel) -> str:
     out = []
     if model.started is not None:
@@ -45,11 +55,12 @@ def render(model: SessionModel) -> str:
     out.append("Diagnostics")
     if not model.diagnostics:
         out.append("  (none)")
-    for d in model.diagnostics:
-        text = d.text or d.message
-        lines = text.splitlines()
-        out.append(f"  {d.severity}: {lines[0]}")
+    for (severity, text), count in _same_diagnostics(model.diagnostics).items():
+        lines = text.splitlines() or [""]
+        out.append(f"  {severity}: {lines[0]}")
         out.extend("    " + line for line in lines[1:])
+        if count > 1:
+            out.append(f"    (the same {count - 1} more time{'s' if count > 2 else ''})")
     ended = model.ended
     if ended is None:
         out.append("")
