@@ -30,6 +30,18 @@ def run_kdebug(*args, timeout=120, cwd=ROOT, env=None):
     return subprocess.run([sys.executable, "-m", "kdebug.cli", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=cwd, env=full_env)
 
+def tree_labels(app, indent: bool = True) -> list[str]:
+    """The TUI job tree's rows, top to bottom (each indented two spaces a level when ``indent``)."""
+    out = []
+
+    def visit(node, depth):
+        for child in node.children:
+            out.append("  " * depth * indent + str(child.label))
+            visit(child, depth + 1)
+    visit(app.tree.root, 0)
+    return out
+
+
 # numba-cuda's documentation examples are run through kdebug by test_numba_doc_examples.py, not by pytest
 collect_ignore = ["numba_doc_examples"]
 

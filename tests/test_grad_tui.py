@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from conftest import SAMPLES, run_kdebug
+from conftest import SAMPLES, run_kdebug, tree_labels
 from kdebug.session.model import SessionModel
 from kdebug.session.trace import read_trace
 from kdebug.tui.app import KdebugApp
@@ -26,23 +26,12 @@ def pointer_trace(tmp_path_factory) -> str:
     return path
 
 
-def _labels(app) -> list[str]:
-    out = []
-
-    def visit(node):
-        for child in node.children:
-            out.append(str(child.label))
-            visit(child)
-    visit(app.tree.root)
-    return out
-
-
 def test_derivative_jobs_in_the_tree_the_ir_diffs_and_the_strategy_tab(pointer_trace):
     async def go():
         app = KdebugApp(model=SessionModel().extend(read_trace(pointer_trace)), trace_path=pointer_trace)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
-            labels = _labels(app)
+            labels = tree_labels(app, indent=False)
             assert any(label.startswith("\u2713 grad(f) #3  derivative  grad") for label in labels), labels
             app.tree.select_job(3)
             await pilot.pause()

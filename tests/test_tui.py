@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from conftest import ROOT, SAMPLES, run_kdebug
+from conftest import ROOT, SAMPLES, run_kdebug, tree_labels
 from kdebug.cli import parse_args, run_options
 from kdebug import events as E
 from kdebug.session.debuggee import BREAKPOINTS, Stepper, breakpoint_of, parse_breakpoints
@@ -40,17 +40,6 @@ async def wait_for(pilot, condition, what: str, limit: float = 60.0) -> None:
 
 def live_app(*argv: str, cwd: str = ROOT) -> KdebugApp:
     return KdebugApp(opts=run_options(parse_args(["run", "--backend", "cpu", *argv])), cwd=cwd)
-
-
-def tree_labels(app: KdebugApp) -> list[str]:
-    out = []
-
-    def visit(node, depth):
-        for child in node.children:
-            out.append("  " * depth + str(child.label))
-            visit(child, depth + 1)
-    visit(app.tree.root, 0)
-    return out
 
 
 def view_lines(app: KdebugApp, view_id: str) -> list[str]:

@@ -1,19 +1,13 @@
 """Replay as time travel in the TUI: ( ) one event, { } to re-entrant requests, finish misses, failures."""
 from __future__ import annotations
 
+from functools import partial
+
+from conftest import tree_labels
 from test_tui_descend import SIZE, replay, run
 from kdebug import events as E
 
-
-def labels(app) -> list[str]:
-    out = []
-
-    def visit(node):
-        for child in node.children:
-            out.append(str(child.label))
-            visit(child)
-    visit(app.tree.root)
-    return out
+labels = partial(tree_labels, indent=False)
 
 
 def test_replay_steps_back_to_a_reentrant_request_and_forward_again(sample_trace):
