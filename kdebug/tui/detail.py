@@ -15,10 +15,10 @@ from kdebug.session import stage_diff
 from kdebug.session.model import SessionModel
 from kdebug.stages import in_stage_order
 from kdebug.tui import descend, tab_focus, teaching
-from kdebug.tui.documents import (CodeDocument, Document, JoinedDocument, SideBySideDocument, StyledDocument,
-                                  UnifiedDiffDocument)
+from kdebug.tui.documents import (CodeDocument, Document, JoinedDocument, SideBySideDocument, SideBySideRows,
+                                  StyledDocument, UnifiedDiffDocument, UnifiedLines)
 from kdebug.tui.site_view import SiteView
-from kdebug.tui.stage_views import SideBySideRows, UnifiedLines, diff_bar, pass_bar, phase_bar
+from kdebug.tui.stage_views import diff_bar, pass_bar, phase_bar
 from kdebug.tui.textview import TextView
 
 ARROW = " \u2192 "

@@ -144,13 +144,11 @@ def finish_diff(before: str, after: str) -> stage_diff.StageDiff:
 DIFF_STYLES = {"+": "green", "-": "red", "@": "cyan", " ": ""}
 
 
-class UnifiedDiffDocument(Document):
-    """``before`` vs ``after`` as a coloured unified diff (attribute-group renumbering is no change)."""
+class UnifiedLines(Document):
+    """A unified diff (``stage_diff.unified``), coloured."""
 
-    def __init__(self, before: str, after: str, names: tuple[str, str] = ("before_finish", "after_finish"),
-                 context: int = 3) -> None:
-        lines = stage_diff.unified(finish_diff(before, after), names, context)
-        super().__init__(lines or ["(no difference)"])
+    def __init__(self, diff: stage_diff.StageDiff, names: tuple[str, str], context: int = 3) -> None:
+        super().__init__(stage_diff.unified(diff, names, context) or ["(no difference)"])
 
     def render(self, i: int) -> Text:
         line = self.lines[i]
@@ -159,26 +157,41 @@ class UnifiedDiffDocument(Document):
         return Text(line, style=DIFF_STYLES.get(line[:1], ""), no_wrap=True, end="")
 
 
-class SideBySideDocument(Document):
-    """``before`` | ``after`` in two columns, changed lines coloured."""
+class SideBySideRows(Document):
+    """``stage_diff.side_by_side`` rows in two columns of ``column`` characters."""
 
     SEP = " \u2502 "
 
-    def __init__(self, before: str, after: str, column: int | None = None) -> None:
-        diff = finish_diff(before, after)
-        self.column = column or min(max((len(s) for s in diff.before), default=10), 90)
+    def __init__(self, diff: stage_diff.StageDiff, column: int) -> None:
         self.rows = stage_diff.side_by_side(diff)  # (left, right, tag)
-        super().__init__([self._join(lt, rt) for lt, rt, _ in self.rows])
+        self.column = column
+        super().__init__([self._join(lt, rt) for lt, rt, _ in self.rows] or ["(nothing to compare)"])
 
     def _join(self, left: str, right: str) -> str:
         return left[:self.column].ljust(self.column) + self.SEP + right
 
     def render(self, i: int) -> Text:
+        if not self.rows:
+            return Text(self.lines[i], no_wrap=True, end="")
         left, right, tag = self.rows[i]
         text = Text(no_wrap=True, end="")
-        lstyle = {"replace": "yellow", "delete": "red"}.get(tag, "")
-        rstyle = {"replace": "yellow", "insert": "green"}.get(tag, "")
-        text.append(left[:self.column].ljust(self.column), lstyle)
+        text.append(left[:self.column].ljust(self.column), {"replace": "yellow", "delete": "red"}.get(tag, ""))
         text.append(self.SEP, "dim")
-        text.append(right, rstyle)
+        text.append(right, {"replace": "yellow", "insert": "green"}.get(tag, ""))
         return text
+
+
+class UnifiedDiffDocument(UnifiedLines):
+    """``before`` vs ``after`` (the Finish tab) as a coloured unified diff."""
+
+    def __init__(self, before: str, after: str, names: tuple[str, str] = ("before_finish", "after_finish"),
+                 context: int = 3) -> None:
+        super().__init__(finish_diff(before, after), names, context)
+
+
+class SideBySideDocument(SideBySideRows):
+    """``before`` | ``after`` (the Finish tab) in two columns, changed lines coloured."""
+
+    def __init__(self, before: str, after: str, column: int | None = None) -> None:
+        diff = finish_diff(before, after)
+        super().__init__(diff, column or min(max((len(s) for s in diff.before), default=10), 90))

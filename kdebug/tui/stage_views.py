@@ -1,4 +1,5 @@
-"""The IR tab's phase and pass bars and the Diff tab: rendering only.
+"""The IR tab's phase and pass bars and the Diff tab's bar: rendering only (its documents, ``UnifiedLines``
+and ``SideBySideRows``, are in ``documents.py`` with the Finish tab's).
 
 What changed, what is noise and which lines belong to which function is decided in
 ``kdebug/session/stage_diff.py``; here it becomes markup and documents.
@@ -7,8 +8,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from kdebug.session.stage_diff import MODULE_LEVEL, StageRef, side_by_side, unified
-from kdebug.tui.documents import Document
+from kdebug.session.stage_diff import MODULE_LEVEL, StageRef
 
 UNCHANGED = "="  # the mark of a phase or pass that changed nothing
 CHANGED = "\u25cf"  # a pass that changed the module
@@ -74,43 +74,3 @@ def diff_bar(a: StageRef | None, b: StageRef | None, pinned: bool, mode: str, no
                                 "(module level)" if function == MODULE_LEVEL else function), "bold")
     text.append(" (f)", "dim")
     return text
-
-
-DIFF_STYLES = {"+": "green", "-": "red", "@": "cyan", " ": ""}
-
-
-class UnifiedLines(Document):
-    """A unified diff (``stage_diff.unified``), coloured."""
-
-    def __init__(self, diff, names: tuple[str, str]) -> None:
-        super().__init__(unified(diff, names) or ["(no difference)"])
-
-    def render(self, i: int) -> Text:
-        line = self.lines[i]
-        if line.startswith(("+++", "---")):
-            return Text(line, style="bold", no_wrap=True, end="")
-        return Text(line, style=DIFF_STYLES.get(line[:1], ""), no_wrap=True, end="")
-
-
-class SideBySideRows(Document):
-    """``stage_diff.side_by_side`` rows in two columns of ``column`` characters."""
-
-    SEP = " \u2502 "
-
-    def __init__(self, diff, column: int) -> None:
-        self.rows = side_by_side(diff)
-        self.column = column
-        super().__init__([self._join(lt, rt) for lt, rt, _ in self.rows] or ["(nothing to compare)"])
-
-    def _join(self, left: str, right: str) -> str:
-        return left[:self.column].ljust(self.column) + self.SEP + right
-
-    def render(self, i: int) -> Text:
-        if not self.rows:
-            return Text(self.lines[i], no_wrap=True, end="")
-        left, right, tag = self.rows[i]
-        text = Text(no_wrap=True, end="")
-        text.append(left[:self.column].ljust(self.column), {"replace": "yellow", "delete": "red"}.get(tag, ""))
-        text.append(self.SEP, "dim")
-        text.append(right, {"replace": "yellow", "insert": "green"}.get(tag, ""))
-        return text
