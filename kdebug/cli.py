@@ -263,15 +263,14 @@ def cmd_dump(opts) -> int:
 
 
 def cmd_replay(opts) -> int:
-    from kdebug.session.model import SessionModel  # kept lazy for start-up time
-    from kdebug.session.trace import read_trace  # kept lazy for start-up time
+    from kdebug.session.trace import load_model  # kept lazy for start-up time
 
     problem = input_file_problem(opts.trace)
     if problem:
         print(f"kdebug: error: {problem}", file=sys.stderr)
         return 2
     try:
-        model = SessionModel().extend(read_trace(opts.trace))
+        model = load_model(opts.trace)
     except UnicodeDecodeError:
         print(f"kdebug: error: {opts.trace}: not a text file; is this a kdebug trace (kdebug run --trace)?",
               file=sys.stderr)

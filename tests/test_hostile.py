@@ -210,6 +210,14 @@ CASES = [
     case("replay_unended_trace", '{"v": 1, "event": "session_started", "t": 0.0, "script": "x.py"}\n', 0,
          ["Session never ended"], args=["replay"]),
     case("replay_binary", b"\xff\xfe\x00\x01", 2, ["not a text file"], args=["replay"], report=False),
+    # traces edited, cut at their start or merged: a located error, not the model's KeyError / TypeError
+    case("replay_event_missing_a_field", '{"v": 1, "event": "session_started", "t": 0.0, "script": "x.py"}\n'
+         '{"v": 1, "event": "job_requested", "t": 0.1, "job": 1}\n', 2,
+         ["SCRIPT:2: a job_requested event kdebug cannot read", "re-record the trace"], args=["replay"], report=False),
+    case("replay_job_never_requested", '{"v": 1, "event": "session_started", "t": 0.0, "script": "x.py"}\n'
+         '{"v": 1, "event": "job_started", "t": 0.1, "job": 7, "name": "k", "parent": null, "key": "k"}\n', 2,
+         ["event 2 (job_started of job #7) does not follow from the events before it", "a whole kdebug trace"],
+         args=["replay"], report=False),
 ]
 
 

@@ -5,6 +5,7 @@ import json
 from typing import IO, Iterator
 
 from kdebug import events as E
+from kdebug.session.model import SessionModel
 
 
 class TraceWriter:
@@ -46,4 +47,25 @@ def read_trace(path: str) -> Iterator[E.Event]:
                 raise ValueError(f"{path}:{lineno}: trace schema version {obj.get('v')} is not "
                                  f"{E.SCHEMA_VERSION}; re-record the trace with this kdebug")
             if obj.get("event") in E.EVENT_TYPES:
-                yield E.event_from_json(obj)
+                try:
+                    ev = E.event_from_json(obj)
+                except TypeError as exc:  # a field missing: an edited trace, or one of another kdebug
+                    raise ValueError(f"{path}:{lineno}: a {obj['event']} event kdebug cannot read ({exc}); "
+                                     "re-record the trace with this kdebug") from None
+                yield ev
+
+
+def load_model(path: str) -> SessionModel:
+    """The session model of a trace file. An event that does not follow from those before it (a job
+    started that was never requested: a trace cut at its start, two traces merged, an edited one) is a
+    ValueError naming the event, never a traceback from the model."""
+    model = SessionModel()
+    for n, ev in enumerate(read_trace(path), 1):
+        try:
+            model.apply(ev)
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            job = getattr(ev, "job", None)
+            raise ValueError(f"{path}: event {n} ({ev.kind}{f' of job #{job}' if job is not None else ''}) does "
+                             f"not follow from the events before it ({type(exc).__name__}: {exc}); "
+                             "is this a whole kdebug trace (kdebug run --trace)?") from None
+    return model
