@@ -259,6 +259,9 @@ def cmd_dump(opts) -> int:
     removed = remove_earlier_dump(opts.out, written)
     print(f"kdebug: wrote {len(written)} files for {len(model.jobs)} job(s) to {opts.out}"
           + (f" (removed {len(removed)} files of an earlier dump there)" if removed else ""))
+    if model.ended is None or model.ended.status not in ("ok", "failed"):  # a failure's error is on stderr
+        from kdebug.session.headless import render_ending  # kept lazy for start-up time
+        print("\n".join(render_ending(model)), file=sys.stderr)  # a timeout, crash or interrupt: say so
     return status
 
 

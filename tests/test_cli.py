@@ -252,6 +252,16 @@ def test_a_second_dump_into_the_same_folder_replaces_the_first(tmp_path, ok_scri
     assert "files of an earlier dump there" in r.stdout
 
 
+def test_a_dump_stopped_by_its_timeout_says_so(tmp_path):
+    """dump wrote what it had and exited 124 without a word of why (the headless report says it)."""
+    script = write(tmp_path, "hang.py", "import time\nprint('hanging', flush=True)\ntime.sleep(60)\n")
+    r = run_kdebug("dump", script, "--out", str(tmp_path / "d"), "--timeout", "2", timeout=60)
+    assert r.returncode == 124, r.stdout + r.stderr
+    assert "kdebug: wrote" in r.stdout
+    assert "Session timeout (exit status 124)" in r.stderr and "timed out after 2 s" in r.stderr, r.stderr
+    assert "hang.py:3" in r.stderr, r.stderr
+
+
 # ---- backends ---------------------------------------------------------------------------------
 
 def test_gpu_backend_fails_clearly_without_a_gpu(ok_script):

@@ -61,14 +61,21 @@ def render(model: SessionModel) -> str:
         out.extend("    " + line for line in lines[1:])
         if count > 1:
             out.append(f"    (the same {count - 1} more time{'s' if count > 2 else ''})")
+    ending = render_ending(model)
+    if ending:
+        out += [""] + ending
+    return "\n".join(out)
+
+
+def render_ending(model: SessionModel) -> list[str]:
+    """How the session ended, when not cleanly: the report's last lines ([] for a clean end)."""
     ended = model.ended
     if ended is None:
-        out.append("")
-        out.append(f"Session never ended: the trace stops after {len(model.events)} events "
-                   "(the recording was cut off: the recorder was killed or crashed)")
-    elif ended.status != "ok":
-        out.append("")
-        out.append(f"Session {ended.status} (exit status {ended.exit_code})")
-        if ended.error and ended.status != "failed":
-            out.extend("  " + line for line in ended.error.splitlines())
-    return "\n".join(out)
+        return [f"Session never ended: the trace stops after {len(model.events)} events "
+                "(the recording was cut off: the recorder was killed or crashed)"]
+    if ended.status == "ok":
+        return []
+    out = [f"Session {ended.status} (exit status {ended.exit_code})"]
+    if ended.error and ended.status != "failed":
+        out.extend("  " + line for line in ended.error.splitlines())
+    return out
