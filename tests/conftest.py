@@ -30,6 +30,25 @@ def run_kdebug(*args, timeout=120, cwd=ROOT, env=None):
     return subprocess.run([sys.executable, "-m", "kdebug.cli", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=cwd, env=full_env)
 
+def run_sample(name: str, strategy: str):
+    """Run sample ``name`` in this process under a fresh CPU session with ``strategy``; returns
+    (the session model, the KdebugError the sample raised or None)."""
+    import runpy
+
+    from kdebug.errors import KdebugError
+    from kdebug.session.live import Session, set_session
+    from kdebug.session.model import SessionModel
+    session = Session(backend="cpu", strategy=strategy)
+    set_session(session)
+    model = SessionModel()
+    session.bus.subscribe(model.apply)
+    try:
+        runpy.run_path(os.path.join(SAMPLES, name + ".py"), run_name="__main__")
+    except KdebugError as exc:
+        return model, exc
+    return model, None
+
+
 def tree_labels(app, indent: bool = True) -> list[str]:
     """The TUI job tree's rows, top to bottom (each indented two spaces a level when ``indent``)."""
     out = []

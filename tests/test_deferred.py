@@ -9,24 +9,10 @@ import textwrap
 import numpy as np
 import pytest
 
-from conftest import SAMPLES, run_kdebug
+from conftest import SAMPLES, run_kdebug, run_sample
 from kdebug.session.live import Session, set_session
 from kdebug.errors import KdebugError, KernelRuntimeError
 from kdebug.session.model import SessionModel
-
-
-def run_sample(name: str, strategy: str):
-    """Run a sample in this process under a fresh session; returns (model, error or None)."""
-    session = Session(backend="cpu", strategy=strategy)
-    set_session(session)
-    model = SessionModel()
-    session.bus.subscribe(model.apply)
-    error = None
-    try:
-        runpy.run_path(os.path.join(SAMPLES, name + ".py"), run_name="__main__")
-    except KdebugError as exc:
-        error = exc
-    return model, error
 
 
 def tree(model):

@@ -2,7 +2,6 @@
 re-entrance, constructs that cannot be differentiated, breakpoints and the PTX target."""
 from __future__ import annotations
 
-import os
 import runpy
 import textwrap
 
@@ -10,25 +9,12 @@ import numpy as np
 import pytest
 
 import kdebug
-from conftest import SAMPLES
+from conftest import run_sample
 from kdebug import cuda
 from kdebug.session.live import Session, set_session
 from kdebug.errors import CompileError, KdebugError
 from kdebug.session.debuggee import breakpoint_of
 from kdebug.session.model import SessionModel
-
-
-def run_sample(name: str, strategy: str):
-    session = Session(backend="cpu", strategy=strategy)
-    set_session(session)
-    model = SessionModel()
-    session.bus.subscribe(model.apply)
-    error = None
-    try:
-        runpy.run_path(os.path.join(SAMPLES, name + ".py"), run_name="__main__")
-    except KdebugError as exc:
-        error = exc
-    return model, error
 
 
 def tree(model):
