@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import math
 
 import numpy as np
@@ -340,6 +341,9 @@ class FunctionLowerer:
         # near the integer limits cannot wrap around into an endless loop.
         sign = _constant_sign(it.args[2]) if len(it.args) == 3 else 1
         trips = self._range_trip_count(start, stop, step, sign)
+        # the target may run the loop for many threads at once; the threads it leaves run it here
+        join = self.target.lockstep_loop(self.hook_context, node, start, step, trips,
+                                         functools.partial(self.lockstep_iteration, node))
         counter = self.alloca(ty, name="range.k")
         b.store(ir.Constant(ty, 0), counter)
         if splittable(self, node):  # index_split.py: the iterations with k < 0 first, then k >= 0
@@ -352,6 +356,9 @@ class FunctionLowerer:
             self.nonneg_names.discard(node.target.id)
         else:
             self._counted_loop(node, counter, trips, start, step, lt)
+        if join is not None:
+            self.branch(join)
+            b.position_at_end(join)
 
     def _counted_loop(self, node, counter, trips, start, step, lt) -> None:
         """The iterations of a range loop from the counter's value up to ``trips``."""
@@ -374,6 +381,25 @@ class FunctionLowerer:
         b.store(b.add(b.load(counter), ir.Constant(ty, 1)), counter)
         b.branch(head)
         b.position_at_end(end)
+
+    def lockstep_iteration(self, node, slots, ctx, value, latch, stop, nonneg: bool) -> None:
+        """One iteration of the range loop ``node`` for one thread of a target's lockstep run
+        (kdebug/targets/cpu/lockstep.py): the variables in ``slots``, the thread's context ``ctx``, the
+        loop variable's ``value`` (``nonneg``: known >= 0); ``continue`` goes to ``latch``, ``break`` to ``stop``."""
+        saved = self.slots, self.ctx, self._hook_context
+        var = node.target.id
+        self.slots, self.ctx, self._hook_context = slots, ctx, None
+        if nonneg:
+            self.nonneg_names.add(var)
+        try:
+            self.builder.store(self.cast(value, self.type_of(node.iter), self.tf.locals[var]), slots[var])
+            self.loops.append((latch, stop))
+            self.body(node.body)
+            self.loops.pop()
+            self.branch(latch)
+        finally:
+            self.slots, self.ctx, self._hook_context = saved
+            self.nonneg_names.discard(var)
 
     def _range_trip_count(self, start, stop, step, sign: int):
         """How many values range(start, stop, step) yields (0 for a zero step, where Python raises)."""

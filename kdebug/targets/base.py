@@ -89,6 +89,14 @@ class Target:
         """Runs at the start of a while loop's exit block (also reached by ``break``); ``outer`` is
         ``enter_while``'s value for the enclosing while loop, or None at the top."""
 
+    def lockstep_loop(self, lc, node, start, step, trips, iteration) -> ir.Block | None:
+        """At a ``for`` loop over a range, its bounds and trip count computed: None (the default), or the
+        block where the loop ends when the target runs it for many threads at once (the CPU target's
+        lockstep loops), using ``iteration(slots, ctx, value, latch, stop, nonneg)`` to lower one
+        iteration of the body (kdebug/frontend/lower.py); the ordinary loop is then lowered where the
+        target left the builder, for the threads it does not run, and goes on to that block."""
+        return None
+
     def function_epilogue(self, lc) -> None:
         """Runs in a function's exit block, just before its return instruction is emitted."""
 

@@ -26,17 +26,20 @@ from kdebug.targets.cpu.layout import (CTX_BAR_LINE, CTX_BARRIER, CTX_CORO, CTX_
                                        RT_WARN_EXIT_LINE, RT_WARN_SITE, RT_WARN_TID, RT_WARN_WAITING, RUNTIME_P,
                                        VOID, WARP, WARP_FLAG, i32, i64)
 from kdebug.targets.cpu.memcheck_ir import emit_record_error, error_flag, thread_position
+from kdebug.targets.cpu.lockstep import is_lockstep_wait
+from kdebug.targets.cpu.lockstep import pass_function as lockstep_pass_function
 from kdebug.targets.cpu.warp import warp_pass_function
 
 
 class BlockScheduler:
     """Builds the scheduler into a ``LauncherBody`` (launcher.py): ``BlockScheduler(body, grid_sync).build()``."""
 
-    def __init__(self, body, grid_sync: bool) -> None:
+    def __init__(self, body, grid_sync: bool, lockstep: bool = False) -> None:
         self.lb = body
         self.b = body.b
         self.fn = body.fn
         self.grid_sync = grid_sync
+        self.lockstep = lockstep  # the kernel has lockstep loops: run them before anything else (lockstep.py)
         m = self.b.module
         self.resume_fn = declare(m, "llvm.coro.resume", VOID, [I8P])
         self.destroy_fn = declare(m, "llvm.coro.destroy", VOID, [I8P])
@@ -86,7 +89,7 @@ class BlockScheduler:
                  "ndone_blocks": i64, "ngrid_blocks": i64, "grid_site": i32, "grid_first_done": i64,
                  # per block, recounted after every resume
                  "ndone": i32, "ngrid": i32, "site0": i32, "odd": i32, "first_done": i32, "nwarp": i32,
-                 "votes": i32}
+                 "votes": i32, "nlock": i32}
         for name, ty in slots.items():
             setattr(self, name + "_slot", entry_alloca(b, ty, name=name.replace("_", ".")))
         b.store(const(0, i64), self.phase_slot)
@@ -163,13 +166,24 @@ class BlockScheduler:
     # ---- one block: resume its barriers until it is done or waits at the grid barrier -----------
     def _reset_block_counts(self) -> None:
         for slot, v in ((self.ndone_slot, 0), (self.ngrid_slot, 0), (self.nwarp_slot, 0), (self.site0_slot, 0),
-                        (self.odd_slot, -1), (self.first_done_slot, -1), (self.votes_slot, 0)):
+                        (self.odd_slot, -1), (self.first_done_slot, -1), (self.votes_slot, 0), (self.nlock_slot, 0)):
             self.b.store(const(v), slot)
 
     def _count_thread(self, t, c) -> None:
         """Count thread t's state after it ran: finished, or waiting at which barrier."""
         b = self.b
         w = b.load(field(b, c, CTX_BARRIER))
+        if not self.lockstep:
+            self._count_wait(t, w, c)
+            return
+        with b.if_else(is_lockstep_wait(b, w)) as (in_loop, other):
+            with in_loop:  # the lockstep pass runs it before anything else is decided
+                self._inc(self.nlock_slot)
+            with other:
+                self._count_wait(t, w, c)
+
+    def _count_wait(self, t, w, c) -> None:
+        b = self.b
         with b.if_else(b.icmp_signed("==", w, const(0))) as (is_done, waiting):
             with is_done:
                 self._inc(self.ndone_slot)
@@ -203,6 +217,14 @@ class BlockScheduler:
             self._count_thread(t, self._thread_ctx(bi, t))
         b.branch(decide)
         b.position_at_end(decide)
+        if self.lockstep:  # threads at a lockstep loop: run it, then look at the block again
+            run_loops = fn.append_basic_block("sched.lockstep")
+            decided = fn.append_basic_block("sched.decided")
+            b.cbranch(b.icmp_signed(">", b.load(self.nlock_slot), const(0)), run_loops, decided)
+            b.position_at_end(run_loops)
+            b.call(lockstep_pass_function(b.module), [self._thread_ctx(bi, const(0)), lb.nt])
+            self._stop_on_error(self.fail, scan)
+            b.position_at_end(decided)
         n_done = b.load(self.ndone_slot)
         all_done = b.icmp_signed("==", n_done, lb.nt32)
         next_block = fn.append_basic_block("sched.next")
@@ -233,6 +255,8 @@ class BlockScheduler:
             lo = b.mul(wi, const(WARP))
             hi = b.select(b.icmp_signed("<", b.add(lo, const(WARP)), nt32), b.add(lo, const(WARP)), nt32)
             b.call(wpass, [self._thread_ctx(bi, lo), b.sub(hi, lo)])
+            if self.lockstep:  # the lanes it released may have reached a lockstep loop: before the next warp
+                b.call(lockstep_pass_function(b.module), [self._thread_ctx(bi, lo), b.zext(b.sub(hi, lo), i64)])
 
     def _block_barrier(self, bi, blk, n_done, decide, next_block) -> None:
         """Not every thread is done, no warp barrier pending: all must wait at one barrier."""

@@ -36,10 +36,10 @@ from kdebug.targets.cpu.memcheck_ir import any_failed, error_flag, fail_slot_fie
 
 def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync: bool,
                         shared_bytes: int, racecheck: bool = False, initcheck: bool = False,
-                        thread_exit: bool = False) -> ir.Module:
+                        thread_exit: bool = False, lockstep: bool = False) -> ir.Module:
     """The module holding ``<entry>.grid`` (and its body), which calls the kernel ``entry``.
     ``thread_exit``: the kernel's failed checks end their thread (memcheck_ir.py); the launcher gives
-    it failure slots and reports from them."""
+    it failure slots and reports from them. ``lockstep``: the kernel has lockstep loops (lockstep.py)."""
     m = ir.Module(name=entry + ".grid")
     m.triple, m.data_layout = target.triple, target.data_layout
     kernel = ir.Function(m, ir.FunctionType(VOID, [CONTEXT_P] + [llvm_type(t) for t in argtypes]), name=entry)
@@ -54,7 +54,7 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
     _build_wrapper(m, body, ctx_bytes, coroutine, grid_sync, shared_stride, sanitize, thread_exit)
     lb = LauncherBody(body, kernel, argtypes, shared_stride, sanitize, thread_exit)
     if coroutine:
-        BlockScheduler(lb, grid_sync).build()
+        BlockScheduler(lb, grid_sync, lockstep).build()
     else:
         plain_blocks(lb)
     lb.b.position_at_end(lb.stop)

@@ -82,9 +82,11 @@ def oob_function(module: ir.Module) -> ir.Function:
     return fn
 
 
-def emit_bounds_check(lc, node, arr_t, indices, extents, access: str, thread_exit: bool = False) -> None:
+def emit_bounds_check(lc, node, arr_t, indices, extents, access: str, thread_exit: bool = False,
+                      on_fail=None) -> None:
     """``idx <u extent`` for every dimension. On failure, with ``thread_exit`` (see ``ends_thread``):
-    record the access and end the thread; otherwise report and stop the launcher."""
+    record the access and end the thread; with ``on_fail(b, site, index, extent)`` (a lockstep run,
+    lockstep.py): that, three of each; otherwise report and stop the launcher."""
     b = lc.builder
     if lc.thread_ctx is None:
         return
@@ -102,12 +104,14 @@ def emit_bounds_check(lc, node, arr_t, indices, extents, access: str, thread_exi
     br = b.cbranch(ok, cont, fail)
     br.set_weights([1 << 20, 1])
     b.position_at_end(fail)
-    if thread_exit:
+    idx = list(indices) + [const(0, i64)] * (3 - len(indices))
+    ext = list(extents) + [const(1, i64)] * (3 - len(extents))
+    if on_fail is not None:
+        on_fail(b, site, idx, ext)
+    elif thread_exit:
         record_in_slot(b, lc.thread_ctx, site, indices, extents)
         b.branch(lc.function_exit)  # the thread's run of the kernel ends
     else:
-        idx = list(indices) + [const(0, i64)] * (3 - len(indices))
-        ext = list(extents) + [const(1, i64)] * (3 - len(extents))
         b.call(oob_function(lc.module), [lc.thread_ctx, const(site)] + idx + ext)
         b.unreachable()
     b.position_at_end(cont)

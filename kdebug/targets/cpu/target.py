@@ -8,6 +8,7 @@ into one vectorisable loop.
 """
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass, field
 
@@ -18,8 +19,8 @@ from llvmlite import ir
 from kdebug.frontend.lower import i8, i32, i64
 from kdebug.runtime import device_launch
 from kdebug.targets.base import Target, init_llvm, run_pipeline
-from kdebug.targets.cpu import (coroutines, exceptions_ir, kernel_print, memcheck_ir, progress_ir, sanitizer_ir,
-                               warp)
+from kdebug.targets.cpu import (coroutines, exceptions_ir, kernel_print, lockstep, lockstep_rules, memcheck_ir,
+                               progress_ir, sanitizer_ir, warp)
 from kdebug.targets.cpu.launcher import build_grid_launcher
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_DEPTH, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_RUNTIME,
                                        CTX_SHARED, I8P, LAUNCHER_TYPE, SPECIAL_REGISTER_FIELD, param_struct_type)
@@ -62,6 +63,9 @@ class CpuModuleState:
     grid_sync: set = field(default_factory=set)  # kernels with a grid barrier
     thread_exit: set = field(default_factory=set)  # kernels whose failed checks end their thread (memcheck_ir.py)
     loops: dict = field(default_factory=dict)  # kernel name -> whether its source has a loop
+    lockstep: set = field(default_factory=set)  # kernels with lockstep loops (lockstep.py)
+    lockstep_reasons: dict = field(default_factory=dict)  # loop node id -> why it is not lockstep (or None)
+    lockstep_frame: object = None  # while a lockstep run's body is lowered: lockstep.Frame
 
 
 def emit_pipeline(tm, mod, speed_level: int) -> None:
@@ -79,6 +83,11 @@ def _has_loop(lc) -> bool:
     return hit
 
 
+def lockstep_default() -> bool:
+    """``KDEBUG_LOCKSTEP=0`` (or off/false/no) turns lockstep loops off for targets made without the option."""
+    return os.environ.get("KDEBUG_LOCKSTEP", "1").strip().lower() not in ("0", "off", "false", "no")
+
+
 def module_state(job) -> CpuModuleState:
     """The record of the module ``job`` was lowered in (an empty one for a job lowered elsewhere)."""
     return job.target_state if job.target_state is not None else CpuModuleState()
@@ -91,11 +100,14 @@ HOST_ASM_NOT_RECORDED = ("; host assembly is recorded only when something shows 
 class CpuTarget(Target):
     name = "cpu"
     def __init__(self, memcheck: bool = True, record_host_asm: bool = True, racecheck: bool = False,
-                 initcheck: bool = False) -> None:
+                 initcheck: bool = False, lockstep: bool | None = None) -> None:
         """``memcheck``: bounds checks compiled into every array access; ``record_host_asm``: the emit
         snapshot holds the host assembly (a second code generation; a plain headless run goes without);
-        ``racecheck``, ``initcheck``: shadow-memory checks on every shared and global access."""
+        ``racecheck``, ``initcheck``: shadow-memory checks on every shared and global access;
+        ``lockstep``: a coroutine kernel's loops run by its threads together (lockstep.py; None:
+        ``KDEBUG_LOCKSTEP``, on unless 0)."""
         self.memcheck = memcheck
+        self.lockstep = lockstep_default() if lockstep is None else bool(lockstep)
         self.racecheck = racecheck
         self.initcheck = initcheck
         self.record_host_asm = record_host_asm
@@ -129,7 +141,10 @@ class CpuTarget(Target):
         exceptions_ir.after_raising_call(lc)
 
     def check_bounds(self, lc, node, arr_t, indices, extents, access: str) -> None:
-        if self.memcheck:
+        frame = lc.state.lockstep_frame if lc.state is not None else None
+        if self.memcheck and frame is not None:  # inside a lockstep run: held back for the thread
+            memcheck_ir.emit_bounds_check(lc, node, arr_t, indices, extents, access, on_fail=frame.fail)
+        elif self.memcheck:
             # the sanitizers' instrumented code keeps the stopping check (their launcher is not vectorised)
             thread_exit = (not (self.racecheck or self.initcheck) and memcheck_ir.ends_thread(lc)
                            and _has_loop(lc))
@@ -147,6 +162,20 @@ class CpuTarget(Target):
 
     def leave_while(self, lc, node, outer) -> None:
         progress_ir.leave_loop(lc, outer)
+
+    def lockstep_loop(self, lc, node, start, step, trips, iteration):
+        """A loop of a kernel with barriers or warp operations that lockstep_rules.py accepts: run by
+        the threads waiting at it together (lockstep.py)."""
+        if not self.lockstep or self.racecheck or self.initcheck or lc.debug or lc.thread_ctx is None:
+            return None
+        if lc.tf is not lc.function_tf or lc.tf.kind != "kernel" or "barrier" not in lc.tf.features:
+            return None
+        if lc.state.lockstep_frame is not None:
+            return None
+        if lockstep_rules.loop_reason(lc.tf, node, lc.state.lockstep_reasons) is not None:
+            return None
+        lc.state.lockstep.add(lc.fn.name)
+        return lockstep.lower_loop(lc, node, start, step, trips, iteration)
 
     def function_epilogue(self, lc) -> None:
         if lc.fn.name in lc.state.coroutines and lc.fn.name in lc.state.thread_exit:
@@ -254,7 +283,8 @@ class CpuTarget(Target):
         launcher = build_grid_launcher(job.entry, job.argtypes, self, coroutine=job.entry in state.coroutines,
                                        grid_sync=job.entry in state.grid_sync, shared_bytes=state.shared_bytes,
                                        racecheck=self.racecheck, initcheck=self.initcheck,
-                                       thread_exit=job.entry in state.thread_exit)
+                                       thread_exit=job.entry in state.thread_exit,
+                                       lockstep=job.entry in state.lockstep)
         mod.link_in(llvm.parse_assembly(str(launcher)))
         entry = mod.get_function(job.entry)
         entry.linkage = "internal"
