@@ -27,6 +27,7 @@ from kdebug.runtime.memcheck import env_memcheck_default
 from kdebug.runtime.sanitizers import Hazard
 from kdebug.session.ptx_compile import PtxPipeline, entry_ptx
 from kdebug.targets.cpu import CpuTarget, kernel_print
+from kdebug.targets.cpu.target import lockstep_default
 from kdebug.targets.ptx.target import PtxTarget
 
 BACKENDS = ("cpu", "gpu", "auto")
@@ -52,10 +53,12 @@ def gpu_available() -> tuple[bool, str]:
 class Session:
     def __init__(self, backend: str = "auto", strategy: str = "worklist", memcheck: bool | None = None,
                  bus: E.EventBus | None = None, emit_ptx: bool = False, ptx_arch: str | None = None,
-                 snapshots: bool = True, racecheck: bool = False, initcheck: bool = False) -> None:
+                 snapshots: bool = True, racecheck: bool = False, initcheck: bool = False,
+                 lockstep: bool | None = None) -> None:
         """``snapshots``: print every phase's IR and the host assembly for whoever looks (the TUI, dump,
         a trace); a session nobody watches turns it off and compiles faster. ``racecheck``, ``initcheck``:
-        the CPU backend's shadow-memory sanitizers."""
+        the CPU backend's shadow-memory sanitizers. ``lockstep``: the CPU backend's lockstep loops
+        (kdebug/targets/cpu/lockstep.py; None: ``KDEBUG_LOCKSTEP``, on unless 0)."""
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}")
         if strategy not in STRATEGIES:
@@ -68,6 +71,7 @@ class Session:
             memcheck = env_memcheck_default()
         self.memcheck = memcheck
         self.racecheck, self.initcheck = bool(racecheck), bool(initcheck)  # CPU backend only
+        self.lockstep = lockstep_default() if lockstep is None else bool(lockstep)  # CPU backend only
         self.shuffle_seed: int | None = None  # --shuffle-threads[=SEED] (CPU backend)
         if self.backend == "gpu":
             self.runtime = GpuRuntime()
@@ -76,7 +80,7 @@ class Session:
                                     bus=self.bus, ptx_per_job=emit_ptx)
         else:
             self.target = CpuTarget(memcheck=memcheck, record_host_asm=snapshots,  # the asm: a second codegen
-                                    racecheck=self.racecheck, initcheck=self.initcheck)
+                                    racecheck=self.racecheck, initcheck=self.initcheck, lockstep=self.lockstep)
             self.runtime = CpuRuntime()
         self.hazards: list = []  # what racecheck and initcheck found, launch after launch
         self.driver = Driver(self.bus, self.target, strategy, snapshots=snapshots)
@@ -262,18 +266,19 @@ class Session:
         return staged, copy_back
 
     def set_options(self, memcheck: bool | None = None, shuffle_threads=False, racecheck: bool | None = None,
-                    initcheck: bool | None = None) -> None:
+                    initcheck: bool | None = None, lockstep: bool | None = None) -> None:
         """Change the checks compiled into kernels (recompiles them on their next launch) or the shuffle
         seed (None: off)."""
         changed = False
-        for name, value in (("memcheck", memcheck), ("racecheck", racecheck), ("initcheck", initcheck)):
+        for name, value in (("memcheck", memcheck), ("racecheck", racecheck), ("initcheck", initcheck),
+                            ("lockstep", lockstep)):
             if value is not None and bool(value) != getattr(self, name):
                 setattr(self, name, bool(value))
                 changed = True
         if changed:
             if self.backend != "gpu":  # the CPU target compiles the checks in: one with the new options
                 self.target = CpuTarget(memcheck=self.memcheck, record_host_asm=self.target.record_host_asm,
-                                        racecheck=self.racecheck, initcheck=self.initcheck)
+                                        racecheck=self.racecheck, initcheck=self.initcheck, lockstep=self.lockstep)
             self.driver.retarget(self.target)  # compiled code has the checks in it (or not): compile again
         if shuffle_threads is not False:
             self.shuffle_seed = None if shuffle_threads is None else int(shuffle_threads)

@@ -31,6 +31,7 @@ import ast
 
 from llvmlite import ir
 
+from kdebug.lang import types as T
 from kdebug.runtime import memcheck as M
 from kdebug.targets.cpu import coroutines as CO
 from kdebug.targets.cpu.ir_helpers import Loop, const, declare, field
@@ -40,6 +41,7 @@ from kdebug.targets.cpu.memcheck_ir import oob_function
 LOCKSTEP_FLAG = 1 << 28  # a thread waiting at a lockstep loop: barrier = site | LOCKSTEP_FLAG (bits 28-31: 0001)
 LS_RUN = 7  # the wkind the lockstep pass gives the thread that runs the loop for the others
 CHUNK = 256  # threads per structure-of-arrays chunk
+PREFETCH_ROUNDS = 4  # how many rounds ahead the runner prefetches the arrays indexed by k
 # the record's own fields, named so that no variable can have their names
 _RANGE = ("range.trips", "range.start", "range.step")
 _DONE = "run.done"  # 1 once a run did the thread's iterations; 0: the thread runs its loop itself
@@ -178,9 +180,12 @@ class _Runner:
         self.slots, self.lane_vars, self.written = slots, lane_vars, written
         self.iteration = iteration
         self.ty = cols.types["range.trips"]
-        var = node.target.id  # k = base + l is known >= 0 unless the body assigns k
+        var = self.var = node.target.id  # k = base + l is known >= 0 unless the body assigns k
         self.nonneg = not any(isinstance(n, ast.Name) and n.id == var and isinstance(n.ctx, ast.Store)
                               for s in node.body for n in ast.walk(s))
+        # k in a register, its last value computed once at the end (no column store per iteration)
+        self.k_register = self.nonneg and var in cols.types and cols.types[var] == self.ty
+        self.streams = _streams(lc.tf, node, set(slots) - set(lane_vars))
 
     def emit(self) -> None:
         lc, b = self.lc, self.b
@@ -191,6 +196,7 @@ class _Runner:
         self.buf = None
         n = b.load(field(b, lc.thread_ctx, CTX_XOUT))  # the pass: how many contexts from this one to look at
         self.t = lc.alloca(i64, name="lockstep.t")
+        self.k_slot = lc.alloca(self.ty, name="lockstep.k")
         self.count = lc.alloca(i64, name="lockstep.m")
         self.maxtrips = lc.alloca(self.ty, name="lockstep.maxtrips")
         b.store(const(0, i64), self.t)
@@ -252,10 +258,29 @@ class _Runner:
         with Loop(b, const(0, i64), cnt, "lockstep.scatter") as lane:
             c = b.load(cols.at(b, self.buf, "ctx.lane", lane))
             rec = b.inttoptr(b.load(field(b, c, CTX_XIN)), self.rec_p)
+            if self.k_register:  # k's last value: start + (trips - 1) * step, if the lane iterated at all
+                trips = b.load(cols.at(b, self.buf, "range.trips", lane))
+                start = b.load(cols.at(b, self.buf, "range.start", lane))
+                step = b.load(cols.at(b, self.buf, "range.step", lane))
+                last = b.add(start, b.mul(b.sub(trips, ir.Constant(self.ty, 1)), step))
+                k_col = cols.at(b, self.buf, self.var, lane)
+                b.store(b.select(b.icmp_unsigned(">", trips, ir.Constant(self.ty, 0)), last, b.load(k_col)), k_col)
             fields = self.lane_vars + list(_RANGE) + list(_FAIL) + [_DONE]
             for name in back:
                 b.store(b.load(cols.at(b, self.buf, name, lane)), b.gep(rec, [const(0), const(fields.index(name))]))
             b.store(const(1), b.gep(rec, [const(0), const(fields.index(_DONE))]))
+
+    def _prefetch(self, cnt, k) -> None:
+        """Ask for the lines a later round reads of each array indexed by k: the rounds jump ``step``
+        elements, and the hardware prefetcher does not follow (a prefetch never faults)."""
+        b = self.b
+        prefetch = declare(self.lc.module, "llvm.prefetch.p0", VOID, [I8P, i32, i32, i32])
+        for name, esize in self.streams:
+            data = b.extract_value(b.load(self.slots[name]), 0)
+            first = b.bitcast(b.gep(data, [k if self.ty.width == 64 else b.sext(k, i64)]), I8P)
+            nbytes = b.mul(cnt, const(esize, i64))
+            with Loop(b, const(0, i64), b.udiv(b.add(nbytes, const(63, i64)), const(64, i64)), "lockstep.prefetch") as j:
+                b.call(prefetch, [b.gep(first, [b.mul(j, const(64, i64))]), const(0), const(3), const(1)])
 
     def _consecutive(self, cnt):
         """Whether the chunk's threads iterate k = base + l (one positive step, starts 0.., +1 apart)."""
@@ -285,6 +310,7 @@ class _Runner:
         b.cbranch(b.and_(b.load(live), b.icmp_unsigned("<", c, b.load(self.maxtrips))), body, done)
         b.position_at_end(body)
         b.store(const(0, i1), live)
+        self._prefetch(cnt, b.add(k0, b.mul(b.add(c, ir.Constant(self.ty, PREFETCH_ROUNDS)), s0)))
         self._lanes(cnt, c, live, base=b.add(k0, b.mul(c, s0)))
         b.store(b.add(c, ir.Constant(self.ty, 1)), c_slot)
         b.branch(head)
@@ -302,20 +328,36 @@ class _Runner:
             lane_slots = dict(self.slots)
             for n in self.lane_vars:
                 lane_slots[n] = cols.at(b, buf, n, lane)
+            if self.k_register:
+                lane_slots[self.var] = self.k_slot
             ctx = b.load(cols.at(b, buf, "ctx.lane", lane))
             lc.state.lockstep_frame = Frame(cols, buf, lane, stop)
             try:
                 self.iteration(lane_slots, ctx, k, latch, stop, self.nonneg)
             finally:
                 lc.state.lockstep_frame = None
-            b.position_at_end(stop)  # break or a failed check: no more iterations for this lane
-            b.store(c, trips_p)
+            b.position_at_end(stop)  # break or a failed check: iteration c is the lane's last
+            b.store(b.add(c, ir.Constant(self.ty, 1)), trips_p)
             b.branch(latch)
             b.position_at_end(latch)
             more = b.icmp_unsigned("<", b.add(c, ir.Constant(self.ty, 1)), b.load(trips_p))
             b.store(b.or_(b.load(live), more), live)
             b.branch(end)
             b.position_at_end(end)
+
+
+def _streams(tf, node, uniform) -> list[tuple[str, int]]:
+    """(array, element bytes) of the body's ``a[k]`` with ``a`` one array for all threads (a kernel
+    parameter never assigned), 1-D and contiguous, and ``k`` the loop variable."""
+    out = []
+    for n in (x for s in node.body for x in ast.walk(s)):
+        if not (isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and isinstance(n.slice, ast.Name)):
+            continue
+        t = tf.types.get(n.value)
+        if (n.slice.id == node.target.id and n.value.id in uniform and isinstance(t, T.Array) and t.ndim == 1
+                and not t.strided and n.value.id not in [s for s, _ in out]):
+            out.append((n.value.id, t.dtype.bits // 8 if hasattr(t.dtype, "bits") else 8))
+    return out
 
 
 def pass_function(module: ir.Module) -> ir.Function:
