@@ -12,7 +12,9 @@ Two kernels, both ending in the warp-shuffle tree (five ``cuda.shfl_down_sync`` 
   reorder the float additions and vectorise the loop (numpy's pairwise sum reorders them too).
 
 Times are the best of several launches after a warm-up launch (compilation excluded), with the input
-already a device array; memcheck on and off. Target (reported, never asserted): within 3x of numpy.
+already a device array; memcheck on and off; the strided kernel also with lockstep loops off
+(``kdebug.set_options(lockstep=False)``: each emulated thread runs its loop alone, as before lockstep
+loops, kdebug/targets/cpu/lockstep.py). Target (reported, never asserted): within 3x of numpy.
 """
 from __future__ import annotations
 
@@ -73,20 +75,23 @@ def main(argv=None):
     xd = cuda.to_device(x)
     ref = float(x.astype(np.float64).sum())
     t_np = best(lambda: x.sum(), repeat)
+    strided = ("strided", lambda: warp_reduce.reduce(xd, 64, 256))
+    chunked = ("chunked", lambda: _chunked(xd, 8, 128))
     rows = []
-    for memcheck in (True, False):
-        kdebug.set_options(memcheck=memcheck)
-        for name, launch in (("strided", lambda: warp_reduce.reduce(xd, 64, 256)),
-                             ("chunked", lambda: _chunked(xd, 8, 128))):
-            got = float(launch())
-            assert abs(got - ref) <= 1e-5 * abs(ref), (name, got, ref)
-            rows.append((name, memcheck, best(launch, repeat)))
-    kdebug.set_options(memcheck=True)
+    for lockstep, kernels in ((True, (strided, chunked)), (False, (strided,))):
+        for memcheck in (True, False):
+            kdebug.set_options(memcheck=memcheck, lockstep=lockstep)
+            for name, launch in kernels:
+                got = float(launch())
+                assert abs(got - ref) <= 1e-5 * abs(ref), (name, got, ref)
+                rows.append((name, memcheck, lockstep, best(launch, repeat)))
+    kdebug.set_options(memcheck=True, lockstep=True)
     print(f"warp-shuffle reduction of {n} float32 (2^{n.bit_length() - 1}), best of {repeat}")
-    print("| kernel | memcheck | kdebug | numpy sum | kdebug / numpy |")
-    print("|---|---|---|---|---|")
-    for name, memcheck, t in rows:
-        print(f"| {name} | {'on' if memcheck else 'off'} | {t * 1e3:.2f} ms | {t_np * 1e3:.2f} ms | {t / t_np:.1f}x |")
+    print("| kernel | memcheck | lockstep | kdebug | numpy sum | kdebug / numpy |")
+    print("|---|---|---|---|---|---|")
+    for name, memcheck, lockstep, t in rows:
+        print(f"| {name} | {'on' if memcheck else 'off'} | {'on' if lockstep else 'off'} | {t * 1e3:.2f} ms "
+              f"| {t_np * 1e3:.2f} ms | {t / t_np:.1f}x |")
 
 
 def _chunked(xd, blocks, threads):

@@ -285,3 +285,29 @@ def test_lockstep_can_be_turned_off(monkeypatch):
     assert s.target.lockstep is True
     s.set_options(lockstep=False)
     assert s.target.lockstep is False
+
+
+@cuda.jit
+def local_array_in_loop(x, out):
+    """A thread's local array, made before a barrier, updated in the loop: each thread's own memory."""
+    i = cuda.grid(1)
+    tmp = cuda.local.array(4, float32)
+    for j in range(4):
+        tmp[j] = float32(i)
+    cuda.syncthreads()
+    for k in range(i, x.size, cuda.gridsize(1)):
+        tmp[k % 4] += x[k]
+    cuda.syncthreads()
+    out[i] = tmp[0] + float32(2) * tmp[1] + float32(3) * tmp[2] + float32(4) * tmp[3]
+
+
+def test_a_local_array_in_a_lockstep_loop_stays_the_threads_own(sessions):
+    x = np.random.default_rng(3).random(5000).astype(np.float32)
+
+    def launch():
+        out = np.zeros(128, np.float32)
+        local_array_in_loop[2, 64](x, out)
+        return out
+    a, b = _both(sessions, launch)
+    assert _lockstep_in(sessions[True], local_array_in_loop, x, a)
+    np.testing.assert_array_equal(a, b)
