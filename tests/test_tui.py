@@ -611,3 +611,24 @@ def test_a_hazard_in_diagnostics_jumps_to_its_job_on_click_and_on_enter():
                     await pilot.press("enter")
                 await wait_for(pilot, lambda: app.detail.job_id == hazard.job, f"the hazard's job after {how}")
     run(go())
+
+
+def test_the_output_panel_opens_at_its_last_lines(tmp_path):
+    """The Output panel follows the script's output; written while another bottom tab showed, it opened at
+    the first lines of a long output instead of the last."""
+    script = tmp_path / "talk.py"
+    script.write_text("for i in range(400):\n    print('line', i)\nprint('the last line', flush=True)\n")
+
+    async def go():
+        app = live_app(str(script), cwd=str(tmp_path))
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.model.ended is not None
+                           and any("the last line" in s for s in view_lines(app, "output")), "the output")
+            await pilot.click("#bottom #--content-tab-tab-output")  # as a user opens it
+            await pilot.pause()
+            await pilot.pause()
+            panel = app.query_one("#output", TextView)
+            assert app.query_one("#bottom").active == "tab-output" and panel.size.height > 0
+            assert panel.scroll_y == panel.max_scroll_y > 0, (panel.scroll_y, panel.max_scroll_y)
+            assert "the last line" in panel.document.plain(int(panel.scroll_y) + panel.size.height - 1)
+    run(go())

@@ -56,6 +56,10 @@ class TextView(ScrollView, can_focus=True):
             self.scroll_to(0, 0, animate=False)
         self.refresh()
 
+    def on_show(self) -> None:
+        if self.follow:  # lines appended while it was hidden (another tab showing) had no height to scroll in
+            self.call_after_refresh(self.scroll_end, animate=False)
+
     def content_grew(self) -> None:
         """The document was appended to: only the new lines need rendering."""
         self._update_size()
