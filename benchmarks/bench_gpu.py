@@ -191,6 +191,16 @@ def numba_side(quick: bool) -> dict:
             "numba": numba.__version__}
 
 
+def pycuda_missing() -> str:
+    """Why pycuda cannot drive a GPU here, or '' when it can (its driver initialises)."""
+    try:
+        import pycuda.driver as drv
+        drv.init()
+    except Exception as e:  # ImportError without pycuda, a driver error without a GPU
+        return f"{type(e).__name__}: {e}"
+    return ""
+
+
 def run_numba(python: str, quick: bool) -> dict:
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)  # numba's own llvmlite, not the one carried for kdebug
@@ -235,6 +245,10 @@ def main(argv=None) -> int:
     if opts.numba_child:
         print(json.dumps(numba_side(opts.quick)))
         return 0
+    missing = pycuda_missing()
+    if missing:
+        print(f"bench_gpu.py needs a CUDA GPU and pycuda: {missing}", file=sys.stderr)
+        return 1
     k = kdebug_side(opts.quick)
     nb = run_numba(opts.numba_python, opts.quick)
     if opts.json:

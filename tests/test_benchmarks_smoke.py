@@ -85,3 +85,20 @@ def test_ptxas_timer_counts_calls_through_any_binding(monkeypatch):
     through_module = spent[0]
     ptxas.run_ptxas("ptx", "sm_90", False)
     assert len(calls) == 2 and spent[0] > through_module
+
+
+def test_bench_gpu_without_a_gpu_says_what_it_needs():
+    """Where pycuda cannot drive a GPU, bench_gpu.py says so in one line instead of a traceback."""
+    import pytest
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    try:
+        import bench_gpu
+    finally:
+        sys.path.pop(0)
+    if not bench_gpu.pycuda_missing():
+        pytest.skip("pycuda drives a GPU here: bench_gpu.py runs for real (scripts/gpu_check.sh)")
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_gpu.py"), "--quick"],
+                       capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert r.returncode == 1
+    assert r.stderr.startswith("bench_gpu.py needs a CUDA GPU and pycuda: ")
+    assert "Traceback" not in r.stdout + r.stderr
