@@ -46,6 +46,26 @@ def test_out_of_bounds_global_write():
     still_alive()
 
 
+def test_out_of_bounds_update_is_reported_as_its_read():
+    """``a[i] += x`` loads before it stores, so its first bad access is the read (compute-sanitizer:
+    "Invalid __global__ read"), in a straight-line kernel and in one with a loop."""
+    @cuda.jit
+    def bump(a):
+        a[cuda.grid(1)] += 1.0
+
+    @cuda.jit
+    def bump_loop(a, n):
+        for k in range(n):
+            a[cuda.grid(1) + k] += 1.0
+
+    a = np.zeros(100, np.float32)
+    for err in (launch_error(bump, (1, 128), a), launch_error(bump_loop, (1, 128), a, 2)):
+        text = str(err)
+        assert "out-of-bounds read of global array 'a'" in text, text
+        assert "index 100 is outside shape (100,)" in text, text
+    still_alive()
+
+
 def test_out_of_bounds_shared_write_2d():
     @cuda.jit
     def kern(out):

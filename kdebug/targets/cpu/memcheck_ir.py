@@ -96,7 +96,9 @@ def emit_bounds_check(lc, node, arr_t, indices, extents, access: str, thread_exi
         ok = c if ok is None else b.and_(ok, c)
     base = node.value
     array = base.id if isinstance(base, ast.Name) else ast.unparse(base)
-    access = "write" if access == "update" else access  # an out-of-bounds update is reported as the write
+    # an update (a[i] += x) loads before it stores: its first bad access is the read, which is what
+    # compute-sanitizer reports on a GPU ("Invalid __global__ read")
+    access = "read" if access == "update" else access
     site = M.register_site(M.Site("access", lc.tf.name, lc.src.loc(node), array, lc.memory_space(node),
                                   access, arr_t.ndim, function_kind=lc.tf.kind, debug=lc.debug))
     fail = lc.new_block("oob")
