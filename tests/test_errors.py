@@ -30,6 +30,14 @@ C, L, A = CompileError, LaunchError, ArrayError
 # (id, module body, expected error class, message fragment)
 CASES = [
     # ---- constructs outside the subset ------------------------------------------------
+    ("matmul_operator", """
+@cuda.jit
+def k(a, b):
+    a[0] = a[0] @ b[0]  # ERR
+
+def run():
+    k[1, 1](np.zeros(1), np.zeros(1))
+""", C, "the @ operator (matrix multiplication) is not supported in kernels"),
     ("list_literal", """
 @cuda.jit
 def k(a):

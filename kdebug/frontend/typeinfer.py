@@ -668,7 +668,9 @@ class TypeInferer:
     def binop_type(self, node, op, a, b) -> T.Type:
         opname = _OP_SYMBOL.get(type(op))
         if opname is None:
-            raise self.error(node, f"operator {type(op).__name__} is not supported in kernels", "use + - * / // % ** & | ^ << >>")
+            what = "the @ operator (matrix multiplication)" if isinstance(op, ast.MatMult) else f"operator {type(op).__name__}"
+            raise self.error(node, f"{what} is not supported in kernels",
+                             "use + - * / // % ** & | ^ << >>; multiply matrices with loops over their elements")
         for t in (a, b):
             if not isinstance(t, T.Scalar):
                 hint = ("array expressions are not supported: index the elements, e.g. a[i] + b[i]"
