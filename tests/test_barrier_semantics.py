@@ -174,6 +174,158 @@ def test_syncthreads_votes_count_only_threads_that_arrive(values, count, all_, a
     assert (out[:20] == [count, all_, any_]).all()
 
 
+
+# ---- a return below a barrier in a loop: the thread passed the barrier in that trip ---------------------------
+@cuda.jit
+def return_after_the_barrier_in_a_loop(x, out, steps):
+    t = cuda.threadIdx.x
+    for k in range(steps):
+        cuda.syncthreads()
+        out[t] += 1
+        if k >= x[t]:
+            return             # after the barrier of this trip: an early exit of the next trip
+
+
+def test_a_return_below_a_barrier_in_a_loop_is_silent(capture_diagnostics):
+    x = np.arange(8, dtype=np.int64) % 4
+    out = np.zeros(8, np.int64)
+    return_after_the_barrier_in_a_loop[1, 8](x, out, 6)
+    assert list(out) == list(x + 1)  # thread t runs x[t] + 1 trips, passing the barrier in each
+    assert capture_diagnostics() == []
+
+
+@cuda.jit
+def return_beside_the_barrier_in_a_loop(x, out, steps):
+    t = cuda.threadIdx.x
+    for k in range(steps):
+        if k < x[t]:
+            cuda.syncthreads()
+            out[t] += 1
+        else:
+            return             # in a trip where the thread did not reach the barrier
+
+
+def test_a_return_beside_a_barrier_in_a_loop_is_a_warning(capture_diagnostics):
+    x = np.r_[np.full(5, 3), np.full(3, 1)].astype(np.int64)
+    out = np.zeros(8, np.int64)
+    return_beside_the_barrier_in_a_loop[1, 8](x, out, 3)
+    assert list(out) == list(x)
+    (warning,) = capture_diagnostics()
+    ret = return_beside_the_barrier_in_a_loop.py_func.__code__.co_firstlineno + 8
+    assert f"3 threads of block (0, 0, 0) skipped it and exited (the first, thread (5, 0, 0), by the return at line " \
+           f"{ret}) while 5 waited" in warning.message
+
+
+# ---- barriers in device functions: the same execution rule, at the kernel's call ------------------------------
+@cuda.jit(device=True)
+def sync_if(flag):
+    if flag:
+        cuda.syncthreads()
+
+
+@cuda.jit(device=True)
+def sync_times(n):
+    for _ in range(n):
+        cuda.syncthreads()
+
+
+@cuda.jit(device=True)
+def sync_always():
+    cuda.syncthreads()
+
+
+@cuda.jit(device=True)
+def sync_through(flag):
+    sync_if(flag)
+
+
+@cuda.jit
+def guard_then_device_barrier_in_a_uniform_branch(x, out, flag):
+    t = cuda.threadIdx.x
+    if t >= x.size:
+        return                 # an early-exit guard above the call
+    sync_through(flag)         # the same flag for every thread
+    out[t] = x[t]
+
+
+def test_a_device_barrier_in_a_uniform_branch_after_a_guard_is_silent(capture_diagnostics):
+    out = np.zeros(20)
+    guard_then_device_barrier_in_a_uniform_branch[1, 32](np.arange(20.0), out, 1)
+    assert list(out) == list(range(20)) and capture_diagnostics() == []
+
+
+@cuda.jit
+def device_barrier_in_a_divergent_branch(x, out):
+    t = cuda.threadIdx.x
+    out[t] = 1
+    sync_if(x[t] > 0)
+
+
+def test_a_device_barrier_skipped_in_a_branch_is_a_warning_at_its_line(capture_diagnostics):
+    x = np.r_[np.ones(20), np.zeros(12)].astype(np.int32)
+    out = np.zeros(32, np.int32)
+    device_barrier_in_a_divergent_branch[1, 32](x, out)
+    assert list(out) == [1] * 32
+    (warning,) = capture_diagnostics()
+    line = sync_if.py_func.__code__.co_firstlineno + 3
+    assert warning.location["line"] == line
+    assert ("completed only because 12 threads of block (0, 0, 0) skipped it and exited (the first, thread "
+            f"(20, 0, 0), at the end of the kernel) while 20 waited at line {line}") in warning.message
+
+
+@cuda.jit
+def device_barrier_in_a_divergent_loop(out):
+    t = cuda.threadIdx.x
+    sync_times(1 + t % 2)      # odd threads reach the barrier a second time: even ones are gone by then
+    out[t] = 1
+
+
+def test_a_device_barrier_skipped_by_a_shorter_loop_is_a_warning(capture_diagnostics):
+    out = np.zeros(8, np.int64)
+    device_barrier_in_a_divergent_loop[1, 8](out)
+    assert list(out) == [1] * 8
+    (warning,) = capture_diagnostics()
+    assert ("completed only because 4 threads of block (0, 0, 0) skipped it and exited (the first, thread "
+            "(0, 0, 0), at the end of the kernel) while 4 waited") in warning.message
+
+
+@cuda.jit
+def return_after_a_device_barrier_in_a_loop(x, out, steps):
+    t = cuda.threadIdx.x
+    for k in range(steps):
+        sync_always()
+        out[t] += 1
+        if k >= x[t]:
+            return
+
+
+def test_a_return_below_a_device_barrier_in_a_loop_is_silent(capture_diagnostics):
+    x = np.arange(8, dtype=np.int64) % 4
+    out = np.zeros(8, np.int64)
+    return_after_a_device_barrier_in_a_loop[1, 8](x, out, 6)
+    assert list(out) == list(x + 1) and capture_diagnostics() == []
+
+
+@cuda.jit
+def return_after_a_conditional_device_barrier(x, out):
+    t = cuda.threadIdx.x
+    sync_if(x[t] > 0)
+    out[t] = 1
+    if x[t] == 0:
+        return                 # below the call: these threads skipped the barrier inside it
+
+
+def test_a_return_below_a_device_barrier_its_threads_skipped_is_a_warning(capture_diagnostics):
+    x = np.r_[np.ones(6), np.zeros(2)].astype(np.int32)
+    out = np.zeros(8, np.int32)
+    return_after_a_conditional_device_barrier[1, 8](x, out)
+    assert list(out) == [1] * 8
+    (warning,) = capture_diagnostics()
+    ret = return_after_a_conditional_device_barrier.py_func.__code__.co_firstlineno + 6
+    assert f"2 threads of block (0, 0, 0) skipped it and exited (the first, thread (6, 0, 0), by the return at line " \
+           f"{ret}) while 6 waited" in warning.message
+
+
 # ---- grid barriers -----------------------------------------------------------------------------------------
 @cuda.jit
 def grid_steps(a, steps, n):

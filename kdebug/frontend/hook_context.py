@@ -32,6 +32,7 @@ class LoweringContext:
     exit: ir.Block | None  # where tf's code returns (an inlined device function's own exit block)
     function_exit: ir.Block | None  # fn's exit block: where the thread's run of the kernel ends
     exit_lines: dict  # block ending in a return -> the return's source line
+    call_path: tuple  # tf inlined into fn: each call from fn's code down, (call node, the caller's TypedFunction)
     debug: bool  # @cuda.jit(debug=True): numba's python error model (kdebug/frontend/exceptions.py)
     new_block: Callable[[str], ir.Block]  # a new, uniquely named basic block of fn
     alloca: Callable[..., ir.Value]  # a stack slot in fn's entry block: alloca(type, name="")

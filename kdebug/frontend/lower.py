@@ -122,6 +122,7 @@ class FunctionLowerer:
         self.fastmath = False  # @cuda.jit(fastmath=True): set by whoever lowers the function
         self.debug = False  # @cuda.jit(debug=True): numba's python error model (kdebug/frontend/exceptions.py)
         self.root = self  # the lowerer of ``fn`` itself (an inlined device function's is its kernel's)
+        self.call_path: tuple = ()  # an inlined device function's calls from the kernel down: (call node, caller tf)
         self._hook_context: LoweringContext | None = None
 
     @property
@@ -138,21 +139,22 @@ class FunctionLowerer:
                                thread_ctx=self.ctx, tf=self.tf, function_tf=self.root.tf,
                                slots=(self.slots, self.root.slots), state=self.target_state,
                                exit=getattr(self, "exit", None), function_exit=getattr(self.root, "exit", None),
-                               exit_lines=self.exit_lines,
+                               exit_lines=self.exit_lines, call_path=self.call_path,
                                debug=self.debug, new_block=self.new_block, alloca=self.alloca)
 
-    def inlined(self, callee_tf: TypedFunction) -> "FunctionLowerer":
-        """A lowerer that emits ``callee_tf``'s body into this function (an inlined call): the same
-        module, function, builder and target state, its own variables and loops."""
+    def inlined(self, callee_tf: TypedFunction, node=None) -> "FunctionLowerer":
+        """A lowerer that emits ``callee_tf``'s body into this function (an inlined call at ``node``): the
+        same module, function, builder and target state, its own variables and loops."""
         il = copy.copy(self)
         il.tf, il.src = callee_tf, callee_tf.source
+        il.call_path = self.call_path + ((node, self.tf),)
         il.slots, il.loops = {}, []
         il._hook_context = None  # its own: made at its first hook
         return il
 
     def inline_call(self, node, callee_tf: TypedFunction, vals):
         """Lower a device function's body into this function; returns its result (None for void)."""
-        il = self.inlined(callee_tf)
+        il = self.inlined(callee_tf, node)
         for name, t in callee_tf.locals.items():
             il.slots[name] = il.alloca(llvm_type(t), name=name)
         for name, t, v in zip(callee_tf.argnames, callee_tf.argtypes, vals):

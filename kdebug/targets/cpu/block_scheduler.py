@@ -311,9 +311,8 @@ class BlockScheduler:
 
     def _skipped_barrier(self, bi, site):
         """Of the exited threads, those that ran past the barrier without reaching it: they left by a return
-        below it in the kernel (or its end), where an early-exit guard's threads leave above it. Returns
-        (their number, the first one). For a barrier in a device function the lines are not comparable:
-        then every exited thread counts when the barrier lies inside a branch there."""
+        below its reach line in the kernel (or its end; barrier_lines.py, also for a barrier in a device
+        function), where an early-exit guard's threads leave above it. Returns (their number, the first one)."""
         b, lb = self.b, self.lb
         count, first, bar_line = entry_alloca(b, i32), entry_alloca(b, i64), entry_alloca(b, i32)
         b.store(const(0), count)

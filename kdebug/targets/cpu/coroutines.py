@@ -14,6 +14,7 @@ import platform
 from llvmlite import ir
 
 from kdebug.runtime import memcheck as M
+from kdebug.targets.cpu.barrier_lines import reach_line
 from kdebug.targets.cpu.ir_helpers import TOKEN, TOKEN_NONE, const, declare, field
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_BAR_LINE, CTX_BARRIER, CTX_CORO, CTX_EXIT_LINE, CTX_FRAME,
                                        CTX_FRAME_CAP, CTX_VOTE, END_OF_KERNEL, I8P, IN_BRANCH, VOID, i1, i8, i32,
@@ -133,8 +134,8 @@ def emit_barrier(lc, node, what: str, vote=None, grid: bool = False):
     pin_locals(lc)
     value = site | IN_BRANCH if in_branch(lc.tf.source.tree, node) else site
     b.store(const(-value if grid else value), field(b, lc.thread_ctx, CTX_BARRIER))
-    # the scheduler compares it with exited threads' exit lines (-1: a device function's, lines not comparable)
-    b.store(const(lc.src.loc(node).line if lc.tf is lc.function_tf else -1), field(b, lc.thread_ctx, CTX_BAR_LINE))
+    # the scheduler compares it with exited threads' exit lines: those below it skipped the barrier
+    b.store(const(reach_line(lc, node)), field(b, lc.thread_ctx, CTX_BAR_LINE))
     b.store(vote if vote is not None else const(0), field(b, lc.thread_ctx, CTX_VOTE))
     suspend(lc, st, final=False)
     return b.load(field(b, lc.thread_ctx, CTX_VOTE))
