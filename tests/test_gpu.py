@@ -106,11 +106,13 @@ class FakeCuda:
 
         def memcpy_htod(ptr, arr):
             data = np.ascontiguousarray(arr).tobytes()
-            fake.memory[int(ptr)][:len(data)] = data
+            mem, at = fake.locate(ptr)
+            mem[at:at + len(data)] = data
 
         def memcpy_dtoh(arr, ptr):
             view = arr.reshape(-1).view(np.uint8)
-            view[:] = np.frombuffer(bytes(fake.memory[int(ptr)][:arr.nbytes]), dtype=np.uint8)
+            mem, at = fake.locate(ptr)
+            view[:] = np.frombuffer(bytes(mem[at:at + arr.nbytes]), dtype=np.uint8)
 
         def memcpy_dtod(dst, src, n):
             fake.memory[int(dst)][:n] = fake.memory[int(src)][:n]
@@ -168,7 +170,16 @@ class FakeCuda:
 
     def array(self, ptr, dtype, n) -> np.ndarray:
         """A live view of fake device memory."""
-        return np.frombuffer(self.memory[ptr], dtype=dtype, count=n)
+        mem, at = self.locate(ptr)
+        return np.frombuffer(mem, dtype=dtype, count=n, offset=at)
+
+    def locate(self, ptr) -> tuple[bytearray, int]:
+        """The allocation holding device address ``ptr`` and the offset in it (a view's address)."""
+        ptr = int(ptr)
+        for base, mem in self.memory.items():
+            if base <= ptr < base + max(len(mem), 1):
+                return mem, ptr - base
+        raise AssertionError(f"no allocation holds {ptr:#x}")
 
 
 @pytest.fixture
@@ -348,6 +359,118 @@ def test_pack_params_layout():
     assert np.frombuffer(buf[0:4], np.float32)[0] == 1.5
     assert np.frombuffer(buf[8:32], np.int64).tolist() == [0x1000, 3, 4]
     assert buf[32] == 1 and np.frombuffer(buf[34:36], np.int16)[0] == 7
+
+
+# ---- device-array slices are views (numba's DeviceNDArray: base address + offset, strides, shape) ----------
+def _views_of(d):
+    """Slices of a 3x4 float64 device array: (the slice, numba's offset in bytes, strides, shape)."""
+    return [(d[:, 1], 8, (32,), (3,)), (d[1:, 2:], 48, (32, 8), (2, 2)), (d[::-1], 64, (-32, 8), (3, 4)),
+            (d[2], 64, (8,), (4,)), (d[::2, ::3], 0, (64, 24), (2, 2)), (d[1:, 2:][1:, ::-1], 88, (32, -8), (1, 2))]
+
+
+def _check_views(d, base_address, device_bytes):
+    """The view arithmetic, and writes through views landing in the allocation (``device_bytes()``)."""
+    for view, offset, strides, shape in _views_of(d):
+        assert (view.device_address() - base_address, view.strides, view.shape) == (offset, strides, shape)
+    col = d[:, 1]
+    col[1] = 50.0  # an element write through the view
+    col2 = d[1:, 2:]
+    col2.copy_to_device(np.array([[-1.0, -2.0], [-3.0, -4.0]]))
+    expected = np.arange(12.0).reshape(3, 4)
+    expected[1, 1] = 50
+    expected[1:, 2:] = [[-1, -2], [-3, -4]]
+    np.testing.assert_array_equal(device_bytes(), expected)
+    np.testing.assert_array_equal(d.copy_to_host(), expected)
+    np.testing.assert_array_equal(d[::-1][:, 1].copy_to_host(), expected[::-1, 1])
+    assert d[:, 1][2] == expected[2, 1]
+    with pytest.raises(NotImplementedError, match="ravel on non-contiguous array"):
+        col.ravel()
+
+
+def test_gpu_device_array_slices_are_views_of_the_allocation(fake_gpu):
+    fake, session = fake_gpu
+    from kdebug import cuda
+    d = cuda.to_device(np.arange(12.0).reshape(3, 4))
+    base = d.device_address()
+    assert base in fake.memory and len(fake.memory) == 1
+    _check_views(d, base, lambda: fake.array(base, np.float64, 12).reshape(3, 4))
+    assert len(fake.memory) == 1  # no allocation for any view
+
+
+def test_cpu_device_array_slices_are_the_same_views():
+    from kdebug import cuda
+    set_session(Session(backend="cpu"))
+    try:
+        d = cuda.to_device(np.arange(12.0).reshape(3, 4))
+        _check_views(d, d.device_address(), lambda: d._host)
+    finally:
+        set_session(None)
+
+
+def test_gpu_launch_passes_a_view_with_its_strides(fake_gpu):
+    fake, session = fake_gpu
+    from kdebug import cuda
+
+    @cuda.jit
+    def add_index(v):
+        for i in range(v.shape[0]):
+            v[i] += i
+
+    seen = {}
+
+    def emulate(fake, params):
+        ptx = fake.modules[-1]["ptx"]
+        ptr, n, stride = seen["v"] = unpack(params, ptx, fake.launches[-1]["name"], "Qqq")
+        mem, at = fake.locate(ptr)
+        elems = np.frombuffer(mem, np.float64)
+        for i in range(int(n)):
+            elems[at // 8 + i * int(stride)] += i
+
+    fake.emulators["add_index"] = emulate
+    d = cuda.to_device(np.zeros((3, 4)))
+    add_index[1, 1](d[:, 2])
+    assert seen["v"] == (d.device_address() + 16, 3, 4)  # the view's address, shape and stride in elements
+    assert [repr(s[0]) for s in add_index.signatures] == ["Array(float64, 1, 'A', False, aligned=True)"]
+    host = np.zeros((3, 4))
+    host[:, 2] = [0, 1, 2]
+    np.testing.assert_array_equal(d.copy_to_host(), host)
+    m = np.zeros((4, 3))
+    add_index[1, 1](m[::2, 1])  # a strided host array: staged contiguous (stride 1), written into the view
+    assert seen["v"][1:] == (2, 1)
+    expected = np.zeros((4, 3))
+    expected[::2, 1] = [0, 1]
+    np.testing.assert_array_equal(m, expected)
+
+
+def test_pack_params_of_a_strided_view():
+    from kdebug.runtime.gpu import array_value, pack_params
+    t = T.Array(T.float32, 2, "A", strided=True)
+    view = np.zeros((4, 6), np.float32)[::2, 1::2]
+    buf = pack_params((T.int8, t), [3, array_value(t, 0x2000, view)])
+    assert len(buf) == 8 + 8 * 5
+    assert np.frombuffer(buf[8:], np.int64).tolist() == [0x2000, 2, 3, 12, 2]  # data, shape, strides in elements
+
+
+@needs_gpu
+def test_gpu_device_array_views_in_kernels_match_the_cpu_backend():
+    """The pycuda half of the view tests above: a kernel writing through device-array views on a GPU."""
+    from kdebug import cuda
+    results = []
+    for backend in ("cpu", "gpu"):
+        set_session(Session(backend=backend))
+
+        @cuda.jit
+        def add_index(v):
+            for i in range(v.shape[0]):
+                v[i] += i
+
+        d = cuda.to_device(np.arange(12.0).reshape(3, 4))
+        add_index[1, 1](d[:, 2])
+        add_index[1, 1](d[::-1, 0])
+        add_index[1, 1](d[1])
+        results.append(d.copy_to_host())
+    set_session(None)
+    np.testing.assert_array_equal(results[0], results[1])
 
 
 # ---- on a real GPU ---------------------------------------------------------------------------------

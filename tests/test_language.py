@@ -695,7 +695,7 @@ def test_numpy_arrays_are_copied_in_and_back():
     np.testing.assert_array_equal(a, np.ones(5))
 
 
-def test_non_contiguous_numpy_arrays_are_copied_in_and_back():
+def test_non_contiguous_numpy_arrays_are_written_through_their_strides():
     base = np.zeros(10)
     view = base[::2]
     assert not view.flags.c_contiguous

@@ -233,7 +233,7 @@ def add_hundred(v):
 
 def test_strided_numpy_arrays_and_device_views_passed_to_kernels_write_through():
     m = np.arange(12.0).reshape(3, 4)
-    add_hundred[1, 1](m[:, 1])  # a numpy view: staged contiguous, written back
+    add_hundred[1, 1](m[:, 1])  # a numpy view: passed with its strides
     assert list(m[:, 1]) == [101, 105, 109] and m[0, 0] == 0
     d = cuda.to_device(np.arange(12.0).reshape(3, 4))
     col = d[:, 1]
@@ -244,3 +244,138 @@ def test_strided_numpy_arrays_and_device_views_passed_to_kernels_write_through()
     assert list(host[:, 1]) == [101, 105, 109] and list(host[:, 3]) == [103, 7, 111]
     assert list(col.copy_to_host()) == [101, 105, 109]
     assert d.is_c_contiguous() and d.__cuda_array_interface__["strides"] is None
+
+
+# numba-cuda 0.30.4's typeof of host arrays (typing/typeof.py _typeof_ndarray: np/numpy_support.py map_layout,
+# 'C' if C-contiguous, else 'F' if F-contiguous, else 'A'; read-only when not writeable), as its typeof prints them
+@pytest.mark.parametrize("make,expected", [
+    ("np.zeros(10)", "Array(float64, 1, 'C', False, aligned=True)"),
+    ("np.zeros(10)[::2]", "Array(float64, 1, 'A', False, aligned=True)"),
+    ("np.zeros((3, 4))[:, 1]", "Array(float64, 1, 'A', False, aligned=True)"),
+    ("np.zeros((3, 4)).T", "Array(float64, 2, 'F', False, aligned=True)"),
+    ("np.zeros((2, 10), order='F')", "Array(float64, 2, 'F', False, aligned=True)"),
+    ("np.zeros(10, order='F')", "Array(float64, 1, 'C', False, aligned=True)"),
+    ("np.zeros((5, 5), order='F')[:, 2]", "Array(float64, 1, 'C', False, aligned=True)"),
+    ("np.zeros((5, 5))[2, :]", "Array(float64, 1, 'C', False, aligned=True)"),
+    ("np.zeros(10)[::-1]", "Array(float64, 1, 'A', False, aligned=True)"),
+    ("np.broadcast_to(np.zeros(3), (4, 3))", "Array(float64, 2, 'A', True, aligned=True)"),
+    ("np.zeros((4, 6), np.int32)[::2, 1:]", "Array(int32, 2, 'A', False, aligned=True)"),
+    ("np.zeros((2, 3, 4), np.float32)[:, :, 0]", "Array(float32, 2, 'A', False, aligned=True)"),
+    ("cuda.to_device(np.zeros((5, 5)))[:, 2]", "Array(float64, 1, 'A', False, aligned=True)"),
+    ("cuda.to_device(np.zeros((5, 5)))[2, :]", "Array(float64, 1, 'C', False, aligned=True)"),
+])
+def test_host_arrays_are_typed_with_numbas_layout(make, expected):
+    @cuda.jit
+    def first(a, out):
+        out[0] = a.ndim
+
+    arr = eval(make, {"np": np, "cuda": cuda})
+    out = np.zeros(1, np.int64)
+    first[1, 1](arr, out)
+    assert [repr(s[0]) for s in first.signatures] == [expected] and out[0] == arr.ndim
+
+
+@cuda.jit
+def strides_and_writes(a, out):
+    out[0] = a.strides[0]
+    for i in range(a.shape[0]):
+        a[i] = a[i] * 10 + i
+
+
+@cuda.jit
+def strides_and_writes_2d(a, out):
+    out[0], out[1] = a.strides
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            a[i, j] = a[i, j] * 10 + i * a.shape[1] + j
+
+
+@pytest.mark.parametrize("base,view", [
+    ("np.arange(10.0)", lambda b: b[::2]),
+    ("np.arange(10.0)", lambda b: b[::-3]),
+    ("np.arange(12.0).reshape(3, 4)", lambda b: b[:, 1]),
+    ("np.arange(12.0).reshape(3, 4)", lambda b: b.T),
+    ("np.arange(24.0).reshape(4, 6)", lambda b: b[::2, 1::2]),
+    ("np.arange(24.0).reshape(2, 3, 4)", lambda b: b[:, :, 3]),
+    ("np.arange(24.0).reshape(4, 6)", lambda b: b[::-1, 2:]),
+])
+def test_a_strided_host_array_is_passed_with_its_strides_and_written_in_place(base, view):
+    """The kernel indexes the caller's view through its strides (its .strides are numpy's, in bytes, as
+    numba's), writes land on the view's elements, and the rest of the base array is untouched."""
+    b = eval(base, {"np": np})
+    v = view(b)
+    expected_base = b.copy()
+    ev = view(expected_base)
+    flat = np.arange(ev.size).reshape(ev.shape)
+    ev[...] = ev * 10 + flat
+    out = np.zeros(3, np.int64)
+    (strides_and_writes if v.ndim == 1 else strides_and_writes_2d)[1, 1](v, out)
+    assert tuple(out[:v.ndim]) == v.strides
+    np.testing.assert_array_equal(b, expected_base)
+
+
+@cuda.jit
+def read_past_the_view(a, i):
+    a[i] = 1.0
+
+
+def test_memcheck_checks_a_strided_argument_against_the_views_shape():
+    base = np.zeros(20)
+    with pytest.raises(KernelRuntimeError, match=r"out-of-bounds write of global array 'a' .* index 5 is outside "
+                                                 r"shape \(5,\)") as err:
+        read_past_the_view[1, 1](base[::4], 5)  # base[20] would be past the base, base[::4][5] past the view
+    assert err.value.loc.line == read_past_the_view.py_func.__code__.co_firstlineno + 2
+    assert not base.any()
+
+
+def test_strides_that_split_elements_are_a_located_launch_error():
+    from kdebug.errors import LaunchError
+    packed = np.zeros(4, dtype=np.dtype([("x", np.float64), ("n", np.int32)]))  # 12-byte records
+    with pytest.raises(LaunchError, match=r"strides \(12,\), not multiples of its 8-byte elements") as err:
+        strides_and_writes[1, 1](packed["x"], np.zeros(3, np.int64))
+    assert err.value.loc is not None and err.value.loc.line > 0 and "ascontiguousarray" in err.value.hint
+
+
+def test_a_declared_any_layout_signature_takes_strided_arrays_and_a_c_one_does_not():
+    from kdebug.errors import LaunchError
+    any_layout = cuda.jit("void(float64[:])")(add_hundred.py_func)
+    m = np.zeros((3, 4))
+    any_layout[1, 1](m[:, 2])  # numba: 'A' takes any strides
+    assert list(m[:, 2]) == [100] * 3 and m.sum() == 300
+    c_layout = cuda.jit("void(float64[::1])")(add_hundred.py_func)
+    with pytest.raises(LaunchError, match=r"compiled for \(none\(float64\[::1\]\)\) and cannot take \(float64\[:\]\)"):
+        c_layout[1, 1](m[:, 2])
+
+
+def test_inspect_types_shows_the_strided_and_fortran_layouts(capsys):
+    @cuda.jit
+    def touch(a):
+        a[0, 0] = 1.0
+
+    touch[1, 1](np.zeros((3, 4))[::2])
+    touch[1, 1](np.zeros((3, 4)).T)
+    touch.inspect_types()
+    text = capsys.readouterr().out
+    assert "touch (float64[:, :])" in text and "touch (float64[::1, :])" in text
+    assert len(touch.signatures) == 2
+
+
+def test_racecheck_watches_a_strided_argument():
+    kdebug.set_options(racecheck=True)
+    try:
+        session = get_session()
+        before = len(session.hazards)
+        m = np.zeros((6, 8))
+        column_per_thread[1, 6](m.T)  # thread t writes column t of m.T (row t of m): no race
+        assert session.hazards[before:] == []
+        assert (m.T == np.arange(8)[:, None] * 10 + np.arange(6)[None, :]).all()
+        racy[1, 4](m[::2, 1])
+        found = session.hazards[before:]
+        assert [(h.kind, h.array, h.index) for h in found] == [("write-after-write", "v", (1,))]
+    finally:
+        kdebug.set_options(racecheck=False)
+
+
+@cuda.jit
+def racy(v):
+    v[1] = cuda.threadIdx.x

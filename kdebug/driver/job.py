@@ -7,6 +7,7 @@ import inspect
 from dataclasses import dataclass, field
 
 from kdebug.lang.derivative import Derivative
+from kdebug.lang.types import Array
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,8 @@ def job_key(function, argtypes, target: str, kind: str) -> str:
         if len(seen) > 1:
             h += f".{len(seen) - 1}"
         _source_hash[py] = h
-    types = ", ".join(map(str, argtypes))
+    # a strided array (numba's 'A' or 'F' argument) prints as a declared float64[:], compiled contiguous
+    types = ", ".join(f"{t} strided" if isinstance(t, Array) and t.strided else str(t) for t in argtypes)
     # options that change the code: cuda.jit(f) and cuda.jit(debug=True)(f) are two kernels
     options = getattr(function, "options", None) or {}
     flags = "".join(f"/{name}" for name in ("fastmath", "debug") if options.get(name))

@@ -70,6 +70,10 @@ def argument_type(value, index: int, name: str, loc) -> T.Type:
                           "pass numpy arrays, device arrays (cuda.to_device), numbers, booleans or tuples of numbers")
     if isinstance(t, T.Array) and t.ndim > 3:
         raise LaunchError(f"argument {index} ({name!r}) has {t.ndim} dimensions", loc, "kernels take arrays of 1 to 3 dimensions")
+    if isinstance(t, T.Array) and t.strided and any(s % value.dtype.itemsize for s in value.strides):
+        raise LaunchError(f"argument {index} ({name!r}) has strides {value.strides}, not multiples of its "
+                          f"{value.dtype.itemsize}-byte elements: kdebug's strided arrays step whole elements", loc,
+                          "pass np.ascontiguousarray(...) of it (and copy the result back)")
     return t
 
 
@@ -269,13 +273,24 @@ def _match_signature(d: Dispatcher, types: tuple, loc) -> tuple:
             if isinstance(want, T.CPointer):  # an address: an int, or an array whose data it points to
                 ok = ok and (isinstance(got, T.Array) or (isinstance(got, T.Scalar) and got.is_int))
                 continue
-            if isinstance(want, T.Array) != isinstance(got, T.Array) or (isinstance(want, T.Array) and want != got):
+            if isinstance(want, T.Array) != isinstance(got, T.Array) or (isinstance(want, T.Array) and want != got
+                                                                         and not _takes_strided(want, got)):
                 ok = False
         if ok and len(types) == len(sig.argtypes):
-            return sig.argtypes
+            # numba's layout 'A' takes any strides: the declared signature with a strided argument's type
+            return tuple(g if isinstance(w, T.Array) and _takes_strided(w, g) else w
+                         for w, g in zip(sig.argtypes, types))
     sigs = "; ".join(str(s) for s in d.declared)
     raise LaunchError(f"{d.__name__} was compiled for ({sigs}) and cannot take ({', '.join(map(str, types))})", loc,
                       "pass arrays of the declared dtype and dimensions, or drop the signature to compile lazily")
+
+
+def _takes_strided(want: T.Type, got: T.Type) -> bool:
+    """A declared array of layout 'A' (``float32[:]``) and a strided argument of its dtype and dimensions:
+    numba passes it with its strides (kdebug compiles the declared signature for contiguous arrays, and
+    this one for strided arrays)."""
+    return (isinstance(got, T.Array) and got.strided and not want.strided and want.layout == "A"
+            and (want.dtype, want.ndim) == (got.dtype, got.ndim) and (want.readonly or not got.readonly))
 
 
 def jit(func_or_sig=None, device: bool = False, **options):

@@ -16,11 +16,11 @@ def _array_error(message: str, hint: str):
 class DeviceNDArray:
     """An array in device memory. On the CPU backend the device is host memory.
 
-    C-contiguous, except the views that slicing makes on the CPU backend (``d[:, 1]``, ``d[::2]``): those
-    share ``d``'s memory, and a launch stages them contiguous and copies them back, so kernels write through
-    them as in numba. Element reads and writes from the host work, as in numba.
-    On the gpu backend ``_dev`` holds the device allocation and ``_host`` is only a
-    staging buffer of the same shape (read through ``_synced()``).
+    C-contiguous, except the views that slicing makes (``d[:, 1]``, ``d[::2]``): as numba's, those share
+    ``d``'s memory (a base address, an offset, strides and a shape) and go to kernels with their strides,
+    typed 'A'. Element reads and writes from the host work, as in numba.
+    On the gpu backend ``_dev`` holds the device allocation and ``_mirror`` a host buffer of its bytes;
+    ``_host`` is this array's view of the mirror (``_offset`` bytes in), synced through ``_synced()``.
     """
 
     def __init__(self, shape, dtype, buffer: np.ndarray | None = None, device=None) -> None:
@@ -46,6 +46,8 @@ class DeviceNDArray:
         self._host = buffer
         self._owner = None  # a backend may attach real device memory here
         self._dev = device  # the gpu runtime's DeviceBuffer, or None: the data is _host
+        self._mirror = None  # with _dev: the allocation's bytes on the host, of which _host is a view
+        self._offset = 0  # with _dev: the byte offset of _host's first element in the allocation
         self._address = None  # _host's data address, read once (numpy's .ctypes.data costs µs a launch)
         # initcheck: None when every element holds data the host gave; False while nothing wrote any
         # (cuda.device_array); else a uint8 per element, 1 once written (kernels set it too)
@@ -56,14 +58,37 @@ class DeviceNDArray:
         """An array in the gpu runtime's memory, shaped (and, with copy, filled) like ``host``."""
         buf = runtime.allocate(host.nbytes)
         if copy:
-            buf.from_host(host)
-        return cls(None, host.dtype, np.empty_like(host), device=buf)
+            buf.from_host(np.ascontiguousarray(host))
+        mirror = np.empty(host.nbytes, np.uint8)
+        arr = cls(None, host.dtype, mirror.view(host.dtype).reshape(host.shape), device=buf)
+        arr._mirror = mirror
+        return arr
+
+    def _derived(self, host: np.ndarray) -> "DeviceNDArray":
+        """A view of this array's memory: ``host`` is a view of ``_host`` (numba's ``gpu_data.view``)."""
+        view = DeviceNDArray(None, host.dtype, host, device=self._dev)
+        if self._dev is not None:
+            view._mirror = self._mirror
+            view._offset = host.ctypes.data - self._mirror.ctypes.data if host.size else self._offset
+        return view
+
+    def _extent(self) -> tuple[int, int]:
+        """The bytes of the allocation this array's elements span: [lo, hi) from its start."""
+        lo = hi = 0
+        for n, stride in zip(self._host.shape, self._host.strides):
+            lo, hi = lo + min((n - 1) * stride, 0), hi + max((n - 1) * stride, 0)
+        return self._offset + lo, self._offset + hi + self._host.itemsize if self._host.size else self._offset
 
     def _synced(self) -> np.ndarray:
-        """The data as a host array (copied back from the device on the gpu backend)."""
+        """The data as a host array (its bytes copied back from the device on the gpu backend)."""
         if self._dev is not None:
-            self._dev.to_host(self._host)
+            self._dev.read(self._mirror, *self._extent())
         return self._host
+
+    def _push(self) -> None:
+        """The gpu backend: this array's bytes from the mirror to the device."""
+        if self._dev is not None:
+            self._dev.write(self._mirror, *self._extent())
 
     # numpy-like attributes
     shape = property(lambda self: self._host.shape)
@@ -88,7 +113,7 @@ class DeviceNDArray:
 
     def device_address(self) -> int:
         if self._dev is not None:
-            return self._dev.ptr
+            return self._dev.ptr + self._offset
         if self._address is None:
             self._address = self._host.ctypes.data
         return self._address
@@ -110,16 +135,18 @@ class DeviceNDArray:
         if src.shape != self.shape:
             raise _array_error(f"copy_to_device: shapes differ ({src.shape} vs {self.shape})",
                                "copy an array of the device array's shape")
+        if self._dev is not None:
+            self._synced()  # the bytes between a view's elements stay the device's
         np.copyto(self._host, src, casting="unsafe")
         self._written = None
-        if self._dev is not None:
-            self._dev.from_host(self._host)
+        self._push()
 
     def __getitem__(self, index):
-        value = self._synced()[index]
-        if isinstance(value, np.ndarray) and self._dev is None:
-            # a view, as in numba: kernels write through it (a strided one is staged contiguous and copied back)
-            return DeviceNDArray(value.shape, value.dtype, value)
+        value = self._host[index]
+        if isinstance(value, np.ndarray) and np.may_share_memory(value, self._host):
+            # a view, as in numba: the same memory at an offset, with its strides; kernels write through it
+            return self._derived(value)
+        value = self._synced()[index]  # an element, or a copy (an index array)
         if isinstance(value, np.ndarray):
             value = np.ascontiguousarray(value).copy()
             if self._dev is not None:
@@ -132,8 +159,7 @@ class DeviceNDArray:
         host[index] = value
         if self._written is not None:
             self._written_map().reshape(self.shape)[index] = 1
-        if self._dev is not None:
-            self._dev.from_host(host)
+        self._push()
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
@@ -152,18 +178,23 @@ class DeviceNDArray:
 
     def _view(self, host):
         """A reshaped view: the same allocation and the same written flags (C order, flat)."""
-        view = DeviceNDArray(None, self.dtype, host, device=self._dev)
+        view = self._derived(host)
         view._written = self._written_map()
         return view
 
     def reshape(self, *shape, order="C"):  # views share the device allocation
         if order != "C":
             raise _array_error(f"reshape(order={order!r}): kdebug device arrays are C-ordered", "use order='C'")
-        return self._view(self._host.reshape(*shape))
+        new = self._host.reshape(*shape)
+        if new.size > 1 and not np.may_share_memory(new, self._host):
+            raise NotImplementedError("reshape would require copy")  # numba's dummyarray, for a strided view
+        return self._view(new)
 
     def ravel(self, order="C", stream=0):
         if order != "C":
             raise _array_error(f"ravel(order={order!r}): kdebug device arrays are C-ordered", "use order='C'")
+        if not self._host.flags.c_contiguous:
+            raise NotImplementedError("ravel on non-contiguous array")  # numba's dummyarray
         return self._view(self._host.ravel())
 
     def split(self, section: int, stream=0) -> list["DeviceNDArray"]:
@@ -175,10 +206,8 @@ class DeviceNDArray:
     def view(self, dtype) -> "DeviceNDArray":
         """The same memory as another dtype (the last dimension rescaled), as numpy's view."""
         dtype = dtype.np_dtype if isinstance(dtype, T.Scalar) else np.dtype(dtype)
-        if self._dev is not None:
-            raise _array_error("view() of a GPU device array is not supported by kdebug", "copy_to_host().view(...)")
         try:
-            return DeviceNDArray(None, dtype, self._host.view(dtype))
+            return self._derived(self._host.view(dtype))
         except ValueError as exc:
             raise _array_error(f"cannot view {self.dtype} as {dtype}: {exc}", "pick a dtype whose size divides "
                                "the last dimension's bytes") from None
@@ -188,8 +217,7 @@ class DeviceNDArray:
         return self.transpose()
 
     def transpose(self, axes=None) -> "DeviceNDArray":
-        """The transposed array. kdebug's device arrays are C-contiguous, so this is a copy, where numba's is
-        a view of the same memory."""
+        """The transposed array: a copy, as numba's (which runs its transpose kernel)."""
         data = np.ascontiguousarray(np.transpose(self._synced(), axes))
         if self._dev is not None:
             return DeviceNDArray._on_device(data, _gpu_runtime() or _NoRuntime.fail())

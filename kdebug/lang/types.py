@@ -110,21 +110,27 @@ class Array(Type):
     readonly: bool = False  # a numpy array that is not writeable, or a module-global one (numba freezes those)
     strided: bool = False  # carries strides: indexing multiplies by them (a different LLVM struct)
 
-    def __str__(self) -> str:
-        dims = ", ".join([":"] * (self.ndim - 1) + ["::1" if self.layout == "C" else ":"])
-        return ("readonly " if self.readonly else "") + f"{self.dtype}[{dims}]"
+    def __str__(self) -> str:  # numba's type syntax: float32[:, ::1] is 'C', float32[::1, :] is 'F'
+        dims = [":"] * self.ndim
+        if self.layout in ("C", "F"):
+            dims[-1 if self.layout == "C" else 0] = "::1"
+        return ("readonly " if self.readonly else "") + f"{self.dtype}[{', '.join(dims)}]"
 
     def __repr__(self) -> str:  # numba's Array.__repr__ (a dispatcher's .signatures shows it)
         return f"Array({self.dtype!r}, {self.ndim}, '{self.layout}', {self.readonly}, aligned=True)"
 
-    def __eq__(self, other) -> bool:  # the label 'C'/'A' changes no code; strides do
-        return isinstance(other, Array) and (self.dtype, self.ndim, self.readonly, self.strided) == (
-            other.dtype, other.ndim, other.readonly, other.strided)
+    def __eq__(self, other) -> bool:
+        # a contiguous array's label 'C'/'A' changes no code; strides do, and a strided 'F' argument is its
+        # own signature as in numba
+        return isinstance(other, Array) and self._key() == other._key()
+
+    def _key(self) -> tuple:
+        return (self.dtype, self.ndim, self.readonly, self.strided, self.layout if self.strided else None)
 
     def __hash__(self) -> int:  # launches hash argument types several times: computed once
         h = self.__dict__.get("_hash")
         if h is None:
-            h = hash(("array", self.dtype, self.ndim, self.readonly, self.strided))
+            h = hash(("array",) + self._key())
             object.__setattr__(self, "_hash", h)
         return h
 
@@ -325,19 +331,29 @@ def register_device_array(cls: type) -> None:
     _array_classes += (cls,)
 
 
-_array_types: dict = {}  # (dtype, ndim, readonly) -> Array
+_array_types: dict = {}  # (dtype, ndim, readonly, layout) -> Array
 _array_classes: tuple = (np.ndarray,)
+
+
+def array_layout(value) -> str:
+    """numba's layout of a host or device array: 'C', 'F' (not also C), else 'A' (numba's map_layout;
+    a device array with a broadcast dimension, stride 0, is 'A' as its ``_numba_type_``)."""
+    flags = value.flags if isinstance(value, np.ndarray) else value._host.flags
+    if not isinstance(value, np.ndarray) and value.size and 0 in value.strides:
+        return "A"
+    return "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
 
 
 def _array_type(value) -> Array | None:
     readonly = isinstance(value, np.ndarray) and not value.flags.writeable
-    key = (value.dtype, value.ndim, readonly)
+    layout = array_layout(value)
+    key = (value.dtype, value.ndim, readonly, layout)
     hit = _array_types.get(key)  # every launch types its arguments: one Array object per kind
     if hit is None:
         scalar = from_dtype(value.dtype)
         if scalar is None or value.ndim == 0:
             return None
-        hit = _array_types[key] = Array(scalar, value.ndim, "C", readonly=readonly)
+        hit = _array_types[key] = Array(scalar, value.ndim, layout, readonly=readonly, strided=layout != "C")
     return hit
 
 

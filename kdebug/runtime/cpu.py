@@ -13,6 +13,7 @@ from kdebug.lang.device import max_cooperative_grid_blocks
 from kdebug.lang.host import DeviceNDArray
 from kdebug.runtime import progress
 from kdebug.runtime.memcheck import error_from_record, warning_from_record
+from kdebug.runtime.kernel_params import element_strides
 from kdebug.runtime.param_packing import plan_for
 from kdebug.runtime.record import I32P, LAUNCHER, RuntimeRecord
 from kdebug.runtime.sanitizers import LaunchChecks
@@ -53,9 +54,9 @@ def ctype_of(t: T.Type):
         c = ctypes.c_int64
     elif isinstance(t, T.Scalar):
         c = _SCALAR_CTYPES[str(t)]
-    elif isinstance(t, T.Array):
-        c = type(f"Array{t.ndim}", (ctypes.Structure,),
-                 {"_fields_": [("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * t.ndim)]})
+    elif isinstance(t, T.Array):  # a strided one (numba's 'A' and 'F') also carries its strides in elements
+        dims = [("shape", ctypes.c_int64 * t.ndim)] + ([("strides", ctypes.c_int64 * t.ndim)] if t.strided else [])
+        c = type(f"Array{t.ndim}", (ctypes.Structure,), {"_fields_": [("data", ctypes.c_void_p)] + dims})
     elif isinstance(t, T.Tuple):
         c = type("Tuple", (ctypes.Structure,), {"_fields_": [(f"f{k}", ctype_of(x)) for k, x in enumerate(t.types)]})
     elif isinstance(t, (T.FunctionPointer, T.CPointer, T.Record)):  # a record: the address of its bytes
@@ -82,6 +83,9 @@ def to_cvalue(t: T.Type, value):
         c.data = value.device_address() if isinstance(value, DeviceNDArray) else value.ctypes.data
         for k, n in enumerate(value.shape):
             c.shape[k] = n
+        if t.strided:
+            for k, n in enumerate(element_strides(value)):
+                c.strides[k] = n
         return c
     if isinstance(t, T.Tuple):
         c = ctype_of(t)()
@@ -119,7 +123,7 @@ def pool() -> ThreadPoolExecutor:
 
 
 class CpuRuntime:
-    """Runs loaded CPU kernels. Arrays must already be C-contiguous host memory."""
+    """Runs loaded CPU kernels. Arrays are host memory: C-contiguous, or strided where their type is."""
 
     name = "cpu"
 

@@ -16,7 +16,7 @@ import numpy as np
 from kdebug.errors import CompileError, LaunchError
 from kdebug.lang import types as T
 from kdebug.lang.host import DeviceNDArray
-from kdebug.runtime.kernel_params import flat_param_dtypes, param_offsets
+from kdebug.runtime.kernel_params import element_strides, flat_param_dtypes, param_offsets
 
 
 def _drv():
@@ -40,6 +40,16 @@ class DeviceBuffer:
     def from_host(self, arr: np.ndarray) -> None:
         if arr.nbytes:
             _drv().memcpy_htod(self.ptr, np.ascontiguousarray(arr))
+
+    def read(self, mirror: np.ndarray, lo: int, hi: int) -> None:
+        """Bytes [lo, hi) of the allocation into the same bytes of ``mirror`` (a view's extent)."""
+        if hi > lo:
+            _drv().memcpy_dtoh(mirror[lo:hi], self.ptr + lo)
+
+    def write(self, mirror: np.ndarray, lo: int, hi: int) -> None:
+        """Bytes [lo, hi) of ``mirror`` to the allocation."""
+        if hi > lo:
+            _drv().memcpy_htod(self.ptr + lo, mirror[lo:hi])
 
     def copy_from(self, other: "DeviceBuffer") -> None:
         if self.nbytes:
@@ -100,23 +110,26 @@ class GpuRuntime:
                               hint="run the same launch with --backend cpu: its memcheck names the "
                                    "thread and index of an out-of-bounds access") from None
         finally:
-            for host, buf in copy_back:
+            for host, buf, staged in copy_back:
                 try:
-                    buf.to_host(host)
+                    buf.to_host(staged)
                 except drv.Error:
-                    pass
+                    continue
+                if staged is not host:  # a strided host array went as a contiguous copy
+                    np.copyto(host, staged)
 
     def _device_value(self, t, value, copy_back):
         """Arrays become (device address, shape); host memory is staged on the device for the launch."""
         if isinstance(t, T.Array):
             if isinstance(value, DeviceNDArray) and value._dev is not None:
-                return value._dev.ptr, value.shape
+                return array_value(t, value.device_address(), value)
             host = value._host if isinstance(value, DeviceNDArray) else value
-            buf = DeviceBuffer(host.nbytes)
-            buf.from_host(host)
-            if host.flags.writeable and host.flags.c_contiguous:
-                copy_back.append((host, buf))
-            return buf.ptr, host.shape
+            staged = host if host.flags.c_contiguous else np.ascontiguousarray(host)
+            buf = DeviceBuffer(staged.nbytes)
+            buf.from_host(staged)
+            if host.flags.writeable:  # written back after the launch, into the caller's view when strided
+                copy_back.append((host, buf, staged))
+            return array_value(t, buf.ptr, staged)
         if isinstance(t, T.Tuple):
             return tuple(self._device_value(x, v, copy_back) for x, v in zip(t.types, value))
         if isinstance(t, T.CPointer) and isinstance(value, DeviceNDArray):
@@ -124,11 +137,17 @@ class GpuRuntime:
         return value
 
 
+def array_value(t: T.Array, ptr: int, arr) -> tuple:
+    """An array argument as the launch passes it: (device address, shape), and a strided type's strides
+    in elements (numba's 'A' and 'F' arguments)."""
+    return (ptr, arr.shape) + ((element_strides(arr),) if t.strided else ())
+
+
 def flat_host_values(t, value) -> list:
-    """One argument as the kernel entry's flat parameters (see kdebug/targets/ptx.py)."""
+    """One argument as the kernel entry's flat parameters (see kdebug/targets/ptx/abi.py)."""
     if isinstance(t, T.Array):
-        ptr, shape = value
-        return [ptr] + [int(n) for n in shape]
+        ptr, *dims = value
+        return [ptr] + [int(n) for part in dims for n in part]
     if isinstance(t, T.Tuple):
         return [p for x, v in zip(t.types, value) for p in flat_host_values(x, v)]
     if isinstance(t, T.Scalar) and t.is_complex:  # its two parts (targets/ptx/abi.py)

@@ -18,8 +18,8 @@ def flat_param_dtypes(t: T.Type) -> list[np.dtype]:
     t = as_parts(t)
     if isinstance(t, T.Scalar):
         return [np.dtype(np.uint8)] if t.is_bool else [t.np_dtype]
-    if isinstance(t, T.Array):
-        return [np.dtype(np.uint64)] + [np.dtype(np.int64)] * t.ndim
+    if isinstance(t, T.Array):  # data, shape, and a strided array's strides in elements
+        return [np.dtype(np.uint64)] + [np.dtype(np.int64)] * (t.ndim * (2 if t.strided else 1))
     if isinstance(t, T.Tuple):
         return [d for x in t.types for d in flat_param_dtypes(x)]
     if isinstance(t, (T.FunctionPointer, T.CPointer)):
@@ -35,3 +35,10 @@ def param_offsets(sizes) -> tuple[list[int], int]:
         offsets.append(off)
         off += size
     return offsets, off
+
+
+def element_strides(value) -> tuple:
+    """A host or device array's strides in elements, as a strided kernel argument carries them (the
+    dispatcher refuses strides that are not a multiple of the item size)."""
+    itemsize = value.dtype.itemsize
+    return tuple(s // itemsize for s in value.strides)

@@ -6,7 +6,7 @@ it). Building that buffer through ctypes structures costs several µs per
 argument; a launch of an already-compiled kernel instead packs the values with
 one ``struct.Struct`` whose format (offsets and padding) comes from the ctypes
 mirror, so both agree by construction. Arguments a plan cannot pack flat
-(tuples: their nested alignment; strided views; complex, float16, datetime and record arguments)
+(tuples: their nested alignment; complex, float16, datetime and record arguments)
 keep the ctypes path.
 """
 from __future__ import annotations
@@ -16,6 +16,7 @@ import struct
 
 from kdebug.lang import types as T
 from kdebug.lang.host import DeviceNDArray
+from kdebug.runtime.kernel_params import element_strides
 
 _FORMAT = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint8": "B", "uint16": "H",
            "uint32": "I", "uint64": "Q", "float32": "f", "float64": "d", "boolean": "?"}
@@ -34,8 +35,8 @@ class ParamPlan:
             offset = getattr(params_ctype, f"a{k}").offset
             fmt.append("x" * (offset - at))
             if isinstance(t, T.Array):
-                fmt.append("Q" + "q" * t.ndim)
-                self.converters.append(_array_values)
+                fmt.append("Q" + "q" * (t.ndim * (2 if t.strided else 1)))
+                self.converters.append(_strided_array_values if t.strided else _array_values)
             elif isinstance(t, T.Scalar):
                 fmt.append(_FORMAT[str(t)])
                 self.converters.append(_scalar_converter(t))
@@ -60,8 +61,7 @@ class ParamPlan:
 def plan_for(argtypes: tuple, params_ctype) -> ParamPlan | None:
     """The packing plan of a signature, or None where an argument needs the ctypes path."""
     # complex, float16 and datetime scalars (and records) keep the ctypes path: to_cvalue converts them
-    if not all((isinstance(t, T.Scalar) and str(t) in _FORMAT) or (isinstance(t, T.Array) and not t.strided)
-               for t in argtypes):
+    if not all((isinstance(t, T.Scalar) and str(t) in _FORMAT) or isinstance(t, T.Array) for t in argtypes):
         return None
     return ParamPlan(argtypes, params_ctype)
 
@@ -69,6 +69,10 @@ def plan_for(argtypes: tuple, params_ctype) -> ParamPlan | None:
 def _array_values(value) -> tuple:
     address = value.device_address() if isinstance(value, DeviceNDArray) else value.ctypes.data
     return (address,) + value.shape
+
+
+def _strided_array_values(value) -> tuple:
+    return _array_values(value) + element_strides(value)
 
 
 def _scalar_converter(t: T.Scalar):

@@ -117,6 +117,16 @@ def _times(n: int) -> str:
     return "once" if n == 1 else f"{n} times"
 
 
+def _extent(host: np.ndarray) -> tuple[int, int]:
+    """The lowest address and the byte span of an array's elements: a strided argument (numba's 'A', 'F')
+    reaches past its first element's nbytes, or before it with negative strides."""
+    lo = hi = 0
+    for n, stride in zip(host.shape, host.strides):
+        step = (n - 1) * stride
+        lo, hi = lo + min(step, 0), hi + max(step, 0)
+    return host.ctypes.data + lo, hi - lo + host.itemsize
+
+
 def _dim3(v) -> str:
     return "(" + ", ".join(str(int(x)) for x in v) + ")"
 
@@ -138,13 +148,17 @@ class LaunchChecks:
                 written = value._written_map() if initcheck and hasattr(value, "_written") else None
             else:
                 host, written = value, None  # numpy arrays come from the host: written
-            base = host.ctypes.data
-            if host.size == 0 or base in seen:
+            if host.size == 0:
+                continue
+            base, nbytes = _extent(host)
+            if base in seen:
                 continue
             seen.add(base)
-            shadow = np.zeros(host.size * ctypes.sizeof(R.ShadowEntry), dtype=np.uint8)
+            if nbytes != host.nbytes:
+                written = None  # a strided view: the written map is the whole array's, by flat index
+            shadow = np.zeros(nbytes // host.itemsize * ctypes.sizeof(R.ShadowEntry), dtype=np.uint8)
             self._keep += [shadow, written]
-            regions.append(R.Region(base, host.nbytes, host.itemsize, shadow.ctypes.data,
+            regions.append(R.Region(base, nbytes, host.itemsize, shadow.ctypes.data,
                                     written.ctypes.data if written is not None else None))
         self.regions = (R.Region * max(1, len(regions)))(*regions)
         self.hazards = (R.HazardSlot * HAZARD_CAPACITY)()

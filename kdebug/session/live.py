@@ -19,7 +19,6 @@ from kdebug.driver import strategies
 from kdebug.driver.driver import Driver
 from kdebug.errors import BackendUnavailable, KdebugError
 from kdebug.lang import seam
-from kdebug.lang.host import DeviceNDArray
 from kdebug.runtime import device_launch
 from kdebug.runtime.cpu import CpuRuntime
 from kdebug.runtime.gpu import GpuRuntime
@@ -240,8 +239,8 @@ class Session:
 
     @staticmethod
     def _stage_arguments(args):
-        """numpy arrays are copied to the device and back, as numba does; on the CPU, in place when contiguous
-        (strided numpy arrays and device-array views go as a contiguous copy, written back afterwards)."""
+        """numpy arrays are copied to the device and back, as numba does; on the CPU, in place, strided ones
+        (typed 'A' or 'F', as numba types them) with their strides; read-only ones as a copy."""
         staged, copy_back = [], []
         for a in args:
             if isinstance(a, np.void) and a.dtype.fields:  # a record scalar: kernels write it by reference
@@ -249,18 +248,8 @@ class Session:
                 tmp[0] = a
                 staged.append(tmp)
                 copy_back.append((a, tmp))
-            elif isinstance(a, np.ndarray):
-                if a.flags.c_contiguous and a.flags.writeable:
-                    staged.append(a)
-                else:
-                    tmp = np.ascontiguousarray(a).copy()
-                    staged.append(tmp)
-                    if a.flags.writeable:
-                        copy_back.append((a, tmp))
-            elif isinstance(a, DeviceNDArray) and a._dev is None and not a._host.flags.c_contiguous:
-                tmp = np.ascontiguousarray(a._host)  # a strided view (d[:, j]): kernels take C arrays here
-                staged.append(tmp)
-                copy_back.append((a._host, tmp))
+            elif isinstance(a, np.ndarray) and not a.flags.writeable:
+                staged.append(np.array(a))  # kernels cannot write it (a read-only type): a private copy
             else:
                 staged.append(a)
         return staged, copy_back

@@ -24,8 +24,8 @@ def flat_param_types(t: T.Type) -> list[ir.Type]:
     t = as_parts(t)
     if isinstance(t, T.Scalar):
         return [i8] if t.is_bool else [llvm_type(t)]
-    if isinstance(t, T.Array):
-        return [ir.PointerType(mem_type(t.dtype), addrspace=1)] + [i64] * t.ndim
+    if isinstance(t, T.Array):  # data, shape, and a strided array's strides in elements
+        return [ir.PointerType(mem_type(t.dtype), addrspace=1)] + [i64] * (t.ndim * _dims(t))
     if isinstance(t, T.Tuple):
         return [p for x in t.types for p in flat_param_types(x)]
     if isinstance(t, T.FunctionPointer):
@@ -33,6 +33,11 @@ def flat_param_types(t: T.Type) -> list[ir.Type]:
     if isinstance(t, T.CPointer):  # a raw device address: global memory
         return [ir.PointerType(mem_type(t.dtype), addrspace=1)]
     raise TypeError(f"cannot pass {t} to a kernel")
+
+
+def _dims(t: T.Array) -> int:
+    """The arrays of i64 in an array's struct: the shape, and a strided array's strides."""
+    return 2 if t.strided else 1
 
 
 def _rebuild(b: ir.IRBuilder, t: T.Type, params) -> ir.Value:
@@ -44,8 +49,9 @@ def _rebuild(b: ir.IRBuilder, t: T.Type, params) -> ir.Value:
     if isinstance(t, T.Array):
         data = b.addrspacecast(next(params), ir.PointerType(mem_type(t.dtype)))
         v = b.insert_value(ir.Constant(llvm_type(t), ir.Undefined), data, 0)
-        for k in range(t.ndim):
-            v = b.insert_value(v, next(params), [1, k])
+        for part in range(1, 1 + _dims(t)):
+            for k in range(t.ndim):
+                v = b.insert_value(v, next(params), [part, k])
         return v
     if isinstance(t, T.CPointer):
         return b.addrspacecast(next(params), ir.PointerType(mem_type(t.dtype)))
@@ -65,7 +71,7 @@ def flatten(b: ir.IRBuilder, t: T.Type, v) -> list[ir.Value]:
     if isinstance(t, T.Array):
         data = b.extract_value(v, 0)
         out = [b.addrspacecast(data, ir.PointerType(mem_type(t.dtype), addrspace=1))]
-        return out + [b.extract_value(v, [1, k]) for k in range(t.ndim)]
+        return out + [b.extract_value(v, [part, k]) for part in range(1, 1 + _dims(t)) for k in range(t.ndim)]
     if isinstance(t, T.Tuple):
         return [p for k, x in enumerate(t.types) for p in flatten(b, x, b.extract_value(v, k))]
     return [v]
@@ -99,6 +105,7 @@ def _param_names(job) -> list[str]:
         n = len(flat_param_types(t))
         if isinstance(t, T.Array):
             out += [f"{name}.data"] + [f"{name}.shape{k}" for k in range(t.ndim)]
+            out += [f"{name}.strides{k}" for k in range(t.ndim)] if t.strided else []
         else:
             out += [name] if n == 1 else [f"{name}.{k}" for k in range(n)]
     return out
