@@ -326,6 +326,38 @@ def test_a_return_below_a_device_barrier_its_threads_skipped_is_a_warning(captur
            f"{ret}) while 6 waited" in warning.message
 
 
+
+# ---- warp barriers: syncwarp(mask) reached by a lane outside its mask ---------------------------------------
+@cuda.jit
+def syncwarp_of_half_the_warp(x):
+    i = cuda.grid(1)
+    cuda.syncwarp(0x0000FFFF)  # lanes 16..31 reach it too, outside the mask
+    x[i] = 1
+
+
+@cuda.jit
+def syncwarp_of_each_half(x):
+    i = cuda.grid(1)
+    if cuda.laneid < 16:
+        cuda.syncwarp(0x0000FFFF)
+    else:
+        cuda.syncwarp(0xFFFF0000)
+    x[i] = 1
+
+
+def test_syncwarp_reached_by_a_lane_outside_its_mask_is_a_located_error():
+    with pytest.raises(KernelRuntimeError, match=r"cuda.syncwarp\(\) in kernel syncwarp_of_half_the_warp: lane 16 is "
+                                                 r"not in its own mask 0x0000ffff") as err:
+        syncwarp_of_half_the_warp[1, 32](np.zeros(32))
+    assert err.value.loc.line == syncwarp_of_half_the_warp.py_func.__code__.co_firstlineno + 3
+
+
+def test_syncwarp_of_each_half_with_its_own_mask_runs():
+    x = np.zeros(32)
+    syncwarp_of_each_half[1, 32](x)
+    assert (x == 1).all()
+
+
 # ---- grid barriers -----------------------------------------------------------------------------------------
 @cuda.jit
 def grid_steps(a, steps, n):

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from kdebug import cuda
 from kdebug.cuda import float32, int32, int64, uint32, uint64
 from kdebug.errors import CompileError
+from kdebug.lang import types as T
 
 DTYPES = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
 
@@ -389,3 +390,71 @@ def test_bit_intrinsics_lower_to_ptx_instructions():
     ptx, _ = cuda.compile_ptx(_bits_for_ptx, "void(int32[:], int64[:])")
     ops = set(re.findall(r"\b(popc|clz|brev)\.b32\b", ptx))
     assert ops == {"popc", "clz", "brev"}
+
+
+# ---- numba-cuda 0.30.4's tests/cudapy/test_math.py unary templates, for the functions not covered above --------
+# (its ranges, dtypes, result dtypes and tolerances: rtol 1e-13 for float64, 1e-6 for float32, 1e-3 for integers;
+# the reference is the function on the host, as numba's vectorized one is)
+def math_erf(A, B):
+    i = cuda.grid(1)
+    B[i] = math.erf(A[i])
+
+
+def math_erfc(A, B):
+    i = cuda.grid(1)
+    B[i] = math.erfc(A[i])
+
+
+def math_gamma(A, B):
+    i = cuda.grid(1)
+    B[i] = math.gamma(A[i])
+
+
+def math_lgamma(A, B):
+    i = cuda.grid(1)
+    B[i] = math.lgamma(A[i])
+
+
+def math_degrees(A, B):
+    i = cuda.grid(1)
+    B[i] = math.degrees(A[i])
+
+
+def math_radians(A, B):
+    i = cuda.grid(1)
+    B[i] = math.radians(A[i])
+
+
+def _unary_kernel(fn):
+    return globals()[f"math_{fn}"]
+
+
+@pytest.mark.parametrize("fn,dtype,start,stop", [
+    (fn, dtype, start, stop)
+    for fn, starts in [("erf", (0, 0)), ("erfc", (0, 0)), ("gamma", (0.1, 1)), ("lgamma", (0.1, 1)),
+                       ("degrees", (0, None)), ("radians", (0, None))]
+    for dtype, start, stop in [(np.float32, starts[0], 1), (np.float64, starts[0], 1), (np.int64, starts[1], 50),
+                               (np.uint64, starts[1], 50)]
+    if start is not None
+])
+def test_math_functions_as_numbas_test_math(fn, dtype, start, stop):
+    A = np.linspace(start, stop, 50, dtype=dtype)
+    restype = dtype if dtype in (np.float32, np.float64) else np.float64
+    B = np.empty_like(A, dtype=restype)
+    arg, res = (T.from_dtype(np.dtype(t))[::1] for t in (dtype, restype))
+    cuda.jit((arg, res))(_unary_kernel(fn))[1, 50](A, B)
+    reference = np.array([getattr(math, fn)(float(a)) for a in A])
+    rtol = {np.float64: 1e-13, np.float32: 1e-6}.get(dtype, 1e-3)
+    np.testing.assert_allclose(reference, B, rtol=rtol)
+
+
+@pytest.mark.parametrize("fn,x,expected", [
+    ("erf", -np.inf, -1.0), ("erfc", np.inf, 0.0), ("erfc", -np.inf, 2.0), ("gamma", np.inf, np.inf),
+    ("lgamma", -np.inf, np.inf), ("gamma", -0.5, math.gamma(-0.5)), ("lgamma", -0.5, math.lgamma(-0.5)),
+    ("gamma", np.nan, np.nan), ("lgamma", np.nan, np.nan), ("degrees", -np.pi, -180.0), ("radians", -180.0, -np.pi),
+])
+def test_math_function_edges(fn, x, expected):
+    A = np.array([x])
+    B = np.zeros(1)
+    cuda.jit(_unary_kernel(fn))[1, 1](A, B)
+    np.testing.assert_allclose(B, [expected], rtol=1e-13)
