@@ -69,6 +69,24 @@ def test_as_cuda_array_shares_memory_and_is_cuda_array():
         cuda.as_cuda_array(np.zeros(2))
 
 
+def test_as_cuda_array_of_a_strided_export_is_a_view_with_its_strides():
+    """numba's test_cuda_array_interface strided case: as_cuda_array(c_arr[::2]) keeps the shape and strides."""
+    d = cuda.to_device(np.arange(10, dtype=np.float64))
+
+    class Exporter:
+        def __init__(self, view):
+            self.__cuda_array_interface__ = view.__cuda_array_interface__
+
+    for view, expected in ((d[::2], np.arange(10.0)[::2]), (d[::-3], np.arange(10.0)[::-3])):
+        strided = cuda.as_cuda_array(Exporter(view))
+        assert (strided.shape, strided.strides) == (view.shape, view.strides)
+        assert strided.device_address() == view.device_address()
+        np.testing.assert_equal(strided.copy_to_host(), expected)
+    add_one[1, 8](cuda.as_cuda_array(Exporter(d[1::2])))  # written through the view, typed 'A'
+    np.testing.assert_equal(d.copy_to_host(), np.arange(10) + np.arange(10) % 2)
+    assert [repr(s[0]) for s in add_one.signatures][-1] == "Array(float64, 1, 'A', False, aligned=True)"
+
+
 def test_device_array_shape_dtype_order_and_strides():
     d = cuda.device_array((2, 3), dtype=np.int16, strides=(6, 2), order="C")
     assert d.shape == (2, 3) and d.dtype == np.int16

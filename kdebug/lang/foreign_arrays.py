@@ -27,14 +27,18 @@ def as_cuda_array(obj, sync=True) -> DeviceNDArray:
         raise _array_error("as_cuda_array of foreign GPU memory is not supported by kdebug's gpu backend",
                            "pass the object's data through cuda.to_device(np.asarray(...))")
     shape, dtype = tuple(desc["shape"]), np.dtype(desc["typestr"])
-    if desc.get("strides") not in (None, np.empty(shape, dtype).strides):
-        raise _array_error("as_cuda_array: the array is not C-contiguous; kdebug device arrays are",
-                           "make a contiguous copy first")
+    strides = desc.get("strides") or np.empty(shape, dtype).strides
+    if any(st % dtype.itemsize for st in strides):
+        raise _array_error(f"as_cuda_array: strides {tuple(strides)} are not multiples of the {dtype.itemsize}-byte "
+                           "elements", "make a contiguous copy first")
     ptr, _readonly = desc["data"]
-    nbytes = int(np.prod(shape)) * dtype.itemsize
-    buffer = (ctypes.c_char * nbytes).from_address(ptr) if nbytes else bytearray()
-    host = np.frombuffer(buffer, dtype=dtype).reshape(shape)
-    array = DeviceNDArray(shape, dtype, host)
+    # the bytes the elements span, from the lowest (a negative stride reaches below the data pointer)
+    lo = sum(min((n - 1) * st, 0) for n, st in zip(shape, strides))
+    hi = sum(max((n - 1) * st, 0) for n, st in zip(shape, strides)) + dtype.itemsize
+    size = int(np.prod(shape))
+    buffer = (ctypes.c_char * (hi - lo)).from_address(ptr + lo) if size else bytearray(dtype.itemsize)
+    host = np.ndarray(shape, dtype, buffer=buffer, offset=-lo if size else 0, strides=strides if size else None)
+    array = DeviceNDArray(shape, dtype, host)  # strided when the exporter's are: a view, typed 'A'
     array._owner = obj  # keep the exporter (and its memory) alive
     return array
 
