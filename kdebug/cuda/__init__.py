@@ -1,12 +1,13 @@
 """``from kdebug import cuda``: the numba.cuda-compatible kernel API (also ``numba.cuda`` under ``--numba``).
 
-Its submodules are numba.cuda's: ``types``, ``cg``, ``fp16``, ``random``, ``typing``, ``testing``. A name kdebug
+Its submodules are numba.cuda's: ``args``, ``types``, ``cg``, ``fp16``, ``random``, ``typing``, ``testing``. A name kdebug
 does not provide fails with an ImportError/AttributeError that names it (see ``missing_name``).
 
 A face, like the command line: it stands above the session (``compile_ptx`` assembles a compile-only
 PTX driver) and reaches the running session through the seam in ``kdebug/lang/seam.py``."""
 from __future__ import annotations
 
+from kdebug.lang.args import In, InOut, Out  # noqa: F401
 from kdebug.lang.dispatcher import jit  # noqa: F401
 from kdebug.lang.devices import (close, current_context, current_device, detect, get_context, gpus,  # noqa: F401
                                  list_devices, profile_start, profile_stop, profiling, select_device)
@@ -27,7 +28,7 @@ from kdebug.lang.intrinsics import (activemask, all_sync, any_sync, ballot_sync,
 from kdebug.lang.intrinsics import literal_unroll  # noqa: F401
 from kdebug.lang.types import (b1, bool_, boolean, complex64, complex128, float16, float32, float64,  # noqa: F401
                                int8, int16, int32, int64, intp, uint8, uint16, uint32, uint64, uintp, void)
-from kdebug.cuda import cg, fp16, random, types, vector_types  # noqa: F401
+from kdebug.cuda import args, cg, fp16, random, types, vector_types  # noqa: F401
 from kdebug.lang.vector_types import ALL as _VECTOR_CONSTRUCTORS
 globals().update(_VECTOR_CONSTRUCTORS)  # cuda.float32x4, cuda.float4, ...
 from kdebug.lang.missing import missing_name

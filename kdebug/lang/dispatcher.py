@@ -8,6 +8,7 @@ import numpy as np
 from kdebug.errors import CompileError, LaunchError
 from kdebug.lang import seam
 from kdebug.lang import types as T
+from kdebug.lang.args import ArgHint
 from kdebug.lang.device import EMULATED
 from kdebug.lang.inspection import DispatcherInspection
 from kdebug.lang.jit_options import check_options
@@ -55,6 +56,8 @@ def check_config(griddim, blockdim, loc) -> tuple[tuple, tuple]:
 
 
 def argument_type(value, index: int, name: str, loc) -> T.Type:
+    if isinstance(value, ArgHint):  # cuda.In(a)...: typed as a
+        value = value.value
     t = T.typeof(value)
     if t is None:
         if isinstance(value, int) and not isinstance(value, bool):
@@ -106,6 +109,7 @@ class Dispatcher(DispatcherInspection):
         self.device = device
         self.options = options
         self.declared = [parse_signature(s) for s in signatures]  # numba's .signatures are the compiled ones
+        self.extensions = list(options.get("extensions") or ())  # numba's: a list one may append to
         self.specializations: dict[tuple, Dispatcher] = {}
         self.specialized = False
         self._configs: dict[tuple, LaunchConfiguration] = {}  # checked k[blocks, threads] configurations
@@ -182,11 +186,6 @@ class Dispatcher(DispatcherInspection):
             self.specializations[key] = special
         return self.specializations[key]
 
-    @property
-    def extensions(self):
-        """numba's argument extensions: objects whose ``prepare_args(ty, val, stream, retr)`` runs before
-        each launch (the last one first)."""
-        return self.options.get("extensions")
 
 
 class DeviceCallable:
@@ -257,7 +256,8 @@ class LaunchConfiguration:
 
 
 def _apply_extensions(extensions, types, args, cleanups) -> tuple:
-    """Each argument through every extension's prepare_args, the last extension first (numba's order)."""
+    """Each argument through every extension's prepare_args (numba's argument extensions, ``extensions=``
+    of cuda.jit or appended to ``kernel.extensions``), the last extension first (numba's order)."""
     out = []
     for ty, val in zip(types, args):
         for ext in reversed(extensions):

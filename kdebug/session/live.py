@@ -19,6 +19,7 @@ from kdebug.driver import strategies
 from kdebug.driver.driver import Driver
 from kdebug.errors import BackendUnavailable, KdebugError
 from kdebug.lang import seam
+from kdebug.lang.args import ArgHint
 from kdebug.runtime import device_launch
 from kdebug.runtime.cpu import CpuRuntime
 from kdebug.runtime.gpu import GpuRuntime
@@ -243,6 +244,8 @@ class Session:
         (typed 'A' or 'F', as numba types them) with their strides; read-only ones as a copy."""
         staged, copy_back = [], []
         for a in args:
+            if isinstance(a, ArgHint):  # cuda.In(a): a private copy; Out/InOut: the value itself
+                a = a.staged()
             if isinstance(a, np.void) and a.dtype.fields:  # a record scalar: kernels write it by reference
                 tmp = np.empty(1, dtype=a.dtype)
                 tmp[0] = a
