@@ -345,8 +345,15 @@ def array_layout(value) -> str:
 
 
 def _array_type(value) -> Array | None:
-    readonly = isinstance(value, np.ndarray) and not value.flags.writeable
-    layout = array_layout(value)
+    if isinstance(value, np.ndarray):  # every launch types its arguments: one flag for the usual array
+        flags = value.flags
+        if flags.carray:  # C-contiguous, aligned and writeable
+            readonly, layout = False, "C"
+        else:
+            readonly = not flags.writeable
+            layout = "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
+    else:
+        readonly, layout = False, array_layout(value)
     key = (value.dtype, value.ndim, readonly, layout)
     hit = _array_types.get(key)  # every launch types its arguments: one Array object per kind
     if hit is None:
