@@ -14,7 +14,6 @@ from kdebug.lang.devices import (close, current_context, current_device, detect,
 from kdebug.lang.foreign_arrays import as_cuda_array, is_cuda_array, mapped, pinned  # noqa: F401
 from kdebug.lang.host import (DeviceNDArray, device_array, device_array_like, mapped_array,  # noqa: F401
                               mapped_array_like, managed_array, pinned_array, pinned_array_like, to_device)
-from kdebug.lang.vectorize import Reduce, guvectorize, reduce, vectorize  # noqa: F401
 from kdebug.lang.streams import (default_stream, event, event_elapsed_time, external_stream,  # noqa: F401
                                  legacy_default_stream, per_thread_default_stream, stream)
 from kdebug.lang.intrinsics import (atomic, blockDim, blockIdx, brev, cbrt, clz, const, ffs, fma,  # noqa: F401
@@ -28,11 +27,15 @@ from kdebug.lang.intrinsics import (activemask, all_sync, any_sync, ballot_sync,
 from kdebug.lang.intrinsics import literal_unroll  # noqa: F401
 from kdebug.lang.types import (b1, bool_, boolean, complex64, complex128, float16, float32, float64,  # noqa: F401
                                int8, int16, int32, int64, intp, uint8, uint16, uint32, uint64, uintp, void)
-from kdebug.cuda import args, cg, fp16, random, types, vector_types  # noqa: F401
-from kdebug.lang.vector_types import ALL as _VECTOR_CONSTRUCTORS
-globals().update(_VECTOR_CONSTRUCTORS)  # cuda.float32x4, cuda.float4, ...
 from kdebug.lang.missing import missing_name
-from kdebug.session import ptx_compile
+
+# Loaded on first use (start-up time: a script that never touches them does not pay for them), and
+# still in dir() and ``from kdebug.cuda import *``: the submodules, the ufunc builders, and the
+# vector types' constructors (cuda.float32x4, cuda.float4, ...: every name of lang.vector_types.ALL).
+_LAZY_SUBMODULES = ("args", "cg", "fp16", "random", "types", "vector_types")
+_LAZY_NAMES = {"Reduce": "kdebug.lang.vectorize", "guvectorize": "kdebug.lang.vectorize",
+               "reduce": "kdebug.lang.vectorize", "vectorize": "kdebug.lang.vectorize",
+               "ptx_compile": "kdebug.session"}  # the module kdebug.session.ptx_compile
 
 f2, f4, f8, i4, i8 = float16, float32, float64, int32, int64
 c8, c16 = complex64, complex128
@@ -51,12 +54,16 @@ def compile_ptx(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=
                 abi="numba", abi_info=None, forceinline=False, launch_bounds=None):
     """numba.cuda.compile_ptx (same parameters): ``(ptx, result type)``, no GPU needed. Only ``device``
     and ``cc`` change the PTX here; the others are accepted for numba's callers."""
+    # kept lazy for start-up time: the compiler (driver, frontend, PTX target) loads with the first compile
+    from kdebug.session import ptx_compile
     return ptx_compile.compile_ptx(pyfunc, sig, device=device, cc=cc)
 
 
 def compile_ptx_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False,
                                    opt=None, abi="numba", abi_info=None, forceinline=False, launch_bounds=None):
     """numba.cuda.compile_ptx_for_current_device: for the GPU's architecture (sm_90 without one)."""
+    # kept lazy for start-up time: the compiler loads with the first compile
+    from kdebug.session import ptx_compile
     return ptx_compile.compile_ptx_for_current_device(pyfunc, sig, device=device)
 
 
@@ -65,6 +72,27 @@ def get_current_device():
     return current_device()
 
 
+def _vector_constructors() -> dict:
+    import importlib
+    return importlib.import_module("kdebug.lang.vector_types").ALL
+
+
 def __getattr__(name):
-    # a submodule not imported yet (numba.cuda.random...), else a name kdebug lacks
-    return missing_name(__name__, name, 2)
+    if name in _LAZY_NAMES:
+        import importlib
+        module = importlib.import_module(_LAZY_NAMES[name])
+        value = getattr(module, name, None) or importlib.import_module(f"{module.__name__}.{name}")
+    elif name == "__all__":  # ``from kdebug.cuda import *``: every public name, the lazy ones too
+        return [n for n in __dir__() if not n.startswith("_")]
+    elif name in _LAZY_SUBMODULES or name.startswith("__"):
+        return missing_name(__name__, name, 2)  # imports the submodule (numba.cuda.random...)
+    else:
+        value = _vector_constructors().get(name)
+        if value is None:  # a submodule not imported yet (numba.cuda.testing...), else a name kdebug lacks
+            return missing_name(__name__, name, 2)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES) | set(_LAZY_NAMES) | set(_vector_constructors()))

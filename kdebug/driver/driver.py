@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from kdebug import events as E
 from kdebug import passes, stages
-from kdebug.driver import deferred, derivative, strategies
+from kdebug.driver import deferred, strategies
 from kdebug.driver.job import CompilerJob, JobRecord, job_ir
 from kdebug.errors import CompileError, KdebugError
 from kdebug.frontend.lower import lower_function
@@ -283,6 +283,8 @@ class Driver:
     def front(self, rec: JobRecord):
         """parse, typeinfer and lower one job: its own module, markers still in place."""
         if rec.kind == "derivative":
+            # kept lazy for start-up time: the forward-mode transform loads with the first kdebug.grad job
+            from kdebug.driver import derivative
             return derivative.front(self, rec)
         py = rec.job.function.py_func
         options = getattr(rec.job.function, "options", {})

@@ -37,11 +37,12 @@ def check_options(options: dict, device: bool, loc) -> None:
                                   "--no-memcheck turns it off)")
     if device and options.get("link"):
         raise ValueError("link keyword invalid for device function")
-    session = seam.current()
     for name, (default, why) in NO_EFFECT.items():
         value = options.get(name, default)
         if value in (default, None, (), []) or (name == "inline" and value in ("never", False)):
             continue
+        # the session only for a warning: a plain @cuda.jit starts none (nor loads the compiler)
+        session = seam.current()
         if (id(session), name) in _said:
             continue
         _said.add((id(session), name))
