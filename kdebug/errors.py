@@ -6,7 +6,8 @@ compiler: the CLI prints ``str(error)``, which is the located message.
 from __future__ import annotations
 
 import linecache
-from dataclasses import dataclass
+
+from kdebug.lazy_dataclasses import dataclass
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,12 @@ started). Job events also carry ``job``, ``name``, ``parent`` and ``key``.
 from __future__ import annotations
 
 import dataclasses
-import json
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable, ClassVar
+
+from kdebug.lazy_dataclasses import dataclass
 
 SCHEMA_VERSION = 1
 
@@ -265,6 +266,7 @@ _FIELD_NAMES: dict[type, frozenset[str]] = {}
 
 def to_line(event: Event) -> str:
     """The event as one line of JSON (a trace file's line, the debuggee's pipe), newline included."""
+    import json  # kept lazy for start-up time: only traces and the debuggee's pipe write JSON
     return json.dumps(event.to_json(), separators=(",", ":")) + "\n"
 
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import difflib
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from kdebug.lazy_dataclasses import dataclass
 
 KEYFRAME = 16  # every 16th changed pass of a phase travels whole
 
@@ -78,6 +79,7 @@ def edits(before: list[str], after: list[str]) -> list[list]:
         return []
     if len(a) + len(b) > FINE_DIFF:
         return [[head, head + len(a), b]]
+    import difflib  # kept lazy for start-up time: pass snapshots are recorded only when something shows them
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     return [[head + i1, head + i2, b[j1:j2]] for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
 

@@ -8,7 +8,8 @@ replay) orders snapshots without loading the compiler.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from kdebug.lazy_dataclasses import dataclass
+
 
 
 @dataclass(frozen=True)

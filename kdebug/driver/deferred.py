@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kdebug import events as E
 from kdebug.driver.job import JobRecord
+from kdebug.lazy_dataclasses import dataclass
 
 MARKER_PREFIX = "kdebug.deferred."
 _MARKER_CALL = re.compile(r'(%[-\w.$"]+) = (?:tail |notail |musttail )?call ptr @"?kdebug\.deferred\.(\d+)"?\(\)')

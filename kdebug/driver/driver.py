@@ -23,7 +23,6 @@ import re
 import threading
 import time
 import traceback
-from dataclasses import dataclass
 
 
 from kdebug import events as E
@@ -32,8 +31,9 @@ from kdebug.driver import deferred, strategies
 from kdebug.driver.job import CompilerJob, JobRecord, job_ir
 from kdebug.errors import CompileError, KdebugError
 from kdebug.frontend.lower import lower_function
-from kdebug.frontend.source import parse_function
+from kdebug.frontend.source import function_text, parse_function
 from kdebug.frontend.typeinfer import infer_function
+from kdebug.lazy_dataclasses import dataclass
 
 @dataclass
 class CompiledKernel:
@@ -395,8 +395,7 @@ def _nth(n: int) -> str:
 
 
 def _source_text(py) -> str | None:
-    import inspect
     try:
-        return inspect.getsource(py)
+        return function_text(py)
     except (OSError, TypeError):
         return None

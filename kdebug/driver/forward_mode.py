@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from typing import Callable
 
 import llvmlite.binding as llvm
 from llvmlite import ir
 
 from kdebug.driver.ir_types import leading_type, parse_type
+from kdebug.lazy_dataclasses import dataclass
 
 VK = llvm.ValueKind
 _OWNER_PREFIX = re.compile(r"^(?:\w+_j\d+\.)+")

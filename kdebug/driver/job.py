@@ -2,12 +2,17 @@
 from __future__ import annotations
 
 import functools
-import hashlib
-import inspect
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from kdebug.frontend.source import function_text
 from kdebug.lang.derivative import Derivative
 from kdebug.lang.types import Array
+from kdebug.lazy_dataclasses import dataclass
+
+try:  # CPython's own SHA-1, the digest hashlib's gives: hashlib loads OpenSSL first (~2 ms of start-up)
+    from _sha1 import sha1
+except ImportError:  # another Python
+    from hashlib import sha1
 
 
 @dataclass(frozen=True)
@@ -48,10 +53,10 @@ def job_key(function, argtypes, target: str, kind: str) -> str:
     h = _source_hash.get(py)
     if h is None:
         try:
-            text = inspect.getsource(py)
+            text = function_text(py)
         except (OSError, TypeError):
             text = py.__code__.co_code.hex()
-        h = hashlib.sha1(text.encode()).hexdigest()[:8]
+        h = sha1(text.encode()).hexdigest()[:8]
         seen = _definitions.setdefault((py.__module__, py.__qualname__, h), [])
         seen.append(py)
         if len(seen) > 1:

@@ -12,12 +12,12 @@ from __future__ import annotations
 import ast
 import cmath
 import math
-from dataclasses import dataclass
 
 from llvmlite import ir
 
 from kdebug.frontend import cmath_impl
 from kdebug.lang import types as T
+from kdebug.lazy_dataclasses import dataclass
 
 
 @dataclass(frozen=True)

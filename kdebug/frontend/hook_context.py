@@ -9,13 +9,14 @@ for later goes into that record, which the job keeps beside its module for the p
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Callable
 
 from llvmlite import ir
 
 from kdebug.frontend.source import FunctionSource
 from kdebug.frontend.typeinfer import PyValue, TypedFunction
+from kdebug.lazy_dataclasses import dataclass
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 
-from dataclasses import dataclass
 
 from llvmlite import ir
 
@@ -17,6 +16,7 @@ from kdebug.frontend.lower import llvm_type, mem_type
 from kdebug.frontend.typeinfer import PyValue
 from kdebug.lang import intrinsics as I
 from kdebug.lang import types as T
+from kdebug.lazy_dataclasses import dataclass
 
 
 def _ndim_arg(inferer, node, name) -> int:

@@ -17,12 +17,11 @@ kernel's coroutine (``kdebug/targets/cpu/warp.py``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from llvmlite import ir
 
 from kdebug.frontend.intrinsics import REGISTRY, IntrinsicImpl, _linear_tid, _target_hook
 from kdebug.lang import types as T
+from kdebug.lazy_dataclasses import dataclass
 
 i1, i32, i64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 FULL_MASK = 0xFFFFFFFF

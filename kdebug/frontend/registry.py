@@ -8,10 +8,10 @@ up here; the implementations (``intrinsics.py``) register themselves when the
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 from kdebug.lang import types as T
+from kdebug.lazy_dataclasses import dataclass
 
 
 @dataclass

@@ -11,7 +11,7 @@ import ast
 import builtins
 import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from kdebug.lang import intrinsics as I
 from kdebug.frontend.math_extra import EXTRA_MATH, is_operator_function, math_type, operator_expression
 from kdebug.frontend.unroll import unrolled
 from kdebug.lang.derivative import Derivative, grad as grad_fn, make_derivative
+from kdebug.lazy_dataclasses import dataclass
 
 SUPPORTED = ("if/elif/else, for over range(), while, break, continue, return, assignment, "
              "augmented assignment and calls to math functions, cuda intrinsics and device functions")

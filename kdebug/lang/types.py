@@ -6,9 +6,9 @@ signature string.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
+
+from kdebug.lazy_dataclasses import dataclass
 
 
 class Type:

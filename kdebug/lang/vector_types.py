@@ -8,11 +8,11 @@ a constructor only says that it belongs in a kernel.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 
 import numpy as np
 
 from kdebug.lang import types as T
+from kdebug.lazy_dataclasses import dataclass
 
 ATTRIBUTES = ("x", "y", "z", "w")
 BASES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64")

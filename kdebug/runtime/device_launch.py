@@ -11,13 +11,13 @@ from __future__ import annotations
 import ctypes
 import threading
 import time
-from dataclasses import dataclass
 from typing import Protocol
 
 import llvmlite.binding as llvm
 
 from kdebug import events as E
 from kdebug.errors import KernelRuntimeError, SourceLocation
+from kdebug.lazy_dataclasses import dataclass
 from kdebug.runtime import progress
 from kdebug.runtime.record import LAUNCHER, RuntimeRecord
 

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
 
 from kdebug.errors import KernelRuntimeError, KernelRuntimeWarning, SourceLocation
 # warp operations (kdebug/targets/cpu/warp.py): their error kinds and messages
+from kdebug.lazy_dataclasses import dataclass
 from kdebug.runtime.warp_errors import (DIVERGENT_WARP, WARP_EXITED, WARP_INACTIVE_SOURCE,  # noqa: F401
                                         WARP_KINDS, WARP_MASK_MISMATCH, WARP_NOT_IN_MASK, warp_error)
 from kdebug.runtime.record import END_OF_KERNEL, IN_BRANCH, RuntimeRecord

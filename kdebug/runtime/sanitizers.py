@@ -19,13 +19,13 @@ share are in kdebug/runtime/record.py.
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass
 
 import numpy as np
 
 from kdebug.errors import SourceLocation, format_error
 from kdebug.lang import types as T
 from kdebug.lang.host import DeviceNDArray
+from kdebug.lazy_dataclasses import dataclass
 from kdebug.runtime import record as R
 from kdebug.runtime.memcheck import site as site_of
 

@@ -6,8 +6,9 @@ strategy) stays two rows; re-entrant requests (↻) are matched by the job they 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from kdebug.lazy_dataclasses import dataclass
 from kdebug.session.model import SessionModel
 
 

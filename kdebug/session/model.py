@@ -6,11 +6,12 @@ render this model, and it can be rebuilt from a trace file alone.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import NamedTuple
 
 from kdebug import events as E
 from kdebug import passes
+from kdebug.lazy_dataclasses import dataclass
 
 PASS_CACHE = 48  # rebuilt pass snapshots kept: a keyframe's chain and the ones around the reader
 

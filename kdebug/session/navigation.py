@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kdebug import events as E
+from kdebug.lazy_dataclasses import dataclass
 from kdebug.session.model import JobView, SessionModel
 
 MARKER = re.compile(r"kdebug\.deferred\.(\d+)\b")

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from kdebug.lazy_dataclasses import dataclass
 from kdebug.runtime.sanitizers import SANITIZERS
 
 BREAKPOINTS = ("deferred", "reentrant", "finish", "launch")

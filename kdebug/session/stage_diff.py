@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
 
+from kdebug.lazy_dataclasses import dataclass
 from kdebug.session.model import SessionModel
 from kdebug.stages import in_stage_order
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 
 from kdebug.frontend.lower import i8, i32, i64
+from kdebug.lazy_dataclasses import dataclass
 from kdebug.runtime import device_launch
 from kdebug.targets.base import Target, init_llvm, run_pipeline
 from kdebug.targets.cpu import (coroutines, exceptions_ir, kernel_print, lockstep, lockstep_rules, memcheck_ir,

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import tempfile
 
 from kdebug.targets.ptx.toolkit import cuda_tool
@@ -26,6 +25,7 @@ def run_ptxas(ptx: str, arch: str, relocatable: bool, timeout: float = 120) -> d
     if exe is None:
         report["log"] = "ptxas is not on PATH (and CUDA_HOME has none): the PTX was not assembled"
         return report
+    import subprocess  # kept lazy for start-up time: ptxas runs only when its report is asked for
     with tempfile.TemporaryDirectory(prefix="kdebug-ptxas-") as d:
         src, out = os.path.join(d, "module.ptx"), os.path.join(d, "module.cubin")
         with open(src, "w", encoding="utf-8") as f:

@@ -17,7 +17,6 @@ and ``__cudaCDP2LaunchDeviceV2``); PTX that calls it is assembled with
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 import numpy as np
@@ -27,6 +26,7 @@ from kdebug import events as E
 from kdebug import stages
 from kdebug.errors import CompileError
 from kdebug.frontend.lower import i8, i32, i64
+from kdebug.lazy_dataclasses import dataclass
 from kdebug.stages import Stage
 from kdebug.targets.base import Target, run_pipeline
 from kdebug.targets.printing import c_format

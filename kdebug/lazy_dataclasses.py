@@ -1,0 +1,109 @@
+"""``dataclass``: ``dataclasses.dataclass``, applied when the class is first used.
+
+Making a dataclass costs its module 0.1-0.4 ms (``dataclasses`` compiles ``__init__``, ``__repr__``,
+``__eq__``, a frozen class's ``__hash__`` ... from source text, one ``exec`` each), and kdebug defines
+~70 of them, more than half of which a given run never instantiates (events it never sends, types of
+kernels it never compiles): over half of kdebug's own import time. ``@dataclass`` here records the
+class and its options and gives it stand-ins for the methods ``dataclasses`` would add; the first
+instantiation, ``==``, ``repr``, ``hash`` or look at its fields (``dataclasses.fields``,
+``is_dataclass``, ``replace``, ``asdict``) runs ``dataclasses.dataclass`` on it, its bases first, which
+replaces them. From then on the class is exactly the dataclass it would have been.
+
+NOTE: before that first use, a field declared with ``field(...)`` reads as its ``Field`` on the class
+(``Cls.name``; instances are unaffected), and ``Cls.__doc__`` of a class without a docstring is None.
+"""
+from __future__ import annotations
+
+import dataclasses
+import threading
+
+_FIELDS = "__dataclass_fields__"
+_pending: dict[type, dict] = {}  # class -> its dataclass options, until first use
+_stand_ins: dict[type, tuple[str, ...]] = {}
+_lock = threading.RLock()
+
+
+def dataclass(cls=None, /, **options):
+    """``dataclasses.dataclass`` (same options), deferred to the class's first use."""
+    if cls is None:
+        return lambda c: dataclass(c, **options)
+    if options.get("slots") or options.get("weakref_slot") or options.get("order"):
+        return dataclasses.dataclass(cls, **options)  # a new class, or comparisons: not deferred
+    _pending[cls] = options
+    _stand_ins[cls] = names = _methods_added(cls, options)
+    for name in names:
+        setattr(cls, name, _STAND_IN[name](cls))
+    setattr(cls, _FIELDS, _FieldsOnFirstUse(cls))
+    return cls
+
+
+def realize(cls: type) -> None:
+    """Make ``cls`` (and its deferred bases) the dataclass it was declared as, if not done yet."""
+    with _lock:  # another thread may be realizing it: wait for the class to be whole
+        for base in reversed(cls.__mro__):
+            options = _pending.pop(base, None)
+            if options is None:
+                continue
+            for name in _stand_ins.pop(base) + (_FIELDS,):
+                delattr(base, name)
+            dataclasses.dataclass(base, **options)
+
+
+def _methods_added(cls: type, options: dict) -> tuple[str, ...]:
+    """The methods ``dataclasses`` would add to ``cls`` that it does not define itself."""
+    own = cls.__dict__
+    names = []
+    if options.get("init", True) and "__init__" not in own:
+        names.append("__init__")
+    if options.get("repr", True) and "__repr__" not in own:
+        names.append("__repr__")
+    eq = options.get("eq", True)
+    if eq and "__eq__" not in own:
+        names.append("__eq__")
+    if (eq or options.get("unsafe_hash")) and "__hash__" not in own:  # a generated hash (frozen) or None (an unhashable mutable class)
+        names.append("__hash__")
+    return tuple(names)
+
+
+class _FieldsOnFirstUse:
+    """``__dataclass_fields__`` before first use: reading it realizes the class."""
+
+    def __init__(self, owner: type) -> None:
+        self.owner = owner
+
+    def __get__(self, obj, objtype=None):
+        realize(self.owner)
+        return self.owner.__dict__[_FIELDS]
+
+
+def _init(owner):
+    def __init__(self, *args, **kwargs):
+        realize(owner)
+        owner.__init__(self, *args, **kwargs)
+    return __init__
+
+
+def _repr(owner):
+    def __repr__(self):
+        realize(owner)
+        return owner.__repr__(self)
+    return __repr__
+
+
+def _eq(owner):
+    def __eq__(self, other):
+        realize(owner)
+        return owner.__eq__(self, other)
+    return __eq__
+
+
+def _hash(owner):
+    def __hash__(self):
+        realize(owner)
+        if owner.__hash__ is None:
+            raise TypeError(f"unhashable type: {type(self).__name__!r}")
+        return owner.__hash__(self)
+    return __hash__
+
+
+_STAND_IN = {"__init__": _init, "__repr__": _repr, "__eq__": _eq, "__hash__": _hash}
