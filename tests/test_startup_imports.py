@@ -38,14 +38,15 @@ def saxpy(a, x, y, out):
 
 
 def _modules_after(tmp_path, body: str) -> dict:
-    """Run ``body`` in a fresh interpreter; the kdebug, llvmlite and textual modules loaded at each
-    ``mark(name)`` it calls."""
+    """Run ``body`` in a fresh interpreter; the kdebug, llvmlite, textual and concurrent modules loaded at
+    each ``mark(name)`` it calls."""
     script = tmp_path / "probe.py"
     script.write_text(
         "import json, sys\n"
         "marks = {}\n"
         "def mark(name):\n"
-        "    marks[name] = sorted(m for m in sys.modules if m.split('.')[0] in ('kdebug', 'llvmlite', 'textual'))\n"
+        "    marks[name] = sorted(m for m in sys.modules\n"
+        "                         if m.split('.')[0] in ('kdebug', 'llvmlite', 'textual', 'concurrent'))\n"
         + body + "\nprint(json.dumps(marks))\n")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
     r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
@@ -87,6 +88,9 @@ def test_the_first_launch_still_brings_up_the_session(tmp_path):
         "kernels.saxpy[1, 8](np.float32(2), x, x, out)\n"
         "assert (out.copy_to_host() == 4).all()\nmark('launched')\n"))
     assert {"kdebug.session.live", "kdebug.runtime.cpu", "kdebug.targets.cpu"} <= set(marks["launched"])
+    # a small launch on the CPU backend: no PTX target, no thread pool, no TUI
+    assert _loaded(marks["launched"], ("kdebug.targets.ptx", "kdebug.session.ptx_compile", "kdebug.tui", "textual",
+                                       "concurrent.futures", "kdebug.driver.forward_mode")) == []
 
 
 def test_every_public_name_of_kdebug_cuda_resolves_and_dir_lists_the_lazy_ones(tmp_path):

@@ -290,8 +290,8 @@ class Driver:
         options = getattr(rec.job.function, "options", {})
         fastmath, debug = bool(options.get("fastmath")), bool(options.get("debug"))
         try:
-            self.run_phase(rec, "parse", lambda: parse_function(py), lambda s: s.text, "python")
-            rec.typed = self.run_phase(rec, "typeinfer", lambda: infer_function(py, rec.argtypes, rec.kind),
+            src = self.run_phase(rec, "parse", lambda: parse_function(py), lambda s: s.text, "python")
+            rec.typed = self.run_phase(rec, "typeinfer", lambda: infer_function(py, rec.argtypes, rec.kind, src=src),
                                        lambda tf: tf.listing(), "text")
             requester = lambda fn, argtypes, kind, reason, loc: self.request_deferred(rec, fn, argtypes, kind, reason, loc)  # noqa: E731
             rec.target_state = self.target.module_state()

@@ -1160,13 +1160,16 @@ _CMP_SYMBOL = {ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not 
 _cache: dict = {}
 
 
-def infer_function(py_func, argtypes: tuple, kind: str, stack: tuple = (), at=None) -> TypedFunction:
-    """Type a Python function for the given argument types (memoised per process)."""
+def infer_function(py_func, argtypes: tuple, kind: str, stack: tuple = (), at=None,
+                   src: FunctionSource | None = None) -> TypedFunction:
+    """Type a Python function for the given argument types (memoised per process); ``src``: its source,
+    when the caller has parsed it already."""
     key = (py_func, argtypes, kind)
     hit = _cache.get(key)
     if hit is not None:
         return hit
-    src = parse_function(py_func)
+    if src is None:
+        src = parse_function(py_func)
     tf = TypeInferer(src, argtypes, kind, stack).run()
     _cache[key] = tf
     return tf

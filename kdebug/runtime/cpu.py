@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -24,7 +23,7 @@ _SCALAR_CTYPES = {
     "float16": ctypes.c_uint16, "float32": ctypes.c_float, "float64": ctypes.c_double, "boolean": ctypes.c_bool,
 }
 _struct_cache: dict = {}
-_pool: ThreadPoolExecutor | None = None
+_pool = None  # the ThreadPoolExecutor blocks run on, made by the first launch big enough to need it
 _NCPU = os.cpu_count() or 1
 SHUFFLE_PERMUTATIONS = 8  # --shuffle-threads: thread orders drawn per launch, used in turn per block and phase
 # Below this many threads one core is faster: handing blocks to the pool costs ~0.25 ms, and saxpy's
@@ -115,9 +114,10 @@ def pointer_value(value) -> int:
     return int(value)
 
 
-def pool() -> ThreadPoolExecutor:
+def pool():
     global _pool
     if _pool is None:
+        from concurrent.futures import ThreadPoolExecutor  # start-up time: a small launch needs no pool
         _pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="kdebug-block")
     return _pool
 

@@ -25,10 +25,8 @@ from kdebug.runtime.cpu import CpuRuntime
 from kdebug.runtime.gpu import GpuRuntime
 from kdebug.runtime.memcheck import env_memcheck_default
 from kdebug.runtime.sanitizers import Hazard
-from kdebug.session.ptx_compile import PtxPipeline, entry_ptx
 from kdebug.targets.cpu import CpuTarget, kernel_print
 from kdebug.targets.cpu.target import lockstep_default
-from kdebug.targets.ptx.target import PtxTarget
 
 BACKENDS = ("cpu", "gpu", "auto")
 PRINT_LIMIT = 10_000  # print() lines kept per launch
@@ -75,6 +73,8 @@ class Session:
         self.shuffle_seed: int | None = None  # --shuffle-threads[=SEED] (CPU backend)
         if self.backend == "gpu":
             self.runtime = GpuRuntime()
+            # kept lazy for start-up time: a CPU session loads the PTX target only when it shows PTX
+            from kdebug.targets.ptx.target import PtxTarget
             # emit_ptx (kdebug dump --target ptx): the target's ptx stage gives every job its PTX
             self.target = PtxTarget(arch=ptx_arch or self.runtime.arch, loader=self.runtime.load_module,
                                     bus=self.bus, ptx_per_job=emit_ptx)
@@ -87,7 +87,7 @@ class Session:
         # emit_ptx on the CPU backend: every job's PTX and ptxas report beside it, launches unchanged
         self.emit_ptx = emit_ptx and self.backend != "gpu"
         self.ptx_arch = ptx_arch
-        self._ptx_pipeline: PtxPipeline | None = None  # the CPU backend's PTX target, built on first use
+        self._ptx_pipeline = None  # the CPU backend's PTX target (a PtxPipeline), built on first use
         self._launches = 0
         self._launch_lock = threading.Lock()
         self.current_launch: int | None = None  # the host launch running now (parent of device launches)
@@ -116,10 +116,12 @@ class Session:
             self.ptx_pipeline().add_snapshots(self.driver, compiled)
         return compiled
 
-    def ptx_pipeline(self) -> PtxPipeline:
+    def ptx_pipeline(self):
         """PTX beside the CPU backend's run: a second target's pipeline (kdebug/session/ptx_compile.py),
         one per session, shared by ``kdebug dump --target ptx`` and ``ptx_of``."""
         if self._ptx_pipeline is None:
+            # kept lazy for start-up time: the PTX target loads with the first request for PTX
+            from kdebug.session.ptx_compile import PtxPipeline
             self._ptx_pipeline = PtxPipeline(self.bus, self.strategy, self.ptx_arch)
         return self._ptx_pipeline
 
@@ -128,6 +130,8 @@ class Session:
         session's PTX pipeline's (each kernel is compiled for PTX once)."""
         compiled = self.compile_kernel(dispatcher, argtypes)
         if isinstance(compiled.artifact, dict) and "ptx" in compiled.artifact:
+            # kept lazy for start-up time (the gpu backend's PTX target is loaded already)
+            from kdebug.session.ptx_compile import entry_ptx
             return entry_ptx(self.target, compiled.artifact, compiled.record.id)
         return self.ptx_pipeline().ptx_of(dispatcher, argtypes)
 
