@@ -239,3 +239,15 @@ def run_pipeline(tm, mod, speed_level: int = 3, unroll: bool = True, interleave:
     with pass_record.PIPELINE_LOCK:  # never while another thread records (LLVM's print options are global)
         pb = llvm.create_pass_builder(tm, pto)
         pb.getModulePassManager().run(mod, pb)
+
+
+def run_passes(tm, mod, names: tuple[str, ...]) -> None:
+    """A short pipeline: the passes ``names`` (llvmlite's ``add_<name>_pass``) in order, recorded as
+    ``run_pipeline``'s are inside ``kdebug.passes.recording()``."""
+    pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    log = passes.open_log()
+    if log is not None:
+        return pass_record.run_recorded(lambda: llvm.create_pass_builder(tm, pto), mod, log, names)
+    with pass_record.PIPELINE_LOCK:
+        pb = llvm.create_pass_builder(tm, pto)
+        pass_record.module_pass_manager(pb, names).run(mod, pb)

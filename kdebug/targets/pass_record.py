@@ -49,8 +49,19 @@ def _dump_directory() -> str:
     return tempfile.mkdtemp(prefix="kdebug-passes-")
 
 
-def run_recorded(pass_builder, mod, log: PassLog) -> None:
-    """Run ``pass_builder()``'s module pipeline on ``mod``, appending each pass to ``log``."""
+def module_pass_manager(pb, passes: tuple[str, ...] | None):
+    """The -O pipeline of ``pb``, or a module pass manager of ``passes`` (llvmlite's ``add_<name>_pass``)."""
+    if passes is None:
+        return pb.getModulePassManager()
+    mpm = llvm.create_new_module_pass_manager()
+    for name in passes:
+        getattr(mpm, f"add_{name}_pass")()
+    return mpm
+
+
+def run_recorded(pass_builder, mod, log: PassLog, passes: tuple[str, ...] | None = None) -> None:
+    """Run ``pass_builder()``'s module pipeline (or the pass list ``passes``) on ``mod``, appending each
+    pass to ``log``."""
     previous = str(mod).rstrip("\n")
     directory = _dump_directory()
     try:
@@ -58,7 +69,7 @@ def run_recorded(pass_builder, mod, log: PassLog) -> None:
             _printing(directory)
             try:
                 pb = pass_builder()
-                pb.getModulePassManager().run(mod, pb)
+                module_pass_manager(pb, passes).run(mod, pb)
             finally:
                 _printing(None)
         for file_name in sorted(os.listdir(directory), key=_order):

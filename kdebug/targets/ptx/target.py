@@ -28,7 +28,7 @@ from kdebug.errors import CompileError
 from kdebug.frontend.lower import i8, i32, i64
 from kdebug.lazy_dataclasses import dataclass
 from kdebug.stages import Stage
-from kdebug.targets.base import Target, run_pipeline
+from kdebug.targets.base import Target, run_passes, run_pipeline
 from kdebug.targets.printing import c_format
 from kdebug.targets.ptx import ptxas as assembler
 from kdebug.targets.ptx.abi import (I8P, build_kernel_entry, flat_param_types, flatten, kernel_name,
@@ -48,6 +48,12 @@ _SREG = {"threadIdx": "tid", "blockDim": "ntid", "blockIdx": "ctaid", "gridDim":
 _LIBDEVICE_INTRINSICS = ("sin", "cos", "tan", "exp", "exp2", "exp10", "log", "log2", "log10", "pow")
 
 
+# emit, after finish gave each kernel body its entry (alwaysinline): inline them, clean up the entry's
+# parameter unpacking and drop what nothing uses. Not a second -O3 over code that optimize already ran
+# -O3 on: a third of the time, and the same PTX for the sample kernels up to the order of a few
+# instructions (benchmarks/README.md, "Start-up and compile_ptx")
+POST_INLINE_PASSES = ("always_inliner", "sroa", "instruction_combine", "simplify_cfg", "new_gvn",
+                      "instruction_combine", "simplify_cfg", "global_dead_code_eliminate")
 CONST_MEMORY_LIMIT = 32 * 1024  # frozen arrays beyond this many bytes a module go to global memory
 
 
@@ -282,7 +288,7 @@ class PtxTarget(Target):
                                    hint="use math functions, cuda intrinsics and device functions only")
 
     def emit(self, mod, jobs):
-        run_pipeline(self.tm, mod, 3)  # inline each body into its kernel entry; drop what nothing uses
+        run_passes(self.tm, mod, POST_INLINE_PASSES)
         ptx = self.tm.emit_assembly(mod)
         relocatable = any(name in ptx for name in CDP2_NAMES)
         # ptxas runs only when its report or cubin is asked for (ptxas_report)
