@@ -311,3 +311,38 @@ def test_a_local_array_in_a_lockstep_loop_stays_the_threads_own(sessions):
     a, b = _both(sessions, launch)
     assert _lockstep_in(sessions[True], local_array_in_loop, x, a)
     np.testing.assert_array_equal(a, b)
+
+
+@cuda.jit
+def fails_across_blocks(x, bad, late, out):
+    """Blocks of a group run their loops together; failures are still reported in block order."""
+    i = cuda.grid(1)
+    acc = float32(0)
+    for k in range(i, x.size, cuda.gridsize(1)):
+        j = k
+        if k == bad[i]:
+            j = k + 1000000
+        acc += x[j]
+    acc += cuda.shfl_down_sync(FULL, acc, 1)
+    if i == late[0]:
+        acc += x[i + 1000000]  # after the loop and a warp operation
+    out[i] = acc
+
+
+@pytest.mark.parametrize("in_loop, after", [((5 * 64 + 3, 2 * 64 + 9), -1), ((64 + 4,), 7), ((3 * 64,), 5 * 64 + 1)],
+                         ids=["two-blocks-in-loop", "block0-after-loop-first", "block1-group2-after"])
+def test_memcheck_across_the_blocks_of_a_group_reports_in_block_order(sessions, in_loop, after):
+    nt = 6 * 64
+    x = np.ones(nt * 3, np.float32)
+    bad = np.full(nt, -1, np.int64)
+    for t in in_loop:
+        bad[t] = t + nt  # the thread's second iteration
+    late = np.array([after], np.int64)
+
+    def launch():
+        fails_across_blocks[6, 64](x, bad, late, np.zeros(nt, np.float32))
+    on, off = (_report(sessions[s], launch) for s in (True, False))
+    assert _lockstep_in(sessions[True], fails_across_blocks, x, bad, late, x)
+    assert on == off
+    first = min(list(in_loop) + ([after] if after >= 0 else []))
+    assert f"block ({first // 64}, 0, 0), thread ({first % 64}, 0, 0)" in on

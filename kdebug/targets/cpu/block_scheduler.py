@@ -26,7 +26,7 @@ from kdebug.targets.cpu.layout import (CTX_BAR_LINE, CTX_BARRIER, CTX_CORO, CTX_
                                        RT_WARN_EXIT_LINE, RT_WARN_SITE, RT_WARN_TID, RT_WARN_WAITING, RUNTIME_P,
                                        VOID, WARP, WARP_FLAG, i32, i64)
 from kdebug.targets.cpu.memcheck_ir import emit_record_error, error_flag, thread_position
-from kdebug.targets.cpu.lockstep import is_lockstep_wait
+from kdebug.targets.cpu.lockstep import LOCKSTEP_GROUP, is_lockstep_wait
 from kdebug.targets.cpu.lockstep import pass_function as lockstep_pass_function
 from kdebug.targets.cpu.warp import warp_pass_function
 
@@ -50,7 +50,7 @@ class BlockScheduler:
         b, lb = self.b, self.lb
         self._declare_state()
         self.fail = self.fn.append_basic_block("fail")
-        group = b.sub(lb.last, lb.first) if self.grid_sync else const(1, i64)
+        group = b.sub(lb.last, lb.first) if self.grid_sync else const(LOCKSTEP_GROUP if self.lockstep else 1, i64)
         b.store(lb.first, self.g0_slot)
         ghead = self.fn.append_basic_block("group.head")
         gbody = self.fn.append_basic_block("group.body")
@@ -63,6 +63,9 @@ class BlockScheduler:
         gsize = b.select(b.icmp_signed("<", rem, group), rem, group)
         b.store(gsize, self.gsize_slot)
         self._start_threads(g0, gsize)
+        if self.lockstep:  # the group's threads at a lockstep loop run it together; each block resumes its own
+            b.call(lockstep_pass_function(b.module, resume=False), [self._thread_ctx(const(0, i64), const(0)),
+                                                                    b.mul(gsize, lb.nt)])
         grid_phase = self.fn.append_basic_block("grid.phase")
         b.branch(grid_phase)
         b.position_at_end(grid_phase)

@@ -22,6 +22,7 @@ from llvmlite import ir
 from kdebug.frontend.lower import llvm_type
 from kdebug.targets.cpu import progress_ir, sanitizer_ir
 from kdebug.targets.cpu.block_scheduler import BlockScheduler
+from kdebug.targets.cpu.lockstep import LOCKSTEP_GROUP
 from kdebug.targets.cpu.ir_helpers import Loop, cond_value, const, declare, entry_alloca, field
 from kdebug.targets.cpu.layout import (CONTEXT, CONTEXT_P, CTX_BARRIER, CTX_CORO, CTX_CTAID, CTX_DEPTH,
                                        CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_FRAME, CTX_JMPBUF, CTX_NCTAID,
@@ -51,7 +52,7 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
     shared_stride = (shared_bytes + SHARED_ALIGN - 1) // SHARED_ALIGN * SHARED_ALIGN
     ctx_bytes = target.tm.target_data.get_abi_size(_binding_type(CONTEXT))
     sanitize = (racecheck, initcheck) if racecheck or initcheck else None
-    _build_wrapper(m, body, ctx_bytes, coroutine, grid_sync, shared_stride, sanitize, thread_exit)
+    _build_wrapper(m, body, ctx_bytes, coroutine, grid_sync, shared_stride, sanitize, thread_exit, lockstep)
     lb = LauncherBody(body, kernel, argtypes, shared_stride, sanitize, thread_exit)
     if coroutine:
         BlockScheduler(lb, grid_sync, lockstep).build()
@@ -63,7 +64,7 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
 
 
 def _build_wrapper(m, body, ctx_bytes: int, coroutine: bool, grid_sync: bool, shared_stride: int,
-                   sanitize, thread_exit: bool) -> None:
+                   sanitize, thread_exit: bool, lockstep: bool = False) -> None:
     """``<entry>.grid``: memory, setjmp, body, free. ``sanitize``: (racecheck, initcheck) or None."""
     fn = ir.Function(m, LAUNCHER_TYPE, name=body.name[:-len(".body")])
     params, dims, first, last, runtime = fn.args
@@ -73,7 +74,8 @@ def _build_wrapper(m, body, ctx_bytes: int, coroutine: bool, grid_sync: bool, sh
     setjmp = declare(m, "_setjmp", i32, [I8P], ("returns_twice",))
     d = [b.zext(b.load(b.gep(dims, [const(k)])), i64) for k in range(6)]
     nt = b.mul(b.mul(d[3], d[4]), d[5])
-    group = b.sub(last, first) if grid_sync else const(1, i64)
+    # blocks alive at once: the grid (grid barrier), a few (lockstep loops run across them), or one
+    group = b.sub(last, first) if grid_sync else const(LOCKSTEP_GROUP if lockstep else 1, i64)
     group = b.select(b.icmp_signed("<", group, const(1, i64)), const(1, i64), group)
     # dynamic shared memory (k[grid, block, stream, nbytes]): from the runtime record, for host launches
     rtp = b.bitcast(runtime, RUNTIME_P)
