@@ -13,6 +13,7 @@ from llvmlite import ir
 from kdebug import cuda
 from kdebug.frontend import typeinfer
 from kdebug.session.live import Session, default_session, set_session
+from kdebug.targets.cpu import launcher
 
 
 @cuda.jit
@@ -89,12 +90,17 @@ CASES = {
 def test_no_phase_prints_or_parses_a_module_when_snapshots_are_off(monkeypatch, case):
     kernel, argtypes = CASES[case]
     session = Session(backend="cpu", snapshots=False)
+    monkeypatch.setattr(launcher, "_cache", collections.OrderedDict())  # launchers are built once per process
     counts = Counts(monkeypatch)
     compiled = _compile(session, kernel, argtypes())
     assert compiled.entry_address
     # the kernel's module and its grid launcher, each printed once by llvmlite.ir and parsed once
     assert counts.calls["llvmlite.ir module printed"] == 2
     assert len(counts.parsed) == 2
+    # compiled again (a new session): the launcher of that signature is cloned, not built again
+    assert _compile(Session(backend="cpu", snapshots=False), kernel, argtypes()).entry_address
+    assert counts.calls["llvmlite.ir module printed"] == 3
+    assert len(counts.parsed) == 3
     for what in ("module printed by LLVM", "function printed by LLVM", "assembly emitted", "typed listing"):
         assert counts.calls[what] == 0, what
     assert compiled.record.snapshots == {}

@@ -167,7 +167,8 @@ class CpuRuntime:
         dims = self.dims(grid, block)
         nblocks = grid[0] * grid[1] * grid[2]
         nt = block[0] * block[1] * block[2]
-        fn = self.launcher(compiled.entry_address)
+        tiers = compiled.artifact.get("tiers")  # the best code ready (targets/cpu/tiers.py)
+        fn = self.launcher(compiled.entry_address if tiers is None else tiers.address(compiled.record.id, nblocks * nt))
         record = RuntimeRecord()
         if shared:
             record.dyn_shared = max(0, int(shared))

@@ -27,6 +27,7 @@ from kdebug.runtime.memcheck import env_memcheck_default
 from kdebug.runtime.sanitizers import Hazard
 from kdebug.targets.cpu import CpuTarget, kernel_print
 from kdebug.targets.cpu.target import lockstep_default
+from kdebug.targets.cpu.tiers import enabled_by_default as tiers_enabled_by_default
 
 BACKENDS = ("cpu", "gpu", "auto")
 PRINT_LIMIT = 10_000  # print() lines kept per launch
@@ -52,11 +53,13 @@ class Session:
     def __init__(self, backend: str = "auto", strategy: str = "worklist", memcheck: bool | None = None,
                  bus: E.EventBus | None = None, emit_ptx: bool = False, ptx_arch: str | None = None,
                  snapshots: bool = True, racecheck: bool = False, initcheck: bool = False,
-                 lockstep: bool | None = None) -> None:
+                 lockstep: bool | None = None, tiered: bool | None = None) -> None:
         """``snapshots``: print every phase's IR and the host assembly for whoever looks (the TUI, dump,
         a trace); a session nobody watches turns it off and compiles faster. ``racecheck``, ``initcheck``:
         the CPU backend's shadow-memory sanitizers. ``lockstep``: the CPU backend's lockstep loops
-        (kdebug/targets/cpu/lockstep.py; None: ``KDEBUG_LOCKSTEP``, on unless 0)."""
+        (kdebug/targets/cpu/lockstep.py; None: ``KDEBUG_LOCKSTEP``, on unless 0). ``tiered`` (default:
+        unless ``KDEBUG_TIERED=0``): without snapshots, the CPU backend runs quick code until the
+        optimised code, compiled in the background, is ready (kdebug/targets/cpu/tiers.py)."""
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}")
         if strategy not in STRATEGIES:
@@ -70,7 +73,7 @@ class Session:
         self.memcheck = memcheck
         self.racecheck, self.initcheck = bool(racecheck), bool(initcheck)  # CPU backend only
         self.lockstep = lockstep_default() if lockstep is None else bool(lockstep)  # CPU backend only
-        self.shuffle_seed: int | None = None  # --shuffle-threads[=SEED] (CPU backend)
+        self._shuffle_seed: int | None = None  # --shuffle-threads[=SEED] (CPU backend)
         if self.backend == "gpu":
             self.runtime = GpuRuntime()
             # kept lazy for start-up time: a CPU session loads the PTX target only when it shows PTX
@@ -79,8 +82,10 @@ class Session:
             self.target = PtxTarget(arch=ptx_arch or self.runtime.arch, loader=self.runtime.load_module,
                                     bus=self.bus, ptx_per_job=emit_ptx)
         else:
-            self.target = CpuTarget(memcheck=memcheck, record_host_asm=snapshots,  # the asm: a second codegen
-                                    racecheck=self.racecheck, initcheck=self.initcheck, lockstep=self.lockstep)
+            # the asm costs a second code generation; tiers: quick code first where nobody looks at it
+            self.target = CpuTarget(memcheck=memcheck, record_host_asm=snapshots, racecheck=self.racecheck,
+                                    initcheck=self.initcheck, lockstep=self.lockstep, shuffle=False,
+                                    tiered=(tiers_enabled_by_default() if tiered is None else tiered))
             self.runtime = CpuRuntime()
         self.hazards: list = []  # what racecheck and initcheck found, launch after launch
         self.driver = Driver(self.bus, self.target, strategy, snapshots=snapshots)
@@ -272,12 +277,30 @@ class Session:
                 setattr(self, name, bool(value))
                 changed = True
         if changed:
-            if self.backend != "gpu":  # the CPU target compiles the checks in: one with the new options
-                self.target = CpuTarget(memcheck=self.memcheck, record_host_asm=self.target.record_host_asm,
-                                        racecheck=self.racecheck, initcheck=self.initcheck, lockstep=self.lockstep)
-            self.driver.retarget(self.target)  # compiled code has the checks in it (or not): compile again
+            self._retarget(self.backend != "gpu" and self.target.shuffle)
         if shuffle_threads is not False:
             self.shuffle_seed = None if shuffle_threads is None else int(shuffle_threads)
+
+    @property
+    def shuffle_seed(self) -> int | None:
+        """--shuffle-threads' seed (None: threads run in order)."""
+        return self._shuffle_seed
+
+    @shuffle_seed.setter
+    def shuffle_seed(self, seed: int | None) -> None:
+        self._shuffle_seed = seed
+        if seed is not None and self.backend != "gpu" and not self.target.shuffle:
+            # the kernels compiled so far have no shuffled path: compile them again with one
+            self._retarget(shuffle=True)
+
+    def _retarget(self, shuffle: bool) -> None:
+        """Compile with the options as they are now: a new CPU target (the checks and the shuffled
+        path are compiled in), nothing compiled so far reused."""
+        if self.backend != "gpu":
+            self.target = CpuTarget(memcheck=self.memcheck, record_host_asm=self.target.record_host_asm,
+                                    racecheck=self.racecheck, initcheck=self.initcheck, lockstep=self.lockstep,
+                                    shuffle=shuffle, tiered=self.target.tiered)
+        self.driver.retarget(self.target)
 
     def next_launch_id(self) -> int:
         with self._launch_lock:

@@ -224,15 +224,21 @@ class Target:
         return None
 
 
-def run_pipeline(tm, mod, speed_level: int = 3, unroll: bool = True, interleave: bool = True) -> None:
-    """LLVM's new pass manager at the given -O level (``unroll``/``interleave``: loop unrolling and
-    the vectoriser's interleaving, on by default). Inside ``kdebug.passes.recording()`` every pass is
-    kept in its log (``pass_record.py``)."""
+def tuning_options(speed_level: int, unroll: bool = True, interleave: bool = True):
+    """The -O level's pipeline options (vectorisers from -O2; ``unroll``, ``interleave`` as asked)."""
     pto = llvm.create_pipeline_tuning_options(speed_level=speed_level)
     pto.loop_vectorization = speed_level >= 2
     pto.slp_vectorization = speed_level >= 2
     pto.loop_unrolling = unroll
     pto.loop_interleaving = interleave
+    return pto
+
+
+def run_pipeline(tm, mod, speed_level: int = 3, unroll: bool = True, interleave: bool = True) -> None:
+    """LLVM's new pass manager at the given -O level (``unroll``/``interleave``: loop unrolling and
+    the vectoriser's interleaving, on by default). Inside ``kdebug.passes.recording()`` every pass is
+    kept in its log (``pass_record.py``)."""
+    pto = tuning_options(speed_level, unroll, interleave)
     log = passes.open_log()
     if log is not None:  # something shows the passes (the driver opened a log): the same pipeline, recorded
         return pass_record.run_recorded(lambda: llvm.create_pass_builder(tm, pto), mod, log)

@@ -9,10 +9,13 @@ module is the one an unrecorded run makes (the instrumentation only prints; test
 
 Those options are process-wide and llvmlite registers the printing callbacks on every
 PassBuilder, so every pipeline of the process runs under ``PIPELINE_LOCK``: an unrecorded
-pipeline never runs while the options are on.
+pipeline never runs while the options are on. The CPU target's background compiles (tiers.py) run
+outside that lock, so as not to hold a foreground compile up; ``GATE`` keeps them and a recorded run
+apart.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -24,6 +27,45 @@ import llvmlite.binding as llvm
 from kdebug.passes import PassLog, PassRun
 
 PIPELINE_LOCK = threading.RLock()
+
+
+class BackgroundGate:
+    """Background LLVM work and recorded pipelines never at once: a recorded run waits for the
+    background work in progress and keeps new work from starting until it is done."""
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition()
+        self._running = 0
+        self._recording = 0
+
+    @contextlib.contextmanager
+    def background(self):
+        with self._cv:
+            while self._recording:
+                self._cv.wait()
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._cv:
+                self._running -= 1
+                self._cv.notify_all()
+
+    @contextlib.contextmanager
+    def recording(self):
+        with self._cv:
+            self._recording += 1
+            while self._running:
+                self._cv.wait()
+        try:
+            yield
+        finally:
+            with self._cv:
+                self._recording -= 1
+                self._cv.notify_all()
+
+
+GATE = BackgroundGate()
 MEMORY_DIR = "/dev/shm"  # Linux's in-memory file system: the dumps never reach a disk
 HEADER = re.compile(r"^; \*\*\* IR Dump After (?P<name>\S+) on (?P<unit>.*?)(?P<gone> \(invalidated\))? \*\*\*$")
 
@@ -65,7 +107,7 @@ def run_recorded(pass_builder, mod, log: PassLog, passes: tuple[str, ...] | None
     previous = str(mod).rstrip("\n")
     directory = _dump_directory()
     try:
-        with PIPELINE_LOCK:
+        with PIPELINE_LOCK, GATE.recording():
             _printing(directory)
             try:
                 pb = pass_builder()

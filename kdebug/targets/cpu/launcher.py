@@ -16,6 +16,9 @@ The body depends on what typeinfer found in the kernel:
 """
 from __future__ import annotations
 
+import collections
+import threading
+
 import llvmlite.binding as llvm
 from llvmlite import ir
 
@@ -35,12 +38,50 @@ from kdebug.targets.cpu.layout import (CONTEXT, CONTEXT_P, CTX_BARRIER, CTX_CORO
 from kdebug.targets.cpu.memcheck_ir import any_failed, error_flag, fail_slot_fields, first_failure_function
 
 
+PLACEHOLDER_ENTRY = "kdebug.launcher.entry"  # the kernel's name in a cached launcher module
+CACHE_SIZE = 64  # launcher modules kept (one per kernel signature and launcher options)
+_cache: collections.OrderedDict = collections.OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def launcher_module(entry: str, argtypes, target, **options) -> tuple[llvm.ModuleRef, bytes]:
+    """``build_grid_launcher``'s module as LLVM has it, ready for ``link_in``, and the bitcode it was
+    cloned from (its kernel named ``PLACEHOLDER_ENTRY``: ``name_entry`` renames it). The module depends
+    on the kernel's name only through three function names, so it is built and parsed once per process
+    for each signature and set of options, and cloned and renamed for each kernel (measured: saxpy's
+    launcher takes ~2 ms to build and parse, matmul_tiled's ~13, a clone ~0.2 and ~1)."""
+    if options.get("coroutine"):
+        options["shuffle"] = True  # the block scheduler always reads the shuffle table: one launcher
+    key = (tuple(argtypes), target.triple, target.data_layout, tuple(sorted(options.items())))
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is None:
+            base = llvm.parse_assembly(str(build_grid_launcher(PLACEHOLDER_ENTRY, argtypes, target, **options)))
+            hit = _cache[key] = (base, base.as_bitcode())
+            if len(_cache) > CACHE_SIZE:
+                _cache.popitem(last=False)
+        else:
+            _cache.move_to_end(key)
+        mod = hit[0].clone()
+    name_entry(mod, entry)
+    return mod, hit[1]
+
+
+def name_entry(mod, entry: str) -> None:
+    """Give a cached launcher module's kernel declaration, launcher and body their kernel's name."""
+    for suffix in ("", ".grid", ".grid.body"):
+        mod.get_function(PLACEHOLDER_ENTRY + suffix).name = entry + suffix
+
+
 def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync: bool,
                         shared_bytes: int, racecheck: bool = False, initcheck: bool = False,
-                        thread_exit: bool = False, lockstep: bool = False) -> ir.Module:
+                        thread_exit: bool = False, lockstep: bool = False, shuffle: bool = True) -> ir.Module:
     """The module holding ``<entry>.grid`` (and its body), which calls the kernel ``entry``.
     ``thread_exit``: the kernel's failed checks end their thread (memcheck_ir.py); the launcher gives
-    it failure slots and reports from them. ``lockstep``: the kernel has lockstep loops (lockstep.py)."""
+    it failure slots and reports from them. ``lockstep``: the kernel has lockstep loops (lockstep.py).
+    ``shuffle``: a barrier-free kernel's launcher also has the ``--shuffle-threads`` path (an out-of-line
+    call of the kernel in a loop of its own: a sixth of a small kernel's emit time, so it is built only
+    where it is asked for or pays, target.py's finish_ir)."""
     m = ir.Module(name=entry + ".grid")
     m.triple, m.data_layout = target.triple, target.data_layout
     kernel = ir.Function(m, ir.FunctionType(VOID, [CONTEXT_P] + [llvm_type(t) for t in argtypes]), name=entry)
@@ -53,7 +94,7 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
     ctx_bytes = target.tm.target_data.get_abi_size(_binding_type(CONTEXT))
     sanitize = (racecheck, initcheck) if racecheck or initcheck else None
     _build_wrapper(m, body, ctx_bytes, coroutine, grid_sync, shared_stride, sanitize, thread_exit, lockstep)
-    lb = LauncherBody(body, kernel, argtypes, shared_stride, sanitize, thread_exit)
+    lb = LauncherBody(body, kernel, argtypes, shared_stride, sanitize, thread_exit, shuffle or coroutine)
     if coroutine:
         BlockScheduler(lb, grid_sync, lockstep).build()
     else:
@@ -127,8 +168,9 @@ class LauncherBody:
     the launch dimensions, the thread contexts, the shuffle table, and the ``stop`` block."""
 
     def __init__(self, fn: ir.Function, kernel: ir.Function, argtypes, shared_stride: int, sanitize=None,
-                 thread_exit: bool = False) -> None:
+                 thread_exit: bool = False, shuffle: bool = True) -> None:
         self.fn, self.kernel, self.shared_stride = fn, kernel, shared_stride
+        self.shuffle = shuffle  # the threads may run in a shuffled order (the table is read)
         self.sanitize = sanitize  # (racecheck, initcheck) or None
         self.thread_exit = thread_exit  # failed checks end their thread and leave a failure slot
         (params, dims, self.first, self.last, self.runtime, self.jbp, self.shared, self.ctxs, self.stride,
@@ -140,7 +182,8 @@ class LauncherBody:
         self.bx, self.by, self.bz = self.dims[3:6]
         self.nt32 = b.mul(b.mul(self.bx, self.by), self.bz)
         self.nt = b.zext(self.nt32, i64)
-        self._load_shuffle_table()
+        if shuffle:
+            self._load_shuffle_table()
         self.stop = fn.append_basic_block("stop")
 
     def _load_shuffle_table(self) -> None:
@@ -224,21 +267,31 @@ def plain_blocks(lb: LauncherBody) -> None:
     """Blocks one after the other; in each, the threads in order (a loop LLVM vectorises) or shuffled."""
     b = lb.b
     ctx = entry_alloca(b, CONTEXT, "ctx")  # a private alloca: LLVM forwards its fields and vectorises the loop
+    if b.block is lb.fn.entry_basic_block:  # still in the entry block (no shuffle table read): the alloca
+        b.position_at_end(b.block)  # went in above the builder's place, which llvmlite does not move
     with Loop(b, lb.first, lb.last, "block") as blk:
         lb.init_ctx(ctx, blk, None, lb.shared, lb.block_shadow(const(0, i64)) if lb.sanitize else None)
-        with b.if_else(lb.use_perm) as (shuffled, ordered):
-            with shuffled:
-                _shuffled_threads(lb, ctx, blk)
-            with ordered:
-                _ordered_threads(lb, ctx)
-                if lb.thread_exit:  # a scan of the slots after the loop, not a flag set inside it:
-                    # LLVM does not vectorise the loop with that flag's conditional update (measured)
-                    _report_failed_thread(lb, ctx, any_failed(b, lb.fail_slots, lb.nt))
+        if lb.shuffle:
+            with b.if_else(lb.use_perm) as (shuffled, ordered):
+                with shuffled:
+                    _shuffled_threads(lb, ctx, blk)
+                with ordered:
+                    _threads_in_order(lb, ctx)
+        else:
+            _threads_in_order(lb, ctx)
         lb.end_block(ctx)
         nxt = lb.fn.append_basic_block("block.next")
         b.cbranch(error_flag(b, lb.runtime), lb.stop, nxt)
         b.position_at_end(nxt)
     b.branch(lb.stop)
+
+
+def _threads_in_order(lb: LauncherBody, ctx) -> None:
+    """The ordered threads of one block, then the report of the first failed one."""
+    _ordered_threads(lb, ctx)
+    if lb.thread_exit:  # a scan of the slots after the loop, not a flag set inside it:
+        # LLVM does not vectorise the loop with that flag's conditional update (measured)
+        _report_failed_thread(lb, ctx, any_failed(lb.b, lb.fail_slots, lb.nt))
 
 
 def _shuffled_threads(lb: LauncherBody, ctx, blk) -> None:

@@ -19,10 +19,11 @@ from llvmlite import ir
 from kdebug.frontend.lower import i8, i32, i64
 from kdebug.lazy_dataclasses import dataclass
 from kdebug.runtime import device_launch
+from kdebug import passes
 from kdebug.targets.base import Target, init_llvm, run_pipeline
 from kdebug.targets.cpu import (coroutines, exceptions_ir, kernel_print, lockstep, lockstep_rules, memcheck_ir,
-                               progress_ir, sanitizer_ir, warp)
-from kdebug.targets.cpu.launcher import build_grid_launcher
+                               progress_ir, sanitizer_ir, tiers, warp)
+from kdebug.targets.cpu.launcher import launcher_module, name_entry
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_DEPTH, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_RUNTIME,
                                        CTX_SHARED, I8P, LAUNCHER_TYPE, SPECIAL_REGISTER_FIELD, param_struct_type)
 
@@ -69,11 +70,51 @@ class CpuModuleState:
     lockstep_frame: object = None  # while a lockstep run's body is lowered: lockstep.Frame
 
 
+# emit's optimisation: optimize has unrolled the kernels' own loops already: unrolling or interleaving
+# again only multiplies the launcher's loops (measured: a fifth less compile time, the same run time
+# for saxpy and matmul_tiled)
+EMIT_UNROLL = EMIT_INTERLEAVE = False
+
+
 def emit_pipeline(tm, mod, speed_level: int) -> None:
-    """emit's optimisation: inline kernels into their launchers and vectorise the thread loops. optimize
-    has unrolled the kernels' own loops already: unrolling or interleaving again only multiplies the
-    launcher's loops (measured: a fifth less compile time, the same run time for saxpy and matmul_tiled)."""
-    run_pipeline(tm, mod, speed_level, unroll=False, interleave=False)
+    """emit's optimisation: inline kernels into their launchers and vectorise the thread loops."""
+    run_pipeline(tm, mod, speed_level, unroll=EMIT_UNROLL, interleave=EMIT_INTERLEAVE)
+
+
+def _tier1_steps(locked: bool) -> tiers.Steps:
+    """What tier 1 runs (tiers.Plan): optimize's pipeline, finish's linking, emit's pipeline — on the
+    background thread without llvmlite's lock, or (``locked``) as the synchronous compile runs them."""
+    if locked:
+        def optimise(tm, mod, level, unroll, interleave):
+            run_pipeline(tm, mod, level, unroll=unroll, interleave=interleave)
+    else:
+        optimise = tiers.optimise_unlocked
+    return tiers.Steps(optimise=optimise, link_launcher=link_launcher, name_entry=name_entry,
+                       internalise=internalise, emit_unroll=EMIT_UNROLL, emit_interleave=EMIT_INTERLEAVE)
+
+
+def link_launcher(mod, entry: str, launcher) -> None:
+    """finish: the kernel's launcher linked in, the kernel internal and inlined into it."""
+    mod.link_in(launcher)
+    fn = mod.get_function(entry)
+    fn.linkage = "internal"
+    fn.add_function_attribute("alwaysinline")
+
+
+def internalise(mod, keep) -> None:
+    """finish: every function defined here but those in ``keep`` internal, so LLVM may inline and drop it."""
+    for fn in mod.functions:
+        if not fn.is_declaration and fn.name not in keep:
+            fn.linkage = "internal"
+
+
+def load_object(obj: bytes, names) -> dict:
+    """Add machine code to the process's engine: {function name: address} of ``names``."""
+    engine = execution_engine()
+    with _engine_lock:
+        engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        engine.finalize_object()
+        return {n: engine.get_function_address(n) for n in names}
 
 
 def _has_loop(lc) -> bool:
@@ -101,14 +142,21 @@ HOST_ASM_NOT_RECORDED = ("; host assembly is recorded only when something shows 
 class CpuTarget(Target):
     name = "cpu"
     def __init__(self, memcheck: bool = True, record_host_asm: bool = True, racecheck: bool = False,
-                 initcheck: bool = False, lockstep: bool | None = None) -> None:
+                 initcheck: bool = False, lockstep: bool | None = None, shuffle: bool = False,
+                 tiered: bool = False) -> None:
         """``memcheck``: bounds checks compiled into every array access; ``record_host_asm``: the emit
         snapshot holds the host assembly (a second code generation; a plain headless run goes without);
         ``racecheck``, ``initcheck``: shadow-memory checks on every shared and global access;
         ``lockstep``: a coroutine kernel's loops run by its threads together (lockstep.py; None:
-        ``KDEBUG_LOCKSTEP``, on unless 0)."""
+        ``KDEBUG_LOCKSTEP``, on unless 0); ``shuffle``: barrier-free kernels' launchers can run the
+        threads in a shuffled order (``--shuffle-threads``; without it their launchers only run them in
+        order); ``tiered``: emit makes quick code first and the optimised code in the background
+        (tiers.py; only where the host assembly is not recorded: what is shown is always the code that runs)."""
         self.memcheck = memcheck
         self.lockstep = lockstep_default() if lockstep is None else bool(lockstep)
+        self.shuffle = shuffle
+        self.tiered = tiered and not record_host_asm
+        self._plans: dict = {}  # id(module) -> (module, tiers.Plan): tiered compiles between optimize and emit
         self.racecheck = racecheck
         self.initcheck = initcheck
         self.record_host_asm = record_host_asm
@@ -274,47 +322,82 @@ class CpuTarget(Target):
     speed_level = 2
 
     def optimize(self, mod) -> None:
+        if self.tiered and passes.open_log() is None:
+            # tier 1 starts from this copy in the background (tiers.py); tier 0 takes -O1: it runs
+            # as fast as tier 0 made of -O2 code (measured: saxpy, matmul_tiled), in a third of the time
+            self._plans[id(mod)] = (mod, tiers.Plan(mod.as_bitcode(), mod.name, self.speed_level))
+            if len(self._plans) > 16:  # compiles that failed before emit
+                self._plans.pop(next(iter(self._plans)))
+            run_pipeline(self.tm, mod, tiers.TIER0_SPEED_LEVEL)
+            return
         run_pipeline(self.tm, mod, self.speed_level)
+
+    def _plan(self, mod):
+        """Tier 1's plan for ``mod`` (tiers.Plan), or None where ``mod`` is compiled untiered."""
+        hit = self._plans.get(id(mod))
+        return hit[1] if hit is not None and hit[0] is mod else None
 
     def finish_ir(self, mod, job) -> list[str]:
         """Wrap a kernel entry in its grid launcher; make the kernel itself internal."""
         if job.kind != "kernel":
             return []
         state = module_state(job)
-        launcher = build_grid_launcher(job.entry, job.argtypes, self, coroutine=job.entry in state.coroutines,
-                                       grid_sync=job.entry in state.grid_sync, shared_bytes=state.shared_bytes,
-                                       racecheck=self.racecheck, initcheck=self.initcheck,
-                                       thread_exit=job.entry in state.thread_exit,
-                                       lockstep=job.entry in state.lockstep)
-        mod.link_in(llvm.parse_assembly(str(launcher)))
-        entry = mod.get_function(job.entry)
-        entry.linkage = "internal"
-        entry.add_function_attribute("alwaysinline")
+        thread_exit = job.entry in state.thread_exit
+        # A launcher whose kernel has the stopping check keeps the shuffled path even unshuffled: without
+        # its out-of-line call LLVM sinks the block's context stores into the failed checks' blocks, keeping
+        # their ~16 values live through the thread loop (measured: saxpy with memcheck ran 1.25x slower)
+        shuffle = self.shuffle or (self.memcheck and not thread_exit)
+        options = dict(coroutine=job.entry in state.coroutines, grid_sync=job.entry in state.grid_sync,
+                       shared_bytes=state.shared_bytes, racecheck=self.racecheck, initcheck=self.initcheck,
+                       thread_exit=thread_exit, lockstep=job.entry in state.lockstep)
+        launcher, bitcode = launcher_module(job.entry, job.argtypes, self, shuffle=shuffle, **options)
+        link_launcher(mod, job.entry, launcher)
+        plan = self._plan(mod)
+        if plan is not None:  # tier 1 links the same launcher
+            plan.launchers.append((job.entry, bitcode))
         return [job.entry + ".grid"]
 
     def finish_module(self, mod, jobs) -> None:
         """Internalise everything but the grid launchers, so LLVM may inline and drop it."""
         # launchers and device-job entries stay visible: later modules may refer to them
         keep = {j.entry + ".grid" if j.kind == "kernel" else j.entry for j in jobs}
-        for fn in mod.functions:
-            if not fn.is_declaration and fn.name not in keep:
-                fn.linkage = "internal"
+        internalise(mod, keep)
+        plan = self._plan(mod)
+        if plan is not None:
+            plan.keep = keep
 
     def emit(self, mod, jobs):
+        # kernels with a grid barrier must run every block in one launcher call (runtime/cpu.py)
+        grid_sync = {j.entry for j in jobs if j.entry in module_state(j).grid_sync}
+        artifact = {"grid_sync": grid_sync, "sanitize": {"racecheck": self.racecheck, "initcheck": self.initcheck}}
+        hit = self._plans.pop(id(mod), None)
+        plan = hit[1] if hit is not None and hit[0] is mod else None
+        kernels = {j.id: j.entry + ".grid" for j in jobs if j.kind == "kernel"}
+        if plan is not None and not (kernels and tiers.tierable(mod)):
+            # nothing to launch, or globals that two copies would split: the optimised code now
+            mod = plan.finished_module(llvm.get_global_context(), self.tm, _tier1_steps(locked=True))
+            for j in jobs:  # what inspect_llvm shows: the code that runs
+                if j.after_finish is not None and j.after_finish[0] is not None:
+                    j.after_finish = (mod.clone(), j.after_finish[1])
+            plan = None
+        if plan is not None:
+            run_pipeline(self.tm, mod, 0)  # the always-inliner and the coroutine lowering, nothing else
+            artifact["object"] = tiers.machine(0).emit_object(mod)
+            artifact["asm"] = HOST_ASM_NOT_RECORDED
+            artifact["tiers"] = tiers.Tiers(plan, kernels, _tier1_steps(locked=False), load_object)
+            return artifact
         emit_pipeline(self.tm, mod, self.speed_level)
         # Machine code is generated once, as an object file that load hands to the JIT; the
         # assembly text costs a second code generation, so only sessions that show it ask for it.
-        obj = self.tm.emit_object(mod)
-        asm = self.tm.emit_assembly(mod) if self.record_host_asm else HOST_ASM_NOT_RECORDED
-        # kernels with a grid barrier must run every block in one launcher call (runtime/cpu.py)
-        grid_sync = {j.entry for j in jobs if j.entry in module_state(j).grid_sync}
-        return {"object": obj, "asm": asm, "grid_sync": grid_sync,
-                "sanitize": {"racecheck": self.racecheck, "initcheck": self.initcheck}}
+        artifact["object"] = self.tm.emit_object(mod)
+        artifact["asm"] = self.tm.emit_assembly(mod) if self.record_host_asm else HOST_ASM_NOT_RECORDED
+        return artifact
 
     def load(self, artifact, jobs):
-        engine = execution_engine()
-        with _engine_lock:
-            engine.add_object_file(llvm.ObjectFileRef.from_data(artifact["object"]))
-            engine.finalize_object()
-            return {j.id: engine.get_function_address(j.entry + ".grid") for j in jobs if j.kind == "kernel"}
+        names = {j.id: j.entry + ".grid" for j in jobs if j.kind == "kernel"}
+        addresses = load_object(artifact["object"], names.values())
+        entries = {jid: addresses[name] for jid, name in names.items()}
+        if "tiers" in artifact:
+            artifact["tiers"].start(entries, jobs)
+        return entries
 

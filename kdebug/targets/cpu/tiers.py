@@ -1,0 +1,309 @@
+"""Tiered compiles on the CPU target: a kernel runs before its optimised code is ready.
+
+Where nobody looks at the code (a session without snapshots: a plain ``python script.py``, a headless
+run without ``--trace``), the compile makes *tier 0*: optimize runs LLVM's -O1 on the kernel instead of
+-O2, and emit runs the -O0 pipeline over the launcher (the always-inliner and the coroutine lowering,
+nothing else) and the fast instruction selector. For saxpy that is runnable machine code ~20 ms sooner
+than the optimised code (-O2 on the kernel, -O2 again over the launcher with the kernel inlined and
+vectorised, full code generation), running 2-3x slower; matmul_tiled's tier 0 runs ~1.7x slower.
+``optimize`` keeps a bitcode copy of the module it got and finish notes what it linked (a ``Plan``);
+``load`` loads tier 0 and hands the plan to one background thread, which compiles *tier 1* — the same
+steps the untiered compile runs, so the same code — in an LLVM context and target machine of its own,
+loads it under new names (``<entry>.grid.tier1``) and swaps the launch addresses in one assignment;
+the jobs' after-finish copies (``inspect_llvm``) become tier 1's then. A launch takes the best tier
+ready; a launch of at least ``WAIT_THREADS`` threads waits for tier 1.
+
+llvmlite serialises every call into LLVM under one process-wide lock; the background thread makes its
+two long calls (the pass pipeline, code generation) on the raw ctypes functions, which release the
+GIL and take no lock, so a foreground compile never waits for them. Everything else it does is short
+and goes through llvmlite's locked calls. A pipeline that records its passes (pass_record.py) sets
+process-wide print options: ``pass_record.GATE`` keeps it and the background's LLVM work apart.
+
+A failed tier 1 is never lost: it is kept (``Tiers.error``) and reported as a RuntimeWarning, and
+the kernel keeps running tier 0. At interpreter exit the thread finishes the compile in progress
+(a fraction of a second) and drops the rest. ``KDEBUG_TIERED=0`` turns tiers off (emit compiles
+tier 1 synchronously, as a session with snapshots always does).
+"""
+from __future__ import annotations
+
+import collections
+import ctypes
+import dataclasses
+import os
+import threading
+import time
+import warnings
+from typing import Callable
+
+import llvmlite.binding as llvm
+import llvmlite.binding.ffi as ffi
+
+from kdebug.targets import pass_record
+from kdebug.targets.base import tuning_options
+
+TIER0_SPEED_LEVEL = 1  # optimize's pipeline in a tiered compile (tier 1 runs the session's, -O2)
+TIER1_SUFFIX = ".tier1"
+# Launches of at least this many threads wait for tier 1. Measured (one core, process CPU time): saxpy
+# runs ~1.4 ns a thread slower on tier 0 with ~35 ms of tier 1 left to compile (break-even ~2^24
+# threads); matmul_tiled (barriers) ~0.2 us a thread slower with ~175 ms left (break-even ~2^20).
+WAIT_THREADS = 1 << 20
+
+
+def enabled_by_default() -> bool:
+    """Tiers unless ``KDEBUG_TIERED=0``."""
+    return os.environ.get("KDEBUG_TIERED", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def _raw(name: str):
+    """llvmlite's ctypes function ``name`` without its process-wide lock (its argtypes are set)."""
+    return getattr(ffi.lib, name)._cfn
+
+
+_machines: dict = {}
+_machines_lock = threading.Lock()
+
+
+def machine(opt: int):
+    """A host target machine at code-generation level ``opt`` (0: the fast instruction selector; 3:
+    tier 1's, used by the background thread alone). Kept for the process's lifetime: code and
+    modules made with them may outlive any thread."""
+    with _machines_lock:
+        tm = _machines.get(opt)
+        if tm is None:
+            target = llvm.Target.from_triple(llvm.get_process_triple())
+            tm = _machines[opt] = target.create_target_machine(
+                cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=opt)
+        return tm
+
+
+def tierable(mod) -> bool:
+    """Tier 1 is loaded next to tier 0 under new function names: a module whose own global variables
+    other modules could see would get two copies of them, so it is compiled at once instead."""
+    return all(gv.is_declaration or gv.linkage in (llvm.Linkage.internal, llvm.Linkage.private)
+               for gv in mod.global_variables)
+
+
+@dataclasses.dataclass
+class Steps:
+    """The CPU target's own steps that tier 1 repeats (target.py): how a pipeline runs, and finish's linking."""
+    optimise: Callable  # (target machine, module, speed level, unroll, interleave) -> None
+    link_launcher: Callable  # (module, entry, launcher module) -> None
+    name_entry: Callable  # (cached launcher module, entry) -> None
+    internalise: Callable  # (module, names kept) -> None
+    emit_unroll: bool
+    emit_interleave: bool
+
+
+@dataclasses.dataclass
+class Plan:
+    """What tier 1 compiles: the module as optimize got it, and what finish did to it."""
+    source: bytes  # bitcode of the module before optimize
+    name: str  # its name (bitcode does not keep it)
+    speed_level: int
+    launchers: list = dataclasses.field(default_factory=list)  # (entry, bitcode of its cached launcher)
+    keep: set = dataclasses.field(default_factory=set)  # what finish_module left visible
+
+    def finished_module(self, context, tm, steps: Steps):
+        """The module after optimize and finish, as the untiered compile has it, in ``context``."""
+        mod = llvm.parse_bitcode(self.source, context=context)
+        mod.name = self.name
+        steps.optimise(tm, mod, self.speed_level, True, True)  # optimize's pipeline (base.run_pipeline's defaults)
+        for entry, bitcode in self.launchers:
+            launcher = llvm.parse_bitcode(bitcode, context=context)
+            steps.name_entry(launcher, entry)
+            steps.link_launcher(mod, entry, launcher)
+        steps.internalise(mod, self.keep)
+        return mod
+
+
+class Tiers:
+    """The launch addresses of one compiled module's kernels, tier 0 until tier 1 is loaded."""
+
+    def __init__(self, plan: Plan, kernels: dict, steps: Steps, load) -> None:
+        self.plan = plan  # freed once compiled
+        self.kernels = kernels  # job id -> the launcher's name
+        self._steps = steps
+        self._load = load  # (object bytes, names) -> {name: address}
+        self._records: list = []  # the jobs whose inspect_llvm copy tier 1 replaces
+        self.tier0: dict = {}
+        self.tier1: dict | None = None
+        self.best: dict = {}  # what launches use: tier0, then tier1 (one assignment swaps them)
+        self.error: BaseException | None = None
+        self.ready = threading.Event()  # tier 1 loaded, or failed, or given up
+        self.submitted = self.finished = None  # perf_counter times
+        self.cpu_s = None  # the background thread's CPU time for tier 1
+
+    @property
+    def tier(self) -> int:
+        return 1 if self.best is self.tier1 else 0
+
+    def address(self, job_id: int, threads: int) -> int:
+        if threads >= WAIT_THREADS and not self.ready.is_set():
+            self.ready.wait()
+        return self.best[job_id]
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Until tier 1 is loaded (True) or failed (False)."""
+        self.ready.wait(timeout)
+        return self.tier1 is not None
+
+    def use(self, tier: int) -> None:
+        """Benchmarks and tests: launch ``tier``'s code from now on (after tier 1 is done, so that its
+        swap does not undo the choice; tier 0 where tier 1 failed)."""
+        self.wait()
+        self.best = self.tier1 if tier == 1 and self.tier1 is not None else self.tier0
+
+    def start(self, tier0: dict, records=()) -> None:
+        self.tier0 = self.best = tier0
+        self._records = list(records)
+        self.submitted = time.perf_counter()
+        _submit(self)
+
+    def compile(self) -> None:
+        """Tier 1, on the background thread."""
+        c = time.thread_time()
+        try:
+            tm, steps = machine(3), self._steps
+            with pass_record.GATE.background():
+                mod = self.plan.finished_module(_context(), tm, steps)
+                try:
+                    after_finish = mod.as_bitcode()  # what inspect_llvm shows once tier 1 runs
+                    for fn in mod.functions:  # tier 0's symbols stay; tier 1's are its own
+                        if not fn.is_declaration and fn.linkage == llvm.Linkage.external:
+                            fn.name = fn.name + TIER1_SUFFIX
+                    steps.optimise(tm, mod, self.plan.speed_level, steps.emit_unroll, steps.emit_interleave)
+                    obj = _emit_object(tm, mod)
+                finally:
+                    mod.close()  # now, on this thread: never later from a garbage collection elsewhere
+            addresses = self._load(obj, [name + TIER1_SUFFIX for name in self.kernels.values()])
+            self.tier1 = {jid: addresses[name + TIER1_SUFFIX] for jid, name in self.kernels.items()}
+            self.best = self.tier1
+            self._show(after_finish)
+        except BaseException as exc:  # noqa: BLE001 - reported, and tier 0 keeps running
+            self.fail(exc)
+        finally:
+            self.plan = None
+            self._records = []
+            self.cpu_s = time.thread_time() - c
+            self.finished = time.perf_counter()
+            self.ready.set()
+
+    def _show(self, bitcode: bytes) -> None:
+        """The jobs' after-finish copies (inspect_llvm) become tier 1's, in LLVM's global context."""
+        records = [r for r in self._records if r.after_finish is not None and r.after_finish[0] is not None]
+        if records:
+            mod = llvm.parse_bitcode(bitcode)
+            mod.name = self.plan.name
+            for r in records:
+                r.after_finish = (mod, r.after_finish[1])
+
+    def fail(self, exc: BaseException) -> None:
+        self.error = exc
+        names = ", ".join(sorted(n.removesuffix(".grid") for n in self.kernels.values()))
+        warnings.warn(f"kdebug: the optimised code of {names} did not compile ({type(exc).__name__}: {exc}); "
+                      "the kernel keeps running its unoptimised code (KDEBUG_TIERED=0 compiles the "
+                      "optimised code before the first launch)", RuntimeWarning, stacklevel=1)
+
+def _emit_object(tm, mod) -> bytes:
+    """``tm.emit_object(mod)`` without llvmlite's lock."""
+    with ffi.OutputString() as err:
+        mb = _raw("LLVMPY_TargetMachineEmitToMemory")(tm, mod, 1, err)
+        if not mb:
+            raise RuntimeError(str(err))
+    try:
+        return ctypes.string_at(ffi.lib.LLVMPY_GetBufferStart(mb), ffi.lib.LLVMPY_GetBufferSize(mb))
+    finally:
+        ffi.lib.LLVMPY_DisposeMemoryBuffer(mb)
+
+
+def optimise_unlocked(tm, mod, speed_level: int, unroll: bool, interleave: bool) -> None:
+    """base.run_pipeline's pipeline (unrecorded), its run without llvmlite's lock."""
+    pto = tuning_options(speed_level, unroll, interleave)
+    pb = llvm.create_pass_builder(tm, pto)
+    mpm = pb.getModulePassManager()
+    try:
+        _raw("LLVMPY_RunNewModulePassManager")(mpm, mod, pb)
+    finally:
+        mpm.close()
+        pb.close()
+
+
+def _context():
+    """The background thread's own LLVM context (LLVM's global one is the foreground's)."""
+    global _background_context
+    if _background_context is None:  # one thread at a time uses it (_work), for the process's lifetime
+        _background_context = llvm.create_context()
+    return _background_context
+
+
+_background_context = None
+
+
+# ---- the background thread ------------------------------------------------------------------------
+_queue: collections.deque = collections.deque()
+_cv = threading.Condition()
+_worker: threading.Thread | None = None
+_closing = False
+
+
+def _submit(t: Tiers) -> None:
+    global _worker
+    with _cv:
+        if _closing:
+            t.fail(RuntimeError("the interpreter is exiting"))
+            t.ready.set()
+            return
+        _queue.append(t)
+        if _worker is None:
+            _worker = threading.Thread(target=_work, name="kdebug-tier1", daemon=False)
+            _worker.start()
+
+
+def _work() -> None:
+    global _worker
+    while True:
+        with _cv:
+            if not _queue or _closing:
+                dropped = list(_queue)
+                _queue.clear()
+                _worker = None
+                break
+            t = _queue.popleft()
+        t.compile()
+    for t in dropped:  # at exit: tier 0 is what ran, and nothing will run any more
+        t.ready.set()
+
+
+def pending() -> int:
+    """Tier-1 compiles queued or running."""
+    with _cv:
+        return len(_queue) + (_worker is not None)
+
+
+def wait_all(timeout: float | None = None) -> bool:
+    """Until no tier 1 is queued or compiling (tests, benchmarks)."""
+    end = None if timeout is None else time.monotonic() + timeout
+    while True:
+        with _cv:
+            w = _worker
+        if w is None:
+            return True
+        w.join(None if end is None else max(0.0, end - time.monotonic()))
+        if end is not None and time.monotonic() >= end:
+            with _cv:
+                return _worker is None
+
+
+def _close() -> None:
+    """Interpreter exit: the compile in progress finishes, the queued ones are dropped."""
+    global _closing
+    with _cv:
+        _closing = True
+
+
+_register = getattr(threading, "_register_atexit", None)  # runs before non-daemon threads are joined
+if _register is not None:
+    _register(_close)
+else:  # pragma: no cover - every supported Python has it
+    import atexit
+    atexit.register(_close)
