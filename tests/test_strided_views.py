@@ -379,3 +379,26 @@ def test_racecheck_watches_a_strided_argument():
 @cuda.jit
 def racy(v):
     v[1] = cuda.threadIdx.x
+
+
+@pytest.mark.parametrize("spelled,expected", [  # numba-cuda 0.30.4's types.float64[...] reprs
+    ("float64[::1, :]", "Array(float64, 2, 'F', False, aligned=True)"),
+    ("float64[:, ::1]", "Array(float64, 2, 'C', False, aligned=True)"),
+    ("float64[::1]", "Array(float64, 1, 'C', False, aligned=True)"),
+    ("float64[:, :]", "Array(float64, 2, 'A', False, aligned=True)"),
+    ("float32[::1, :, :]", "Array(float32, 3, 'F', False, aligned=True)"),
+])
+def test_array_types_spelled_as_numba(spelled, expected):
+    assert repr(eval(spelled, {"float64": cuda.float64, "float32": cuda.float32})) == expected
+
+
+def test_a_declared_fortran_signature_indexes_fortran_arrays_and_refuses_c_ones():
+    from kdebug.errors import LaunchError
+    k = cuda.jit("void(float64[::1, :], int64[::1])")(strides_and_writes_2d.py_func)
+    f = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    out = np.zeros(3, np.int64)
+    k[1, 1](f, out)
+    assert tuple(out[:2]) == f.strides == (8, 16)
+    np.testing.assert_array_equal(f, np.arange(6.0).reshape(2, 3) * 11)
+    with pytest.raises(LaunchError, match="cannot take"):
+        k[1, 1](np.zeros((2, 3)), out)

@@ -90,13 +90,16 @@ class Scalar(Type):
         return self.np_dtype.type(value)
 
     def __getitem__(self, item) -> "Array":
-        """float32[:] -> 1-D array, float32[:, ::1] -> 2-D C-contiguous array."""
+        """float32[:] -> 1-D array, float32[:, ::1] -> 2-D C-contiguous array, float32[::1, :] -> 'F'."""
         items = item if isinstance(item, tuple) else (item,)
         for it in items:
             if not isinstance(it, slice):
                 raise TypeError(f"array types are written like {self}[:] or {self}[:, :]")
-        layout = "C" if items[-1].step == 1 else "A"
-        return Array(self, len(items), layout)
+        if items[-1].step == 1:
+            return Array(self, len(items), "C")
+        if len(items) > 1 and items[0].step == 1:  # float64[::1, :]: numba's 'F', passed with its strides
+            return Array(self, len(items), "F", strided=True)
+        return Array(self, len(items), "A")
 
 
 @dataclass(frozen=True)
