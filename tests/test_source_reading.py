@@ -159,3 +159,37 @@ def test_a_compile_does_not_run_inspects_tokenizer(tmp_path):
     r = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_a_spurious_ast_depth_mismatch_is_parsed_again(monkeypatch):
+    """CPython 3.11's "AST constructor recursion depth mismatch" (gh-106905) is not the kernel's fault:
+    the kernel's source is parsed once more; any other SystemError still reaches the caller."""
+    import ast
+
+    import pytest
+
+    from kdebug.frontend import source_registry
+
+    real = ast.parse
+    calls = []
+
+    def flaky(text, *args, **kwargs):
+        calls.append(text)
+        if len(calls) == 1:
+            raise SystemError("AST constructor recursion depth mismatch (before=52, after=37)")
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", flaky)
+
+    def kernel(a):
+        a[0] = 1
+
+    src = parse_function(kernel)
+    assert src.tree.name == "kernel" and len(calls) == 2
+
+    def broken(text, *args, **kwargs):
+        raise SystemError("some other interpreter failure")
+
+    monkeypatch.setattr(ast, "parse", broken)
+    with pytest.raises(SystemError, match="some other"):
+        source_registry.parse_text("x = 1\n")

@@ -114,7 +114,7 @@ def parse_function(fn) -> FunctionSource:
         lines, first = found
         text = textwrap.dedent("".join(lines))
         try:
-            module = ast.parse(text)
+            module = source_registry.parse_text(text)
         except SyntaxError:  # not a plain block after all: inspect's reading decides
             module = None
         if module is not None and len(module.body) == 1 and isinstance(module.body[0], ast.FunctionDef):
@@ -138,7 +138,7 @@ def _function_source(fn, lines: list[str], first: int, file: str, module) -> Fun
     text = textwrap.dedent("".join(lines))
     indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
     if module is None:
-        module = ast.parse(text)
+        module = source_registry.parse_text(text)
     node = module.body[0]
     if getattr(fn, "__name__", "") == "<lambda>":
         node = _lambda_as_def(fn, module, file, first)

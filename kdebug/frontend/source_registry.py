@@ -28,12 +28,25 @@ def _candidates(filename: str) -> list[str]:
     return texts
 
 
+def parse_text(text: str) -> ast.Module:
+    """``ast.parse``, asked once more when CPython 3.11's AST conversion reports a spurious "recursion
+    depth mismatch": its depth counter is shared by the interpreter, so a parse started while another
+    parse is converting (a finalizer or another thread running during garbage collection) upsets the
+    first one's count (CPython gh-106905). The second parse of the same text is an ordinary one."""
+    try:
+        return ast.parse(text)
+    except SystemError as exc:
+        if "recursion depth mismatch" not in str(exc):
+            raise
+        return ast.parse(text)
+
+
 def find_lines(fn) -> tuple[list[str], int] | None:
     """(source lines of ``fn``'s definition, its first line) from a recorded text, or None."""
     code = fn.__code__
     for text in _candidates(code.co_filename):
         try:
-            tree = ast.parse(text)
+            tree = parse_text(text)
         except SyntaxError:
             continue
         for node in ast.walk(tree):
