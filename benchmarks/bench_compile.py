@@ -374,6 +374,10 @@ def run_child(python: str, args: list[str], timeout: float) -> dict:
     fd, out_path = tempfile.mkstemp(suffix=".json", prefix="kdebug-bench-")
     os.close(fd)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
+    # numpy's OpenBLAS starts one spinning thread per core at import (~70 ms of CPU over its first
+    # 200 ms here): a child that compiles in less time than that would count the spin as its own CPU
+    # time. No compile uses BLAS; every child, kdebug's and numba-cuda's alike, runs with one thread.
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         proc = subprocess.run([python, os.path.abspath(__file__), *args, "--out", out_path], cwd=ROOT, env=env,
                               capture_output=True, text=True, timeout=timeout)
@@ -772,6 +776,7 @@ def environment() -> str:
                     cpu = line.split(":", 1)[1].strip()
                     break
     blas = ", ".join(f"{k}={os.environ[k]}" for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ)
+    blas += f"{', ' if blas else ''}children: OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '1')}"
     return (f"machine: {os.cpu_count()} cores ({cpu}); Python {platform.python_version()}; numpy {np.__version__}; "
             f"llvmlite {llvmlite.__version__}; {blas or 'OPENBLAS_CORETYPE not set'}; {load_average()}")
 
