@@ -17,6 +17,7 @@ import argparse
 import os
 import sys
 
+from kdebug import settings
 from kdebug.driver import strategies
 
 SUBCOMMANDS = ("run", "dump", "replay", "serve")
@@ -63,7 +64,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_run_options(p: argparse.ArgumentParser, remainder: bool = True) -> None:
-    p.add_argument("--backend", choices=BACKENDS, default=os.environ.get("KDEBUG_BACKEND") or "auto",
+    p.add_argument("--backend", choices=BACKENDS, default=settings.variable("KDEBUG_BACKEND") or "auto",
                    help="where kernels run: cpu (embedded emulation), gpu (pycuda), auto (gpu if present)")
     p.add_argument("--strategy", choices=strategies.names(), default="worklist",
                    help="deferred-codegen strategy: " + "; ".join(f"{s.name}: {s.summary}"

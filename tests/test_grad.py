@@ -10,6 +10,7 @@ import pytest
 
 import kdebug
 from conftest import run_sample
+from kdebug.settings import key_identity
 from kdebug import cuda
 from kdebug.session.live import Session, set_session
 from kdebug.errors import CompileError, KdebugError
@@ -153,7 +154,9 @@ def test_derivative_jobs_are_keyed_by_transform_argnum_function_types_and_target
     keys = sorted(k for k in model.compilations if k.startswith("forward.grad"))
     assert len(keys) == 2 and all(model.compilations[k] == 1 for k in keys)
     assert keys[0].startswith("forward.grad[0](test_grad.poly(float64, float64)/device/cpu#")
-    assert keys[0].endswith("/derivative/cpu") and keys[1].startswith("forward.grad[1](")
+    # then the compile options' digest (kdebug/settings.py), the same for both
+    assert key_identity(keys[0]).endswith("/derivative/cpu") and keys[1].startswith("forward.grad[1](")
+    assert keys[0].rsplit("@", 1)[1] == keys[1].rsplit("@", 1)[1] == session.options.digest
     (dx,) = [j for j in model.jobs.values() if j.name == "grad(poly)"]
     assert dx.kind == "derivative" and dx.reason == "grad"
     for stage in ("parse", "typeinfer", "primal", "primal_resolved", "derivative", "expand_deferred",

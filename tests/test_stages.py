@@ -87,7 +87,7 @@ def test_an_unknown_phase_is_refused():
 
 def driver_job(driver):
     from kdebug.driver.job import CompilerJob
-    return CompilerJob(Dispatcher(_scale.py_func), (cuda.float32[:],), driver.target.name, "kernel")
+    return CompilerJob(Dispatcher(_scale.py_func), (cuda.float32[:],), driver.options, "kernel")
 
 
 def test_the_tui_explains_every_stage():

@@ -11,6 +11,7 @@ import pytest
 from llvmlite import ir
 
 import kdebug
+from kdebug.settings import CompileOptions
 from kdebug import cuda
 from kdebug import events as E
 from kdebug.driver import strategies
@@ -98,7 +99,7 @@ def compile_with(strategy: str, kernel, argtypes):
     bus = E.EventBus()
     events: list = []
     bus.subscribe(events.append)
-    driver = Driver(bus, target, strategy)
+    driver = Driver(bus, lambda _options: target, CompileOptions(target=target.name, strategy=strategy))
     error = None
     try:
         driver.compile_kernel(kernel, argtypes)

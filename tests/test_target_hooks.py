@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from llvmlite import ir
 
+from kdebug.settings import CompileOptions
 from kdebug import cuda
 from kdebug import events as E
 from kdebug.driver.driver import Driver
@@ -80,7 +81,7 @@ def four_accesses(out, x):
 
 def test_hooks_get_a_frozen_lowering_context_and_fill_the_jobs_module_state():
     target = RecordingTarget()
-    driver = Driver(E.EventBus(), target, "worklist")
+    driver = Driver(E.EventBus(), lambda _options: target, CompileOptions(target=target.name))
     driver.compile_kernel(four_accesses, (I64_1D, I64_1D))
     assert target.contexts and all(type(lc) is LoweringContext for lc in target.contexts)
     lc = target.contexts[0]
@@ -109,7 +110,7 @@ def two_shared_arrays(out):
 
 
 def test_cpu_target_records_shared_layout_and_coroutines_in_the_module_state():
-    driver = Driver(E.EventBus(), CpuTarget(), "worklist")
+    driver = Driver(E.EventBus(), CpuTarget, CompileOptions())
     compiled = driver.compile_kernel(two_shared_arrays, (T.Array(T.float32, 1),))
     state = compiled.record.target_state
     assert state.shared_bytes == 48 + 24

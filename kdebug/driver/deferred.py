@@ -24,13 +24,11 @@ import re
 from collections import deque
 from dataclasses import field
 
+from kdebug import markers
 from kdebug import events as E
 from kdebug.driver.job import JobRecord
 from kdebug.lazy_dataclasses import dataclass
 
-MARKER_PREFIX = "kdebug.deferred."
-_MARKER_CALL = re.compile(r'(%[-\w.$"]+) = (?:tail |notail |musttail )?call ptr @"?kdebug\.deferred\.(\d+)"?\(\)')
-_MARKER_DECL = re.compile(r'^declare ptr @"?kdebug\.deferred\.\d+"?\(\).*\n?', re.M)
 
 
 @dataclass
@@ -76,8 +74,7 @@ class RequestGraph:
         return None
 
 
-def marker_ids(text: str) -> list[int]:
-    return [int(m.group(2)) for m in _MARKER_CALL.finditer(text)]
+marker_ids = markers.ids_in
 
 
 def declaration(name: str, fnty) -> str:
@@ -103,9 +100,9 @@ def resolve_markers(driver, text: str, expander: JobRecord, round_no: int = 0, o
         resolved.append(job.id)
         return f'{m.group(1)} = getelementptr i8, ptr @"{driver.target.deferred_entry_name(job)}", i64 0'
 
-    text = _MARKER_CALL.sub(replace, text)
+    text = markers.CALL.sub(replace, text)
     if only is None or not marker_ids(text):
-        text = _MARKER_DECL.sub("", text)
+        text = markers.DECLARATION.sub("", text)
     decls = []
     for jid in dict.fromkeys(resolved):
         job = driver.records[jid]
@@ -113,7 +110,7 @@ def resolve_markers(driver, text: str, expander: JobRecord, round_no: int = 0, o
         if not _has_symbol(text, name):
             decls.append(declaration(name, driver.target.deferred_entry_type(job)))
         driver.bus.emit(E.DeferredResolved(**driver.job_fields(expander), target_job=jid,
-                                           marker=f"{MARKER_PREFIX}{jid}", entry=name, round=round_no))
+                                           marker=markers.name(jid), entry=name, round=round_no))
     return text + ("\n" + "\n".join(decls) + "\n" if decls else "")
 
 
@@ -122,7 +119,7 @@ def parse_expanded(driver, irmod, expander: JobRecord):
     printing, so a module that has some is parsed, printed, resolved and parsed again; one without
     (most kernels) is parsed once."""
     text = str(irmod)
-    if MARKER_PREFIX not in text:
+    if not markers.mentions(text):
         return parse(text)
     return parse(resolve_markers(driver, str(parse(text)), expander))
 

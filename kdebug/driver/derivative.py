@@ -16,6 +16,7 @@ import ast
 
 from llvmlite import ir
 
+from kdebug import markers
 from kdebug import events as E
 from kdebug.driver import forward_mode as FM
 from kdebug.driver.deferred import parse
@@ -70,7 +71,7 @@ def lower_primal(driver, rec, name: str):
     fnty = ir.FunctionType(llvm_type(rec.typed.restype), ([ctx] if ctx is not None else []) + params)
     fn = ir.Function(module, fnty, name=name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    marker = ir.Function(module, ir.FunctionType(ir.PointerType(ir.IntType(8)), []), name=f"kdebug.deferred.{jid}")
+    marker = ir.Function(module, ir.FunctionType(ir.PointerType(ir.IntType(8)), []), name=markers.name(jid))
     ptr = b.call(marker, [], name=f"deferred.{jid}")
     b.ret(b.call(b.bitcast(ptr, ir.PointerType(fnty)), list(fn.args)))
     return module

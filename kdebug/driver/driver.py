@@ -25,6 +25,7 @@ import time
 import traceback
 
 
+from kdebug import markers
 from kdebug import events as E
 from kdebug import passes, stages
 from kdebug.driver import deferred, strategies
@@ -34,6 +35,7 @@ from kdebug.frontend.lower import lower_function
 from kdebug.frontend.source import function_text, parse_function
 from kdebug.frontend.typeinfer import infer_function
 from kdebug.lazy_dataclasses import dataclass
+from kdebug.settings import CompileOptions
 
 @dataclass
 class CompiledKernel:
@@ -49,34 +51,41 @@ class CompiledKernel:
 
 
 class Driver:
-    def __init__(self, bus: E.EventBus, target, strategy: "str | strategies.Strategy" = "worklist",
-                 snapshots: bool = True) -> None:
+    def __init__(self, bus: E.EventBus, targets, options: CompileOptions) -> None:
+        """``targets(options) -> Target`` makes the target of a set of options (the composition root's
+        factory, called once per set). ``options``: what the jobs requested from now on are compiled
+        with (``configure`` changes them)."""
         self.bus = bus
-        self.snapshots = snapshots  # print every phase's IR for the trace, the TUI and dump
-        self.target = target
-        self.stages = stages.pipeline(target.stages())  # every stage a compilation goes through, in order
-        self.stage_names = frozenset(s.name for s in self.stages + stages.of_job_kind("derivative"))
-        self.strategy = strategies.get(strategy)
+        self._make_target = targets
+        self._targets: dict[CompileOptions, object] = {}  # options -> their target, made once
+        self._launch_caches: dict[CompileOptions, dict] = {}
         self.records: dict[int, JobRecord] = {}
         self.by_key: dict[str, JobRecord] = {}
         self.cache: dict[str, CompiledKernel] = {}
-        self.launch_cache: dict[tuple, CompiledKernel] = {}  # (dispatcher, argtypes) -> the cache's entry
         self.compile_counts: dict[str, int] = {}
         self._next_id = 1
         self._next_snapshot = 1
         self.lock = threading.RLock()
         self.graph = deferred.RequestGraph()
         self.current: deferred.Compilation | None = None
+        self.configure(options)
 
-    def retarget(self, target) -> None:
-        """Compile with ``target`` from now on (its options changed): nothing compiled so far is reused."""
+    def configure(self, options: CompileOptions) -> None:
+        """Compile the jobs requested from now on with ``options``: their target, stage list and strategy
+        follow from them. Jobs made under other options keep their keys and their code (a later return to
+        those options finds them in the cache); a compilation in progress keeps its own (the lock)."""
         with self.lock:
+            target = self._targets.get(options)
+            if target is None:
+                target = self._targets[options] = self._make_target(options)
+            self.options = options
             self.target = target
-            self.stages = stages.pipeline(target.stages())
-            self.stage_names = frozenset(s.name for s in self.stages)
-            self.cache.clear()
-            self.by_key.clear()
-            self.launch_cache.clear()
+            self.snapshots = options.snapshots  # print every phase's IR for the trace, the TUI and dump
+            self.strategy = strategies.get(options.strategy)
+            self.stages = stages.pipeline(target.stages())  # every stage a compilation goes through, in order
+            self.stage_names = frozenset(s.name for s in self.stages + stages.of_job_kind("derivative"))
+            # (dispatcher, argtypes, kind) -> the cache's entry, for these options
+            self.launch_cache = self._launch_caches.setdefault(options, {})
 
     # ---- events -----------------------------------------------------------------
     def job_fields(self, rec: JobRecord) -> dict:
@@ -150,7 +159,7 @@ class Driver:
                                      target=job.target, source_file=code.co_filename,
                                      source_line=code.co_firstlineno, source=_source_text(py),
                                      site=loc.to_json() if loc is not None else None,
-                                     marker=f"{deferred.MARKER_PREFIX}{rec.id}" if parent is not None else None))
+                                     marker=markers.name(rec.id) if parent is not None else None))
         return rec
 
     def entry_name(self, rec: JobRecord) -> str:
@@ -166,7 +175,7 @@ class Driver:
             if self.bus.has_subscribers:
                 self.bus.emit(E.CacheHit(**self.job_fields(hit.record)))
             return hit
-        job = CompilerJob(dispatcher, argtypes, self.target.name, kind)
+        job = CompilerJob(dispatcher, argtypes, self.options, kind)
         key = job.key
         with self.lock:
             hit = self.cache.get(key)
@@ -239,13 +248,13 @@ class Driver:
         entry the marker will become. ``needs`` is ``address`` (a launch, a pointer, a call) or ``body``
         (a derivative of that job's code)."""
         comp = self.current
-        job = CompilerJob(function, tuple(argtypes), self.target.name, kind)
+        job = CompilerJob(function, tuple(argtypes), self.options, kind)
         asked = comp.requests.setdefault(requester.id, [])
         rec = self.strategy.request(self, comp, requester, job, reason, loc, needs)
         if rec.id not in asked:
             asked.append(rec.id)
         self.bus.emit(E.DeferredRequest(**self.job_fields(requester), target_job=rec.id, reason=reason,
-                                        marker=f"{deferred.MARKER_PREFIX}{rec.id}",
+                                        marker=markers.name(rec.id),
                                         site=loc.to_json() if loc is not None else None))
         return rec.id
 
@@ -272,7 +281,7 @@ class Driver:
                                   cycle_names=names, resolution=resolution,
                                   site=loc.to_json() if loc is not None else None,
                                   # a stopped request puts no marker: lowering stops there
-                                  marker=f"{deferred.MARKER_PREFIX}{cycle[-1]}" if resolution == "reference" else None))
+                                  marker=markers.name(cycle[-1]) if resolution == "reference" else None))
         path = " \u2192 ".join(names)
         what = "resolved to a reference to its entry" if resolution == "reference" else "stopped"
         self.bus.emit(E.Diagnostic(severity="warning" if resolution == "reference" else "error", category="reentrant",
@@ -374,7 +383,7 @@ class Driver:
 
     def validate(self, mod, comp) -> None:
         # markers keep their declarations until expanded: only a module that declares one is printed
-        declared = any(fn.name.startswith(deferred.MARKER_PREFIX) for fn in mod.functions)
+        declared = any(markers.job_of(fn.name) is not None for fn in mod.functions)
         left = deferred.marker_ids(str(mod)) if declared else []
         if left:
             names = ", ".join(f"#{j} {self.records[j].name}" for j in dict.fromkeys(left))

@@ -25,12 +25,12 @@ from typing import Callable
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from kdebug import markers
 from kdebug.driver.ir_types import leading_type, parse_type
 from kdebug.lazy_dataclasses import dataclass
 
 VK = llvm.ValueKind
 _OWNER_PREFIX = re.compile(r"^(?:\w+_j\d+\.)+")
-_MARKER = re.compile(r"^kdebug\.deferred\.(\d+)$")
 _INTRINSIC = re.compile(r"^llvm\.(\w+)\.f(32|64)$")
 _LABEL = re.compile(r'label %("(?:[^"\\]|\\.)*"|[-\w.$]+)')
 _INDICES = re.compile(r"((?:,\s*\d+)+)\s*(?:,\s*!.*)?$")
@@ -468,9 +468,9 @@ class _Dual:
         sym = callee.name if callee.value_kind == VK.function else self.origin.get(callee.name)
         if sym is None:
             raise self.fail("a call through a pointer the transform cannot follow")
-        m = _MARKER.match(sym)
-        if m:
-            raise NotDifferentiable(f"the deferred-codegen marker {sym}", self.src.name, int(m.group(1)))
+        marker_job = markers.job_of(sym)
+        if marker_job is not None:
+            raise NotDifferentiable(f"the deferred-codegen marker {sym}", self.src.name, marker_job)
         vals = [self.V(a) for a in args]
         math_fn = self.math_name(sym)
         if math_fn is not None:
@@ -512,7 +512,7 @@ class _Dual:
                 if k < ctx or ta is None or not isinstance(ta.type, (ir.DoubleType, ir.FloatType)):
                     continue
                 jid = self.tr.hooks.derivative(job, k - ctx)
-                marker = self.tr.function(f"kdebug.deferred.{jid}", ir.FunctionType(ir.PointerType(ir.IntType(8)), []))
+                marker = self.tr.function(markers.name(jid), ir.FunctionType(ir.PointerType(ir.IntType(8)), []))
                 ptr = self.b.call(marker, [], name=f"deferred.{jid}")
                 partial = self.b.call(self.b.bitcast(ptr, ir.PointerType(fnty)), vals)
                 t = self.add(t, self.b.fmul(partial, ta))

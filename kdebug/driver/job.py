@@ -8,6 +8,7 @@ from kdebug.frontend.source import function_text
 from kdebug.lang.derivative import Derivative
 from kdebug.lang.types import Array
 from kdebug.lazy_dataclasses import dataclass
+from kdebug.settings import CompileOptions
 
 try:  # CPython's own SHA-1, the digest hashlib's gives: hashlib loads OpenSSL first (~2 ms of start-up)
     from _sha1 import sha1
@@ -17,12 +18,18 @@ except ImportError:  # another Python
 
 @dataclass(frozen=True)
 class CompilerJob:
-    """What to compile. Frozen and hashable; ``key`` is stable across runs."""
+    """What to compile. Frozen and hashable; ``key`` is stable across runs. The compile options are
+    part of the job (GPUCompiler.jl's ``CompilerJob`` holds its ``CompilerConfig``): the same function
+    under other options is another job, with another key."""
 
     function: object  # the Dispatcher
     argtypes: tuple
-    target: str  # cpu or ptx
+    options: CompileOptions
     kind: str  # kernel or device
+
+    @property
+    def target(self) -> str:  # cpu or ptx
+        return self.options.target
 
     @property
     def name(self) -> str:
@@ -30,7 +37,7 @@ class CompilerJob:
 
     @property
     def key(self) -> str:
-        return job_key(self.function, self.argtypes, self.target, self.kind)
+        return job_key(self.function, self.argtypes, self.options, self.kind)
 
     def __str__(self) -> str:
         return f"{self.name}({', '.join(map(str, self.argtypes))}) [{self.kind}, {self.target}]"
@@ -40,14 +47,20 @@ _source_hash: dict = {}
 _definitions: dict[tuple, list] = {}  # (module, qualname, source hash) -> function objects, in definition order
 
 
-def job_key(function, argtypes, target: str, kind: str) -> str:
-    """``module.qualname(types)/kind/target#hash``, the hash of the function's source text.
+def job_key(function, argtypes, options: CompileOptions, kind: str) -> str:
+    """``module.qualname(types)/kind/target#hash@options``: the hash of the function's source text,
+    then the digest of the compile options (``settings.key_identity`` drops it).
 
     A def evaluated again (in a loop, or a closure factory) is a new function with
     its own frozen globals and closure values: its key gets ``.N``, its definition
     number, which is stable from run to run."""
+    return f"{function_key(function, argtypes, options.target, kind)}@{options.digest}"
+
+
+def function_key(function, argtypes, target: str, kind: str) -> str:
+    """The key's first part: the function, its argument types, the kind and the target."""
     if isinstance(function, Derivative):  # (transform, argnum, function, argument types, target)
-        inner = job_key(function.primal, argtypes, target, "device")
+        inner = function_key(function.primal, argtypes, target, "device")
         return f"{function.transform}.grad[{function.argnum}]({inner})/{kind}/{target}"
     py = function.py_func
     h = _source_hash.get(py)

@@ -16,6 +16,7 @@ import math
 import numpy as np
 from llvmlite import ir
 
+from kdebug import markers
 from kdebug.frontend.hook_context import LoweringContext, access_kind
 from kdebug.frontend.typeinfer import PyValue, TypedFunction, LaunchTarget, constant_index
 from kdebug.frontend import complex_numbers as C, datetimes as D, records as R, registry, ufuncs
@@ -1020,7 +1021,7 @@ class FunctionLowerer:
             raise self.src.error(req.node, "deferred code generation needs the driver",
                                  "compile kernels through cuda.jit, not lower_function directly")
         job_id = self.requester(req.function, req.argtypes, req.job_kind, req.reason, self.src.loc(req.node))
-        name = f"kdebug.deferred.{job_id}"
+        name = markers.name(job_id)
         marker = self.module.globals.get(name)
         if marker is None:
             marker = ir.Function(self.module, ir.FunctionType(ir.PointerType(i8), []), name=name)

@@ -62,11 +62,6 @@ def site(site_id: int) -> Site:
     return _sites[abs(site_id) & (IN_BRANCH - 1)]
 
 
-def env_memcheck_default() -> bool:
-    """``KDEBUG_MEMCHECK=0`` (or off/false/no) turns memcheck off for sessions created without the option."""
-    return os.environ.get("KDEBUG_MEMCHECK", "1").strip().lower() not in ("0", "off", "false", "no")
-
-
 def _dim3(v) -> str:
     return "(" + ", ".join(str(int(x)) for x in v) + ")"
 

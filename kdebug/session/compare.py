@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import field
 
+from kdebug.settings import key_identity
 from kdebug.lazy_dataclasses import dataclass
 from kdebug.session.model import SessionModel
 
@@ -74,14 +75,16 @@ def _job_side(model: SessionModel, jid: int) -> Side:
 
 
 def _children(model: SessionModel, jid: int | None) -> list[tuple[str, int]]:
-    """(match key, id) of a node's children: jobs by key, then its ↻ by the key of the job asked for."""
+    """(match key, id) of a node's children: jobs by key, then its ↻ by the key of the job asked for. Keys
+    without their compile options' digest: the runs compared differ in strategy, which is one of them."""
     if jid is None:
-        return [("job " + model.jobs[r].key, r) for r in model.roots]
+        return [("job " + key_identity(model.jobs[r].key), r) for r in model.roots]
     job = model.jobs[jid]
-    kids = [("job " + model.jobs[c].key, c) for c in job.children]
+    kids = [("job " + key_identity(model.jobs[c].key), c) for c in job.children]
     for i in job.backrefs:
         target = model.jobs.get(model.reentrant[i].target_job)
-        kids.append(("backref " + (target.key if target else str(model.reentrant[i].target_job)), -1 - i))
+        kids.append(("backref " + (key_identity(target.key) if target else str(model.reentrant[i].target_job)),
+                     -1 - i))
     return kids
 
 

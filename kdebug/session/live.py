@@ -7,7 +7,6 @@ A script run as ``python script.py`` gets a default session (no subscribers);
 """
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -15,6 +14,7 @@ import time
 import numpy as np
 
 from kdebug import events as E
+from kdebug import settings
 from kdebug.driver import strategies
 from kdebug.driver.driver import Driver
 from kdebug.errors import BackendUnavailable, KdebugError
@@ -23,11 +23,9 @@ from kdebug.lang.args import ArgHint
 from kdebug.runtime import device_launch
 from kdebug.runtime.cpu import CpuRuntime
 from kdebug.runtime.gpu import GpuRuntime
-from kdebug.runtime.memcheck import env_memcheck_default
 from kdebug.runtime.sanitizers import Hazard
+from kdebug.settings import CompileOptions, compile_options
 from kdebug.targets.cpu import CpuTarget, kernel_print
-from kdebug.targets.cpu.target import lockstep_default
-from kdebug.targets.cpu.tiers import enabled_by_default as tiers_enabled_by_default
 
 BACKENDS = ("cpu", "gpu", "auto")
 PRINT_LIMIT = 10_000  # print() lines kept per launch
@@ -53,13 +51,14 @@ class Session:
     def __init__(self, backend: str = "auto", strategy: str = "worklist", memcheck: bool | None = None,
                  bus: E.EventBus | None = None, emit_ptx: bool = False, ptx_arch: str | None = None,
                  snapshots: bool = True, racecheck: bool = False, initcheck: bool = False,
-                 lockstep: bool | None = None, tiered: bool | None = None) -> None:
+                 lockstep: bool | None = None, tiered: bool | None = None, host_cpu: str | None = None) -> None:
         """``snapshots``: print every phase's IR and the host assembly for whoever looks (the TUI, dump,
         a trace); a session nobody watches turns it off and compiles faster. ``racecheck``, ``initcheck``:
         the CPU backend's shadow-memory sanitizers. ``lockstep``: the CPU backend's lockstep loops
         (kdebug/targets/cpu/lockstep.py; None: ``KDEBUG_LOCKSTEP``, on unless 0). ``tiered`` (default:
         unless ``KDEBUG_TIERED=0``): without snapshots, the CPU backend runs quick code until the
-        optimised code, compiled in the background, is ready (kdebug/targets/cpu/tiers.py)."""
+        optimised code, compiled in the background, is ready (kdebug/targets/cpu/tiers.py). ``host_cpu``:
+        the LLVM CPU model the CPU backend compiles for (None: ``KDEBUG_HOST_CPU``, else this host's)."""
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}")
         if strategy not in STRATEGIES:
@@ -68,27 +67,17 @@ class Session:
         self.requested_backend = backend
         self.backend = self._resolve_backend(backend)
         self.strategy = strategy
-        if memcheck is None:  # KDEBUG_MEMCHECK=0 turns bounds checks off by default
-            memcheck = env_memcheck_default()
-        self.memcheck = memcheck
-        self.racecheck, self.initcheck = bool(racecheck), bool(initcheck)  # CPU backend only
-        self.lockstep = lockstep_default() if lockstep is None else bool(lockstep)  # CPU backend only
         self._shuffle_seed: int | None = None  # --shuffle-threads[=SEED] (CPU backend)
-        if self.backend == "gpu":
-            self.runtime = GpuRuntime()
-            # kept lazy for start-up time: a CPU session loads the PTX target only when it shows PTX
-            from kdebug.targets.ptx.target import PtxTarget
-            # emit_ptx (kdebug dump --target ptx): the target's ptx stage gives every job its PTX
-            self.target = PtxTarget(arch=ptx_arch or self.runtime.arch, loader=self.runtime.load_module,
-                                    bus=self.bus, ptx_per_job=emit_ptx)
-        else:
-            # the asm costs a second code generation; tiers: quick code first where nobody looks at it
-            self.target = CpuTarget(memcheck=memcheck, record_host_asm=snapshots, racecheck=self.racecheck,
-                                    initcheck=self.initcheck, lockstep=self.lockstep, shuffle=False,
-                                    tiered=(tiers_enabled_by_default() if tiered is None else tiered))
-            self.runtime = CpuRuntime()
+        self.runtime = GpuRuntime() if self.backend == "gpu" else CpuRuntime()
+        # the one place a session's compile options are made (the environment for what is not given);
+        # the target and its stages follow from them (Driver.configure, make_target)
+        self.options = compile_options(
+            target="ptx" if self.backend == "gpu" else "cpu", strategy=strategy, memcheck=memcheck,
+            racecheck=racecheck, initcheck=initcheck, lockstep=lockstep, snapshots=snapshots, tiered=tiered,
+            arch=(ptx_arch or self.runtime.arch) if self.backend == "gpu" else ptx_arch,
+            ptx_per_job=emit_ptx and self.backend == "gpu", host_cpu=host_cpu)
         self.hazards: list = []  # what racecheck and initcheck found, launch after launch
-        self.driver = Driver(self.bus, self.target, strategy, snapshots=snapshots)
+        self.driver = Driver(self.bus, self.make_target, self.options)
         # emit_ptx on the CPU backend: every job's PTX and ptxas report beside it, launches unchanged
         self.emit_ptx = emit_ptx and self.backend != "gpu"
         self.ptx_arch = ptx_arch
@@ -110,6 +99,26 @@ class Session:
                                           "or run with --backend cpu")
         return "gpu" if ok else "cpu"
 
+    def make_target(self, options: CompileOptions):
+        """The target of a set of compile options (the driver asks once per set)."""
+        if options.target == "ptx":
+            # kept lazy for start-up time: a CPU session loads the PTX target only when it shows PTX
+            from kdebug.targets.ptx.target import PtxTarget
+            # ptx_per_job (kdebug dump --target ptx): the target's ptx stage gives every job its PTX
+            return PtxTarget(options, loader=self.runtime.load_module, bus=self.bus)
+        return CpuTarget(options)
+
+    @property
+    def target(self):
+        """The target of the session's compile options now."""
+        return self.driver.target
+
+    # the checks compiled into kernels: read from the options (set_options makes new ones)
+    memcheck = property(lambda self: self.options.memcheck)
+    racecheck = property(lambda self: self.options.racecheck)
+    initcheck = property(lambda self: self.options.initcheck)
+    lockstep = property(lambda self: self.options.lockstep)
+
     # ---- compilation ---------------------------------------------------------------
     def compile_kernel(self, dispatcher, argtypes: tuple):
         try:
@@ -127,7 +136,7 @@ class Session:
         if self._ptx_pipeline is None:
             # kept lazy for start-up time: the PTX target loads with the first request for PTX
             from kdebug.session.ptx_compile import PtxPipeline
-            self._ptx_pipeline = PtxPipeline(self.bus, self.strategy, self.ptx_arch)
+            self._ptx_pipeline = PtxPipeline(self.bus, self.options.replace(arch=self.ptx_arch))
         return self._ptx_pipeline
 
     def ptx_of(self, dispatcher, argtypes: tuple) -> tuple[str, dict | None]:
@@ -268,18 +277,23 @@ class Session:
 
     def set_options(self, memcheck: bool | None = None, shuffle_threads=False, racecheck: bool | None = None,
                     initcheck: bool | None = None, lockstep: bool | None = None) -> None:
-        """Change the checks compiled into kernels (recompiles them on their next launch) or the shuffle
-        seed (None: off)."""
-        changed = False
-        for name, value in (("memcheck", memcheck), ("racecheck", racecheck), ("initcheck", initcheck),
-                            ("lockstep", lockstep)):
-            if value is not None and bool(value) != getattr(self, name):
-                setattr(self, name, bool(value))
-                changed = True
-        if changed:
-            self._retarget(self.backend != "gpu" and self.target.shuffle)
+        """Change the checks compiled into kernels or the shuffle seed (None: off). New compile options
+        give new job keys: a kernel launched next is a new job compiled with them (one compiled with the
+        old options stays in the cache under its own key); no target is changed."""
+        changes = {name: bool(value) for name, value in (("memcheck", memcheck), ("racecheck", racecheck),
+                                                         ("initcheck", initcheck), ("lockstep", lockstep))
+                   if value is not None}
+        if changes:
+            self.configure(self.options.replace(**changes))
         if shuffle_threads is not False:
             self.shuffle_seed = None if shuffle_threads is None else int(shuffle_threads)
+
+    def configure(self, options: CompileOptions) -> None:
+        """Compile from now on with ``options`` (the driver takes them under its lock: never in the
+        middle of a compilation)."""
+        if options != self.options:
+            self.options = options
+            self.driver.configure(options)
 
     @property
     def shuffle_seed(self) -> int | None:
@@ -289,18 +303,9 @@ class Session:
     @shuffle_seed.setter
     def shuffle_seed(self, seed: int | None) -> None:
         self._shuffle_seed = seed
-        if seed is not None and self.backend != "gpu" and not self.target.shuffle:
-            # the kernels compiled so far have no shuffled path: compile them again with one
-            self._retarget(shuffle=True)
-
-    def _retarget(self, shuffle: bool) -> None:
-        """Compile with the options as they are now: a new CPU target (the checks and the shuffled
-        path are compiled in), nothing compiled so far reused."""
-        if self.backend != "gpu":
-            self.target = CpuTarget(memcheck=self.memcheck, record_host_asm=self.target.record_host_asm,
-                                    racecheck=self.racecheck, initcheck=self.initcheck, lockstep=self.lockstep,
-                                    shuffle=shuffle, tiered=self.target.tiered)
-        self.driver.retarget(self.target)
+        if seed is not None and self.backend != "gpu" and not self.options.shuffle:
+            # kernels compiled so far have no shuffled path: those launched from now on get one
+            self.configure(self.options.replace(shuffle=True))
 
     def next_launch_id(self) -> int:
         with self._launch_lock:
@@ -311,7 +316,7 @@ class Session:
 def default_session() -> Session:
     """A plain ``python script.py``'s session: $KDEBUG_BACKEND (default auto). Nobody watches its
     events, so it records no snapshots."""
-    backend = os.environ.get("KDEBUG_BACKEND") or "auto"
+    backend = settings.variable("KDEBUG_BACKEND") or "auto"
     if backend not in BACKENDS:
         raise ValueError(f"KDEBUG_BACKEND={backend!r}: the backend must be one of {', '.join(BACKENDS)}")
     return Session(backend=backend, snapshots=False)

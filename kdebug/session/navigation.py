@@ -12,11 +12,12 @@ import os
 import re
 from dataclasses import field
 
+from kdebug import markers
 from kdebug import events as E
 from kdebug.lazy_dataclasses import dataclass
 from kdebug.session.model import JobView, SessionModel
 
-MARKER = re.compile(r"kdebug\.deferred\.(\d+)\b")
+MARKER = markers.NAME
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class Site:
 
 def _site(requester: int, target: int, reason: str, marker: str | None, site: dict | None) -> Site:
     site = site or {}
-    return Site(requester, target, reason, marker or f"kdebug.deferred.{target}", site.get("file"),
+    return Site(requester, target, reason, marker or markers.name(target), site.get("file"),
                 site.get("line"), site.get("col"))
 
 
@@ -96,11 +97,11 @@ class IrSites:
         entries = {name: jid for jid, name in model.entries.items() if jid != job_id and jid in model.jobs}
         self.entries = entries
         names = "|".join(re.escape(n) for n in sorted(entries, key=len, reverse=True))
-        self.pattern = re.compile(r"kdebug\.deferred\.(\d+)\b" + (rf'|@"?({names})"?(?![\w.$])' if names else ""))
+        self.pattern = re.compile(markers.NAME.pattern + (rf'|@"?({names})"?(?![\w.$])' if names else ""))
 
     def targets(self, line: str) -> list[int]:
         """The jobs ``line`` refers to, in order, the job itself left out."""
-        if "kdebug.deferred." not in line and "@" not in line:
+        if not markers.mentions(line) and "@" not in line:
             return []
         out: list[int] = []
         for m in self.pattern.finditer(line):
@@ -115,7 +116,7 @@ class IrSites:
         if known is not None:
             return known
         job = self.model.jobs[target]
-        return Site(self.job_id, target, job.reason, f"kdebug.deferred.{target}")
+        return Site(self.job_id, target, job.reason, markers.name(target))
 
 
 def marker_lines(lines: list[str], site: Site, entry: str | None) -> list[int]:

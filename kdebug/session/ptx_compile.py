@@ -21,17 +21,23 @@ from kdebug.lang import seam
 from kdebug.lang import types as T
 from kdebug.lang.dispatcher import Dispatcher
 from kdebug.lang.signature import parse_signature
+from kdebug.settings import CompileOptions, compile_options
 from kdebug.targets.ptx.arch import arch_of
 from kdebug.targets.ptx.ptxas import format_ptxas, ptx_function_text
 from kdebug.targets.ptx.target import PtxTarget
 
 
-def ptx_driver(arch, strategy: str = "worklist", notes: E.EventBus | None = None, snapshots: bool = False) -> Driver:
+def ptx_driver(arch, strategy: str = "worklist", notes: E.EventBus | None = None, snapshots: bool = False,
+               options: CompileOptions | None = None) -> Driver:
     """A compile-only driver for the PTX target, with its own job table and event bus; the target's
     notes (ptxas is missing) go to ``notes``, else to that bus. Nobody watches that bus, so by
-    default it records no snapshots (callers read the artifact)."""
+    default it records no snapshots (callers read the artifact). ``options``: a session's compile
+    options, of which the PTX jobs keep what applies to them (memcheck...)."""
     bus = E.EventBus()
-    return Driver(bus, PtxTarget(arch=arch, bus=notes or bus), strategy, snapshots=snapshots)
+    base = options if options is not None else compile_options()
+    ptx = base.replace(target="ptx", arch=arch, strategy=strategy, snapshots=snapshots, tiered=False,
+                       ptx_per_job=False, host_cpu="")
+    return Driver(bus, lambda o: PtxTarget(o, bus=notes or bus), ptx)
 
 
 def compile_ptx(pyfunc, sig, device: bool = False, cc=None, **_options):
@@ -57,9 +63,10 @@ class PtxPipeline:
     """A CPU session's PTX target: its kernels compiled for PTX by a driver of their own (see the
     module's note), shared by ``kdebug dump --target ptx`` and ``Session.ptx_of``."""
 
-    def __init__(self, session_bus: E.EventBus, strategy: str, arch: str | None = None) -> None:
+    def __init__(self, session_bus: E.EventBus, options: CompileOptions) -> None:
         self.bus = session_bus
-        self.driver = ptx_driver(arch_of(arch), strategy, notes=session_bus)  # the one "ptxas is missing" note
+        # the one "ptxas is missing" note on the session's bus
+        self.driver = ptx_driver(arch_of(options.arch), options.strategy, notes=session_bus, options=options)
         self.target = self.driver.target
         self.snapshotted: set[int] = set()  # the session's jobs that have their ptx snapshots
 

@@ -16,7 +16,6 @@ from kdebug import events as E
 from kdebug.errors import KdebugError
 from kdebug.frontend import source_registry
 from kdebug.lang import numba_compat
-from kdebug.runtime.memcheck import env_memcheck_default
 from kdebug.session.options import RunOptions
 
 _KDEBUG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -29,7 +28,7 @@ def configure_session(options: RunOptions):
     # runtimes (measured: about 0.2 s more on top of the parent's imports)
     from kdebug.session.live import Session, set_session
 
-    memcheck = options.memcheck and env_memcheck_default()  # --no-memcheck, or KDEBUG_MEMCHECK=0
+    memcheck = None if options.memcheck else False  # --no-memcheck; else KDEBUG_MEMCHECK decides
     session = Session(backend=options.backend, strategy=options.strategy, memcheck=memcheck,
                       emit_ptx=options.target == "ptx", ptx_arch=options.arch, snapshots=options.snapshots,
                       racecheck=options.racecheck, initcheck=options.initcheck)

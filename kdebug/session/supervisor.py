@@ -17,6 +17,7 @@ import signal
 import time
 
 from kdebug import events as E
+from kdebug import settings
 from kdebug.session.debuggee import Debuggee
 from kdebug.session.model import SessionModel
 from kdebug.session.options import RunOptions
@@ -27,7 +28,7 @@ GRACE_SECONDS = 2.0  # after Ctrl-C, how long the script may take to stop by its
 
 def timeout_from_env() -> float | None:
     """``KDEBUG_TIMEOUT=SECONDS``; raises ValueError for anything but a positive number."""
-    text = os.environ.get("KDEBUG_TIMEOUT", "").strip()
+    text = (settings.variable("KDEBUG_TIMEOUT") or "").strip()
     return positive_seconds(text) if text else None
 
 

@@ -8,7 +8,6 @@ into one vectorisable loop.
 """
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import field
 
@@ -16,31 +15,31 @@ import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 
+from kdebug import markers
 from kdebug.frontend.lower import i8, i32, i64
 from kdebug.lazy_dataclasses import dataclass
 from kdebug.runtime import device_launch
+from kdebug.settings import CompileOptions
 from kdebug import passes
 from kdebug.targets.base import Target, init_llvm, run_pipeline
 from kdebug.targets.cpu import (coroutines, exceptions_ir, kernel_print, lockstep, lockstep_rules, memcheck_ir,
                                progress_ir, sanitizer_ir, tiers, warp)
 from kdebug.targets.cpu.launcher import launcher_module, name_entry
+from kdebug.targets.cpu.machines import new_machine
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_DEPTH, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_RUNTIME,
                                        CTX_SHARED, I8P, LAUNCHER_TYPE, SPECIAL_REGISTER_FIELD, param_struct_type)
 
 _engine_lock = threading.RLock()  # re-entrant: entry_address holds it while calling execution_engine()
 _engine = None
-_tm = None
+_machines: dict[str, object] = {}
 
 
-def host_target_machine():
-    """One target machine for optimisation and assembly (MCJIT gets its own)."""
-    global _tm
-    if _tm is None:
-        init_llvm()
-        target = llvm.Target.from_triple(llvm.get_process_triple())
-        _tm = target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                           features=llvm.get_host_cpu_features().flatten(), opt=3)
-    return _tm
+def host_target_machine(host_cpu: str = ""):
+    """One target machine per CPU model for optimisation and assembly (MCJIT gets its own)."""
+    tm = _machines.get(host_cpu)
+    if tm is None:
+        tm = _machines[host_cpu] = new_machine(host_cpu, 3)
+    return tm
 
 
 def execution_engine():
@@ -125,11 +124,6 @@ def _has_loop(lc) -> bool:
     return hit
 
 
-def lockstep_default() -> bool:
-    """``KDEBUG_LOCKSTEP=0`` (or off/false/no) turns lockstep loops off for targets made without the option."""
-    return os.environ.get("KDEBUG_LOCKSTEP", "1").strip().lower() not in ("0", "off", "false", "no")
-
-
 def module_state(job) -> CpuModuleState:
     """The record of the module ``job`` was lowered in (an empty one for a job lowered elsewhere)."""
     return job.target_state if job.target_state is not None else CpuModuleState()
@@ -141,31 +135,34 @@ HOST_ASM_NOT_RECORDED = ("; host assembly is recorded only when something shows 
 
 class CpuTarget(Target):
     name = "cpu"
-    def __init__(self, memcheck: bool = True, record_host_asm: bool = True, racecheck: bool = False,
-                 initcheck: bool = False, lockstep: bool | None = None, shuffle: bool = False,
-                 tiered: bool = False) -> None:
-        """``memcheck``: bounds checks compiled into every array access; ``record_host_asm``: the emit
-        snapshot holds the host assembly (a second code generation; a plain headless run goes without);
+    def __init__(self, options: CompileOptions | None = None) -> None:
+        """Made from the frozen compile options (``kdebug/settings.py``), which it never changes:
+        ``memcheck``: bounds checks compiled into every array access; ``snapshots``: the emit snapshot
+        holds the host assembly (a second code generation; a plain headless run goes without);
         ``racecheck``, ``initcheck``: shadow-memory checks on every shared and global access;
-        ``lockstep``: a coroutine kernel's loops run by its threads together (lockstep.py; None:
-        ``KDEBUG_LOCKSTEP``, on unless 0); ``shuffle``: barrier-free kernels' launchers can run the
-        threads in a shuffled order (``--shuffle-threads``; without it their launchers only run them in
-        order); ``tiered``: emit makes quick code first and the optimised code in the background
-        (tiers.py; only where the host assembly is not recorded: what is shown is always the code that runs)."""
-        self.memcheck = memcheck
-        self.lockstep = lockstep_default() if lockstep is None else bool(lockstep)
-        self.shuffle = shuffle
-        self.tiered = tiered and not record_host_asm
+        ``lockstep``: a coroutine kernel's loops run by its threads together (lockstep.py);
+        ``shuffle``: barrier-free kernels' launchers can run the threads in a shuffled order
+        (``--shuffle-threads``; without it their launchers only run them in order); ``tiered``: emit
+        makes quick code first and the optimised code in the background (tiers.py; only where the host
+        assembly is not recorded: what is shown is always the code that runs); ``host_cpu``: the LLVM
+        CPU model the code is made for ("": this host's)."""
+        self.options = options if options is not None else CompileOptions()
         self._plans: dict = {}  # id(module) -> (module, tiers.Plan): tiered compiles between optimize and emit
-        self.racecheck = racecheck
-        self.initcheck = initcheck
-        self.record_host_asm = record_host_asm
         init_llvm()
         device_launch.register_symbol()
-        self.tm = host_target_machine()
+        self.tm = host_target_machine(self.options.host_cpu)
         self.triple = llvm.get_process_triple()
         self.data_layout = str(self.tm.target_data)
         self._const_counter = 0
+
+    # the options, read-only: a target is made for one set of them
+    memcheck = property(lambda self: self.options.memcheck)
+    racecheck = property(lambda self: self.options.racecheck)
+    initcheck = property(lambda self: self.options.initcheck)
+    lockstep = property(lambda self: self.options.lockstep)
+    shuffle = property(lambda self: self.options.shuffle)
+    tiered = property(lambda self: self.options.tiered and not self.options.snapshots)
+    record_host_asm = property(lambda self: self.options.snapshots)
 
     # ---- lowering time -------------------------------------------------------
     def module_state(self) -> CpuModuleState:
@@ -286,7 +283,7 @@ class CpuTarget(Target):
         for k, v in enumerate(list(grid) + list(block) + [b.add(depth, ir.Constant(i32, 1))]):
             b.store(v, b.gep(dims, [ir.Constant(i32, 0), ir.Constant(i32, k)], inbounds=True))
         runtime = b.load(b.gep(lc.thread_ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_RUNTIME)], inbounds=True))
-        job_id = int(marker.callee.name.rsplit(".", 1)[1])  # the marker carries the child's job id
+        job_id = markers.job_of(marker.callee.name)  # the marker carries the child's job id
         site = device_launch.register_site(job_id, lc.src.loc(node))
         callee = lc.module.globals.get(device_launch.SYMBOL)
         if callee is None:
@@ -325,7 +322,7 @@ class CpuTarget(Target):
         if self.tiered and passes.open_log() is None:
             # tier 1 starts from this copy in the background (tiers.py); tier 0 takes -O1: it runs
             # as fast as tier 0 made of -O2 code (measured: saxpy, matmul_tiled), in a third of the time
-            self._plans[id(mod)] = (mod, tiers.Plan(mod.as_bitcode(), mod.name, self.speed_level))
+            self._plans[id(mod)] = (mod, tiers.Plan(mod.as_bitcode(), mod.name, self.speed_level, self.options.host_cpu))
             if len(self._plans) > 16:  # compiles that failed before emit
                 self._plans.pop(next(iter(self._plans)))
             run_pipeline(self.tm, mod, tiers.TIER0_SPEED_LEVEL)
@@ -382,7 +379,7 @@ class CpuTarget(Target):
             plan = None
         if plan is not None:
             run_pipeline(self.tm, mod, 0)  # the always-inliner and the coroutine lowering, nothing else
-            artifact["object"] = tiers.machine(0).emit_object(mod)
+            artifact["object"] = tiers.machine(0, self.options.host_cpu).emit_object(mod)
             artifact["asm"] = HOST_ASM_NOT_RECORDED
             artifact["tiers"] = tiers.Tiers(plan, kernels, _tier1_steps(locked=False), load_object)
             return artifact

@@ -29,7 +29,6 @@ from __future__ import annotations
 import collections
 import ctypes
 import dataclasses
-import os
 import threading
 import time
 import warnings
@@ -40,6 +39,7 @@ import llvmlite.binding.ffi as ffi
 
 from kdebug.targets import pass_record
 from kdebug.targets.base import tuning_options
+from kdebug.targets.cpu.machines import new_machine
 
 TIER0_SPEED_LEVEL = 1  # optimize's pipeline in a tiered compile (tier 1 runs the session's, -O2)
 TIER1_SUFFIX = ".tier1"
@@ -47,11 +47,6 @@ TIER1_SUFFIX = ".tier1"
 # runs ~1.4 ns a thread slower on tier 0 with ~35 ms of tier 1 left to compile (break-even ~2^24
 # threads); matmul_tiled (barriers) ~0.2 us a thread slower with ~175 ms left (break-even ~2^20).
 WAIT_THREADS = 1 << 20
-
-
-def enabled_by_default() -> bool:
-    """Tiers unless ``KDEBUG_TIERED=0``."""
-    return os.environ.get("KDEBUG_TIERED", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def _raw(name: str):
@@ -63,16 +58,14 @@ _machines: dict = {}
 _machines_lock = threading.Lock()
 
 
-def machine(opt: int):
-    """A host target machine at code-generation level ``opt`` (0: the fast instruction selector; 3:
-    tier 1's, used by the background thread alone). Kept for the process's lifetime: code and
-    modules made with them may outlive any thread."""
+def machine(opt: int, host_cpu: str = ""):
+    """A target machine for ``host_cpu`` (machines.py) at code-generation level ``opt`` (0: the fast
+    instruction selector; 3: tier 1's, used by the background thread alone). Kept for the process's
+    lifetime: code and modules made with them may outlive any thread."""
     with _machines_lock:
-        tm = _machines.get(opt)
+        tm = _machines.get((opt, host_cpu))
         if tm is None:
-            target = llvm.Target.from_triple(llvm.get_process_triple())
-            tm = _machines[opt] = target.create_target_machine(
-                cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=opt)
+            tm = _machines[(opt, host_cpu)] = new_machine(host_cpu, opt)
         return tm
 
 
@@ -100,6 +93,7 @@ class Plan:
     source: bytes  # bitcode of the module before optimize
     name: str  # its name (bitcode does not keep it)
     speed_level: int
+    host_cpu: str = ""  # the CPU model of the code (machines.py)
     launchers: list = dataclasses.field(default_factory=list)  # (entry, bitcode of its cached launcher)
     keep: set = dataclasses.field(default_factory=set)  # what finish_module left visible
 
@@ -163,7 +157,7 @@ class Tiers:
         """Tier 1, on the background thread."""
         c = time.thread_time()
         try:
-            tm, steps = machine(3), self._steps
+            tm, steps = machine(3, self.plan.host_cpu), self._steps
             with pass_record.GATE.background():
                 mod = self.plan.finished_module(_context(), tm, steps)
                 try:

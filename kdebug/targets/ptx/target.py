@@ -24,6 +24,7 @@ from llvmlite import ir
 
 from kdebug import events as E
 from kdebug import stages
+from kdebug.settings import CompileOptions
 from kdebug.errors import CompileError
 from kdebug.frontend.lower import i8, i32, i64
 from kdebug.lazy_dataclasses import dataclass
@@ -82,17 +83,18 @@ class PtxTarget(Target):
     triple = TRIPLE
     supports_cross_module_references = False  # every module is loaded as its own CUmodule
 
-    def __init__(self, arch: str | None = None, loader=None, ptxas: bool = True, bus=None,
-                 ptx_per_job: bool = False) -> None:
-        """``loader(artifact, jobs) -> {job id: entry}`` loads PTX onto a GPU (the gpu runtime's);
-        without one the target only compiles (compile_ptx, dump) and load returns no handles.
-        ``ptx_per_job``: the ``ptx`` stage gives every job its own PTX (and ptxas report)."""
-        self.arch = arch_of(arch)
+    def __init__(self, options: CompileOptions | None = None, loader=None, ptxas: bool = True, bus=None) -> None:
+        """Made from the frozen compile options (``kdebug/settings.py``): ``arch`` (None: the default
+        architecture), ``ptx_per_job`` (the ``ptx`` stage gives every job its own PTX and ptxas report).
+        ``loader(artifact, jobs) -> {job id: entry}`` loads PTX onto a GPU (the gpu runtime's); without
+        one the target only compiles (compile_ptx, dump) and load returns no handles."""
+        self.options = options if options is not None else CompileOptions(target="ptx")
+        self.arch = arch_of(self.options.arch)
+        self.ptx_per_job = self.options.ptx_per_job
         self.tm = target_machine(self.arch)
         self.data_layout = str(self.tm.target_data)
         self.loader = loader
         self.use_ptxas = ptxas
-        self.ptx_per_job = ptx_per_job
         self.bus = bus
         self._const_counter = 0
         self._ptxas_missing_said = False

@@ -5,6 +5,8 @@ import os
 import re
 import shutil
 
+from kdebug import settings
+
 
 def _follow_wrapper(path: str) -> str:
     """Some installs put a one-line shell script on PATH that execs the real tool: follow it."""
@@ -59,7 +61,7 @@ def cuda_libdir() -> str | None:
 
 def libdevice_path() -> str | None:
     """libdevice.10.bc: $KDEBUG_LIBDEVICE, the toolkit's nvvm/libdevice, or the nvidia pip wheels'."""
-    env = os.environ.get("KDEBUG_LIBDEVICE")
+    env = settings.variable("KDEBUG_LIBDEVICE")
     if env and os.path.isfile(env):
         return env
     candidates = []

@@ -1,0 +1,113 @@
+"""Settings: the compile options frozen into every job, and every ``KDEBUG_*`` variable, read here only.
+
+``CompileOptions`` is GPUCompiler.jl's ``CompilerConfig`` for kdebug: one frozen, hashable value
+(the target, the strategy, the checks compiled into the code, the shuffled-thread path, lockstep
+loops, snapshots, tiers, the PTX architecture, the host CPU model) built once from the run's
+options and the environment. Its digest is part of every job's key (``kdebug/driver/job.py``), so
+code made under other options is another job: ``kdebug.set_options(memcheck=False)``, a rerun
+with another strategy or sanitizer give new keys and new jobs, and no target is ever changed
+under a compilation. The driver derives the target and the stage list from it
+(``Driver.configure``).
+
+The environment is read through ``variable``; ``VARIABLES`` is the list of every variable kdebug
+reads (a test fails on a ``KDEBUG_`` read anywhere else).
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+
+from kdebug.lazy_dataclasses import dataclass
+
+try:  # CPython's own SHA-1 (hashlib loads OpenSSL first: ~2 ms of start-up)
+    from _sha1 import sha1
+except ImportError:  # another Python
+    from hashlib import sha1
+
+VARIABLES = {
+    "KDEBUG_BACKEND": "the backend of a session started without --backend (cpu, gpu, auto)",
+    "KDEBUG_MEMCHECK": "0/off/false/no: bounds checks off where no option says otherwise",
+    "KDEBUG_LOCKSTEP": "0/off/false/no: the CPU backend runs every loop thread by thread",
+    "KDEBUG_TIERED": "0/off/false/no: no quick first tier; emit compiles the optimised code at once",
+    "KDEBUG_HOST_CPU": "an LLVM CPU model (x86-64-v2, x86-64-v4, skylake-avx512...) the CPU target compiles "
+                       "for instead of this host's (its features only: the code must still run here)",
+    "KDEBUG_TIMEOUT": "headless: stop the script after SECONDS and report where it was",
+    "KDEBUG_LIBDEVICE": "the libdevice.10.bc file of the PTX target",
+}
+
+_OFF = ("0", "off", "false", "no")
+
+
+def variable(name: str) -> str | None:
+    """The value of one of ``VARIABLES`` in the environment (None when unset)."""
+    if name not in VARIABLES:
+        raise KeyError(f"{name} is not one of kdebug's variables: add it to kdebug/settings.py")
+    return os.environ.get(name)
+
+
+def flag(name: str, default: bool = True) -> bool:
+    """An on/off variable: off for 0/off/false/no, on for anything else, ``default`` when unset."""
+    text = variable(name)
+    if text is None:
+        return default
+    return text.strip().lower() not in _OFF
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """What a job's code is made with. Frozen: change one by ``replace``, which gives other keys."""
+
+    target: str = "cpu"  # what the code is made for: cpu (the host, grid emulated) or ptx
+    strategy: str = "worklist"  # how deferred jobs are expanded (kdebug/driver/strategies.py)
+    memcheck: bool = True  # bounds checks in every array access
+    racecheck: bool = False  # the CPU backend's shadow-memory sanitizers
+    initcheck: bool = False
+    lockstep: bool = True  # a coroutine kernel's loops run by its threads together (CPU)
+    shuffle: bool = False  # launchers carry the shuffled-thread path (--shuffle-threads)
+    snapshots: bool = True  # every phase's IR and the host assembly recorded for whoever looks
+    tiered: bool = False  # quick code first, optimised code from the background (CPU, without snapshots)
+    arch: str | None = None  # the GPU architecture of the ptx target (None: its default)
+    ptx_per_job: bool = False  # the ptx target's ptx stage gives every job its own PTX
+    host_cpu: str = ""  # the CPU target's LLVM CPU model ("": this host's, with its features)
+
+    def replace(self, **changes) -> CompileOptions:
+        return dataclasses.replace(self, **changes)
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """Eight hex digits of every field: the options' part of a job key."""
+        text = ";".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self))
+        return sha1(text.encode()).hexdigest()[:8]
+
+    def summary(self) -> str:
+        """The options that differ from the defaults, for people: ``memcheck=False, shuffle=True``."""
+        default = CompileOptions()
+        return ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
+                         if getattr(self, f.name) != getattr(default, f.name))
+
+
+def compile_options(*, target: str = "cpu", strategy: str = "worklist", memcheck: bool | None = None,
+                    racecheck: bool = False, initcheck: bool = False, lockstep: bool | None = None,
+                    shuffle: bool = False, snapshots: bool = True, tiered: bool | None = None,
+                    arch: str | None = None, ptx_per_job: bool = False, host_cpu: str | None = None) -> CompileOptions:
+    """The options of a session: what is given, the environment for what is None. Tiers only where
+    nothing records the host assembly (what is shown is always the code that runs)."""
+    if memcheck is None:
+        memcheck = flag("KDEBUG_MEMCHECK")
+    if lockstep is None:
+        lockstep = flag("KDEBUG_LOCKSTEP")
+    if tiered is None:
+        tiered = flag("KDEBUG_TIERED")
+    if host_cpu is None:
+        host_cpu = (variable("KDEBUG_HOST_CPU") or "").strip()
+    return CompileOptions(target=target, strategy=strategy, memcheck=bool(memcheck), racecheck=bool(racecheck),
+                          initcheck=bool(initcheck), lockstep=bool(lockstep), shuffle=bool(shuffle),
+                          snapshots=bool(snapshots), tiered=bool(tiered) and not snapshots, arch=arch,
+                          ptx_per_job=bool(ptx_per_job), host_cpu=host_cpu)
+
+
+def key_identity(key: str) -> str:
+    """A job key without its options' digest: the same function, types and kind under any options
+    (how two runs' job trees are matched, kdebug/session/compare.py)."""
+    return key.split("@", 1)[0]
