@@ -242,3 +242,23 @@ def test_the_readme_and_the_command_line_list_every_registered_strategy():
     run = build_parser()._subparsers._group_actions[0].choices["run"]
     (option,) = [a for a in run._actions if "--strategy" in a.option_strings]
     assert tuple(option.choices) == strategies.names()
+
+
+def test_a_strategy_sees_the_driver_only_through_its_compilation_context():
+    """Every attribute a strategy reads of ``cx`` is one of CompilationContext's (kdebug/driver/context.py);
+    no strategy names the driver. The context is the strategies' whole interface: a dozen members, not the
+    driver's ~40."""
+    import ast
+    import inspect
+
+    from kdebug.driver import strategies
+    from kdebug.driver.context import CompilationContext
+    from kdebug.driver.driver import Driver
+    tree = ast.parse(inspect.getsource(strategies))
+    used = {n.attr for n in ast.walk(tree)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "cx"}
+    offered = {name for name in vars(CompilationContext) if not name.startswith("_")}
+    assert used and used <= offered, f"strategies reach past their context: {sorted(used - offered)}"
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "driver"]
+    driver_members = {name for name in vars(Driver) if not name.startswith("_")}
+    assert len(offered) <= 14 < len(driver_members)

@@ -46,7 +46,7 @@ def front(driver, rec):
         primal = rec.entry + ".primal"
         lowered = driver.run_phase(rec, "primal", lambda: lower_primal(driver, rec, primal))
         view = driver.run_phase(rec, "primal_resolved",
-                                lambda: driver.strategy.resolve_primal(driver, driver.current, rec, str(lowered)))
+                                lambda: driver.strategy.resolve_primal(driver.context, driver.current, rec, str(lowered)))
         return driver.run_phase(rec, "derivative", lambda: transform(driver, rec, view, primal))
     except KdebugError as exc:
         rec.state = "failed"

@@ -29,6 +29,7 @@ from kdebug import markers
 from kdebug import events as E
 from kdebug import passes, stages
 from kdebug.driver import deferred, strategies
+from kdebug.driver.context import CompilationContext
 from kdebug.driver.job import CompilerJob, JobRecord, job_ir
 from kdebug.errors import CompileError, KdebugError
 from kdebug.frontend.lower import lower_function
@@ -68,6 +69,7 @@ class Driver:
         self.lock = threading.RLock()
         self.graph = deferred.RequestGraph()
         self.current: deferred.Compilation | None = None
+        self.context = CompilationContext(self)  # all a strategy sees of this driver
         self.configure(options)
 
     def configure(self, options: CompileOptions) -> None:
@@ -250,7 +252,7 @@ class Driver:
         comp = self.current
         job = CompilerJob(function, tuple(argtypes), self.options, kind)
         asked = comp.requests.setdefault(requester.id, [])
-        rec = self.strategy.request(self, comp, requester, job, reason, loc, needs)
+        rec = self.strategy.request(self.context, comp, requester, job, reason, loc, needs)
         if rec.id not in asked:
             asked.append(rec.id)
         self.bus.emit(E.DeferredRequest(**self.job_fields(requester), target_job=rec.id, reason=reason,
@@ -319,7 +321,7 @@ class Driver:
         self.start(rec)
         target = self.target
         irmod = self.front(rec)
-        mod = self.run_phase(rec, "expand_deferred", lambda: self.strategy.expand(self, comp, irmod))
+        mod = self.run_phase(rec, "expand_deferred", lambda: self.strategy.expand(self.context, comp, irmod))
         jobs = comp.finish_list
         self.run_phase(rec, "link_runtime", lambda: target.link_runtime(mod, jobs) or mod)
         self.run_phase(rec, "optimize", lambda: target.optimize(mod) or mod, by_pass=True)

@@ -9,11 +9,16 @@ flag and its job table, made explicit):
 
 Every strategy is registered by name in ``REGISTRY``; the command line, the
 TUI's rerun, dumps and the docs read the names and descriptions from there.
+
+A strategy sees the driver only through a ``CompilationContext`` (``cx``, kdebug/driver/context.py):
+the job table, the request graph, the front half of the compiler, timed phases, marker resolution.
 """
 from __future__ import annotations
 
+from kdebug import markers
 from kdebug.driver import deferred
-from kdebug.driver.deferred import Compilation, parse, resolve_markers
+from kdebug.driver.context import CompilationContext
+from kdebug.driver.deferred import Compilation, parse
 from kdebug.driver.job import CompilerJob, JobRecord
 from kdebug.errors import ReentrantLoopError
 
@@ -28,17 +33,17 @@ class Strategy:
     # said when a derivative job's transform meets a marker this strategy left unexpanded
     unresolved_markers = "the strategy left it unexpanded"
 
-    def request(self, driver, comp: Compilation, requester: JobRecord, job: CompilerJob, reason: str,
+    def request(self, cx: CompilationContext, comp: Compilation, requester: JobRecord, job: CompilerJob, reason: str,
                 loc, needs: str = "address") -> JobRecord:
         """``requester``'s code needs ``job``'s entry (``needs``: its ``address``, or its ``body`` for a
         derivative of it): the record its marker resolves to."""
         raise NotImplementedError
 
-    def expand(self, driver, comp: Compilation, irmod):
+    def expand(self, cx: CompilationContext, comp: Compilation, irmod):
         """The toplevel's expand_deferred phase: compile the requested jobs, return the linked module."""
         raise NotImplementedError
 
-    def resolve_primal(self, driver, comp: Compilation, job: JobRecord, text: str) -> str:
+    def resolve_primal(self, cx: CompilationContext, comp: Compilation, job: JobRecord, text: str) -> str:
         """A derivative job's primal (IR text, markers in place): what the transform gets to read."""
         raise NotImplementedError
 
@@ -71,27 +76,26 @@ class SharedTable(Strategy):
     """One job table for the compilation: a key is compiled once; a request for a job in progress
     or done resolves to a reference (a re-entrant one when it closes a cycle)."""
 
-    def request(self, driver, comp, requester, job, reason, loc, needs="address"):
+    def request(self, cx: CompilationContext, comp, requester, job, reason, loc, needs="address"):
         key = job.key
-        path = driver.graph.path(key, requester.key)
+        path = cx.request_path(key, requester.key)
         if path is not None and needs == "body":
             # the job asked, through its deferred jobs, for this one: a reference cannot give its body
-            ids = [driver.record_for_key(k).id for k in path] + [driver.record_for_key(key).id]
-            stop(driver, requester, ids, loc, "a derivative needs the body of a job that is still being "
+            ids = [cx.record_for_key(k).id for k in path] + [cx.record_for_key(key).id]
+            stop(cx, requester, ids, loc, "a derivative needs the body of a job that is still being "
                                               "compiled on the same path; differentiate a function that does "
                                               "not take its own derivative")
-        driver.graph.add(requester.key, key)
+        cx.add_request(requester.key, key)
         existing = comp.table.get(key)
-        if existing is None and key in driver.by_key and driver.target.supports_cross_module_references:
-            existing = driver.by_key[key]
-            driver.cache_hit(existing)
         if existing is None:
-            existing = driver.new_record(job, requester.id, reason, loc)
+            existing = cx.compiled_before(key)
+        if existing is None:
+            existing = cx.new_record(job, requester.id, reason, loc)
             comp.table[key] = existing
             comp.queue.append(existing)
         if path is not None:
-            ids = [driver.record_for_key(k).id for k in path] + [existing.id]
-            driver.reentrant(requester, ids, "reference", loc)
+            ids = [cx.record_for_key(k).id for k in path] + [existing.id]
+            cx.reentrant(requester, ids, "reference", loc)
         return existing
 
 
@@ -110,13 +114,13 @@ class Worklist(SharedTable):
         "it asks for, but a derivative (kdebug.grad) needs the body of the function it differentiates, with "
         "that function's own markers already resolved: here a derivative job gets it, at any order.")
 
-    def expand(self, driver, comp, irmod):
+    def expand(self, cx: CompilationContext, comp, irmod):
         top = comp.top
-        mod = deferred.parse_expanded(driver, irmod, top)
+        mod = cx.parse_expanded(irmod, top)
         comp.finish_list.append(top)
         while comp.queue:
             job = comp.queue.popleft()
-            self.compile_nested(driver, job)
+            self.compile_nested(cx, job)
             keep = job.kind == "derivative"  # a derivative of it may need its body later
             mod.link_in(job.resolved_module, preserve=keep)
             if not keep:
@@ -124,23 +128,23 @@ class Worklist(SharedTable):
             comp.finish_list.append(job)
         return mod
 
-    def compile_nested(self, driver, job: JobRecord) -> None:
+    def compile_nested(self, cx: CompilationContext, job: JobRecord) -> None:
         """Compile a nested job now, if it is not compiled yet: the job expands its own markers,
         through the same table (``job.resolved_module``)."""
         if job.resolved_module is not None:
             return
-        driver.start(job)
-        jir = driver.front(job)
-        job.resolved_module = driver.run_phase(job, "expand_deferred",
-                                               lambda: deferred.parse_expanded(driver, jir, job))
+        cx.start(job)
+        jir = cx.front(job)
+        job.resolved_module = cx.run_phase(job, "expand_deferred",
+                                               lambda: cx.parse_expanded(jir, job))
 
-    def resolve_primal(self, driver, comp, job, text):
+    def resolve_primal(self, cx: CompilationContext, comp, job, text):
         # markers become references; a job whose body the transform needs is compiled first and linked in
-        view = deferred.parse_expanded(driver, text, job)
+        view = cx.parse_expanded(text, job)
         for jid in comp.requests.get(job.id, []):
-            dep = driver.records[jid]
+            dep = cx.record(jid)
             if dep.kind == "derivative" and job.job.function.primal == dep.job.function:
-                self.compile_nested(driver, dep)
+                self.compile_nested(cx, dep)
                 view.link_in(dep.resolved_module, preserve=True)
         return str(view)
 
@@ -157,28 +161,28 @@ class Toplevel(SharedTable):
         "address; a derivative needs its primal's body, so a derivative through a pointer or of a derivative "
         "fails, explained: Enzyme.jl#1707 and GPUCompiler.jl#629.")
 
-    def expand(self, driver, comp, irmod):
+    def expand(self, cx: CompilationContext, comp, irmod):
         top = comp.top
         mod = parse(str(irmod))
         comp.finish_list.append(top)
         round_no = 0
         while True:
-            visible = set(deferred.marker_ids(str(mod)))  # the markers this round expands
+            visible = set(markers.ids_in(str(mod)))  # the markers this round expands
             if not visible:
                 return mod
             round_no += 1
             for job in [j for j in comp.queue if j.id in visible]:
                 comp.queue.remove(job)
-                driver.start(job)
+                cx.start(job)
                 # linked with its own markers still in place: the next round expands them
-                mod.link_in(parse(str(driver.front(job))))
+                mod.link_in(parse(str(cx.front(job))))
                 comp.finish_list.append(job)
-            mod = parse(resolve_markers(driver, str(mod), top, round_no, only=visible))
+            mod = parse(cx.resolve_markers(str(mod), top, round_no, only=visible))
 
     unresolved_markers = ("the toplevel strategy expands markers only in the toplevel job, so a nested "
                           "derivative job sees its primal's markers unresolved")
 
-    def resolve_primal(self, driver, comp, job, text):
+    def resolve_primal(self, cx: CompilationContext, comp, job, text):
         return str(parse(text))  # a nested job never expands its own markers: they stay in place
 
 
@@ -194,42 +198,42 @@ class Recursive(Strategy):
         "Derivatives see resolved bodies and work where there is no cycle, at that price: shared jobs are "
         "compiled again and nested derivative jobs miss the finish passes.")
 
-    def request(self, driver, comp, requester, job, reason, loc, needs="address"):
-        cycle = driver.ancestor_cycle(requester, job.key)
+    def request(self, cx: CompilationContext, comp, requester, job, reason, loc, needs="address"):
+        cycle = cx.ancestor_cycle(requester, job.key)
         if cycle is not None:
-            stop(driver, requester, cycle, loc, "the recursive strategy gives each nested job a fresh job table, "
+            stop(cx, requester, cycle, loc, "the recursive strategy gives each nested job a fresh job table, "
                                                 "so a cycle never ends; --strategy worklist shares one table and "
                                                 "resolves the request to a reference")
-        return driver.new_record(job, requester.id, reason, loc)  # a fresh table: always a new job
+        return cx.new_record(job, requester.id, reason, loc)  # a fresh table: always a new job
 
-    def expand(self, driver, comp, irmod):
+    def expand(self, cx: CompilationContext, comp, irmod):
         comp.finish_list.append(comp.top)
-        return self.nested(driver, comp, comp.top, irmod)
+        return self.nested(cx, comp, comp.top, irmod)
 
-    def nested(self, driver, comp, job: JobRecord, jir):
+    def nested(self, cx: CompilationContext, comp, job: JobRecord, jir):
         """``job``'s module with every job it asked for compiled, expanded and linked in, depth first."""
         mod = parse(str(jir))
-        self.compile_children(driver, comp, job, mod)
-        return parse(resolve_markers(driver, str(mod), job))
+        self.compile_children(cx, comp, job, mod)
+        return parse(cx.resolve_markers(str(mod), job))
 
-    def compile_children(self, driver, comp, job: JobRecord, mod) -> None:
+    def compile_children(self, cx: CompilationContext, comp, job: JobRecord, mod) -> None:
         for child_id in comp.requests.get(job.id, []):
-            child = driver.records[child_id]
+            child = cx.record(child_id)
             if child.state != "queued":
                 continue
-            driver.start(child)
-            cir = driver.front(child)
-            mod.link_in(driver.run_phase(child, "expand_deferred", lambda: self.nested(driver, comp, child, cir)))
+            cx.start(child)
+            cir = cx.front(child)
+            mod.link_in(cx.run_phase(child, "expand_deferred", lambda: self.nested(cx, comp, child, cir)))
             if job is comp.top:  # the naive fix: the toplevel only ever knows the jobs it asked for itself
                 comp.finish_list.append(child)
 
-    def resolve_primal(self, driver, comp, job, text):
-        return str(self.nested(driver, comp, job, text))  # its own fresh expansion, before the transform
+    def resolve_primal(self, cx: CompilationContext, comp, job, text):
+        return str(self.nested(cx, comp, job, text))  # its own fresh expansion, before the transform
 
 
-def stop(driver, requester: JobRecord, cycle: list[int], loc, hint: str):
+def stop(cx: CompilationContext, requester: JobRecord, cycle: list[int], loc, hint: str):
     """A re-entrant request that cannot be resolved by reference: reported, then a located error."""
-    driver.reentrant(requester, cycle, "stopped", loc)
-    names = " \u2192 ".join(driver.records[j].name for j in cycle)
-    asked = driver.records[cycle[-1]].name
+    cx.reentrant(requester, cycle, "stopped", loc)
+    names = " \u2192 ".join(cx.record(j).name for j in cycle)
+    asked = cx.record(cycle[-1]).name
     raise ReentrantLoopError(f"{names} (job #{requester.id} asks for {asked} while it is being compiled)", loc, hint)
