@@ -6,10 +6,12 @@ calls it with the options it received as data, and the TUI, headless runs and
 """
 from __future__ import annotations
 
+import builtins
 import os
-import runpy
 import sys
+import threading
 import traceback
+import types
 from typing import Callable, Iterable
 
 from kdebug import events as E
@@ -94,10 +96,15 @@ def run_script(path: str, args: list[str], numba: bool, session) -> int:
         if status:
             return status
         with ExitHandlers() as at_exit, source_registry.recording():
+            before = set(threading.enumerate())
             try:
-                runpy.run_path(path, run_name="__main__")
+                exec_main(path)
             except BaseException as exc:  # noqa: BLE001 - the user's script failed: report it, keep going
                 status = script_failure(exc, path, numba, session)
+            try:
+                join_script_threads(before)  # as the interpreter does before its atexit handlers
+            except BaseException as exc:  # noqa: BLE001 - Ctrl-C while waiting for them
+                status = script_failure(exc, path, numba, session) or status
         for fn, fargs, fkwargs in reversed(at_exit.handlers):
             try:
                 fn(*fargs, **fkwargs)
@@ -109,6 +116,38 @@ def run_script(path: str, args: list[str], numba: bool, session) -> int:
     if status == 0 and session.failed:
         status = 1
     return status
+
+
+def exec_main(path: str) -> None:
+    """Run the file as ``python path`` runs it: its code in a fresh ``__main__`` module. Not runpy's
+    ``run_path``, which restores ``sys.argv[0]`` afterwards and so fails for a script that deleted or
+    replaced ``sys.argv``: the process state the script leaves is its own."""
+    with open(path, "rb") as f:
+        code = compile(f.read(), path, "exec", dont_inherit=True)
+    module = types.ModuleType("__main__")
+    module.__dict__.update(__file__=path, __cached__=None, __loader__=None, __package__=None, __spec__=None,
+                           __builtins__=builtins)
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = module
+    try:
+        exec(code, module.__dict__)
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
+
+
+def join_script_threads(before: set) -> None:
+    """Wait for the non-daemon threads the script started (and those they start), as the interpreter
+    waits for them when the main module returns, so that their launches belong to the session. kdebug's
+    own threads (named ``kdebug-...``: the block pool, the optimising tier) are not the script's."""
+    while True:
+        waiting = [t for t in threading.enumerate()
+                   if t not in before and not t.daemon and t.is_alive() and t is not threading.current_thread()
+                   and not t.name.startswith("kdebug-")]
+        if not waiting:
+            return
+        for t in waiting:
+            t.join()
 
 
 class ExitHandlers:
