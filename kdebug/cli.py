@@ -226,24 +226,37 @@ def checked_options(opts, snapshots: bool = True):
 def cmd_run(options, quiet: bool = False) -> tuple[int, object]:
     """A headless run: the script in the debuggee child, the report from the events it sent."""
     from kdebug.session.supervisor import Supervisor  # kept lazy for start-up time
-    from kdebug.session.trace import TraceWriter  # kept lazy for start-up time
+    from kdebug.session.trace import TraceBusy, TraceWriter  # kept lazy for start-up time
 
     if not os.path.isfile(options.script):
         print(f"kdebug: error: no such file: {options.script}", file=sys.stderr)
         return 2, None
+    try:
+        writer = TraceWriter(options.trace) if options.trace else None
+    except OSError as exc:  # another run holds it (TraceBusy), or it cannot be opened: nothing has run
+        print(f"kdebug: error: {exc if isinstance(exc, TraceBusy) else f'--trace {options.trace}: {exc.strerror}'}",
+              file=sys.stderr)
+        return 2, None
     supervisor = Supervisor(options, timeout=options.timeout)
-    writer = TraceWriter(options.trace) if options.trace else None
     if writer:
         supervisor.subscribers.append(writer)
     status, model = supervisor.run()
     if writer:
         writer.close()
     if model.started is None:  # the session could not start (e.g. no GPU for --backend gpu)
-        return status, None
+        return trace_status(writer, status), None
     if not quiet:
         from kdebug.session.headless import render  # kept lazy for start-up time
         print(render(model), flush=True)
-    return status, model
+    return trace_status(writer, status), model
+
+
+def trace_status(writer, status: int) -> int:
+    """The run's exit status, 1 where it was 0 but the trace could not be written (said on stderr)."""
+    if writer is None or writer.error is None:
+        return status
+    print(f"kdebug: error: {writer.error}", file=sys.stderr, flush=True)
+    return status or 1
 
 
 def cmd_dump(opts) -> int:
@@ -253,11 +266,22 @@ def cmd_dump(opts) -> int:
         raise UsageError(f"--out {opts.out}: is an existing file; dump writes a directory of files")
     if opts.arch is not None and opts.target != "ptx":
         raise UsageError(f"--arch {opts.arch}: the architecture is for PTX; add --target ptx")
+    problem = dump_folder_problem(opts.out)
+    if problem:
+        raise UsageError(problem)
     status, model = cmd_run(checked_options(opts), quiet=True)
     if model is None:
         return status
-    written = write_dump(model, opts.out)
-    removed = remove_earlier_dump(opts.out, written)
+    try:
+        written = write_dump(model, opts.out)
+        removed = remove_earlier_dump(opts.out, written)
+    except OSError as exc:  # the folder became unwritable, the disk is full...: the report, then why
+        from kdebug.session.headless import render  # kept lazy for start-up time
+        print(render(model), flush=True)
+        where = exc.filename or opts.out
+        print(f"kdebug: error: dump --out {opts.out}: cannot write {where}: {exc.strerror or exc}; the "
+              "report above is the run's", file=sys.stderr)
+        return status or 1
     print(f"kdebug: wrote {len(written)} files for {len(model.jobs)} job(s) to {opts.out}"
           + (f" (removed {len(removed)} files of an earlier dump there)" if removed else ""))
     if model.ended is None or model.ended.status not in ("ok", "failed"):  # a failure's error is on stderr
@@ -330,7 +354,40 @@ def trace_problem(path: str | None) -> str | None:
         return f"--trace {path}: the folder {folder} does not exist; create it first"
     if not os.access(folder, os.W_OK):
         return f"--trace {path}: cannot write in {folder}"
+    if os.path.isfile(path) and trace_is_held(path):
+        return f"--trace {path}: another kdebug run is writing this trace; name another file or wait for that run to end"
     return None
+
+
+def dump_folder_problem(out: str) -> str | None:
+    """Why dump cannot write into ``out`` (checked before the script runs), or None."""
+    target = out
+    while not os.path.exists(target):  # the first folder that exists: dump makes the rest
+        parent = os.path.dirname(os.path.abspath(target))
+        if parent == target:
+            break
+        target = parent
+    if os.path.isdir(target) and not os.access(target, os.W_OK | os.X_OK):
+        return f"--out {out}: cannot write in {target} (permission denied); choose a folder you can write"
+    return None
+
+
+def trace_is_held(path: str) -> bool:
+    """Whether another run's TraceWriter holds the lock on ``path`` (kdebug/session/trace.py)."""
+    import fcntl  # kept lazy for start-up time (a stdlib module: no kdebug import)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def input_file_problem(path: str) -> str | None:

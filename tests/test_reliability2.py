@@ -90,3 +90,85 @@ def test_a_script_that_replaces_sys_argv_and_main_still_reports(tmp_path):
     r = run_kdebug("run", "--headless", "--backend", "cpu", path, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "done 4 __main__" in r.stdout
+
+
+def test_a_trace_on_a_full_disk_is_a_one_line_error_and_the_report_still_comes(tmp_path):
+    path = _script(tmp_path, """
+        a = np.zeros(4)
+        k[1, 4](a)
+        print("done", int(a.sum()))
+    """)
+    r = run_kdebug("run", "--headless", "--backend", "cpu", "--trace", "/dev/full", path, timeout=120)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and "done 4" in r.stdout and "Launches" in r.stdout
+    errors = [line for line in r.stderr.splitlines() if line.startswith("kdebug: error:")]
+    assert len(errors) == 1 and "--trace /dev/full" in errors[0] and "No space left on device" in errors[0]
+
+
+def test_two_runs_never_write_one_trace_at_once(tmp_path):
+    """The second run is refused before it runs anything; the first one's trace is whole."""
+    import json
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT
+    trace = tmp_path / "t.jsonl"
+    slow = _script(tmp_path, """
+        import time
+        for _ in range(4):
+            a = np.zeros(4)
+            k[1, 4](a)
+            time.sleep(0.5)
+    """, "slow.py")
+    first = subprocess.Popen([sys.executable, "-m", "kdebug.cli", "run", "--headless", "--backend", "cpu",
+                              "--trace", str(trace), slow], cwd=ROOT, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while (not trace.exists() or trace.stat().st_size == 0) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        second = run_kdebug("run", "--headless", "--backend", "cpu", "--trace", str(trace), slow, timeout=120)
+        out, err = first.communicate(timeout=120)
+    finally:
+        first.kill()
+    assert second.returncode == 2, second.stdout + second.stderr
+    assert "another kdebug run is writing this trace" in second.stderr and "Traceback" not in second.stderr
+    assert first.returncode == 0, err
+    lines = trace.read_text().splitlines()
+    events = [json.loads(line)["event"] for line in lines]  # every line whole
+    assert events[0] == "session_started" and events[-1] == "session_ended"
+    assert events.count("launch_finished") == 4
+
+
+def test_a_dump_that_cannot_be_written_keeps_the_report(tmp_path):
+    """A folder that cannot be made (under /proc) fails after the run: the report, one located line, exit 1."""
+    path = _script(tmp_path, """
+        a = np.zeros(4)
+        k[1, 4](a)
+    """)
+    r = run_kdebug("dump", "--out", "/proc/kdebug-dump-test", path, timeout=120)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and "Launches" in r.stdout
+    errors = [line for line in r.stderr.splitlines() if line.startswith("kdebug: error:")]
+    assert len(errors) == 1 and "dump --out /proc/kdebug-dump-test" in errors[0]
+
+
+def test_a_dump_into_a_read_only_folder_is_refused_before_the_run(tmp_path):
+    import os
+
+    import pytest
+    if os.geteuid() == 0:
+        pytest.skip("root writes into a folder without write permission: the check cannot be seen as root")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    path = _script(tmp_path, """
+        print("the script ran")
+    """)
+    try:
+        r = run_kdebug("dump", "--out", str(ro / "d"), path, timeout=120)
+    finally:
+        ro.chmod(0o755)
+    assert r.returncode == 2 and "the script ran" not in r.stdout, r.stdout + r.stderr
+    assert "permission denied" in r.stderr and "Traceback" not in r.stderr

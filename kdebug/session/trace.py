@@ -1,28 +1,62 @@
 """Trace files: one JSON object per line, each event with its schema version."""
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import stat
 from typing import IO, Iterator
 
 from kdebug import events as E
 from kdebug.session.model import SessionModel
 
 
+class TraceBusy(OSError):
+    """Another run holds the trace file: two writers would interleave into torn lines."""
+
+
 class TraceWriter:
-    """An event-bus subscriber that appends each event as a JSON line (flushed, so a crash keeps it)."""
+    """An event-bus subscriber that appends each event as a JSON line (flushed, so a crash keeps it).
+
+    One writer per file: the file is locked (``flock``) before it is emptied, so a second run naming the
+    same trace is refused (``TraceBusy``) instead of interleaving its lines into the first's. A write that
+    fails (the disk is full, the device went away) stops the trace there and is kept in ``error``, one
+    line for the report; the run goes on and its report still comes."""
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.file: IO[str] = open(path, "w", encoding="utf-8")
+        self.error: str | None = None
+        self.written = 0
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise TraceBusy(f"--trace {path}: another kdebug run is writing this trace; name another file "
+                            "or wait for that run to end") from None
+        except OSError:
+            pass  # a file system without locks (or a device such as /dev/full): one writer is up to the user
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            os.ftruncate(fd, 0)
+        self.file: IO[str] = os.fdopen(fd, "w", encoding="utf-8")
 
     def __call__(self, ev: E.Event) -> None:
-        if self.file.closed:
+        if self.file.closed or self.error is not None:
             return
-        self.file.write(E.to_line(ev))
-        self.file.flush()
+        try:
+            self.file.write(E.to_line(ev))
+            self.file.flush()
+            self.written += 1
+        except OSError as exc:
+            self.error = (f"--trace {self.path}: writing failed after {self.written} event(s): "
+                          f"{exc.strerror or exc}; the trace stops there")
 
     def close(self) -> None:
-        self.file.close()
+        try:
+            self.file.close()  # the lock goes with it
+        except OSError as exc:  # the last flush failed
+            if self.error is None:
+                self.error = f"--trace {self.path}: writing failed at the end: {exc.strerror or exc}"
 
 
 def read_trace(path: str) -> Iterator[E.Event]:
