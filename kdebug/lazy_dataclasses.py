@@ -9,6 +9,10 @@ instantiation, ``==``, ``repr``, ``hash`` or look at its fields (``dataclasses.f
 ``is_dataclass``, ``replace``, ``asdict``) runs ``dataclasses.dataclass`` on it, its bases first, which
 replaces them. From then on the class is exactly the dataclass it would have been.
 
+A Python signal handler runs between any two bytecodes of the main thread, also inside ``realize``, so
+once a script installs one (``signal.signal``) the runner makes every waiting class at once
+(``realize_all``).
+
 NOTE: before that first use, a field declared with ``field(...)`` reads as its ``Field`` on the class
 (``Cls.name``; instances are unaffected), and ``Cls.__doc__`` of a class without a docstring is None.
 """
@@ -57,6 +61,15 @@ def realize(cls: type) -> None:
                 dataclasses.dataclass(base, **options)
         finally:
             sys.setswitchinterval(interval)
+
+
+def realize_all() -> None:
+    """Make every class still waiting for its first use: for a process whose Python signal handlers could
+    run between two bytecodes of ``realize`` (a handler that makes an instance of the class being made
+    would find it half made). The runner calls it when a script installs a handler."""
+    with _lock:
+        for cls in list(_pending):
+            realize(cls)
 
 
 def _methods_added(cls: type, options: dict) -> tuple[str, ...]:

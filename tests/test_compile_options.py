@@ -188,3 +188,20 @@ def test_set_options_in_a_script_before_a_grad_launch(tmp_path):
     r = run_kdebug("run", "--headless", "--backend", "cpu", str(script), timeout=300)
     assert r.returncode == 0, r.stderr
     assert "grad_newton: 256 roots" in r.stdout and "Traceback" not in r.stderr
+
+
+def test_float16_on_a_cpu_model_without_f16c_runs():
+    """x86-64-v2 has no half-precision instructions: LLVM calls the compiler runtime's conversions, which
+    the JIT must find (they jumped to address 0 and the launch crashed)."""
+    session = Session(backend="cpu", snapshots=True, tiered=False, host_cpu="x86-64-v2")
+    set_session(session)
+
+    def add(ary, a, b):
+        ary[0] = cuda.fp16.hadd(a, b)
+
+    kernel = cuda.jit("void(f2[:], f2, f2)")(add)
+    [compiled] = session.driver.cache.values()
+    assert "__extendhfsf2" in compiled.artifact["asm"]  # the conversion is a call on this model
+    ary = np.zeros(1, np.float16)
+    kernel[1, 1](ary, np.float16(3.14), np.float16(1.57))
+    assert ary[0] == np.float16(np.float16(3.14) + np.float16(1.57))

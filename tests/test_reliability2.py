@@ -172,3 +172,34 @@ def test_a_dump_into_a_read_only_folder_is_refused_before_the_run(tmp_path):
         ro.chmod(0o755)
     assert r.returncode == 2 and "the script ran" not in r.stdout, r.stdout + r.stderr
     assert "permission denied" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_signal_handler_that_launches_while_events_are_written(tmp_path):
+    """A SIGALRM handler's launch re-entered the debuggee's event writer (BufferedWriter's 'reentrant
+    call'), reported as an internal compiler error. Its events are queued and written by the outer call."""
+    path = _script(tmp_path, """
+        import signal
+        handled = []
+        def on_alarm(signum, frame):
+            b = np.zeros(4)
+            k[1, 4](b)
+            handled.append(int(b.sum()))
+        a = np.zeros(4)
+        k[1, 4](a)  # compiled before the alarms start: they interrupt launches and their events
+        signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, 0.003, 0.003)
+        for _ in range(399):
+            k[1, 4](a)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        print("main", int(a.sum()), "handler", len(handled), set(handled))
+    """)
+    r = run_kdebug("run", "--headless", "--backend", "cpu", "--trace", str(tmp_path / "t.jsonl"), path, timeout=300)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    assert "main 1600 handler" in r.stdout and "reentrant" not in out and "internal" not in out
+    handled = int(r.stdout.split("handler ")[1].split()[0])
+    assert handled > 0
+    import json
+    lines = (tmp_path / "t.jsonl").read_text().splitlines()
+    finished = [json.loads(line) for line in lines if '"launch_finished"' in line]
+    assert len(finished) == 400 + handled  # every launch's events arrived, none torn

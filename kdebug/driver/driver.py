@@ -193,7 +193,10 @@ class Driver:
                 hit = self.cache[key] = CompiledKernel(done, self.target.entry_address(done), {})
                 self.launch_cache[(dispatcher, argtypes, kind)] = hit
                 return hit
-            rec = self.new_record(job, None, "host")
+            # a toplevel compilation inside another on this thread (a signal handler's launch while the
+            # script's first launch compiles): its own state, the outer one's again after it
+            outer = self.current
+            rec = self.new_record(job, None, "host") if outer is None else self._new_toplevel_record(job)
             self.current = deferred.Compilation(rec, table={key: rec}, records=[rec])
             try:
                 compiled = self.compile_toplevel(rec)
@@ -213,9 +216,17 @@ class Driver:
                 self.fail_rest(rec)
                 raise err from exc
             finally:
-                self.current = None
+                self.current = outer
             self.cache[key] = self.launch_cache[(dispatcher, argtypes, kind)] = compiled
             return compiled
+
+    def _new_toplevel_record(self, job: CompilerJob) -> JobRecord:
+        """A toplevel job's record made while another compilation is in progress: not one of its jobs."""
+        outer, self.current = self.current, None
+        try:
+            return self.new_record(job, None, "host")
+        finally:
+            self.current = outer
 
     def fail(self, rec: JobRecord, exc: KdebugError, detail: str = "") -> None:
         exc.reported = True

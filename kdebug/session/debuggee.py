@@ -17,6 +17,7 @@ reaches the parent: ``Debuggee`` turns it into a ``session_ended`` event.
 """
 from __future__ import annotations
 
+import collections
 import fcntl
 import json
 import os
@@ -126,17 +127,29 @@ class Stepper:
 
 
 class _PipeWriter:
-    """Each event as one JSON line; when the TUI is gone the debuggee has nobody to talk to and exits."""
+    """Each event as one JSON line; when the TUI is gone the debuggee has nobody to talk to and exits.
+
+    Safe against re-entry: a signal handler that launches a kernel while an event is being written runs
+    on the same thread, inside the write (the bus's lock is re-entrant); its lines are queued and the
+    outer call writes them after its own, so a line is never torn and a buffered writer never re-entered."""
 
     def __init__(self, f: IO[str]) -> None:
         self.f = f
+        self._pending: collections.deque[str] = collections.deque()
+        self._writing = False
 
     def __call__(self, ev: E.Event) -> None:
-        try:
-            self.f.write(E.to_line(ev))
-            self.f.flush()
-        except (BrokenPipeError, OSError, ValueError):
-            os._exit(1)
+        self._pending.append(E.to_line(ev))
+        while self._pending and not self._writing:
+            self._writing = True
+            try:
+                while self._pending:
+                    self.f.write(self._pending.popleft())
+                self.f.flush()
+            except (BrokenPipeError, OSError, ValueError):
+                os._exit(1)
+            finally:
+                self._writing = False
 
 
 # ---- the child -------------------------------------------------------------------------

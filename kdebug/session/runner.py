@@ -15,6 +15,7 @@ import types
 from typing import Callable, Iterable
 
 from kdebug import events as E
+from kdebug import lazy_dataclasses
 from kdebug.errors import KdebugError
 from kdebug.frontend import source_registry
 from kdebug.lang import numba_compat
@@ -95,7 +96,7 @@ def run_script(path: str, args: list[str], numba: bool, session) -> int:
         status = syntax_check(path, session)
         if status:
             return status
-        with ExitHandlers() as at_exit, source_registry.recording():
+        with ExitHandlers() as at_exit, SignalHandlers(), source_registry.recording():
             before = set(threading.enumerate())
             try:
                 exec_main(path)
@@ -148,6 +149,25 @@ def join_script_threads(before: set) -> None:
             return
         for t in waiting:
             t.join()
+
+
+class SignalHandlers:
+    """While the script runs, a Python signal handler it installs first makes kdebug's lazily made classes
+    whole (``lazy_dataclasses.realize_all``): a handler may run in the middle of making one."""
+
+    def __enter__(self) -> "SignalHandlers":
+        import signal  # kept lazy for start-up time (a stdlib module: no kdebug import)
+        self._signal, self._saved = signal, signal.signal
+
+        def install(signum, handler):
+            if callable(handler):
+                lazy_dataclasses.realize_all()
+            return self._saved(signum, handler)
+        signal.signal = install
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._signal.signal = self._saved
 
 
 class ExitHandlers:

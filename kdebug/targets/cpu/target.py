@@ -53,7 +53,25 @@ def execution_engine():
                                               features=llvm.get_host_cpu_features().flatten(), opt=3)
             backing = llvm.parse_assembly("")
             _engine = llvm.create_mcjit_compiler(backing, tm)
+            provide_half_precision_functions()
         return _engine
+
+
+HALF_PRECISION_FUNCTIONS = ("__extendhfsf2", "__truncsfhf2", "__truncdfhf2", "__extendhfdf2")
+
+
+def provide_half_precision_functions() -> None:
+    """float16 conversions on a CPU model without F16C (x86-64-v2 and older, KDEBUG_HOST_CPU) are calls
+    of the compiler runtime's ``__extendhfsf2``/``__truncsfhf2``...; LLVM's JIT finds them in the process,
+    where libgcc_s (GCC 12 and later) has them with LLVM's calling convention. Unresolved, a call would
+    jump to address 0."""
+    if all(llvm.address_of_symbol(name) for name in HALF_PRECISION_FUNCTIONS):
+        return
+    try:
+        llvm.load_library_permanently("libgcc_s.so.1")
+    except RuntimeError:  # not a glibc system: the CPU's own conversions (F16C) are what remains
+        pass
+
 
 
 @dataclass
