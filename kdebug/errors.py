@@ -61,6 +61,11 @@ class LaunchError(KdebugError):
     kind = "launch error"
 
 
+class SignatureMismatch(LaunchError, TypeError):
+    """Arguments that match none of a kernel's declared signatures: numba raises TypeError for it ("No
+    matching definition for argument type(s) ..."), so ``except TypeError`` catches this one too."""
+
+
 class ArrayError(KdebugError, ValueError, TypeError):
     """Misuse of the host array API: an unsupported dtype, mismatched shapes (still a ValueError/TypeError)."""
 

@@ -203,3 +203,44 @@ def test_a_signal_handler_that_launches_while_events_are_written(tmp_path):
     lines = (tmp_path / "t.jsonl").read_text().splitlines()
     finished = [json.loads(line) for line in lines if '"launch_finished"' in line]
     assert len(finished) == 400 + handled  # every launch's events arrived, none torn
+
+
+def test_arguments_matching_no_declared_signature_are_numbas_type_error():
+    """numba-cuda 0.30.4's test_dispatcher (test_explicit_signatures): no conversion -> TypeError with
+    "No matching definition"; kdebug's error is that TypeError, still a located launch error."""
+    import numpy as np
+    import pytest
+
+    from kdebug import cuda
+    from kdebug.errors import LaunchError
+
+    @cuda.jit("void(int64[::1], int64, int64)")
+    def f(r, x, y):
+        r[0] = x + y
+
+    r = np.zeros(1, dtype=np.int64)
+    f[1, 1](r, 1, 2)
+    assert r[0] == 3
+    with pytest.raises(TypeError, match="No matching definition for argument type") as info:
+        f[1, 1](np.zeros(1, dtype=np.complex128), 1j, 1j)
+    assert isinstance(info.value, LaunchError) and info.value.loc is not None
+    assert "array(complex128, 1d, C), complex128, complex128" in str(info.value)
+
+
+def test_a_numba_script_catches_the_signature_mismatch_as_type_error(tmp_path):
+    path = tmp_path / "n.py"
+    path.write_text(textwrap.dedent("""
+        import numpy as np
+        from numba import cuda
+
+        @cuda.jit("void(float64[:])")
+        def k(a):
+            a[0] = 1
+
+        try:
+            k[1, 1](np.zeros(3, np.float32))
+        except TypeError as exc:
+            print("caught TypeError:", str(exc).split(":")[0])
+    """))
+    r = run_kdebug("run", "--numba", "--headless", "--backend", "cpu", str(path), timeout=120)
+    assert "caught TypeError" in r.stdout, r.stdout + r.stderr

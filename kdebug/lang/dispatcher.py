@@ -5,7 +5,7 @@ import functools
 
 import numpy as np
 
-from kdebug.errors import CompileError, LaunchError
+from kdebug.errors import CompileError, LaunchError, SignatureMismatch
 from kdebug.lang import seam
 from kdebug.lang import types as T
 from kdebug.lang.args import ArgHint
@@ -281,8 +281,17 @@ def _match_signature(d: Dispatcher, types: tuple, loc) -> tuple:
             return tuple(g if isinstance(w, T.Array) and _takes_strided(w, g) else w
                          for w, g in zip(sig.argtypes, types))
     sigs = "; ".join(str(s) for s in d.declared)
-    raise LaunchError(f"{d.__name__} was compiled for ({sigs}) and cannot take ({', '.join(map(str, types))})", loc,
-                      "pass arrays of the declared dtype and dimensions, or drop the signature to compile lazily")
+    numba_names = ", ".join(map(_numba_type_name, types))  # numba-cuda's _explain_matching_error message first
+    raise SignatureMismatch(f"No matching definition for argument type(s) {numba_names}: {d.__name__} was compiled "
+                            f"for ({sigs}) and cannot take ({', '.join(map(str, types))})", loc,
+                            "pass arrays of the declared dtype and dimensions, or drop the signature to compile lazily")
+
+
+def _numba_type_name(t: T.Type) -> str:
+    """A type as numba prints it in that message: ``array(float32, 1d, C)``."""
+    if isinstance(t, T.Array):
+        return f"{'readonly ' if t.readonly else ''}array({t.dtype}, {t.ndim}d, {t.layout})"
+    return str(t)
 
 
 def _takes_strided(want: T.Type, got: T.Type) -> bool:
