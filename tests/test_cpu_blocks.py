@@ -10,6 +10,7 @@ import pytest
 import kdebug
 from kdebug import cuda
 from kdebug.errors import KernelRuntimeError
+from kdebug.lang import types
 from conftest import SAMPLES, run_kdebug
 
 BLOCK_SAMPLES = ["matmul_tiled", "reduction", "histogram", "scan", "stencil_halo"]
@@ -336,11 +337,14 @@ def test_dynamic_shared_memory():
 
 
 @pytest.mark.skipif(__import__("platform").machine().lower() not in ("x86_64", "amd64"), reason="x86 assembly")
-def test_barrier_free_kernel_stays_a_vectorised_loop():
-    """Without memcheck, saxpy's thread loop is vectorised (packed single-precision arithmetic)."""
+@pytest.mark.parametrize("model", ["x86-64-v3", "x86-64-v4"])
+def test_barrier_free_kernel_stays_a_vectorised_loop(model):
+    """Without memcheck, saxpy's thread loop is vectorised (packed single-precision arithmetic). The code
+    depends on the CPU model: the test pins the AVX2 and AVX-512 models and only compiles for them
+    (kdebug/targets/cpu/machines.py); it runs the kernel for this host."""
     import re
     from kdebug.session.live import Session, set_session
-    set_session(Session(backend="cpu", memcheck=False))  # it records snapshots: the host assembly is read below
+    set_session(Session(backend="cpu", memcheck=False))
 
     @cuda.jit
     def saxpy(a, x, y, out):
@@ -352,9 +356,10 @@ def test_barrier_free_kernel_stays_a_vectorised_loop():
     out = np.zeros_like(x)
     saxpy[4, 256](np.float32(2), x, x, out)
     assert (out == 3).all()
-    from kdebug.lang import seam
-    compiled = list(seam.current().compiled_for(saxpy).values())[0]
-    asm = compiled.record.snapshots["emit"]  # the host assembly (inspect_asm is PTX, as numba's)
+    # it records snapshots: the host assembly is read below (inspect_asm is PTX, as numba's)
+    pinned = Session(backend="cpu", memcheck=False, tiered=False, host_cpu=model)
+    compiled = pinned.compile_kernel(saxpy, tuple(types.typeof(a) for a in (np.float32(2), x, x, out)))
+    asm = compiled.record.snapshots["emit"]
     body = asm[asm.index(".grid.body:"):]
     assert re.search(r"\b(v?mulps|vfmadd\w*ps)\b", body), "the thread loop is not vectorised"
 
