@@ -244,3 +244,60 @@ def test_a_numba_script_catches_the_signature_mismatch_as_type_error(tmp_path):
     """))
     r = run_kdebug("run", "--numba", "--headless", "--backend", "cpu", str(path), timeout=120)
     assert "caught TypeError" in r.stdout, r.stdout + r.stderr
+
+
+FORK_BODY = """
+    import os, sys
+    big = np.zeros(1 << 20)
+    k[(big.size + 255) // 256, 256](big)  # the block pool starts here
+    @cuda.jit
+    def fresh(a):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] = a[i] * 0.5 + 1.0
+    fresh[1, 1](np.zeros(1))  # its optimised tier compiles in the background while the process forks
+    {fork}
+    print("parent", int(big.sum()), flush=True)
+"""
+
+
+def test_a_forked_child_compiles_and_launches_and_is_said_to_be_unrecorded(tmp_path):
+    path = _script(tmp_path, FORK_BODY.format(fork="""
+    pid = os.fork()
+    if pid == 0:
+        @cuda.jit
+        def twice(a):
+            i = cuda.grid(1)
+            if i < a.size:
+                a[i] = 2 * a[i] + 1
+        b = np.ones(1 << 20)
+        twice[(b.size + 255) // 256, 256](b)  # 2**20 threads wait for the optimised tier (tiers.WAIT_THREADS)
+        k[(b.size + 255) // 256, 256](b)
+        c = np.zeros(1 << 20)
+        fresh[(c.size + 255) // 256, 256](c)
+        print("child", int(b.sum()), int(c.sum()), flush=True)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    print("child status", status, flush=True)
+    """))
+    r = run_kdebug("run", "--headless", "--backend", "cpu", "--timeout=120", path, timeout=200)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    assert f"child {4 << 20} {1 << 20}" in r.stdout and "child status 0" in r.stdout and "parent 1048576" in r.stdout
+    assert "forked process" in r.stdout and "not in this session's report" in r.stdout
+
+
+def test_a_fork_pool_of_launching_workers_ends(tmp_path):
+    path = _script(tmp_path, FORK_BODY.format(fork="""
+    import multiprocessing
+    def work(n):
+        a = np.zeros(n)
+        k[(n + 255) // 256, 256](a)
+        return int(a.sum())
+    with multiprocessing.get_context("fork").Pool(2) as p:
+        print("pool", p.map(work, [1000, 1 << 18, 5]), flush=True)
+    """))
+    r = run_kdebug("run", "--headless", "--backend", "cpu", "--timeout=120", path, timeout=200)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    assert "pool [1000, 262144, 5]" in r.stdout and "parent 1048576" in r.stdout

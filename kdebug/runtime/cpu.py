@@ -114,6 +114,15 @@ def pointer_value(value) -> int:
     return int(value)
 
 
+def _forget_pool_in_child() -> None:
+    """A forked child has none of the pool's threads: it makes a pool of its own on its first big launch."""
+    global _pool
+    _pool = None
+
+
+os.register_at_fork(after_in_child=_forget_pool_in_child)
+
+
 def pool():
     global _pool
     if _pool is None:

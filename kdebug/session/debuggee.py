@@ -81,8 +81,13 @@ class Stepper:
         self.stepping = False  # pause at the next phase, request or launch
         self.commands: queue.Queue[str] = queue.Queue()
         self.exit_when_orphaned = True
+        os.register_at_fork(after_in_child=self._after_fork_in_child)
         if control is not None:
             threading.Thread(target=self._read, args=(control,), daemon=True, name="kdebug-control").start()
+
+    def _after_fork_in_child(self) -> None:
+        """A forked child has no control thread: it never stops at a breakpoint (nobody could resume it)."""
+        self.breakpoints, self.stepping = set(), False
 
     def _read(self, control: IO[str]) -> None:
         for line in control:
@@ -137,9 +142,24 @@ class _PipeWriter:
         self.f = f
         self._pending: collections.deque[str] = collections.deque()
         self._writing = False
+        self.forked = False
+        os.register_at_fork(after_in_child=self._after_fork_in_child)
+
+    def _after_fork_in_child(self) -> None:
+        """A process the script forked shares the events pipe: its events would interleave with the
+        session's (and its job ids collide). One line says it runs unrecorded; the rest stay out."""
+        self._pending.clear()
+        self._writing = False
+        if not self.forked:
+            self.forked = True
+            self._pending.append(E.to_line(E.Diagnostic(
+                severity="warning", category="script",
+                message=f"the script forked process {os.getpid()}: its compilations and launches run there "
+                        "but are not in this session's report or trace")))
 
     def __call__(self, ev: E.Event) -> None:
-        self._pending.append(E.to_line(ev))
+        if not self.forked:  # a forked child writes only the note queued at the fork
+            self._pending.append(E.to_line(ev))
         while self._pending and not self._writing:
             self._writing = True
             try:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import collections
 import ctypes
 import dataclasses
+import os
 import threading
 import time
 import warnings
@@ -253,8 +254,11 @@ def _submit(t: Tiers) -> None:
             _worker.start()
 
 
+_running: Tiers | None = None  # the compile the worker is on
+
+
 def _work() -> None:
-    global _worker
+    global _worker, _running
     while True:
         with _cv:
             if not _queue or _closing:
@@ -262,8 +266,10 @@ def _work() -> None:
                 _queue.clear()
                 _worker = None
                 break
-            t = _queue.popleft()
+            t = _running = _queue.popleft()
         t.compile()
+        with _cv:
+            _running = None
     for t in dropped:  # at exit: tier 0 is what ran, and nothing will run any more
         t.ready.set()
 
@@ -294,6 +300,20 @@ def _close() -> None:
     with _cv:
         _closing = True
 
+
+def _after_fork_in_child() -> None:
+    """``os.fork`` (or a fork-based multiprocessing pool) copies this process without its background
+    thread: the child gets a lock of its own and its own worker, and compiles again what the parent's
+    worker had queued or was compiling, so that a launch waiting for tier 1 does not wait forever."""
+    global _cv, _queue, _worker, _running, _background_context
+    unfinished = ([_running] if _running is not None else []) + list(_queue)
+    _cv, _queue, _worker, _running = threading.Condition(), collections.deque(), None, None
+    _background_context = None  # the parent's thread may have been in the middle of using it
+    for t in unfinished:
+        _submit(t)
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 _register = getattr(threading, "_register_atexit", None)  # runs before non-daemon threads are joined
 if _register is not None:
