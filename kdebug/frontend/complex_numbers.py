@@ -10,7 +10,6 @@ real ones (take ``.real`` or ``abs``).
 from __future__ import annotations
 
 import ast
-import cmath
 import math
 
 from llvmlite import ir
@@ -84,10 +83,6 @@ CMATH_UNARY = {"exp", "log", "log10", "sqrt", "sin", "cos", "tan", "asin", "acos
                "sinh", "cosh", "tanh", "asinh", "acosh", "atanh"}
 CMATH_PREDICATE = {"isnan", "isinf", "isfinite"}
 CMATH_NAMES = CMATH_UNARY | CMATH_PREDICATE | {"phase", "polar", "rect"}
-
-
-def is_cmath_function(value) -> bool:
-    return callable(value) and getattr(cmath, getattr(value, "__name__", ""), None) is value
 
 
 def cmath_call_type(inferer, node, name: str, argts) -> T.Type:

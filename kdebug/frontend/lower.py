@@ -11,26 +11,22 @@ from __future__ import annotations
 import ast
 import copy
 import functools
-import math
 
 import numpy as np
 from llvmlite import ir
 
 from kdebug import markers
 from kdebug.frontend.hook_context import LoweringContext, access_kind
-from kdebug.frontend.typeinfer import PyValue, TypedFunction, LaunchTarget, constant_index
-from kdebug.frontend import complex_numbers as C, datetimes as D, records as R, registry, ufuncs
+from kdebug.frontend.typeinfer import PyValue, TypedFunction, constant_index
+from kdebug.frontend import complex_numbers as C, datetimes as D, records as R, registry
 from kdebug.frontend import vectors as V
 from kdebug.frontend.slices import lower_view, strides_tuple, to_strided
 from kdebug.frontend.exceptions import (FLOAT_FLOORDIV, FLOAT_MOD, INT_FLOORDIV, INT_MOD, TRUEDIV, ZERO_POWER,
                                         check_zero_divisor, lower_raise, may_raise)
-from kdebug.lang.dispatcher import Dispatcher
-from kdebug.lang.intrinsics import deferred as deferred_fn
 from kdebug.lang import intrinsics as I
 from kdebug.lang import types as T
 from kdebug.frontend.index_split import splittable
-from kdebug.frontend.math_extra import apply_fastmath, int_power_function, lower_math
-from kdebug.lang.derivative import Derivative, grad as grad_fn
+from kdebug.frontend.math_extra import apply_fastmath, int_power_function
 
 i1, i8, i32, i64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 f32, f64 = ir.FloatType(), ir.DoubleType()
@@ -86,10 +82,6 @@ def const(t: T.Type, value) -> ir.Constant:
         return ir.Constant(i64, int(np.array(value).astype(t.np_dtype).astype(np.int64)))
     v = int(value)
     return ir.Constant(llvm_type(t), v & ((1 << t.bits) - 1))
-
-
-_LLVM_MATH = {"sqrt", "sin", "cos", "exp", "log", "log2", "log10", "fabs", "floor", "ceil", "trunc", "exp2"}
-_LIBM_RENAME = {"gamma": "tgamma"}
 
 
 class FunctionLowerer:
@@ -846,145 +838,9 @@ class FunctionLowerer:
         return b.load(slot)
 
     def expr_Call(self, node):
-
-        func_t = self.type_of(node.func)
-        if isinstance(func_t, LaunchTarget):
-            return self.device_launch(node)
-        if isinstance(func_t, T.FunctionPointer):
-            return self.pointer_call(node)
-        if isinstance(func_t, C.NumberMethod):
-            return C.conjugate(self, node, func_t)
-        fn = func_t.value
-        if isinstance(fn, Derivative):  # kdebug.grad(f)(...): through the derivative job's entry
-            return self.pointer_call(node)
-        if fn is deferred_fn or fn is grad_fn:
-            # kdebug.deferred(fn) is a compile-time value; the address is taken where it is called
-            return ir.Constant(ir.PointerType(i8), None)
-        if isinstance(fn, (I.Intrinsic, I.IntrinsicNamespace)):
-            return registry.lower_call(self, node, fn)
-        if getattr(node, "kdebug_operator", None) is not None:  # operator.add(a, b) is a + b
-            return self.expr(node.kdebug_operator)
-        if fn is print:
-            return self.print_call(node)
-        if isinstance(fn, np.ufunc):
-            nodes = ufuncs.arguments(node)
-            argts = [self.type_of(a) for a in nodes]
-            return self.device_call(node, ufuncs.device_function(fn, tuple(argts)), [self.expr(a) for a in nodes], argts)
-        if isinstance(fn, Dispatcher) and node in self.tf.call_bindings:  # keywords or defaults
-            return self.device_call(node, fn, *self.bound_arguments(self.tf.call_bindings[node]))
-        rt = self.type_of(node)
-        args = [self.expr(a) for a in node.args]
-        argts = [self.type_of(a) for a in node.args]
-        if isinstance(fn, T.Scalar) or fn in (int, float, bool):
-            return self.cast(args[0], argts[0], rt)
-        if isinstance(fn, Dispatcher):
-            return self.device_call(node, fn, args, argts)
-        if fn is complex:
-            return C.complex_call(self, node, args, argts)
-        if isinstance(fn, V.VectorConstructor):
-            return V.lower_constructor(self, node, args, argts)
-        if C.is_cmath_function(fn):
-            return C.cmath_call(self, node, args, argts)
-        if fn is len:
-            if isinstance(argts[0], T.Tuple):
-                return ir.Constant(i64, len(argts[0].types))
-            return self.builder.extract_value(args[0], [1, 0])
-        if fn is abs and argts[0].is_complex:
-            return C.absolute(self, args[0])
-        if fn is abs:
-            v = self.cast(args[0], argts[0], rt)
-            if rt.is_float:
-                return self.call_intrinsic("llvm.fabs", [v])
-            if not rt.signed:
-                return v
-            return self.builder.select(self.builder.icmp_signed("<", v, ir.Constant(v.type, 0)), self.builder.neg(v), v)
-        if fn in (min, max):
-            if len(argts) == 1:
-                tup, tt = args[0], argts[0]
-                args = [self.builder.extract_value(tup, k) for k in range(len(tt.types))]
-                argts = list(tt.types)
-            return self.minmax(fn is min, args, argts, rt)
-        if fn is round:
-            v = self.cast(args[0], argts[0], T.float64) if not argts[0].is_float else args[0]
-            return self.cast(self.call_intrinsic("llvm.roundeven", [v]), T.float64 if v.type == f64 else T.float32, rt)
-        return self.math_call(node, fn.__name__, args, argts, rt)
-
-    def minmax(self, is_min, args, argts, rt):
-        b = self.builder
-        vals = [self.cast(a, t, rt) for a, t in zip(args, argts)]
-        acc = vals[0]
-        for v in vals[1:]:
-            if rt.is_float:
-                # Python semantics: min(a, b) keeps a unless b is strictly smaller
-                better = b.fcmp_ordered("<" if is_min else ">", v, acc)
-            elif rt.is_bool or not rt.signed:
-                better = b.icmp_unsigned("<" if is_min else ">", v, acc)
-            else:
-                better = b.icmp_signed("<" if is_min else ">", v, acc)
-            acc = b.select(better, v, acc)
-        return acc
-
-    def math_call(self, node, name, args, argts, rt):
-        b = self.builder
-        if T.float16 in argts and rt in (T.float16, T.int64):
-            # half precision: computed in float32 and rounded once (numba-cuda's h* functions, within an ulp)
-            wide = [T.float32 if t == T.float16 else t for t in argts]
-            inner = T.float32 if rt == T.float16 else rt
-            v = self.math_call(node, name, [self.cast(a, t, w) for a, t, w in zip(args, argts, wide)], wide, inner)
-            return self.cast(v, inner, rt)
-        extra = lower_math(self, name, args, argts, rt)
-        if extra is not None:
-            return extra
-        if name in ("isnan", "isinf", "isfinite"):
-            t = argts[0]
-            if not t.is_float:
-                return ir.Constant(i1, int(name == "isfinite"))
-            v = args[0]
-            if name == "isnan":
-                return b.fcmp_unordered("uno", v, v)
-            absv = self.call_intrinsic("llvm.fabs", [v])
-            inf = ir.Constant(v.type, math.inf)
-            return b.fcmp_ordered("==", absv, inf) if name == "isinf" else b.fcmp_ordered("<", absv, inf)
-        if name in ("floor", "ceil", "trunc"):
-            t = argts[0]
-            if not t.is_float:
-                return self.cast(args[0], t, rt)
-            return self.cast(self.call_intrinsic(f"llvm.{name}", [args[0]]), t, rt)
-        ft = rt if rt.is_float else T.float64
-        vals = [self.cast(a, t, ft) for a, t in zip(args, argts)]
-        if name == "radians":
-            return b.fmul(vals[0], ir.Constant(vals[0].type, math.pi / 180))
-        if name == "degrees":
-            return b.fmul(vals[0], ir.Constant(vals[0].type, 180 / math.pi))
-        if name == "fma":
-            return self.call_intrinsic("llvm.fma", vals)
-        if name in _LLVM_MATH:
-            return self.call_intrinsic(f"llvm.{name}", vals)
-        if name == "copysign":
-            return self.call_intrinsic("llvm.copysign", vals)
-        if name == "pow":
-            return self.call_intrinsic("llvm.pow", vals)
-        return self.call_libm(_LIBM_RENAME.get(name, name), vals)
-
-    def bound_arguments(self, bound):
-        """The values and types of a call's folded arguments (a default is a constant)."""
-        args, argts = [], []
-        for kind, item in bound:
-            t = self.type_of(item) if kind == "arg" else T.typeof(item)
-            args.append(self.expr(item) if kind == "arg" else const(t, item))
-            argts.append(t)
-        return args, argts
-
-    def print_call(self, node):
-        """The target prints one line of items: ("s", text) for string constants, else (type, value)."""
-        items = []
-        for a in node.args:
-            if isinstance(a, ast.Constant) and isinstance(a.value, str):
-                items.append(("s", a.value))
-            else:
-                items.append((self.type_of(a), self.expr(a)))
-        self.target.print_line(self.hook_context, node, items)
-        return None
+        """A call, lowered by its callee's entry in the registry (kdebug/frontend/registry.py)."""
+        callee, fn = registry.callee(self.type_of(node.func))
+        return callee.lower(self, node, fn)
 
     def device_call(self, node, fn, args, argts, callee_tf=None):
         """A call of device function ``fn`` (typed as ``callee_tf``, else as typeinfer recorded at ``node``)."""
@@ -1026,41 +882,6 @@ class FunctionLowerer:
         if marker is None:
             marker = ir.Function(self.module, ir.FunctionType(ir.PointerType(i8), []), name=name)
         return self.builder.call(marker, [], name=f"deferred.{job_id}")
-
-    def dim3(self, node) -> list:
-        t = self.type_of(node)
-        v = self.expr(node)
-        if isinstance(t, T.Tuple):
-            parts = [self.cast(self.builder.extract_value(v, k), x, T.int32) for k, x in enumerate(t.types)]
-        else:
-            parts = [self.cast(v, t, T.int32)]
-        return parts + [ir.Constant(i32, 1)] * (3 - len(parts))
-
-    def device_launch(self, node):
-        """``child[grid, block](args)`` inside a kernel: a deferred job, launched by the target."""
-        req = self.request(node)
-        cfg = node.func.slice
-        parts = cfg.elts if isinstance(cfg, ast.Tuple) else [cfg]
-        grid, block = self.dim3(parts[0]), self.dim3(parts[1])
-        args = [self.cast(self.expr(a), self.type_of(a), t) for a, t in zip(node.args, req.argtypes)]
-        marker = self.deferred_marker(req)
-        self.target.device_launch(self.hook_context, node, marker, grid, block, args, req.argtypes)
-        return None
-
-    def pointer_call(self, node):
-        """Calling a kdebug.deferred pointer: through the deferred job's entry address."""
-        req = self.request(node)
-        rt = self.type_of(node)
-        args = [self.cast(self.expr(a), self.type_of(a), t) for a, t in zip(node.args, req.argtypes)]
-        marker = self.deferred_marker(req)
-        params = [llvm_type(t) for t in req.argtypes]
-        if self.ctx is not None:
-            params = [self.ctx.type] + params
-            args = [self.ctx] + args
-        fnty = ir.FunctionType(llvm_type(rt), params)
-        fnptr = self.builder.bitcast(marker, ir.PointerType(fnty))
-        result = self.builder.call(fnptr, args)
-        return None if rt == T.void else result
 
     # ---- casts ----------------------------------------------------------------
     def cast(self, v, src: T.Type, dst: T.Type):

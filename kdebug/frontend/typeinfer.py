@@ -17,39 +17,20 @@ import numpy as np
 
 from kdebug.errors import CompileError
 from kdebug.frontend.source import FunctionSource, parse_function
-from kdebug.frontend import complex_numbers as C, datetimes as D, records as R, registry, ufuncs
+from kdebug.frontend import complex_numbers as C, datetimes as D, records as R, registry
 from kdebug.frontend import vectors as V
-from kdebug.frontend.desugar import loop_iter_error
 from kdebug.frontend.exceptions import type_raise
+from kdebug.frontend.registry import PyValue
 from kdebug.frontend.slices import slice_type
 from kdebug.lang.dispatcher import DeviceCallable, Dispatcher
 from kdebug.lang.host import DeviceNDArray
-from kdebug.lang.intrinsics import deferred as deferred_fn
 from kdebug.lang import types as T
 from kdebug.lang import intrinsics as I
-from kdebug.frontend.math_extra import EXTRA_MATH, is_operator_function, math_type, operator_expression
 from kdebug.frontend.unroll import unrolled
-from kdebug.lang.derivative import Derivative, grad as grad_fn, make_derivative
 from kdebug.lazy_dataclasses import dataclass
 
 SUPPORTED = ("if/elif/else, for over range(), while, break, continue, return, assignment, "
              "augmented assignment and calls to math functions, cuda intrinsics and device functions")
-
-
-@dataclass(frozen=True)
-class PyValue(T.Type):
-    """A compile-time Python object: a module, an intrinsic, a function, a type."""
-
-    value: object
-
-    def __str__(self) -> str:
-        return f"pyobject<{getattr(self.value, '__name__', None) or getattr(self.value, 'name', None) or type(self.value).__name__}>"
-
-    def __hash__(self) -> int:
-        return id(self.value)
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, PyValue) and other.value is self.value
 
 
 @dataclass(frozen=True)
@@ -118,16 +99,7 @@ class _Pending(Exception):
     """A name whose type is not known yet in a non-strict pass."""
 
 
-_MATH_UNARY_FLOAT = {"sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-                     "asinh", "acosh", "atanh", "exp", "expm1", "log", "log1p", "log2", "log10",
-                     "fabs", "erf", "erfc", "gamma", "lgamma", "radians", "degrees"}
-_MATH_BINARY_FLOAT = {"pow", "atan2", "hypot", "fmod", "copysign"}
-_MATH_TO_INT = {"floor", "ceil", "trunc"}
-_MATH_PREDICATE = {"isnan", "isinf", "isfinite"}
-_CAST_TYPES = {int: T.int64, float: T.float64, bool: T.boolean}
-
-
-def _call_stack_names(stack) -> str:
+def call_stack_names(stack) -> str:
     return " -> ".join(f.__name__ for f in stack)
 
 
@@ -474,22 +446,11 @@ class TypeInferer:
             if isinstance(value, np.ndarray):  # numba freezes a global numpy array into the kernel: a constant
                 t = dataclasses.replace(t, readonly=True)
             return t
-        if isinstance(value, (Dispatcher, T.Scalar, I.Intrinsic, I.IntrinsicNamespace, type(math),
-                              I._CooperativeGroups, I._GridGroup)) or value in (range, len, abs, min, max, int, float, bool, round,
-                                                                    complex):
-            return PyValue(value)
-        if C.is_cmath_function(value) or isinstance(value, V.VectorConstructor):
-            return PyValue(value)
-        if value is deferred_fn or value is grad_fn or isinstance(value, Derivative):
-            return PyValue(value)
-        if callable(value) and getattr(math, getattr(value, "__name__", ""), None) is value:
-            return PyValue(value)  # math.sqrt, or sqrt imported from math
-        if is_operator_function(value):
-            return PyValue(value)  # operator.add, ...
         if isinstance(value, type) and issubclass(value, np.generic) and T.from_dtype(value) is not None:
-            return PyValue(T.from_dtype(value))  # np.float32(x) casts like numba's float32(x)
-        if ufuncs.supported(value):
-            return PyValue(value)
+            value = T.from_dtype(value)  # np.float32(x) casts like numba's float32(x)
+        if isinstance(value, (type(math), I.IntrinsicNamespace, I._CooperativeGroups, I._GridGroup)) \
+                or registry.knows(value):
+            return PyValue(value)  # a namespace (cuda, math, cuda.cg), or a callee the registry has
         if isinstance(value, np.ufunc):
             name = value.__name__
             raise self.error(node, f"numpy's {name} cannot be called in a kernel",
@@ -504,8 +465,6 @@ class TypeInferer:
         if isinstance(value, type(_describe)):
             raise self.error(node, f"{value.__name__}() is a plain Python function, which kernels cannot call",
                              f"decorate {value.__name__} with @cuda.jit(device=True)")
-        if value is print:
-            return PyValue(value)
         if isinstance(value, type(print)):
             raise self.error(node, f"{value.__name__}() cannot be called in a kernel",
                              "kernels can call abs, min, max, round, int, float, bool, len, range, "
@@ -756,139 +715,11 @@ class TypeInferer:
         return u
 
     def expr_Call(self, node) -> T.Type:
-        func_t = self.expr(node.func)
-        if isinstance(func_t, PyValue) and isinstance(func_t.value, np.ufunc):
-            return self.ufunc_call(node, func_t.value)
-        if isinstance(func_t, PyValue) and func_t.value is print:
-            return self.print_call(node)
-        if isinstance(func_t, PyValue) and func_t.value is grad_fn:
-            return self.derivative_value(node)
-        if isinstance(func_t, C.NumberMethod):
-            return C.method_call_type(self, node, func_t)
-        if isinstance(func_t, PyValue) and isinstance(func_t.value, Derivative):
-            return self.derivative_call(node, func_t.value, [self.expr(a) for a in node.args])
-        takes_keywords = isinstance(func_t, PyValue) and isinstance(func_t.value, (I.Intrinsic, Dispatcher))
-        if node.keywords and not takes_keywords:
+        """A call, typed by its callee's entry in the registry (kdebug/frontend/registry.py)."""
+        callee, fn = registry.callee(self.expr(node.func))
+        if node.keywords and not callee.keywords:
             raise self.error(node.keywords[0].value, "keyword arguments are not supported here", "pass arguments by position")
-        if isinstance(func_t, LaunchTarget):
-            return self.device_launch(node, func_t.kernel)
-        if isinstance(func_t, T.FunctionPointer):
-            return self.pointer_call(node, func_t.function, [self.expr(a) for a in node.args])
-        if not isinstance(func_t, PyValue):
-            raise self.error(node, f"{func_t} is not callable", "call device functions, math functions or cuda intrinsics")
-        fn = func_t.value
-
-        if fn is deferred_fn:
-            return self.deferred_pointer(node)
-        if isinstance(fn, I.Intrinsic) or isinstance(fn, I.IntrinsicNamespace):
-            return registry.type_call(self, node, fn)
-        argts = [self.expr(a) for a in node.args]
-        if isinstance(fn, T.Scalar):
-            if len(argts) != 1 or not isinstance(argts[0], T.Scalar):
-                raise self.error(node, f"{fn}(x) casts one number", f"write {fn}(value)")
-            if not fn.is_complex:
-                C.check_real(self, node.args[0], argts[0], f"{fn}()")
-            return fn
-        if fn is complex:
-            return C.complex_call_type(self, node, argts)
-        if isinstance(fn, V.VectorConstructor):
-            return V.constructor_type(self, node, fn, argts)
-        if C.is_cmath_function(fn):
-            return C.cmath_call_type(self, node, fn.__name__, argts)
-        if isinstance(fn, Dispatcher):
-            return self.device_call(node, fn, argts)
-        if fn is math or isinstance(fn, type(math)):
-            raise self.error(node, "a module cannot be called", "call one of its functions")
-        if is_operator_function(fn):
-            return self.expr(operator_expression(self, node, fn))
-        if getattr(fn, "__module__", None) == "math" or (callable(fn) and getattr(math, getattr(fn, "__name__", ""), None) is fn):
-            return self.math_call(node, fn.__name__, argts)
-        if fn in _CAST_TYPES:
-            if len(argts) != 1 or not isinstance(argts[0], T.Scalar):
-                raise self.error(node, f"{fn.__name__}() takes one number here", f"write {fn.__name__}(x)")
-            if fn is not bool:
-                C.check_real(self, node.args[0], argts[0], f"{fn.__name__}()")
-            return _CAST_TYPES[fn]
-        if fn is range:
-            raise self.error(node, "range() can only be used as the iterable of a for loop", "write for i in range(n)")
-        if fn is len:
-            if getattr(node, "kdebug_loop_iter", None) is not None and not isinstance(argts[0], (T.Array, T.Tuple)):
-                raise loop_iter_error(self, node, argts[0])
-            if len(argts) != 1 or not isinstance(argts[0], (T.Array, T.Tuple)):
-                raise self.error(node, "len() takes one array or tuple", "write len(a)")
-            return T.int64
-        if fn is abs:
-            if len(argts) != 1 or not isinstance(argts[0], T.Scalar):
-                raise self.error(node, "abs() takes one number", "write abs(x)")
-            t = argts[0]
-            return T.int64 if t.is_bool else t.underlying_float if t.is_complex else t
-        if fn in (min, max):
-            if len(argts) == 1 and isinstance(argts[0], T.Tuple):
-                argts = list(argts[0].types)
-            if len(argts) < 2 or not all(isinstance(t, T.Scalar) for t in argts):
-                raise self.error(node, f"{fn.__name__}() takes two or more numbers here", f"write {fn.__name__}(a, b)")
-            for t in argts:
-                C.check_real(self, node, t, f"{fn.__name__}()")
-            r = argts[0]
-            for t in argts[1:]:
-                r = T.unify(r, t)
-            return r
-        if fn is round:
-            if len(argts) != 1 or not isinstance(argts[0], T.Scalar):
-                raise self.error(node, "round() takes one number here", "write round(x)")
-            C.check_real(self, node, argts[0], "round()")
-            return T.int64
-        raise self.error(node, f"{getattr(fn, '__name__', fn)} cannot be called in a kernel",
-                         "call device functions, math functions or cuda intrinsics")
-
-    def math_call(self, node, name, argts) -> T.Type:
-        for t in argts:
-            if not isinstance(t, T.Scalar):
-                raise self.error(node, f"math.{name} takes numbers, got {t}", "pass scalar values")
-            C.check_real(self, node, t, f"math.{name}")
-        extra = math_type(self, node, name, argts)
-        if extra is not None:
-            return extra
-        if name in _MATH_UNARY_FLOAT and len(argts) == 1:
-            t = argts[0]
-            return t if t.is_float else T.float64
-        if name in _MATH_BINARY_FLOAT and len(argts) == 2:
-            r = T.arith_result(*argts)
-            return r if r.is_float else T.float64
-        if name == "fma" and len(argts) == 3:
-            r = T.arith_result(T.arith_result(argts[0], argts[1]), argts[2])
-            return r if r.is_float else T.float64
-        if name in _MATH_TO_INT and len(argts) == 1:
-            return T.float16 if argts[0] == T.float16 else T.int64  # numba-cuda's fp16 overloads: htrunc...
-        if name in _MATH_PREDICATE and len(argts) == 1:
-            return T.boolean
-        if name in ("exp2",) and len(argts) == 1:
-            return argts[0] if argts[0].is_float else T.float64
-        raise self.error(node, f"math.{name} with {len(argts)} argument(s) is not supported in kernels",
-                         "supported: " + ", ".join(sorted(_MATH_UNARY_FLOAT | _MATH_BINARY_FLOAT | _MATH_TO_INT | _MATH_PREDICATE
-                                                         | EXTRA_MATH)))
-
-    def print_call(self, node) -> T.Type:
-        """print(x, "text", i) as numba-cuda: numbers, booleans and string constants, one line per thread."""
-        if node.keywords:
-            raise self.error(node.keywords[0].value, "print() in a kernel takes no keywords (sep=, end=, file=)",
-                             "print values separated by spaces, as numba does")
-        for a in node.args:
-            if isinstance(a, ast.Constant) and isinstance(a.value, str):
-                continue
-            t = self.expr(a)
-            if not isinstance(t, T.Scalar):
-                raise self.error(a, f"print() in a kernel prints numbers, booleans and string constants, not {t}",
-                                 "print the elements one by one, e.g. print(a[i])")
-            C.check_real(self, a, t, "print() in a kernel (numba-cuda's printf)")
-        self.tf.features.add("print")
-        return T.void
-
-    def ufunc_call(self, node, ufunc) -> T.Type:
-        """np.sin(x), np.add(x, y, out): a device function the ufuncs module writes (numba's semantics)."""
-        argts = [self.expr(a) for a in ufuncs.arguments(node)]
-        ufuncs.check_call(self, node, ufunc, argts)
-        return self.device_call(node, ufuncs.device_function(ufunc, tuple(argts)), argts)
+        return callee.type(self, node, fn)
 
     def device_call(self, node, fn, argts) -> T.Type:
         if not fn.device:
@@ -904,7 +735,7 @@ class TypeInferer:
             raise self.error(node, f"{fn.__name__} takes {nparams} argument(s) but {len(argts)} were given",
                              f"pass one value per parameter of {fn.__name__}")
         if fn.py_func in self.stack:
-            raise self.error(node, f"recursive call to {fn.__name__} ({_call_stack_names(self.stack + (fn.py_func,))})",
+            raise self.error(node, f"recursive call to {fn.__name__} ({call_stack_names(self.stack + (fn.py_func,))})",
                              "kernels cannot recurse through direct calls; use a loop, or kdebug.deferred for a pointer")
         callee = infer_function(fn.py_func, tuple(argts), "device", self.stack, at=(self.src, node))
         self.tf.callees[node] = callee
@@ -952,105 +783,6 @@ class TypeInferer:
                                  f"pass one value per parameter of {fn.__name__} without a default")
         self.tf.call_bindings[node] = bound
         return argts
-
-    def device_launch(self, node, kernel) -> T.Type:
-        argts = tuple(self.expr(a) for a in node.args)
-        for a, t in zip(node.args, argts):
-            if not isinstance(t, (T.Scalar, T.Array)):
-                raise self.error(a, f"a device-side launch cannot pass {t}", "pass numbers and arrays")
-        self.tf.deferred.append(DeferredRequest(node, kernel, argts, "launch", "kernel"))
-        return T.void
-
-    def deferred_pointer(self, node) -> T.Type:
-        if len(node.args) != 1:
-            raise self.error(node, "kdebug.deferred(fn) takes one device function",
-                             "write kdebug.deferred(my_device_fn)")
-        ft = self.expr(node.args[0])
-        if not (isinstance(ft, PyValue) and isinstance(ft.value, Dispatcher) and ft.value.device):
-            raise self.error(node.args[0], "kdebug.deferred() takes a @cuda.jit(device=True) function",
-                             "decorate the function with @cuda.jit(device=True)")
-        # The pointer's target is known at compile time; it is specialised where it is called.
-        return T.FunctionPointer(ft.value, (), T.none)
-
-    def derivative_value(self, node) -> T.Type:
-        """``kdebug.grad(fn)`` / ``kdebug.grad(fn, argnum=1)`` written in device code: a compile-time value."""
-        args = list(node.args)
-        argnum_node = next((k.value for k in node.keywords if k.arg == "argnum"), None)
-        bad = [k for k in node.keywords if k.arg != "argnum"]
-        if bad or not 1 <= len(args) + (argnum_node is not None) <= 2 or (len(args) == 2 and argnum_node):
-            raise self.error(node, "kdebug.grad takes a device function and an optional argnum",
-                             "write kdebug.grad(f) or kdebug.grad(f, argnum=1)")
-        if len(args) == 2:
-            argnum_node = args[1]
-        ft = self.expr(args[0])
-        argnum = 0
-        if argnum_node is not None:
-            if not (isinstance(argnum_node, ast.Constant) and type(argnum_node.value) is int):
-                raise self.error(argnum_node, "argnum must be an integer literal here",
-                                 "write kdebug.grad(f, argnum=1)")
-            argnum = argnum_node.value
-        try:
-            return PyValue(make_derivative(ft.value if isinstance(ft, PyValue) else None, argnum))
-        except CompileError as exc:
-            raise self.error(node, exc.message, exc.hint) from None
-
-    def derivative_call(self, node, d: "Derivative", argts) -> T.Type:
-        """Calling ``kdebug.grad(fn)``: a deferred job (kind derivative, reason grad) returning fn's type."""
-        inner = d.innermost
-        if node.keywords:
-            raise self.error(node.keywords[0].value, f"{d.__name__} takes its arguments by position",
-                             f"write {d.__name__}(x, y)")
-        nparams = inner.py_func.__code__.co_argcount
-        if len(argts) != nparams:
-            raise self.error(node, f"{d.__name__} takes {nparams} argument(s) but {len(argts)} were given",
-                             f"pass the arguments of {inner.__name__}")
-        sig = next((s for s in inner.declared if len(s.argtypes) == len(argts)), None)
-        job_argtypes = tuple(sig.argtypes) if sig is not None else tuple(argts)
-        for a, t in zip(node.args, job_argtypes):
-            if not isinstance(t, (T.Scalar, T.Array)):
-                raise self.error(a, f"{d.__name__} cannot take {t}", "pass numbers and arrays")
-        f = d
-        while isinstance(f, Derivative):
-            t = job_argtypes[f.argnum]
-            if not (isinstance(t, T.Scalar) and t.is_float):
-                name = inner.argnames[f.argnum]
-                raise self.error(node.args[f.argnum], f"{f.__name__} differentiates by argument {f.argnum} "
-                                 f"({name}), which is {t} here", "pass a float (e.g. 2.0, not 2) or change argnum")
-            f = f.primal
-        if sig is not None and sig.restype is not None:
-            restype = sig.restype
-        elif inner.py_func in self.stack:
-            raise self.error(node, f"{inner.__name__} is reached again through {d.__name__} while its type is "
-                                   f"being inferred", "declare its signature, e.g. "
-                                   "@cuda.jit(\"float64(float64)\", device=True)")
-        else:
-            restype = infer_function(inner.py_func, job_argtypes, "device", self.stack).restype
-        if not (isinstance(restype, T.Scalar) and restype.is_float):
-            raise self.error(node, f"{d.__name__}: {inner.__name__} returns {restype}; a derivative needs a "
-                                   f"float result", "return a float from the function you differentiate")
-        self.tf.deferred.append(DeferredRequest(node, d, job_argtypes, "grad", "derivative"))
-        self.tf.features.add("pointer")
-        return restype
-
-    def pointer_call(self, node, fn, argts) -> T.Type:
-        """Calling a kdebug.deferred pointer: a deferred job (kind device, reason pointer)."""
-        for a, t in zip(node.args, argts):
-            if not isinstance(t, (T.Scalar, T.Array, T.Tuple)):
-                raise self.error(a, f"cannot pass {t} through a function pointer", "pass numbers, tuples or arrays")
-        sig = next((s for s in fn.declared if len(s.argtypes) == len(argts)), None)
-        job_argtypes = tuple(sig.argtypes) if sig is not None else tuple(argts)
-        if sig is not None and sig.restype is not None:
-            restype = sig.restype
-        elif fn.py_func in self.stack:
-            raise self.error(node, f"{fn.__name__} is reached again through a pointer while its type is being "
-                                   f"inferred ({_call_stack_names(self.stack + (fn.py_func,))})",
-                             "declare its signature, e.g. @cuda.jit(\"int64(int64)\", device=True), so kdebug "
-                             "knows what it returns")
-        else:
-            restype = infer_function(fn.py_func, job_argtypes, "device", self.stack).restype
-        self.tf.deferred.append(DeferredRequest(node, fn, job_argtypes, "pointer", "device"))
-        self.tf.features.add("pointer")
-        return restype
 
 
 def _always_returns(stmts) -> bool:

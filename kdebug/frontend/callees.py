@@ -1,0 +1,390 @@
+"""The callees that are values, not code of the kernel's: builtins, casts, print, ``operator``, ``math``,
+``cmath``, vector constructors and numpy ufuncs, each registered with its typing and its lowering in
+``kdebug/frontend/registry.py`` (device functions, launches and pointers: ``device_calls.py``; cuda
+intrinsics: ``intrinsics*.py``).
+
+A typing function gets the TypeInferer, the call node and the callee; a lowering function the
+FunctionLowerer, the call node and the callee. Most type the arguments first, in order, as numba does.
+"""
+from __future__ import annotations
+
+import ast
+import cmath
+import math
+import types
+
+import numpy as np
+from llvmlite import ir
+
+from kdebug.frontend import complex_numbers as C, ufuncs
+from kdebug.frontend import vectors as V
+from kdebug.frontend.desugar import loop_iter_error
+from kdebug.frontend.math_extra import EXTRA_MATH, OPERATOR_FUNCTIONS, lower_math, math_type, operator_expression
+from kdebug.frontend.registry import register_callee
+from kdebug.lang import types as T
+from kdebug.lang.vector_types import constructors as vector_constructors
+
+i1, i64 = ir.IntType(1), ir.IntType(64)
+
+
+def _argtypes(inferer, node) -> list:
+    return [inferer.expr(a) for a in node.args]
+
+
+def _arguments(lw, node):
+    """The call's argument values and their types, lowered in order."""
+    return [lw.expr(a) for a in node.args], [lw.type_of(a) for a in node.args]
+
+
+# ---- casts: int(x), float(x), bool(x), float32(x), np.float32(x) ---------------------------------
+_CAST_TYPES = {int: T.int64, float: T.float64, bool: T.boolean}
+SCALAR_TYPES = (T.int8, T.int16, T.int32, T.int64, T.uint8, T.uint16, T.uint32, T.uint64, T.float16, T.float32,
+                T.float64, T.complex64, T.complex128, T.boolean)
+
+
+def type_builtin_cast(inferer, node, fn) -> T.Type:
+    argts = _argtypes(inferer, node)
+    if len(argts) != 1 or not isinstance(argts[0], T.Scalar):
+        raise inferer.error(node, f"{fn.__name__}() takes one number here", f"write {fn.__name__}(x)")
+    if fn is not bool:
+        C.check_real(inferer, node.args[0], argts[0], f"{fn.__name__}()")
+    return _CAST_TYPES[fn]
+
+
+def type_scalar_cast(inferer, node, fn: T.Scalar) -> T.Type:
+    argts = _argtypes(inferer, node)
+    if len(argts) != 1 or not isinstance(argts[0], T.Scalar):
+        raise inferer.error(node, f"{fn}(x) casts one number", f"write {fn}(value)")
+    if not fn.is_complex:
+        C.check_real(inferer, node.args[0], argts[0], f"{fn}()")
+    return fn
+
+
+def lower_cast(lw, node, fn):
+    args, argts = _arguments(lw, node)
+    return lw.cast(args[0], argts[0], lw.type_of(node))
+
+
+for _fn in _CAST_TYPES:
+    register_callee("casts", f"{_fn.__name__}()", type_builtin_cast, lower_cast, keys=[_fn])
+for _t in SCALAR_TYPES:  # numba's float32(x); np.float32(x) resolves to float32 in classify
+    register_callee("casts", f"{_t}()", type_scalar_cast, lower_cast, keys=[_t])
+register_callee("casts", "datetime64[unit]() and timedelta64[unit]()", type_scalar_cast, lower_cast, kind=T.Scalar)
+
+
+# ---- builtins: abs, min, max, round, len, complex -----------------------------------------------
+def type_len(inferer, node, fn) -> T.Type:
+    argts = _argtypes(inferer, node)
+    if getattr(node, "kdebug_loop_iter", None) is not None and not isinstance(argts[0], (T.Array, T.Tuple)):
+        raise loop_iter_error(inferer, node, argts[0])
+    if len(argts) != 1 or not isinstance(argts[0], (T.Array, T.Tuple)):
+        raise inferer.error(node, "len() takes one array or tuple", "write len(a)")
+    return T.int64
+
+
+def lower_len(lw, node, fn):
+    args, argts = _arguments(lw, node)
+    if isinstance(argts[0], T.Tuple):
+        return ir.Constant(i64, len(argts[0].types))
+    return lw.builder.extract_value(args[0], [1, 0])
+
+
+def type_abs(inferer, node, fn) -> T.Type:
+    argts = _argtypes(inferer, node)
+    if len(argts) != 1 or not isinstance(argts[0], T.Scalar):
+        raise inferer.error(node, "abs() takes one number", "write abs(x)")
+    t = argts[0]
+    return T.int64 if t.is_bool else t.underlying_float if t.is_complex else t
+
+
+def lower_abs(lw, node, fn):
+    args, argts = _arguments(lw, node)
+    if argts[0].is_complex:
+        return C.absolute(lw, args[0])
+    rt = lw.type_of(node)
+    v = lw.cast(args[0], argts[0], rt)
+    if rt.is_float:
+        return lw.call_intrinsic("llvm.fabs", [v])
+    if not rt.signed:
+        return v
+    b = lw.builder
+    return b.select(b.icmp_signed("<", v, ir.Constant(v.type, 0)), b.neg(v), v)
+
+
+def type_minmax(inferer, node, fn) -> T.Type:
+    argts = _argtypes(inferer, node)
+    if len(argts) == 1 and isinstance(argts[0], T.Tuple):
+        argts = list(argts[0].types)
+    if len(argts) < 2 or not all(isinstance(t, T.Scalar) for t in argts):
+        raise inferer.error(node, f"{fn.__name__}() takes two or more numbers here", f"write {fn.__name__}(a, b)")
+    for t in argts:
+        C.check_real(inferer, node, t, f"{fn.__name__}()")
+    r = argts[0]
+    for t in argts[1:]:
+        r = T.unify(r, t)
+    return r
+
+
+def lower_minmax(lw, node, fn):
+    args, argts = _arguments(lw, node)
+    rt = lw.type_of(node)
+    b = lw.builder
+    if len(argts) == 1:
+        tup, tt = args[0], argts[0]
+        args = [b.extract_value(tup, k) for k in range(len(tt.types))]
+        argts = list(tt.types)
+    is_min = fn is min
+    vals = [lw.cast(a, t, rt) for a, t in zip(args, argts)]
+    acc = vals[0]
+    for v in vals[1:]:
+        if rt.is_float:
+            # Python semantics: min(a, b) keeps a unless b is strictly smaller
+            better = b.fcmp_ordered("<" if is_min else ">", v, acc)
+        elif rt.is_bool or not rt.signed:
+            better = b.icmp_unsigned("<" if is_min else ">", v, acc)
+        else:
+            better = b.icmp_signed("<" if is_min else ">", v, acc)
+        acc = b.select(better, v, acc)
+    return acc
+
+
+def type_round(inferer, node, fn) -> T.Type:
+    argts = _argtypes(inferer, node)
+    if len(argts) != 1 or not isinstance(argts[0], T.Scalar):
+        raise inferer.error(node, "round() takes one number here", "write round(x)")
+    C.check_real(inferer, node, argts[0], "round()")
+    return T.int64
+
+
+def lower_round(lw, node, fn):
+    args, argts = _arguments(lw, node)
+    v = lw.cast(args[0], argts[0], T.float64) if not argts[0].is_float else args[0]
+    return lw.cast(lw.call_intrinsic("llvm.roundeven", [v]), T.float64 if v.type == ir.DoubleType() else T.float32,
+                   lw.type_of(node))
+
+
+def type_complex(inferer, node, fn) -> T.Type:
+    return C.complex_call_type(inferer, node, _argtypes(inferer, node))
+
+
+def lower_complex(lw, node, fn):
+    return C.complex_call(lw, node, *_arguments(lw, node))
+
+
+def refuse_range(inferer, node, fn):
+    _argtypes(inferer, node)
+    raise inferer.error(node, "range() can only be used as the iterable of a for loop", "write for i in range(n)")
+
+
+register_callee("builtins", "len()", type_len, lower_len, keys=[len])
+register_callee("builtins", "abs()", type_abs, lower_abs, keys=[abs])
+register_callee("builtins", "min()", type_minmax, lower_minmax, keys=[min])
+register_callee("builtins", "max()", type_minmax, lower_minmax, keys=[max])
+register_callee("builtins", "round()", type_round, lower_round, keys=[round])
+register_callee("builtins", "complex()", type_complex, lower_complex, keys=[complex])
+register_callee("refused", "range() outside a for loop", refuse_range, None, keys=[range])
+
+
+# ---- print ---------------------------------------------------------------------------------------
+def type_print(inferer, node, fn) -> T.Type:
+    """print(x, "text", i) as numba-cuda: numbers, booleans and string constants, one line per thread."""
+    if node.keywords:
+        raise inferer.error(node.keywords[0].value, "print() in a kernel takes no keywords (sep=, end=, file=)",
+                            "print values separated by spaces, as numba does")
+    for a in node.args:
+        if isinstance(a, ast.Constant) and isinstance(a.value, str):
+            continue
+        t = inferer.expr(a)
+        if not isinstance(t, T.Scalar):
+            raise inferer.error(a, f"print() in a kernel prints numbers, booleans and string constants, not {t}",
+                                "print the elements one by one, e.g. print(a[i])")
+        C.check_real(inferer, a, t, "print() in a kernel (numba-cuda's printf)")
+    inferer.tf.features.add("print")
+    return T.void
+
+
+def lower_print(lw, node, fn):
+    """The target prints one line of items: ("s", text) for string constants, else (type, value)."""
+    items = []
+    for a in node.args:
+        if isinstance(a, ast.Constant) and isinstance(a.value, str):
+            items.append(("s", a.value))
+        else:
+            items.append((lw.type_of(a), lw.expr(a)))
+    lw.target.print_line(lw.hook_context, node, items)
+    return None
+
+
+register_callee("print", "print()", type_print, lower_print, keys=[print], keywords=True)
+
+
+# ---- the operator module: operator.add(a, b) is a + b ---------------------------------------------
+def type_operator(inferer, node, fn) -> T.Type:
+    _argtypes(inferer, node)
+    return inferer.expr(operator_expression(inferer, node, fn))
+
+
+def lower_operator(lw, node, fn):
+    return lw.expr(node.kdebug_operator)  # the expression typing made and kept on the call node
+
+
+for _fn in OPERATOR_FUNCTIONS:
+    register_callee("operator", f"operator.{_fn.__name__}", type_operator, lower_operator, keys=[_fn])
+
+
+# ---- math ----------------------------------------------------------------------------------------
+MATH_UNARY_FLOAT = {"sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+                    "asinh", "acosh", "atanh", "exp", "expm1", "log", "log1p", "log2", "log10",
+                    "fabs", "erf", "erfc", "gamma", "lgamma", "radians", "degrees"}
+MATH_BINARY_FLOAT = {"pow", "atan2", "hypot", "fmod", "copysign"}
+MATH_TO_INT = {"floor", "ceil", "trunc"}
+MATH_PREDICATE = {"isnan", "isinf", "isfinite"}
+MATH_NAMES = MATH_UNARY_FLOAT | MATH_BINARY_FLOAT | MATH_TO_INT | MATH_PREDICATE | EXTRA_MATH | {"fma", "exp2"}
+_LLVM_MATH = {"sqrt", "sin", "cos", "exp", "log", "log2", "log10", "fabs", "floor", "ceil", "trunc", "exp2"}
+_LIBM_RENAME = {"gamma": "tgamma"}
+
+
+def type_math(inferer, node, fn) -> T.Type:
+    argts = _argtypes(inferer, node)
+    name = fn.__name__
+    for t in argts:
+        if not isinstance(t, T.Scalar):
+            raise inferer.error(node, f"math.{name} takes numbers, got {t}", "pass scalar values")
+        C.check_real(inferer, node, t, f"math.{name}")
+    extra = math_type(inferer, node, name, argts)
+    if extra is not None:
+        return extra
+    if name in MATH_UNARY_FLOAT and len(argts) == 1:
+        t = argts[0]
+        return t if t.is_float else T.float64
+    if name in MATH_BINARY_FLOAT and len(argts) == 2:
+        r = T.arith_result(*argts)
+        return r if r.is_float else T.float64
+    if name == "fma" and len(argts) == 3:
+        r = T.arith_result(T.arith_result(argts[0], argts[1]), argts[2])
+        return r if r.is_float else T.float64
+    if name in MATH_TO_INT and len(argts) == 1:
+        return T.float16 if argts[0] == T.float16 else T.int64  # numba-cuda's fp16 overloads: htrunc...
+    if name in MATH_PREDICATE and len(argts) == 1:
+        return T.boolean
+    if name in ("exp2",) and len(argts) == 1:
+        return argts[0] if argts[0].is_float else T.float64
+    raise inferer.error(node, f"math.{name} with {len(argts)} argument(s) is not supported in kernels",
+                        "supported: " + ", ".join(sorted(MATH_UNARY_FLOAT | MATH_BINARY_FLOAT | MATH_TO_INT
+                                                         | MATH_PREDICATE | EXTRA_MATH)))
+
+
+def lower_math_call(lw, node, fn):
+    args, argts = _arguments(lw, node)
+    return math_call(lw, fn.__name__, args, argts, lw.type_of(node))
+
+
+def math_call(lw, name, args, argts, rt):
+    b = lw.builder
+    if T.float16 in argts and rt in (T.float16, T.int64):
+        # half precision: computed in float32 and rounded once (numba-cuda's h* functions, within an ulp)
+        wide = [T.float32 if t == T.float16 else t for t in argts]
+        inner = T.float32 if rt == T.float16 else rt
+        v = math_call(lw, name, [lw.cast(a, t, w) for a, t, w in zip(args, argts, wide)], wide, inner)
+        return lw.cast(v, inner, rt)
+    extra = lower_math(lw, name, args, argts, rt)
+    if extra is not None:
+        return extra
+    if name in MATH_PREDICATE:
+        t = argts[0]
+        if not t.is_float:
+            return ir.Constant(i1, int(name == "isfinite"))
+        v = args[0]
+        if name == "isnan":
+            return b.fcmp_unordered("uno", v, v)
+        absv = lw.call_intrinsic("llvm.fabs", [v])
+        inf = ir.Constant(v.type, math.inf)
+        return b.fcmp_ordered("==", absv, inf) if name == "isinf" else b.fcmp_ordered("<", absv, inf)
+    if name in MATH_TO_INT:
+        t = argts[0]
+        if not t.is_float:
+            return lw.cast(args[0], t, rt)
+        return lw.cast(lw.call_intrinsic(f"llvm.{name}", [args[0]]), t, rt)
+    ft = rt if rt.is_float else T.float64
+    vals = [lw.cast(a, t, ft) for a, t in zip(args, argts)]
+    if name == "radians":
+        return b.fmul(vals[0], ir.Constant(vals[0].type, math.pi / 180))
+    if name == "degrees":
+        return b.fmul(vals[0], ir.Constant(vals[0].type, 180 / math.pi))
+    if name in _LLVM_MATH or name in ("fma", "copysign", "pow"):
+        return lw.call_intrinsic(f"llvm.{name}", vals)
+    return lw.call_libm(_LIBM_RENAME.get(name, name), vals)
+
+
+def _module_functions(module) -> dict:
+    """The functions of ``module`` under their own names (math.sqrt, or sqrt imported from math)."""
+    return {name: v for name, v in vars(module).items() if callable(v) and getattr(v, "__name__", None) == name}
+
+
+for _name, _fn in sorted(_module_functions(math).items()):
+    # the ones kdebug has no code for are refused by the same typing (it names the supported ones)
+    family = "math" if _name in MATH_NAMES else "refused"
+    register_callee(family, f"math.{_name}", type_math, lower_math_call if family == "math" else None, keys=[_fn])
+
+
+# ---- cmath: device functions written in the kernel language (cmath_impl.py) ------------------------
+def type_cmath(inferer, node, fn) -> T.Type:
+    return C.cmath_call_type(inferer, node, fn.__name__, _argtypes(inferer, node))
+
+
+def lower_cmath(lw, node, fn):
+    return C.cmath_call(lw, node, *_arguments(lw, node))
+
+
+for _name, _fn in sorted(_module_functions(cmath).items()):
+    family = "cmath" if _name in C.CMATH_NAMES else "refused"
+    register_callee(family, f"cmath.{_name}", type_cmath, lower_cmath if family == "cmath" else None, keys=[_fn])
+
+
+# ---- z.conjugate() -------------------------------------------------------------------------------
+def lower_conjugate(lw, node, m):
+    return C.conjugate(lw, node, m)
+
+
+register_callee("number methods", "z.conjugate()", C.method_call_type, lower_conjugate, callee_type=C.NumberMethod,
+                keywords=True)
+
+
+# ---- vector constructors: cuda.float32x4(...) ------------------------------------------------------
+def type_vector(inferer, node, fn) -> T.Type:
+    return V.constructor_type(inferer, node, fn, _argtypes(inferer, node))
+
+
+def lower_vector(lw, node, fn):
+    return V.lower_constructor(lw, node, *_arguments(lw, node))
+
+
+for _ctor in vector_constructors.values():  # an alias (cuda.float4) is the same object
+    register_callee("vector constructors", f"cuda.{_ctor.__name__}", type_vector, lower_vector, keys=[_ctor])
+
+
+# ---- numpy ufuncs: a device function the ufuncs module writes (numba's semantics) -------------------
+def type_ufunc(inferer, node, ufunc) -> T.Type:
+    """np.sin(x), np.add(x, y, out)."""
+    argts = [inferer.expr(a) for a in ufuncs.arguments(node)]
+    ufuncs.check_call(inferer, node, ufunc, argts)
+    return inferer.device_call(node, ufuncs.device_function(ufunc, tuple(argts)), argts)
+
+
+def lower_ufunc(lw, node, ufunc):
+    nodes = ufuncs.arguments(node)
+    argts = [lw.type_of(a) for a in nodes]
+    return lw.device_call(node, ufuncs.device_function(ufunc, tuple(argts)), [lw.expr(a) for a in nodes], argts)
+
+
+for _ufunc in {getattr(np, n) for n in ufuncs.UFUNC_EXPR if ufuncs.supported(getattr(np, n, None))}:
+    register_callee("ufuncs", f"np.{_ufunc.__name__}", type_ufunc, lower_ufunc, keys=[_ufunc], keywords=True)
+
+
+# ---- modules -------------------------------------------------------------------------------------
+def refuse_module(inferer, node, fn):
+    _argtypes(inferer, node)
+    raise inferer.error(node, "a module cannot be called", "call one of its functions")
+
+
+register_callee("refused", "a module", refuse_module, None, kind=types.ModuleType)
