@@ -7,7 +7,6 @@ redraw.
 """
 from __future__ import annotations
 
-import collections
 import gc
 import os
 import signal
@@ -19,7 +18,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import Header, Input, TabbedContent, TabPane
+from textual.widgets import Header, Input
 
 from kdebug import events as E
 from kdebug.driver import strategies
@@ -28,16 +27,15 @@ from kdebug.session.model import Alert, SessionModel
 from kdebug.session.trace import TraceWriter
 from kdebug.session.navigation import focused_request
 from kdebug.tui import key_help, status, tab_focus, travel
+from kdebug.tui.bottom import BottomPanel
 from kdebug.tui.breakpoints import BreakpointsScreen
 from kdebug.tui.compare import CompareScreen
 from kdebug.tui.detail import DetailPane
-from kdebug.tui.diagnostics import DiagnosticsPanel
 from kdebug.tui.job_tree import JobTree
 from kdebug.tui.help import HelpScreen
+from kdebug.tui.inbox import Inbox
 from kdebug.tui.key_help import KeyHelp
-from kdebug.tui.launches import LaunchesPanel
 from kdebug.tui.messages import DebuggeeWake, GoToJob, JobChosen
-from kdebug.tui.output import OutputPanel
 from kdebug.tui.search import SearchBox
 from kdebug.tui.status import StatusLine
 
@@ -65,9 +63,8 @@ class KdebugApp(App):
         self.cwd = cwd or os.getcwd()
         self.breakpoints: set[str] = set(opts.breakpoints) if opts is not None else set()
         self.debuggee: Debuggee | None = None
-        self.generation = 0
-        self._inbox: collections.deque = collections.deque()
-        self._wake_pending = False
+        self._inbox = Inbox(lambda: self.post_message(DebuggeeWake()))
+        self._post = self._inbox.post  # called on the debuggee's reader threads
         self._trace_writer = None
         self._started_at = time.monotonic()
         self._alerts_seen = 0  # alerts already announced
@@ -83,13 +80,7 @@ class KdebugApp(App):
         with Horizontal(id="main"):
             yield JobTree(self.model, id="jobs")
             yield DetailPane(self.model, cwd=self.cwd, id="detail")
-        with TabbedContent(id="bottom"):
-            with TabPane("Launches", id="tab-launches"):
-                yield LaunchesPanel(self.model, id="launches")
-            with TabPane("Diagnostics", id="tab-diagnostics"):
-                yield DiagnosticsPanel(self.model, id="diagnostics")
-            with TabPane("Output", id="tab-output"):
-                yield OutputPanel(id="output")
+        yield BottomPanel(self.model, id="bottom")
         yield SearchBox(placeholder="search the view (enter: find, esc: cancel)", id="search")
         yield KeyHelp(live=not self.replay, id="keys")
 
@@ -104,6 +95,10 @@ class KdebugApp(App):
     @property
     def detail(self) -> DetailPane:
         return self._main("#detail", DetailPane)
+
+    @property
+    def bottom(self) -> BottomPanel:
+        return self._main("#bottom", BottomPanel)
 
     @property
     def search_box(self) -> SearchBox:
@@ -142,8 +137,7 @@ class KdebugApp(App):
     def _start(self) -> None:
         if self.opts.trace and self._trace_writer is None:
             self._trace_writer = TraceWriter(self.opts.trace)
-        self.generation += 1
-        gen = self.generation
+        gen = self._inbox.new_run()
         self._started_at = time.monotonic()
         opts = self.opts.replace(kernel_print_stdout=False)  # kernels' print() arrives as events, with threads
         self.debuggee = Debuggee(opts, lambda ev: self._post(gen, "event", ev),
@@ -151,35 +145,22 @@ class KdebugApp(App):
         if self.breakpoints != set(self.opts.breakpoints):
             self.debuggee.send("break", kinds=sorted(self.breakpoints))
 
-    def _post(self, generation: int, kind: str, payload) -> None:
-        """Called on the debuggee's reader threads: hand over, never touch a widget."""
-        self._inbox.append((generation, kind, payload))
-        if not self._wake_pending:
-            self._wake_pending = True
-            self.post_message(DebuggeeWake())
+    @property
+    def generation(self) -> int:
+        return self._inbox.generation
 
     def _stop_debuggee(self) -> None:
         if self.debuggee is not None:
             self.debuggee.close()
 
     def on_debuggee_wake(self, _: DebuggeeWake) -> None:
-        self._wake_pending = False
-        events, lines = [], []
-        while self._inbox:
-            gen, kind, payload = self._inbox.popleft()
-            if gen != self.generation:
-                continue  # from a run that a rerun replaced
-            (events if kind == "event" else lines).append(payload)
+        events, lines = self._inbox.drain()
         for ev in events:
             self.model.apply(ev)
             if self._trace_writer is not None:
                 self._trace_writer(ev)
         try:
-            if lines:
-                self._main("#output", OutputPanel).add_lines(lines)
-            for ev in events:
-                if isinstance(ev, E.KernelOutput):
-                    self._main("#output", OutputPanel).add_kernel_output(ev)
+            self.bottom.add_output(lines, events)
             if events:
                 self._route(events, live=True)
         except NoMatches:  # the app is shutting down and its widgets are gone; the model keeps the events
@@ -189,8 +170,7 @@ class KdebugApp(App):
         """New events (already in the model) to every widget that shows them."""
         tree = self.tree
         tree.add_events(events)
-        self._main("#launches", LaunchesPanel).add_events(events)
-        self._main("#diagnostics", DiagnosticsPanel).refresh_alerts()
+        self.bottom.add_events(events)
         touched = {ev.job for ev in events if isinstance(getattr(ev, "job", None), int)}
         if self.detail.job_id is None and self.model.roots:
             tree.select_job(self.model.roots[0])
@@ -219,7 +199,7 @@ class KdebugApp(App):
                 elif isinstance(ev, E.SessionEnded):
                     gc.freeze()  # the session is history now: keep the GC off it (see on_mount)
                     if ev.status in ("crashed", "killed"):
-                        self._main("#bottom", TabbedContent).active = "tab-diagnostics"
+                        self.bottom.active = "tab-diagnostics"
         self._update_status()
 
     def _alert(self, alerts: list[Alert]) -> None:
@@ -290,11 +270,6 @@ class KdebugApp(App):
             screen.minimize()
         elif screen.focused is not None:
             screen.maximize(screen.focused)
-
-    def action_resize_bottom(self, step: int) -> None:
-        bottom = self._main("#bottom", TabbedContent)
-        bottom.styles.height = max(3, min(self.size.height - 8, bottom.size.height + step))
-        bottom.styles.min_height = 0
 
     def action_interrupt(self) -> None:
         """ctrl+c: a KeyboardInterrupt for the script; a second one (or one with nothing running) quits."""
@@ -389,7 +364,6 @@ class KdebugApp(App):
             self.opts = self.opts.replace(target="ptx" if ptx else "cpu")
         self.show_model(SessionModel())
         self.detail.request_focus = None  # a site of the run replaced
-        self._inbox.clear()
         self._start()
         self._update_header()
         self._update_status()
@@ -413,9 +387,7 @@ class KdebugApp(App):
         self._alerts_seen = len(model.alerts)
         self.tree.reset(model)
         self.detail.reset(model)
-        self._main("#launches", LaunchesPanel).reset(model)
-        self._main("#diagnostics", DiagnosticsPanel).reset(model)
-        self._main("#output", OutputPanel).reset()
+        self.bottom.reset(model)
 
     # ---- actions: time travel in a replay (kdebug/tui/travel.py) --------------------------------
     def _timeline(self) -> travel.Travel | None:

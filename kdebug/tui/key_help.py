@@ -1,9 +1,9 @@
 """Every key of the app in one table: the app's bindings, the footer, the help screen and the command
 palette are all read from it, and nothing else spells a key or its description.
 
-A key's action lives on the widget the table names as its ``owner`` (the app, the job tree, the detail
-pane, the search box); the app binds the keys app-wide, each to ``<owner>.<action>``, so a key works
-whichever pane has the focus. Commands that have no key (a rerun with a named strategy) are in the
+A key's action lives on the widget the table names as its ``owner`` (the app, the job tree, the
+detail pane, the search box, the bottom panel); the app binds the keys app-wide, each to
+``<owner>.<action>``, so a key works whichever pane has the focus. Commands that have no key (a rerun with a named strategy) are in the
 same table's ``COMMANDS``, for the palette.
 
 Textual's Footer recomposes whenever focus moves (the active bindings change),
@@ -22,7 +22,7 @@ from textual.widgets import Static
 from kdebug.driver import strategies
 from kdebug.tui.tabs import TABS, key_of
 
-OWNERS = ("tree", "detail", "search_box")  # the widgets whose actions keys run, besides the app's own
+OWNERS = ("tree", "detail", "search_box", "bottom")  # the widgets whose actions keys run, besides the app's own
 BUILT_IN = ("command_palette", "focus_next")  # Textual binds these itself
 
 
@@ -120,8 +120,8 @@ KEYS: list[Key] = [
                 "Replay: on to the next re-entrant request, finish miss or failure")),
     Key("Layout", "<  >", ("less_than_sign", "greater_than_sign"), "resize", "narrower / wider Jobs pane",
         owner="tree", args=("-4", "4")),
-    Key("Layout", "-  +", ("minus", "plus"), "resize_bottom", "lower / higher bottom panel (Launches, ...)",
-        args=("-2", "2")),
+    Key("Layout", "-  +", ("minus", "plus"), "resize", "lower / higher bottom panel (Launches, ...)",
+        owner="bottom", args=("-2", "2")),
     Key("Layout", "z", ("z",), "zoom", "zoom the focused pane to the whole screen, or back",
         titles=("Zoom the focused pane",)),
     Key("Layout", "tab", ("tab",), "focus_next", "focus the next pane"),
