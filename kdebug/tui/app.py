@@ -104,17 +104,15 @@ class KdebugApp(App):
     def search_box(self) -> SearchBox:
         return self._main("#search", SearchBox)
 
-    @property
-    def path(self):
-        return self.detail.path
-
     def on_mount(self) -> None:
         self._main_screen = self.screen
         self.tree.focus()
         if self.replay:
             self.sub_title = f"replay of {os.path.basename(self.trace_path or 'trace')}"
             self._route(self.model.events, live=False)
-            self._summarise_replay()
+            if self.model.alerts:
+                self.notify(f"{len(self.model.alerts)} alert(s) in this trace: see the Diagnostics panel",
+                            severity="warning", timeout=4)
             # NOTE: a big trace is a heap of long-lived objects; without this, the cyclic GC
             # walks them all now and then and a key press takes 100 ms instead of 20.
             gc.freeze()
@@ -191,10 +189,7 @@ class KdebugApp(App):
                     request = focused_request(self.model)  # at a request: its requester, the site highlighted
                     if request is not None or ev.job is not None:
                         tree.select_job(request.requester if request is not None else ev.job)
-                    self.detail.follow_request(stepped=ev.breakpoint == "step")
-                    self.detail.mark_sites()
-                    if ev.breakpoint == "finish":  # what the finish passes are about to change
-                        self.detail.set_phase("before_finish")
+                    self.detail.stopped_at(ev.breakpoint)
                     self.bell()
                 elif isinstance(ev, E.SessionEnded):
                     gc.freeze()  # the session is history now: keep the GC off it (see on_mount)
@@ -208,16 +203,9 @@ class KdebugApp(App):
             message, title, severity = status.alert_note(alerts)
             self.notify(message, title=title, severity=severity, timeout=5)
 
-    def _summarise_replay(self) -> None:
-        if self.model.alerts:
-            self.notify(f"{len(self.model.alerts)} alert(s) in this trace: see the Diagnostics panel",
-                        severity="warning", timeout=4)
-
     # ---- header and status (kdebug/tui/status.py) ------------------------------------------------
     def _update_header(self) -> None:
-        title = status.header(self.model, self.opts, self.replay, self.trace_path)
-        if title is not None:
-            self.sub_title = title
+        self.sub_title = status.header(self.model, self.opts, self.replay, self.trace_path) or self.sub_title
 
     def status_text(self) -> Text:
         dbg, quiet = self.debuggee, None
@@ -390,32 +378,15 @@ class KdebugApp(App):
         self.bottom.reset(model)
 
     # ---- actions: time travel in a replay (kdebug/tui/travel.py) --------------------------------
-    def _timeline(self) -> travel.Travel | None:
+    def action_travel(self, how: str, n: int = 0) -> None:
+        """( ) { } and the palette's start and end: the views as they were at another position of the trace."""
         if not self.replay:
-            self.notify(travel.NOT_A_REPLAY)
-            return None
+            return self.notify(travel.NOT_A_REPLAY)
         if self.travel is None:
             self.travel = travel.Travel(self.model.events)
-        return self.travel
-
-    def action_travel(self, step: int) -> None:
-        if self._timeline() is not None:
-            self._travel_to(self.travel.position + step, stepped=True)
-
-    def action_travel_jump(self, direction: int) -> None:
-        if self._timeline() is not None:
-            to, note = self.travel.jump_target(direction)
-            if note:
-                self.notify(note)
-            if to is not None:
-                self._travel_to(to)
-
-    def action_travel_to(self, end: str) -> None:
-        if self._timeline() is not None:
-            self._travel_to(0 if end == "start" else len(self.travel.timeline))
-
-    def _travel_to(self, position: int, stepped: bool = False) -> None:
-        moved = self.travel.go_to(position, self.model, self.detail.job_id, stepped)
+        moved, note = self.travel.move(how, n, self.model, self.detail.job_id)
+        if note:
+            self.notify(note)
         if moved is None:
             return
         if moved.model is not self.model:

@@ -337,6 +337,14 @@ class DetailPane(Vertical):
         """The request site to highlight, after the session stopped, stepped or travelled."""
         self.request_focus = descend.follow_request(self.model, self.request_focus, stepped)
 
+    def stopped_at(self, breakpoint: str) -> None:
+        """The session paused (the tree has moved to the job it stands at): its request site marked; at a
+        finish breakpoint, what the finish passes are about to change."""
+        self.follow_request(stepped=breakpoint == "step")
+        self.mark_sites()
+        if breakpoint == "finish":
+            self.set_phase("before_finish")
+
     # ---- descend and ascend ------------------------------------------------------------
     def _show_path(self, here: int | None) -> None:
         self.query_one("#path", descend.PathBar).show_path(self.path, self.model, here)

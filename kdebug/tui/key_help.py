@@ -112,10 +112,11 @@ KEYS: list[Key] = [
     Key("Views", "n  N", ("n", "N"), "step_match", "next / previous match", "Match", owner="detail",
         args=("1", "-1"), titles=("Next match", "Previous match")),
     Key("Replay", "(  )", ("left_parenthesis", "right_parenthesis"), "travel", "one event back / forward: the tree, "
-        "the states and the alerts as they were then (the status line says where)", replay=True, args=("-1", "1"),
+        "the states and the alerts as they were then (the status line says where)", replay=True,
+        args=("'step', -1", "'step', 1"),
         titles=("Replay: one event back", "Replay: one event forward")),
-    Key("Replay", "{  }", ("left_curly_bracket", "right_curly_bracket"), "travel_jump", "back / on to the previous / "
-        "next re-entrant request, finish miss or failure", replay=True, args=("-1", "1"),
+    Key("Replay", "{  }", ("left_curly_bracket", "right_curly_bracket"), "travel", "back / on to the previous / "
+        "next re-entrant request, finish miss or failure", replay=True, args=("'jump', -1", "'jump', 1"),
         titles=("Replay: back to the previous re-entrant request, finish miss or failure",
                 "Replay: on to the next re-entrant request, finish miss or failure")),
     Key("Layout", "<  >", ("less_than_sign", "greater_than_sign"), "resize", "narrower / wider Jobs pane",
@@ -140,9 +141,9 @@ COMMANDS: list[Key] = [
         titles=tuple(f"Rerun with strategy {s}" for s in strategies.names())),
     Key("Stepping", "", (), "rerun", "also compile every job to PTX, with the ptxas report (PTX tab)", live=True,
         args=("None, True",), titles=("Rerun emitting PTX",)),
-    Key("Replay", "", (), "travel_to", "before the first event", replay=True, args=("'start'",),
+    Key("Replay", "", (), "travel", "before the first event", replay=True, args=("'start'",),
         titles=("Replay: to the start",)),
-    Key("Replay", "", (), "travel_to", "the whole trace", replay=True, args=("'end'",), titles=("Replay: to the end",)),
+    Key("Replay", "", (), "travel", "the whole trace", replay=True, args=("'end'",), titles=("Replay: to the end",)),
 ]
 
 # the first keys of the footer are the ones it must never lose

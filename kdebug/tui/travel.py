@@ -46,6 +46,16 @@ class Travel:
             " (\u2192 the end)" if direction > 0 else "")
         return (len(line) if direction > 0 else None), note
 
+    def move(self, how: str, n: int, model: SessionModel, shown: int | None) -> tuple[Moved | None, str]:
+        """``how``: "step" ``n`` events, "jump" to the ``n``-th notable event on, or go to the "start" or the
+        "end"; what the move leaves to be shown (None: nothing moved) and what to tell the user."""
+        if how == "step":
+            return self.go_to(self.position + n, model, shown, stepped=True), ""
+        if how == "jump":
+            to, note = self.jump_target(n)
+            return (self.go_to(to, model, shown) if to is not None else None), note
+        return self.go_to(0 if how == "start" else len(self.timeline), model, shown), ""
+
     def go_to(self, position: int, model: SessionModel, shown: int | None, stepped: bool = False) -> Moved | None:
         """The session as it was after ``position`` events: ``model`` (the replay's, at this travel's
         position) moved forward by applying, or one rebuilt from a checkpoint; None: it stands there."""
