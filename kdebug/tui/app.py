@@ -313,7 +313,8 @@ class KdebugApp(App):
         self._ask_stop("pause")
 
     def action_breakpoints(self) -> None:
-        self.push_screen(BreakpointsScreen(self.breakpoints), lambda kinds: kinds is None or self.set_breakpoints(kinds))
+        self.push_screen(BreakpointsScreen(self.breakpoints),
+                         lambda kinds: kinds is None or self.set_breakpoints(kinds))  # None: cancelled
 
     def set_breakpoints(self, kinds: set[str]) -> None:
         self.breakpoints = set(kinds)

@@ -3,8 +3,8 @@ palette are all read from it, and nothing else spells a key or its description.
 
 A key's action lives on the widget the table names as its ``owner`` (the app, the job tree, the
 detail pane, the search box, the bottom panel); the app binds the keys app-wide, each to
-``<owner>.<action>``, so a key works whichever pane has the focus. Commands that have no key (a rerun with a named strategy) are in the
-same table's ``COMMANDS``, for the palette.
+``<owner>.<action>``, so a key works whichever pane has the focus. Commands that have no key (a
+rerun with a named strategy) are in the same table's ``COMMANDS``, for the palette.
 
 Textual's Footer recomposes whenever focus moves (the active bindings change),
 which costs ~100 ms on this screen; the keys here are app-wide, so a static

@@ -24,7 +24,8 @@ def phase_bar(phases: list[str], current: str, changes: dict[str, bool], hide: b
             continue
         label = f"{p}{UNCHANGED}" if same else p
         style = "b reverse" if p == current else ("dim" if same else "")
-        cells.append(f"[@click=detail.set_phase('{p}')]" + (f"[{style}] {label} [/]" if style else f" {label} ") + "[/]")
+        cells.append(f"[@click=detail.set_phase('{p}')]" + (f"[{style}] {label} [/]" if style else f" {label} ")
+                     + "[/]")
     hidden = sum(1 for p in phases if hide and not changes.get(p, True) and p != current)
     tail = f"   [dim]{hidden} unchanged hidden (h)[/]" if hidden else \
         ("   [dim]= changed nothing (h hides)[/]" if any(not changes.get(p, True) for p in phases) else "")
