@@ -35,8 +35,8 @@ def test_derivative_jobs_in_the_tree_the_ir_diffs_and_the_strategy_tab(pointer_t
             assert any(label.startswith("\u2713 grad(f) #3  derivative  grad") for label in labels), labels
             app.tree.select_job(3)
             await pilot.pause()
-            app.action_tab("ir")
-            app.action_set_phase("primal_resolved")
+            app.detail.action_tab("ir")
+            app.detail.set_phase("primal_resolved")
             await pilot.pause()
             assert app.detail.job_id == 3
             doc = app.query_one("#view-ir", TextView).document
@@ -45,7 +45,7 @@ def test_derivative_jobs_in_the_tree_the_ir_diffs_and_the_strategy_tab(pointer_t
             assert lines[0].startswith("--- primal") and lines[1].startswith("+++ primal_resolved")
             assert any(line.startswith("-") and "kdebug.deferred.2" in line for line in lines)
             assert any(line.startswith("+") and "@g_j2" in line for line in lines)
-            app.action_tab("strategy")
+            app.detail.action_tab("strategy")
             await pilot.pause()
             assert "needs the body" in str(app.query_one("#strategy-help").render())
     asyncio.run(go())

@@ -579,7 +579,7 @@ def test_racecheck_run_shows_its_sanitizers_and_hazards():
             assert len(hazards) == 1 and "write-after-write hazard on global array 'bins'" in hazards[0].title
             job = hazards[0].job
             assert app.model.jobs[job].name == "histogram_racy" and app.model.job_alert[job] == "error"
-            app.action_next_alert()  # jumps to the racy kernel's job
+            app.tree.action_next_alert()  # jumps to the racy kernel's job
             await pilot.pause()
             assert app.detail.job_id == job
             diag = [line for line in view_lines(app, "diagnostics") if "racecheck" in line]

@@ -86,7 +86,7 @@ def test_descend_and_ascend_across_a_launch_site(sample_trace):
             assert app.detail.job_id == parent
             await pilot.press("up", "enter")  # a line without a site descends nowhere
             await pilot.pause()
-            assert app.detail.job_id == parent and not len(app.path)
+            assert app.detail.job_id == parent and not len(app.detail.path)
     run(go())
 
 
@@ -138,7 +138,7 @@ def test_descend_through_grad_sites_to_a_derivative_of_a_derivative(sample_trace
             assert app.detail.job_id == gg and "chain #1 \u2192 grad(f) #3 \u2192 grad(g) #4" in path_bar(app)
             await pilot.press("u", "u")
             await pilot.pause()
-            assert app.detail.job_id == job_named(app, "chain") and not len(app.path)
+            assert app.detail.job_id == job_named(app, "chain") and not len(app.detail.path)
     run(go())
 
 

@@ -1,7 +1,8 @@
 """Descend and ascend in the detail pane: the site marks of the Source and IR views, the path bar.
 
-The detail pane calls ``mark`` after it loads a Source or IR document, and again when the
-session comes to stand at a request (a pause, a replay step); the app keeps the ``DescendPath``.
+The detail pane keeps the ``DescendPath`` and calls these with what they need: ``mark`` after it
+loads a Source or IR document, and again when the session comes to stand at a request (a pause, a
+replay step); ``go_down`` and ``go_up`` say where to go (or why not), and the pane goes there.
 """
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ from textual.widgets import Static
 
 from kdebug.session import navigation as nav
 from kdebug.tui.site_view import SiteView
+
+NOT_A_SITE_VIEW = "descend works in the Source and IR views (1, 2): enter on a line marked \u25c2"
+NO_SITE = "no launch, pointer or grad site on this line: \u2191 \u2193 to a line marked \u25c2, then enter"
+NOTHING_ABOVE = "nothing to go back to: enter on a site in Source or IR descends into its job"
 
 
 class PathBar(Static):
@@ -39,27 +44,22 @@ def _label(model):
     return label
 
 
-def follow_request(app, stepped: bool) -> None:
+def follow_request(model, last, stepped: bool):
     """The request to highlight: the one the session stands at (a pause, a replay position); after a
-    step from it, still that one, so the IR that lowering then prints shows its marker; none after
-    a continue or a jump elsewhere."""
-    here = nav.focused_request(app.model)
-    last = app.detail.request_focus
+    step from it, still that one (``last``), so the IR that lowering then prints shows its marker; none
+    after a continue or a jump elsewhere."""
+    here = nav.focused_request(model)
     if here is not None:
-        app.detail.request_focus = here
-    elif not stepped or last is None or last.requester not in app.model.jobs:
-        app.detail.request_focus = None
+        return here
+    if not stepped or last is None or last.requester not in model.jobs:
+        return None
+    return last
 
 
-def mark(detail, tab: str, cursor: int | None = None) -> None:
-    """Mark the sites of the job the detail pane shows in its ``tab`` view (source or ir)."""
-    if tab not in ("source", "ir"):
-        return
-    view = detail.query_one(f"#view-{tab}", SiteView)
-    model, job = detail.model, detail.model.jobs.get(detail.job_id) if detail.job_id is not None else None
+def mark(view: SiteView, model, job, focus, tab: str, cursor: int | None = None) -> None:
+    """Mark the sites of ``job`` in its ``tab`` view (source or ir); ``focus``: the request to highlight."""
     if job is None:
         return view.set_sites(lambda i: [], str)
-    focus = detail.request_focus
     focus = focus if focus is not None and focus.requester == job.id else None
     doc = view.document
     if tab == "source":
@@ -74,49 +74,18 @@ def mark(detail, tab: str, cursor: int | None = None) -> None:
     view.set_sites(targets, _label(model), lines, cursor)
 
 
-def _focused_view(app) -> SiteView | None:
-    """The Source or IR view enter acts on: the focused one, else the one the detail pane shows."""
-    focused = app.focused
-    if isinstance(focused, SiteView):
-        return focused
-    tab = app.detail.active_tab
-    return app.detail.query_one(f"#view-{tab}", SiteView) if tab in ("source", "ir") else None
-
-
-def go_down(app) -> None:
-    """enter: to the job the site under the cursor asks for; the job left goes on the path."""
-    detail = app.detail
-    view = _focused_view(app)
-    if view is None or detail.job_id is None:
-        app.notify("descend works in the Source and IR views (1, 2): enter on a line marked \u25c2")
-        return
+def go_down(path: nav.DescendPath, view: SiteView | None, job: int | None, tab: str, phase: str) -> int | str:
+    """enter: the job the site under ``view``'s cursor asks for, the job left put on ``path``; or why not."""
+    if view is None or job is None:
+        return NOT_A_SITE_VIEW
     targets = view.targets_at_cursor()
     if not targets:
-        app.notify("no launch, pointer or grad site on this line: \u2191 \u2193 to a line marked \u25c2, then enter")
-        return
-    tab = detail.active_tab
-    app.path.descend(nav.Stop(detail.job_id, tab, view.cursor, detail.phase))
-    app.tree.select_job(targets[0])
-    show_path(app, targets[0])
+        return NO_SITE
+    path.descend(nav.Stop(job, tab, view.cursor, phase))
+    return targets[0]
 
 
-def go_up(app) -> None:
-    """u / backspace: back to the job and line the last descend left from."""
-    stop = app.path.ascend()
-    if stop is None:
-        app.notify("nothing to go back to: enter on a site in Source or IR descends into its job")
-        return
-    detail = app.detail
-    detail.pending_cursor = (stop.job, stop.tab, stop.line)
-    if stop.phase:
-        detail.phase = stop.phase
-    if detail.active_tab != stop.tab:
-        detail.set_tab(stop.tab)
-    if detail.job_id == stop.job:
-        detail.mark_sites()
-    app.tree.select_job(stop.job)
-    show_path(app, stop.job)
-
-
-def show_path(app, here: int | None) -> None:
-    app.detail.query_one("#path", PathBar).show_path(app.path, app.model, here)
+def go_up(path: nav.DescendPath) -> nav.Stop | str:
+    """u / backspace: the job and line the last descend left from; or why there is none."""
+    stop = path.ascend()
+    return stop if stop is not None else NOTHING_ABOVE

@@ -4,6 +4,8 @@ Only the active tab is computed, and only again when its job changed.
 """
 from __future__ import annotations
 
+import os
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.content import Content
@@ -13,19 +15,21 @@ from textual.widgets import Static, TabbedContent, TabPane
 from kdebug import events as E
 from kdebug.session import stage_diff
 from kdebug.session.model import SessionModel
+from kdebug.session.navigation import DescendPath
 from kdebug.stages import in_stage_order
 from kdebug.tui import descend, tab_focus, teaching
 from kdebug.tui.documents import (CodeDocument, Document, JoinedDocument, SideBySideDocument, SideBySideRows,
                                   StyledDocument, UnifiedDiffDocument, UnifiedLines)
+from kdebug.tui.messages import GoToJob
 from kdebug.tui.site_view import SiteView
 from kdebug.tui.stage_views import diff_bar, pass_bar, phase_bar
+from kdebug.tui.tabs import TAB_IDS, TABS
 from kdebug.tui.textview import TextView
 
 ARROW = " \u2192 "
 # a derivative job's IR view: primal -> primal_resolved -> derivative, each shown as a diff of the one before
 DIFFED_AGAINST = {"primal_resolved": "primal", "derivative": "primal_resolved"}
 SUFFIX = {"llvm": ".ll", "python": ".py", "ptx": ".ptx", "asm": ".s", "text": ".txt"}
-TABS = ("source", "ir", "finish", "ptx", "asm", "events", "strategy", "diff")
 
 
 def event_line(ev: E.Event) -> tuple[str, str]:
@@ -49,10 +53,16 @@ def event_line(ev: E.Event) -> tuple[str, str]:
 
 
 class DetailPane(Vertical):
+    """The actions of the keys the key table gives it (tabs, phases, stages, diffs, search matches,
+    descend, copy and save) are its own; it asks for a job to be shown with ``GoToJob``."""
+
     ALLOW_MAXIMIZE = True  # z on one of its views zooms the pane: banner, tabs and view
-    def __init__(self, model: SessionModel, id: str | None = None) -> None:
+
+    def __init__(self, model: SessionModel, cwd: str = ".", id: str | None = None) -> None:
         super().__init__(id=id)
         self.model = model
+        self.cwd = cwd  # where w saves the view
+        self.path = DescendPath()  # the jobs enter descended from (u goes back)
         self.job_id: int | None = None
         self.backref: int | None = None
         self.phase = "optimize"
@@ -75,41 +85,37 @@ class DetailPane(Vertical):
         yield Static("no job yet", id="banner")
         yield descend.PathBar(id="path")
         with TabbedContent(id="detail-tabs"):
-            with TabPane("Source", id="tab-source"):
-                yield SiteView(id="view-source")
-            with TabPane("IR", id="tab-ir"):
-                yield Static(id="phase-bar")
-                yield Static(id="pass-bar")
-                yield Static(id="phase-help", classes="help")
-                yield SiteView(id="view-ir")
-            with TabPane("Finish", id="tab-finish"):
-                yield Static(id="finish-help", classes="help")
-                yield TextView(id="view-finish")
-            with TabPane("PTX", id="tab-ptx"):
-                yield Static(id="ptx-info", classes="help")
-                yield TextView(id="view-ptx")
-            with TabPane("Host asm", id="tab-asm"):
-                yield Static(id="asm-info", classes="help")
-                yield TextView(id="view-asm")
-            with TabPane("Events", id="tab-events"):
-                yield TextView(id="view-events")
-            with TabPane("Strategy", id="tab-strategy"):
-                with VerticalScroll():
-                    yield Static(id="strategy-help")
-            with TabPane("Diff", id="tab-diff"):
-                yield Static(id="diff-bar")
-                yield TextView(id="view-diff")
+            for tab in TABS:
+                with TabPane(tab.label, id=f"tab-{tab.id}"):
+                    yield from self._compose_tab(tab.id)
+
+    def _compose_tab(self, tab: str) -> ComposeResult:
+        if tab == "ir":
+            yield Static(id="phase-bar")
+            yield Static(id="pass-bar")
+        info = {"ir": "phase-help", "finish": "finish-help", "ptx": "ptx-info", "asm": "asm-info"}.get(tab)
+        if info is not None:
+            yield Static(id=info, classes="help")
+        if tab == "diff":
+            yield Static(id="diff-bar")
+        if tab == "strategy":
+            with VerticalScroll():
+                yield Static(id="strategy-help")
+        else:
+            yield (SiteView if tab in ("source", "ir") else TextView)(id=f"view-{tab}")
 
     # ---- what to show ------------------------------------------------------------------
     def reset(self, model: SessionModel) -> None:
         self.model, self.job_id, self.backref = model, None, None
+        self.path.clear()
         self._loaded.clear()
-        for tab in (t for t in TABS if t != "strategy"):
+        for tab in (t for t in TAB_IDS if t != "strategy"):
             self.query_one(f"#view-{tab}", TextView).set_document(Document([]))
         self._set_banner(Text("no job yet"))
         self.refresh_active()
 
     def show(self, job_id: int, backref: int | None = None) -> None:
+        self._show_path(job_id)
         if (job_id, backref) == (self.job_id, self.backref):
             return
         self.job_id, self.backref = job_id, backref
@@ -132,6 +138,8 @@ class DetailPane(Vertical):
     def set_tab(self, tab: str) -> None:
         self.query_one("#detail-tabs", TabbedContent).active = f"tab-{tab}"
 
+    action_tab = set_tab
+
     def on_mount(self) -> None:
         tab_focus.skip_tab_strip(self.query_one("#detail-tabs", TabbedContent))
 
@@ -143,7 +151,7 @@ class DetailPane(Vertical):
         if message.view.id in ("view-finish", "view-diff") and self.diff_mode == "side":
             self.call_after_refresh(self.refresh_active)
 
-    def toggle_explain(self) -> None:
+    def action_toggle_explain(self) -> None:
         self.explain = not self.explanations_shown
         self._show_explanations()
 
@@ -172,7 +180,7 @@ class DetailPane(Vertical):
         have = set(job.snapshots)
         return in_stage_order(have)
 
-    def step_phase(self, step: int) -> None:
+    def action_step_phase(self, step: int) -> None:
         phases = self.phases()
         if self.hide_unchanged:  # h: the phases that changed nothing are skipped
             changes = stage_diff.phase_changes(self.stages())
@@ -188,6 +196,8 @@ class DetailPane(Vertical):
             self.set_tab("ir")
         else:
             self.refresh_active()
+
+    action_set_phase = set_phase  # a click on the phase or the pass bar
 
     # ---- stages: phases and the passes inside them --------------------------------------
     def stages(self) -> list[stage_diff.StageRef]:
@@ -207,7 +217,7 @@ class DetailPane(Vertical):
                 return k
         return None
 
-    def step_stage(self, step: int) -> None:
+    def action_step_stage(self, step: int) -> None:
         """k j: the previous / next stage, passes included (only those that changed anything, with h)."""
         stages = self.stages()
         if not stages:
@@ -220,20 +230,20 @@ class DetailPane(Vertical):
                 break
         self.set_phase(stages[k].phase, stages[k].index)
 
-    def toggle_hide_unchanged(self) -> None:
+    def action_toggle_hide_unchanged(self) -> None:
         self.hide_unchanged = not self.hide_unchanged
         self.refresh_active()
 
-    def pin_diff_a(self) -> None:
+    def action_pin_diff_a(self) -> None:
         """m: the stage shown becomes the Diff tab's A; again: A is B's previous change once more."""
         self.diff_a = None if self.diff_a is not None else (self.phase, self.pass_index)
         self._show_diff_tab()
 
-    def toggle_diff_noise(self) -> None:
+    def action_toggle_diff_noise(self) -> None:
         self.diff_noise = not self.diff_noise
         self._show_diff_tab()
 
-    def next_diff_function(self) -> None:
+    def action_next_diff_function(self) -> None:
         """f: all functions, then each function the two stages define, then what is outside them."""
         a, b = self._diff_pair()
         names = [None] + stage_diff.function_names(*(stage_diff.stage_text(self.model, s) for s in (a, b) if s)) \
@@ -242,7 +252,7 @@ class DetailPane(Vertical):
         self.diff_function = names[(i + 1) % len(names)]
         self._show_diff_tab()
 
-    def toggle_diff(self) -> None:
+    def action_toggle_diff(self) -> None:
         self.diff_mode = "side" if self.diff_mode == "unified" else "unified"
         if self.active_tab not in ("finish", "diff"):
             self.set_tab("finish")
@@ -319,7 +329,49 @@ class DetailPane(Vertical):
         cursor = pending[2] if pending is not None and pending[:2] == (self.job_id, tab) else None
         if cursor is not None:
             self.pending_cursor = None
-        descend.mark(self, tab, cursor)
+        if tab in ("source", "ir"):
+            job = self.model.jobs.get(self.job_id) if self.job_id is not None else None
+            descend.mark(self.query_one(f"#view-{tab}", SiteView), self.model, job, self.request_focus, tab, cursor)
+
+    def follow_request(self, stepped: bool) -> None:
+        """The request site to highlight, after the session stopped, stepped or travelled."""
+        self.request_focus = descend.follow_request(self.model, self.request_focus, stepped)
+
+    def stopped_at(self, breakpoint: str) -> None:
+        """The session paused (the tree has moved to the job it stands at): its request site marked; at a
+        finish breakpoint, what the finish passes are about to change."""
+        self.follow_request(stepped=breakpoint == "step")
+        self.mark_sites()
+        if breakpoint == "finish":
+            self.set_phase("before_finish")
+
+    # ---- descend and ascend ------------------------------------------------------------
+    def _show_path(self, here: int | None) -> None:
+        self.query_one("#path", descend.PathBar).show_path(self.path, self.model, here)
+
+    def action_descend(self) -> None:
+        focused, tab = self.app.focused, self.active_tab  # the focused Source or IR view, else the one shown
+        view = focused if isinstance(focused, SiteView) else (
+            self.query_one(f"#view-{tab}", SiteView) if tab in ("source", "ir") else None)
+        to = descend.go_down(self.path, view, self.job_id, tab, self.phase)
+        if isinstance(to, str):
+            return self.notify(to)
+        self.post_message(GoToJob(to))
+        self._show_path(to)
+
+    def action_ascend(self) -> None:
+        stop = descend.go_up(self.path)
+        if isinstance(stop, str):
+            return self.notify(stop)
+        self.pending_cursor = (stop.job, stop.tab, stop.line)
+        if stop.phase:
+            self.phase = stop.phase
+        if self.active_tab != stop.tab:
+            self.set_tab(stop.tab)
+        if self.job_id == stop.job:
+            self.mark_sites()
+        self.post_message(GoToJob(stop.job))
+        self._show_path(stop.job)
 
     def _set(self, tab: str, doc: Document, keep: bool = False) -> None:
         self.query_one(f"#view-{tab}", TextView).set_document(doc, keep_position=keep)
@@ -504,7 +556,35 @@ class DetailPane(Vertical):
         longest = max((len(line) for line in diff.before), default=10)
         self._set("diff", SideBySideRows(diff, column=max(16, min(longest, (width - 3) // 2))))
 
-    # ---- copy / save ------------------------------------------------------------------
+    # ---- search, copy and save --------------------------------------------------------
+    def find(self, text: str) -> None:
+        """The search box's text, searched in the view shown."""
+        view = self.active_view()
+        if view is None:
+            return self.notify("nothing to search in this tab")
+        count = view.search(text)
+        self.notify(f"{count} line(s) match {text!r}" if text else "search cleared", timeout=3)
+
+    def action_step_match(self, step: int) -> None:
+        view = self.active_view()
+        if (view.next_match(step) if view is not None else None) is None:
+            self.notify("no matches: / searches")
+
+    def action_copy_stage(self) -> None:
+        stage = self.current_stage()
+        if stage is None:
+            return self.notify("nothing to copy here")
+        self.app.copy_to_clipboard(stage[1])
+        self.notify(f"copied {stage[0]} ({stage[1].count(chr(10))} lines) to the clipboard")
+
+    def action_write_stage(self) -> None:
+        stage = self.current_stage()
+        if stage is None:
+            return self.notify("nothing to save here")
+        with open(os.path.join(self.cwd, stage[0]), "w", encoding="utf-8") as f:
+            f.write(stage[1])
+        self.notify(f"saved {stage[0]}")
+
     def current_stage(self) -> tuple[str, str] | None:
         """(file name, text) of what the active tab shows, for copy and save."""
         job = self.model.jobs.get(self.job_id) if self.job_id is not None else None

@@ -169,6 +169,41 @@ class JobTree(Tree):
         node = self.cursor_node
         return node.data if node is not None else None
 
+    def _at(self) -> tuple[int | None, int | None]:
+        """(job, back-reference) of the cursor: a ↻ node's job is the one that made the request."""
+        kind, value = self.selected() or ("job", None)
+        return (value, None) if kind == "job" else (self.model.reentrant[value].job, value)
+
+    # ---- the actions of the keys the key table gives the tree ---------------------------
+    def action_step_job(self, step: int) -> None:
+        order = [job.id for job, _ in self.model.walk()]
+        if order:
+            cur = self._at()[0]
+            i = order.index(cur) if cur in order else -step
+            self.select_job(order[(i + step) % len(order)])
+
+    def action_next_alert(self) -> None:
+        """The next job, in tree order, that raised an alert (a re-entrant request, an error)."""
+        order = [job.id for job, _ in self.model.walk()]
+        cur = self._at()[0]
+        start = order.index(cur) + 1 if cur in order else 0
+        jid = next((j for j in order[start:] + order[:start] if j in self.model.job_alert), None)
+        if jid is None:
+            return self.notify("no job has an alert")
+        self.select_job(jid)
+
+    def action_goto_target(self) -> None:
+        job_id, backref = self._at()
+        if backref is None:
+            job = self.model.jobs.get(job_id)
+            if job is None or not job.backrefs:
+                return self.notify("select a \u21bb back-reference first")
+            backref = job.backrefs[0]
+        self.select_job(self.model.reentrant[backref].target_job)
+
+    def action_resize(self, step: int) -> None:
+        self.styles.width = max(12, min(self.app.size.width - 20, self.size.width + step))
+
     def on_tree_node_highlighted(self, message: Tree.NodeHighlighted) -> None:
         message.stop()
         if message.node.data is None:

@@ -1,0 +1,78 @@
+"""The status line and the header's subtitle: what the session is doing, from the model and the run's state."""
+from __future__ import annotations
+
+import os
+
+from rich.text import Text
+from textual.widgets import Static
+
+from kdebug.session.model import Alert, SessionModel
+
+
+def header(model: SessionModel, opts, replay: bool, trace_path: str | None) -> str | None:
+    """The subtitle: the script, backend and strategy (None: nothing to say yet)."""
+    started = model.started
+    if started is not None:
+        where = f"replay of {os.path.basename(trace_path)} \u00b7 " if replay and trace_path else ""
+        title = f"{where}{started.script} \u00b7 backend {started.backend} \u00b7 strategy {started.strategy}"
+        if set(model.sanitizers) != {"memcheck", "synccheck"}:  # the default stays unsaid
+            title += f" \u00b7 sanitize {','.join(model.sanitizers)}"
+        return title
+    if opts is not None:
+        return f"{opts.script} \u00b7 strategy {opts.strategy} \u00b7 starting"
+    return None
+
+
+def status_text(model: SessionModel, traveled: Text | None, stop_asked: str, replay: bool, quiet_s: float | None,
+                breakpoints: set[str]) -> Text:
+    """``traveled``: a replay's position once it left the end; ``stop_asked``: "step" or "pause" while a stop
+    the user asked for has not come; ``quiet_s``: how long a running script has sent nothing, once it is long."""
+    m = model
+    text = Text()
+    ended, paused = m.ended, m.paused
+    if traveled is not None:
+        text.append_text(traveled)
+    elif ended is not None:
+        style = "bold green" if ended.status == "ok" else "bold red"
+        mark = "\u25a0" if ended.status == "ok" else "\u2716"
+        text.append(f"{mark} session {ended.status} (exit status {ended.exit_code})", style)
+        if ended.error:
+            text.append("  " + ended.error.splitlines()[0], "red")
+    elif paused is not None:
+        # a step stop is the user's own (s or p); a breakpoint names its kind
+        how = {"step": "stepped" if stop_asked == "step" else "paused"}.get(
+            paused.breakpoint, f"breakpoint {paused.breakpoint}")
+        text.append(f"\u23f8 {how}: ", "bold yellow")
+        text.append(paused.message)
+    elif replay:
+        text.append("replay (trace without session end)", "yellow")
+    else:
+        text.append("\u25cf running", "bold cyan")
+        if stop_asked:
+            text.append(f"  {stop_asked} requested: it stops at the next phase, request or launch "
+                        "(plain Python runs on)", "bold yellow")
+        if quiet_s is not None:
+            text.append(f"  no events for {quiet_s:.0f} s (hung?): x kills the debuggee", "bold yellow")
+    text.append(f"   {len(m.jobs)} jobs \u00b7 {len(m.launches)} launches \u00b7 {len(m.alerts)} alerts", "dim")
+    if not replay:
+        text.append(f" \u00b7 breaks: {','.join(sorted(breakpoints)) or 'none'}", "dim")
+    return text
+
+
+def alert_note(alerts: list[Alert]) -> tuple[str, str, str]:
+    """A burst of alerts as one notification: (message, title, severity)."""
+    severity = "error" if any(a.severity == "error" for a in alerts) else "warning"
+    title = "re-entrant request" if any(a.title.startswith("re-entrant") for a in alerts) else severity
+    more = f"\n(+{len(alerts) - 1} more in Diagnostics)" if len(alerts) > 1 else ""
+    return alerts[0].title + more, title, severity
+
+
+class StatusLine(Static):
+    """The status line; it may wrap, so it is redrawn (a layout) only when its text changed."""
+
+    _shown = ""
+
+    def show(self, text: Text) -> None:
+        if text.plain != self._shown:
+            self._shown = text.plain
+            self.update(text)
