@@ -301,3 +301,33 @@ def test_a_fork_pool_of_launching_workers_ends(tmp_path):
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]
     assert "pool [1000, 262144, 5]" in r.stdout and "parent 1048576" in r.stdout
+
+
+def test_the_compiler_does_not_depend_on_the_scripts_recursion_limit(tmp_path):
+    path = _script(tmp_path, """
+        import sys
+        sys.setrecursionlimit(60)
+        a = np.ones(4)
+        k[1, 4](a)
+        print("low", int(a.sum()), sys.getrecursionlimit())
+    """)
+    r = run_kdebug("run", "--headless", "--backend", "cpu", path, timeout=120)
+    assert r.returncode == 0 and "low 8 60" in r.stdout, r.stdout + r.stderr  # the script's limit is back
+
+
+def test_a_2000_term_expression_that_cpython_compiles_compiles_here(tmp_path):
+    terms = " + ".join(f"x * {i}.0" for i in range(2000))
+    path = _script(tmp_path, f"""
+        @cuda.jit
+        def deep(a):
+            i = cuda.grid(1)
+            if i < a.size:
+                x = a[i]
+                a[i] = {terms}
+        a = np.ones(4)
+        deep[1, 4](a)
+        print("deep", a[0])
+    """)
+    r = run_kdebug("run", "--headless", "--backend", "cpu", path, timeout=300)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-2000:]
+    assert f"deep {float(sum(range(2000)))}" in r.stdout and "RecursionError" not in r.stdout + r.stderr

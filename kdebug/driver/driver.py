@@ -19,7 +19,9 @@ in-memory copy, printed only if someone asks (``JobRecord.ir_after_finish``).
 """
 from __future__ import annotations
 
+import contextlib
 import re
+import sys
 import threading
 import time
 import traceback
@@ -177,48 +179,51 @@ class Driver:
             if self.bus.has_subscribers:
                 self.bus.emit(E.CacheHit(**self.job_fields(hit.record)))
             return hit
+        with self.lock, compiler_recursion_limit():
+            return self._compile_kernel(dispatcher, argtypes, kind)
+
+    def _compile_kernel(self, dispatcher, argtypes: tuple, kind: str) -> CompiledKernel:
         job = CompilerJob(dispatcher, argtypes, self.options, kind)
         key = job.key
-        with self.lock:
-            hit = self.cache.get(key)
-            if hit is not None:
-                self.bus.emit(E.CacheHit(**self.job_fields(hit.record)))
-                self.launch_cache[(dispatcher, argtypes, kind)] = hit
-                return hit
-            done = self.by_key.get(key)
-            if done is not None and done.state == "done" and kind == "kernel" and \
-                    self.target.supports_cross_module_references:
-                # compiled earlier as a deferred job of another kernel: its entry is loaded already
-                self.bus.emit(E.CacheHit(**self.job_fields(done)))
-                hit = self.cache[key] = CompiledKernel(done, self.target.entry_address(done), {})
-                self.launch_cache[(dispatcher, argtypes, kind)] = hit
-                return hit
-            # a toplevel compilation inside another on this thread (a signal handler's launch while the
-            # script's first launch compiles): its own state, the outer one's again after it
-            outer = self.current
-            rec = self.new_record(job, None, "host") if outer is None else self._new_toplevel_record(job)
-            self.current = deferred.Compilation(rec, table={key: rec}, records=[rec])
-            try:
-                compiled = self.compile_toplevel(rec)
-            except KdebugError as exc:
-                culprit = getattr(exc, "failed_job", None) or rec  # the job whose code is wrong
-                self.fail(culprit, exc)
-                if culprit is not rec:
-                    rec.state = "failed"
-                    self.bus.emit(E.JobFailed(**self.job_fields(rec),
-                                              error=f"deferred job #{culprit.id} {culprit.name} failed to compile"))
-                self.fail_rest(rec)
-                raise
-            except Exception as exc:  # a kdebug bug: keep the traceback for the report
-                err = CompileError(f"internal compiler error while compiling {rec.name}: {exc!r}",
-                                   hint="this is a bug in kdebug; the trace holds the Python traceback")
-                self.fail(rec, err, traceback.format_exc())
-                self.fail_rest(rec)
-                raise err from exc
-            finally:
-                self.current = outer
-            self.cache[key] = self.launch_cache[(dispatcher, argtypes, kind)] = compiled
-            return compiled
+        hit = self.cache.get(key)
+        if hit is not None:
+            self.bus.emit(E.CacheHit(**self.job_fields(hit.record)))
+            self.launch_cache[(dispatcher, argtypes, kind)] = hit
+            return hit
+        done = self.by_key.get(key)
+        if done is not None and done.state == "done" and kind == "kernel" and \
+                self.target.supports_cross_module_references:
+            # compiled earlier as a deferred job of another kernel: its entry is loaded already
+            self.bus.emit(E.CacheHit(**self.job_fields(done)))
+            hit = self.cache[key] = CompiledKernel(done, self.target.entry_address(done), {})
+            self.launch_cache[(dispatcher, argtypes, kind)] = hit
+            return hit
+        # a toplevel compilation inside another on this thread (a signal handler's launch while the
+        # script's first launch compiles): its own state, the outer one's again after it
+        outer = self.current
+        rec = self.new_record(job, None, "host") if outer is None else self._new_toplevel_record(job)
+        self.current = deferred.Compilation(rec, table={key: rec}, records=[rec])
+        try:
+            compiled = self.compile_toplevel(rec)
+        except KdebugError as exc:
+            culprit = getattr(exc, "failed_job", None) or rec  # the job whose code is wrong
+            self.fail(culprit, exc)
+            if culprit is not rec:
+                rec.state = "failed"
+                self.bus.emit(E.JobFailed(**self.job_fields(rec),
+                                          error=f"deferred job #{culprit.id} {culprit.name} failed to compile"))
+            self.fail_rest(rec)
+            raise
+        except Exception as exc:  # a kdebug bug: keep the traceback for the report
+            err = CompileError(f"internal compiler error while compiling {rec.name}: {exc!r}",
+                               hint="this is a bug in kdebug; the trace holds the Python traceback")
+            self.fail(rec, err, traceback.format_exc())
+            self.fail_rest(rec)
+            raise err from exc
+        finally:
+            self.current = outer
+        self.cache[key] = self.launch_cache[(dispatcher, argtypes, kind)] = compiled
+        return compiled
 
     def _new_toplevel_record(self, job: CompilerJob) -> JobRecord:
         """A toplevel job's record made while another compilation is in progress: not one of its jobs."""
@@ -410,6 +415,25 @@ class Driver:
         return mod.clone()
 
     job_ir = staticmethod(job_ir)
+
+
+COMPILER_RECURSION_LIMIT = 30_000  # the frontend's visitors recurse as deep as the kernel's expressions
+
+
+@contextlib.contextmanager
+def compiler_recursion_limit():
+    """The compiler's own recursion limit, whatever the script set (``sys.setrecursionlimit(50)`` must not
+    break kdebug's frontend; a 2,000-term expression CPython compiles must compile here too); the
+    script's limit again afterwards."""
+    before = sys.getrecursionlimit()
+    if before >= COMPILER_RECURSION_LIMIT:
+        yield
+        return
+    sys.setrecursionlimit(COMPILER_RECURSION_LIMIT)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
 
 
 def _nth(n: int) -> str:
