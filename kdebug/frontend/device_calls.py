@@ -154,7 +154,7 @@ def lower_device_launch(lw, node, launch):
     req = lw.request(node)
     cfg = node.func.slice
     parts = cfg.elts if isinstance(cfg, ast.Tuple) else [cfg]
-    grid, block = _dim3(parts[0]), _dim3(parts[1])
+    grid, block = _dim3(lw, parts[0]), _dim3(lw, parts[1])
     args = [lw.cast(lw.expr(a), lw.type_of(a), t) for a, t in zip(node.args, req.argtypes)]
     marker = lw.deferred_marker(req)
     lw.target.device_launch(lw.hook_context, node, marker, grid, block, args, req.argtypes)

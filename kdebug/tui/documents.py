@@ -59,11 +59,12 @@ def highlight_line(line: str, language: str) -> Text:
     text = Text(line, no_wrap=True, end="")
     if lexer is None or not line:
         return text
-    pos = 0
-    for ttype, value in lexer.get_tokens(line):
+    pos, end = 0, len(line)
+    # the line with its newline: rules that end at one (LLVM's `;` comments) match as in the whole text
+    for ttype, value in lexer.get_tokens(line + "\n"):
         style = _style_for(ttype)
-        if style is not None and value:
-            text.stylize(style, pos, pos + len(value))
+        if style is not None and value and pos < end:
+            text.stylize(style, pos, min(end, pos + len(value)))
         pos += len(value)
     return text
 
