@@ -201,7 +201,7 @@ def test_float16_on_a_cpu_model_without_f16c_runs():
 
     kernel = cuda.jit("void(f2[:], f2, f2)")(add)
     [compiled] = session.driver.cache.values()
-    assert "__extendhfsf2" in compiled.artifact["asm"]  # the conversion is a call on this model
+    assert "__extendhfsf2" in compiled.artifact.asm  # the conversion is a call on this model
     ary = np.zeros(1, np.float16)
     kernel[1, 1](ary, np.float16(3.14), np.float16(1.57))
     assert ary[0] == np.float16(np.float16(3.14) + np.float16(1.57))

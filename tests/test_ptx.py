@@ -182,7 +182,7 @@ def test_finish_gives_kernels_the_ptx_kernel_entry():
     assert "alwaysinline" in after
     assert "addrspacecast" in after
     llvm.parse_assembly(after).verify()  # the snapshot is valid IR
-    assert compiled.artifact["kernels"] == {rec.id: name}
+    assert compiled.artifact.kernels == {rec.id: name}
 
 
 def test_finish_flattens_tuples_booleans_and_2d_arrays():
@@ -485,10 +485,10 @@ def test_ptxas_runs_once_when_its_report_is_asked_for(monkeypatch):
     sig = (T.float32[::1], T.float32, T.float32[::1], T.float32[::1])
     spawns = _Spawns(monkeypatch)
     compiled = driver.compile_kernel(Dispatcher(_axpy_for_ptx), sig)
-    assert spawns.commands == [] and "ptxas" not in compiled.artifact
+    assert spawns.commands == [] and compiled.artifact.ptxas is None
     report = driver.target.ptxas_report(compiled.artifact)
     assert report["ok"] and report["cubin"]
-    entry = compiled.artifact["kernels"][compiled.record.id]
+    entry = compiled.artifact.kernels[compiled.record.id]
     assert report["functions"][entry]["registers"] > 0
     assert len(spawns.commands) == 1 and os.path.basename(spawns.commands[0][0]) == "ptxas"
     assert driver.target.ptxas_report(compiled.artifact) is report and len(spawns.commands) == 1  # kept

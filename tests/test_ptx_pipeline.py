@@ -41,7 +41,7 @@ def test_one_ptx_pipeline_serves_dump_and_ptx_of_and_compiles_each_job_once():
         assert set(jobs) == {"scale", "leaf"}  # the PTX jobs are not in the session's table
         assert ".entry" in jobs["scale"].snapshots["ptx"] and "ptx" in jobs["leaf"].snapshots
         ptx, _ = session.ptx_of(scale, (F32_1D,))  # inspect_asm: the same pipeline, no second compile
-        assert ptx == pipeline.compile(scale, (F32_1D,)).artifact["ptx"]
+        assert ptx == pipeline.compile(scale, (F32_1D,)).artifact.ptx
         counts = pipeline.driver.compile_counts  # job key -> compilations: scale and leaf, once each
         assert len(counts) == 2 and set(counts.values()) == {1}
         assert ".target sm_80" in ptx

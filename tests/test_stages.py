@@ -75,7 +75,7 @@ def test_the_ptx_target_runs_ptxas_as_its_own_stage():
     assert "ptxas" in [e.phase for e in seen if isinstance(e, E.PhaseFinished)]
     report = compiled.record.snapshots["ptxas"]
     assert report.startswith("ptxas -arch=sm_90 -v: ") or "ptxas is not on PATH" in report
-    assert compiled.artifact["ptxas"]["command"] == "ptxas -arch=sm_90 -v"
+    assert compiled.artifact.ptxas["command"] == "ptxas -arch=sm_90 -v"
 
 
 def test_an_unknown_phase_is_refused():

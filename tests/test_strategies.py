@@ -18,6 +18,7 @@ from kdebug.driver import strategies
 from kdebug.driver.driver import Driver
 from kdebug.errors import CompileError, ReentrantLoopError
 from kdebug.lang import types as T
+from kdebug.runtime.artifacts import CpuArtifact
 from kdebug.targets.base import Target
 
 I64_1D = T.Array(T.int64, 1)
@@ -41,7 +42,7 @@ class StubTarget(Target):
         return []
 
     def emit(self, mod, jobs):
-        return {"asm": str(mod)}
+        return CpuArtifact(object=b"", asm=str(mod))
 
     def load(self, artifact, jobs):
         return {}

@@ -17,6 +17,7 @@ from kdebug.driver.driver import Driver
 from kdebug.frontend.hook_context import LoweringContext
 from kdebug.frontend.lower import FunctionLowerer
 from kdebug.lang import types as T
+from kdebug.runtime.artifacts import CpuArtifact
 from kdebug.targets.base import Target
 from kdebug.targets.cpu import CpuTarget
 
@@ -65,7 +66,7 @@ class RecordingTarget(Target):
         return []
 
     def emit(self, mod, jobs):
-        return {"asm": str(mod)}
+        return CpuArtifact(object=b"", asm=str(mod))
 
     def load(self, artifact, jobs):
         return {}

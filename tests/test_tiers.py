@@ -66,7 +66,7 @@ def tiered():
 
 
 def _tiers(s, dispatcher, *args):
-    return s.compile_kernel(dispatcher, tuple(T.typeof(a) for a in args)).artifact["tiers"]
+    return s.compile_kernel(dispatcher, tuple(T.typeof(a) for a in args)).artifact.tiers
 
 
 def test_both_tiers_compute_the_same(tiered):
@@ -216,7 +216,7 @@ def test_tier_1_is_the_untiered_code_and_inspect_llvm_shows_it(monkeypatch, kern
     s, previous = _session(memcheck=False)
     try:
         compiled = s.compile_kernel(dispatcher, argtypes)
-        assert compiled.artifact["tiers"].wait(60)
+        assert compiled.artifact.tiers.wait(60)
         got_after_finish = compiled.record.ir_after_finish()
     finally:
         live.set_session(previous)
@@ -232,9 +232,9 @@ def test_sessions_that_show_code_compile_it_at_once():
         s = live.Session(backend="cpu", **kw)
         x = np.ones(8, np.float32)
         compiled = s.compile_kernel(saxpy, tuple(T.typeof(a) for a in (np.float32(1), x, x, x)))
-        assert "tiers" not in compiled.artifact
-    assert "tiers" not in live.Session(backend="cpu", snapshots=True, tiered=True).compile_kernel(
-        saxpy, tuple(T.typeof(a) for a in (np.float32(1), x, x, x))).artifact
+        assert compiled.artifact.tiers is None
+    assert live.Session(backend="cpu", snapshots=True, tiered=True).compile_kernel(
+        saxpy, tuple(T.typeof(a) for a in (np.float32(1), x, x, x))).artifact.tiers is None
 
 
 def test_kdebug_tiered_0_turns_tiers_off(monkeypatch):

@@ -38,6 +38,7 @@ from kdebug.frontend.lower import lower_function
 from kdebug.frontend.source import function_text, parse_function
 from kdebug.frontend.typeinfer import infer_function
 from kdebug.lazy_dataclasses import dataclass
+from kdebug.runtime.artifacts import Artifact
 from kdebug.settings import CompileOptions
 
 @dataclass
@@ -46,7 +47,7 @@ class CompiledKernel:
 
     record: JobRecord
     entry_address: int  # backend-specific handle
-    artifact: dict
+    artifact: Artifact  # what the target's emit made (kdebug/runtime/artifacts.py)
 
     @property
     def argtypes(self) -> tuple:
@@ -195,7 +196,7 @@ class Driver:
                 self.target.supports_cross_module_references:
             # compiled earlier as a deferred job of another kernel: its entry is loaded already
             self.bus.emit(E.CacheHit(**self.job_fields(done)))
-            hit = self.cache[key] = CompiledKernel(done, self.target.entry_address(done), {})
+            hit = self.cache[key] = CompiledKernel(done, self.target.entry_address(done), self.target.entry_artifact(done))
             self.launch_cache[(dispatcher, argtypes, kind)] = hit
             return hit
         # a toplevel compilation inside another on this thread (a signal handler's launch while the
@@ -351,7 +352,7 @@ class Driver:
         self.check_finish_coverage(mod, comp)
         self.run_phase(rec, "validate", lambda: self.validate(mod, comp) or mod)
         artifact = self.run_phase(rec, "emit", lambda: target.emit(mod, jobs),
-                                  lambda a: a.get("asm") or a.get("ptx") or "", target.emit_language, by_pass=True)
+                                  lambda a: a.text, target.emit_language, by_pass=True)
         # the target's own stages on the emitted artifact (ptxas...) make only what someone looks at:
         # without snapshots they do not run (ptxas then runs when its report is asked for)
         for stage in target.stages() if self.snapshots else ():
@@ -366,7 +367,7 @@ class Driver:
             self.bus.emit(E.JobFinished(**self.job_fields(job), duration=job.compile_time))
         return CompiledKernel(rec, entries.get(rec.id), artifact)  # device functions have no launch entry
 
-    def run_target_stage(self, rec: JobRecord, comp, stage, artifact: dict) -> None:
+    def run_target_stage(self, rec: JobRecord, comp, stage, artifact: Artifact) -> None:
         """One of the target's stages, timed on the toplevel job; each job it shows gets its snapshot."""
         texts = self.run_phase(rec, stage.name, lambda: self.target.run_stage(stage, artifact, comp.records), None)
         for job in comp.records:

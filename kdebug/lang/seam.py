@@ -25,22 +25,19 @@ class KernelSession(Protocol):
         """Compile if needed and run one grid."""
 
     def ptx_of(self, dispatcher, argtypes: tuple) -> tuple[str, dict | None]:
-        """A compiled kernel's PTX and ptxas's report for its entry (None without ptxas), on any backend."""
+        """A kernel's PTX and ptxas's figures for its entry (None without ptxas), on any backend (numba's
+        inspect_asm, get_regs_per_thread)."""
 
     def warn(self, message: str, loc=None, category: str = "numba") -> None:
-        """A warning the user sees (a Diagnostic event)."""
+        """A warning the user sees (a Diagnostic event): a cuda.jit option without effect..."""
 
     def gpu_runtime(self):
         """The GPU runtime (device memory, the current device) when kernels run on a GPU, else None."""
 
-    def set_options(self, memcheck: bool | None = None, shuffle_threads=False) -> None:
-        """``kdebug.set_options``: memcheck on or off, the thread-shuffle seed."""
-
-    def ptx_of(self, dispatcher, argtypes: tuple) -> tuple[str, dict | None]:
-        """A kernel's PTX and ptxas's figures for its entry (numba's inspect_asm, get_regs_per_thread)."""
-
-    def warn(self, message: str, loc=None, category: str = "numba") -> None:
-        """A warning diagnostic in the session (a cuda.jit option without effect...)."""
+    def set_options(self, memcheck: bool | None = None, shuffle_threads=False, racecheck: bool | None = None,
+                    initcheck: bool | None = None, lockstep: bool | None = None) -> None:
+        """``kdebug.set_options``: the checks compiled into kernels (None: unchanged), the thread-shuffle
+        seed (None: off; False: unchanged)."""
 
 
 _installed: KernelSession | None = None

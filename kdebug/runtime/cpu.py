@@ -6,16 +6,20 @@ import os
 
 import numpy as np
 
-from kdebug.errors import LaunchError
+from kdebug.errors import KernelRuntimeWarning, LaunchError
 from kdebug.lang import types as T
 from kdebug.lang.device import max_cooperative_grid_blocks
 from kdebug.lang.host import DeviceNDArray
-from kdebug.runtime import progress
+from kdebug.runtime import launch_context
+from kdebug.runtime.artifacts import CpuArtifact
+from kdebug.runtime.launch_context import LaunchContext
 from kdebug.runtime.memcheck import error_from_record, warning_from_record
 from kdebug.runtime.kernel_params import element_strides
 from kdebug.runtime.param_packing import plan_for
 from kdebug.runtime.record import I32P, LAUNCHER, RuntimeRecord
-from kdebug.runtime.sanitizers import LaunchChecks
+from kdebug.runtime.sanitizers import Hazard, LaunchChecks
+
+Finding = Hazard | KernelRuntimeWarning  # what a launch reports besides an error (CpuRuntime.launch)
 
 _SCALAR_CTYPES = {
     "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32, "int64": ctypes.c_int64,
@@ -168,15 +172,20 @@ class CpuRuntime:
         return fn
 
     def launch(self, compiled, args, argtypes, grid, block, shared: int = 0, parallel: bool = True,
-               shuffle: int | None = None) -> None:
+               shuffle: int | None = None, context: LaunchContext | None = None) -> list[Finding]:
         """Run a grid. ``shuffle`` (a seed) runs each block's threads in a random order between barriers.
         A failed bounds check or a divergent barrier raises KernelRuntimeError (see runtime/memcheck.py).
-        Returns the hazards racecheck and initcheck found (runtime/sanitizers.py), if they ran."""
+        ``context``: the launch's context (runtime/launch_context.py), where its device-side launches
+        report and its prints and their errors go; the caller reads them after (None: the launch makes
+        its own, and raises the first error of a device-side launch).
+        Returns what the launch found besides an error: a barrier warning (runtime/memcheck.py), the
+        hazards racecheck and initcheck found (runtime/sanitizers.py), if they ran."""
         params = self.pack_params(argtypes, args)
         dims = self.dims(grid, block)
         nblocks = grid[0] * grid[1] * grid[2]
         nt = block[0] * block[1] * block[2]
-        tiers = compiled.artifact.get("tiers")  # the best code ready (targets/cpu/tiers.py)
+        artifact: CpuArtifact = compiled.artifact
+        tiers = artifact.tiers  # the best code ready (targets/cpu/tiers.py)
         fn = self.launcher(compiled.entry_address if tiers is None else tiers.address(compiled.record.id, nblocks * nt))
         record = RuntimeRecord()
         if shared:
@@ -186,20 +195,25 @@ class CpuRuntime:
             rng = np.random.default_rng(shuffle)
             perm = np.concatenate([rng.permutation(nt) for _ in range(SHUFFLE_PERMUTATIONS)]).astype(np.int32)
             record.perm, record.nperm, record.perm_nt = perm.ctypes.data_as(I32P), SHUFFLE_PERMUTATIONS, nt
-        sanitize = compiled.artifact.get("sanitize", {})
         checks = None
-        if sanitize.get("racecheck") or sanitize.get("initcheck"):
+        if artifact.sanitized:
             # one thread of the host runs the whole grid: the shadow entries are not shared between cores
-            checks = LaunchChecks(record, args, argtypes, sanitize.get("racecheck"), sanitize.get("initcheck"))
+            checks = LaunchChecks(record, args, argtypes, artifact.racecheck, artifact.initcheck)
             parallel = False
         rt = ctypes.addressof(record)
         ncpu = _NCPU
         threads = nblocks * nt
-        grid_sync = compiled.record.entry in compiled.artifact.get("grid_sync", ())
+        grid_sync = compiled.record.entry in artifact.grid_sync
         if grid_sync:
             _check_cooperative(compiled.record.name, nblocks, nt)
-        running = (compiled.record.name, grid, block, record)  # for a report while it runs (progress.started)
-        progress.RUNNING.append(running)
+        own = context is None
+        if own:
+            context = LaunchContext()
+        context.sites, context.formats, context.launcher = artifact.launch_sites, artifact.print_formats, self.launcher
+        # for the callbacks (device-side launches, print) and a report while it runs (progress.started)
+        running = (compiled.record.name, grid, block, record)
+        context.running.append(running)
+        launch_context.enter(rt, context)
         try:
             if (grid_sync or not parallel or ncpu == 1 or nblocks < 2 or threads < PARALLEL_MIN_THREADS
                     or not cores_idle(ncpu)):
@@ -212,12 +226,15 @@ class CpuRuntime:
                 for f in futures:
                     f.result()
         finally:
-            progress.RUNNING.remove(running)
+            launch_context.leave(rt)
+            context.running.remove(running)
         del perm
         if record.error or record.exc_site:  # a failed check, or a debug=True kernel's exception
             raise error_from_record(record, compiled.record.name)
+        if own and context.errors:
+            raise context.errors[0]
         warning = warning_from_record(record, compiled.record.name) if record.warn_site else None
-        found = [warning] if warning is not None else []
+        found: list[Finding] = [warning] if warning is not None else []
         if checks is not None:  # racecheck's and initcheck's hazards (runtime/sanitizers.py)
             found += checks.hazards_found(record, compiled.record.name, grid, block)
         return found

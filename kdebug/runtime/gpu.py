@@ -16,6 +16,7 @@ import numpy as np
 from kdebug.errors import CompileError, LaunchError
 from kdebug.lang import types as T
 from kdebug.lang.host import DeviceNDArray
+from kdebug.runtime.artifacts import PtxArtifact
 from kdebug.runtime.kernel_params import element_strides, flat_param_dtypes, param_offsets
 
 
@@ -83,7 +84,7 @@ class GpuRuntime:
             MULTIPROCESSOR_COUNT=self.device.get_attribute(attr.MULTIPROCESSOR_COUNT),
             WARP_SIZE=self.device.get_attribute(attr.WARP_SIZE))
 
-    def load_module(self, artifact: dict, jobs) -> dict:
+    def load_module(self, artifact: PtxArtifact, jobs) -> dict:
         """The PTX target's loader: {job id: pycuda Function}; the module is kept alive here."""
         module, entries = _load_ptx(artifact, jobs)
         self.modules.append(module)
@@ -94,8 +95,9 @@ class GpuRuntime:
         return DeviceBuffer(nbytes)
 
     # ---- launches --------------------------------------------------------------
-    def launch(self, compiled, args, argtypes, grid, block, shared: int = 0, **_cpu_options) -> None:
-        """Run a loaded kernel to completion (CPU-backend options such as shuffle mean nothing here)."""
+    def launch(self, compiled, args, argtypes, grid, block, shared: int = 0, **_cpu_options) -> list:
+        """Run a loaded kernel to completion (CPU-backend options such as shuffle, and the launch context
+        of its callbacks, mean nothing here). Finds nothing besides an error: returns []."""
         drv = _drv()
         fn = compiled.entry_address  # a pycuda Function
         name = compiled.record.name
@@ -117,6 +119,7 @@ class GpuRuntime:
                     continue
                 if staged is not host:  # a strided host array went as a contiguous copy
                     np.copyto(host, staged)
+        return []
 
     def _device_value(self, t, value, copy_back):
         """Arrays become (device address, shape); host memory is staged on the device for the launch."""
@@ -169,14 +172,14 @@ def pack_params(argtypes, values) -> bytes:
     return bytes(buf)
 
 
-def _load_ptx(artifact: dict, jobs) -> tuple[object, dict]:
+def _load_ptx(artifact: PtxArtifact, jobs) -> tuple[object, dict]:
     """Load a PTX module: the module and {job id: pycuda Function} for its kernel jobs."""
     drv = _drv()
-    ptx = artifact["ptx"].encode()
+    ptx = artifact.ptx.encode()
     try:
-        if artifact.get("needs_cudadevrt"):
+        if artifact.needs_cudadevrt:
             from pycuda.compiler import DynamicModule
-            libdir = artifact.get("cudadevrt_dir")  # found by the PTX target, which knows the toolkit
+            libdir = artifact.cudadevrt_dir  # found by the PTX target, which knows the toolkit
             if libdir is None:
                 raise CompileError("device-side launches need the CUDA device runtime (libcudadevrt.a), "
                                    "and no CUDA toolkit was found",
@@ -190,5 +193,5 @@ def _load_ptx(artifact: dict, jobs) -> tuple[object, dict]:
     except drv.Error as exc:
         raise CompileError(f"the CUDA driver rejected the PTX: {exc}",
                            hint="kdebug dump FILE.py --target ptx writes the PTX and ptxas's report") from None
-    kernels = artifact["kernels"]
+    kernels = artifact.kernels
     return module, {j.id: module.get_function(kernels[j.id]) if j.id in kernels else None for j in jobs}

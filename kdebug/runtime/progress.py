@@ -1,33 +1,32 @@
 """Where the CPU launches running in this process are, said while they run.
 
-``CpuRuntime.launch`` registers each launch's runtime record here for as long as the
-launcher runs. The compiled code keeps two marks in it (kdebug/targets/cpu/progress_ir.py):
-the first block of the range a launcher runs, and the while loop a thread entered last with
-that thread's block. ``describe()`` reads them from another thread — the launcher runs
-without the GIL (a ctypes call), so the debuggee's control thread can answer "where are
-you?" while a kernel never ends (only a while loop can run forever).
+``CpuRuntime.launch`` notes each launch in its context's ``running`` (kdebug/runtime/launch_context.py)
+for as long as the launcher runs, and registers the context while it runs; a device-side launch
+notes itself in the same context. The compiled code keeps two marks in the runtime record
+(kdebug/targets/cpu/progress_ir.py): the first block of the range a launcher runs, and the while
+loop a thread entered last with that thread's block. ``describe()`` reads them from another
+thread — the launcher runs without the GIL (a ctypes call), so the debuggee's control thread can
+answer "where are you?" while a kernel never ends (only a while loop can run forever).
 """
 from __future__ import annotations
 
 import ctypes
 
+from kdebug.runtime import launch_context
 from kdebug.runtime import memcheck as M
 
-# (kernel name, grid, block, RuntimeRecord) of each launch running now, in the order they started
-RUNNING: list[tuple] = []
 
-
-def started(name: str, grid, block, record) -> tuple:
-    """Register a launch for as long as its launcher runs; returns what ``finished`` takes.
+def started(context, name: str, grid, block, record) -> tuple:
+    """Note a launch in ``context`` for as long as its launcher runs; returns what ``finished`` takes.
     (CpuRuntime.launch does the same inline: a list append and remove cost the launch path least.)"""
     entry = (name, grid, block, record)
-    RUNNING.append(entry)
+    context.running.append(entry)
     return entry
 
 
-def finished(entry: tuple) -> None:
+def finished(context, entry: tuple) -> None:
     try:
-        RUNNING.remove(entry)
+        context.running.remove(entry)
     except ValueError:
         pass
 
@@ -74,7 +73,7 @@ def describe_launch(name: str, grid, block, record) -> str:
 def describe() -> list[str]:
     """A line per launch running now, outermost first. A launch waiting for its device-side launch
     (which writes into the same record) is only named."""
-    entries = list(RUNNING)
+    entries = [entry for context in launch_context.running() for entry in list(context.running)]
     lines, seen = [], set()
     for name, grid, block, record in reversed(entries):
         addr = ctypes.addressof(record)

@@ -20,12 +20,13 @@ from kdebug.driver.driver import Driver
 from kdebug.errors import BackendUnavailable, KdebugError
 from kdebug.lang import seam
 from kdebug.lang.args import ArgHint
-from kdebug.runtime import device_launch
+from kdebug.runtime.artifacts import PtxArtifact
 from kdebug.runtime.cpu import CpuRuntime
 from kdebug.runtime.gpu import GpuRuntime
+from kdebug.runtime.launch_context import LaunchContext
 from kdebug.runtime.sanitizers import Hazard
 from kdebug.settings import CompileOptions, compile_options
-from kdebug.targets.cpu import CpuTarget, kernel_print
+from kdebug.targets.cpu import CpuTarget
 
 BACKENDS = ("cpu", "gpu", "auto")
 PRINT_LIMIT = 10_000  # print() lines kept per launch
@@ -84,7 +85,6 @@ class Session:
         self._ptx_pipeline = None  # the CPU backend's PTX target (a PtxPipeline), built on first use
         self._launches = 0
         self._launch_lock = threading.Lock()
-        self.current_launch: int | None = None  # the host launch running now (parent of device launches)
         self.failed = False
         self.kernel_print_stdout = True  # False under the TUI, which shows the KernelOutput events
 
@@ -143,7 +143,7 @@ class Session:
         """The PTX of a kernel and ptxas's report for its entry: the GPU's module on the gpu backend, else the
         session's PTX pipeline's (each kernel is compiled for PTX once)."""
         compiled = self.compile_kernel(dispatcher, argtypes)
-        if isinstance(compiled.artifact, dict) and "ptx" in compiled.artifact:
+        if isinstance(compiled.artifact, PtxArtifact):
             # kept lazy for start-up time (the gpu backend's PTX target is loaded already)
             from kdebug.session.ptx_compile import entry_ptx
             return entry_ptx(self.target, compiled.artifact, compiled.record.id)
@@ -168,7 +168,6 @@ class Session:
     def launch(self, dispatcher, args, argtypes, grid, block, shared) -> None:
         compiled = self.compile_kernel(dispatcher, argtypes)
         lid = self.next_launch_id()
-        self.current_launch = lid
         listening = self.bus.has_subscribers  # nobody listening (a plain python run): no event objects
         if listening:
             self.bus.emit(E.LaunchStarted(launch=lid, job=compiled.record.id, name=dispatcher.__name__,
@@ -177,28 +176,28 @@ class Session:
         copy_back = []
         error = foreign = None
         warnings = ()
+        # this launch's own: device-side launches report to this session, its prints and their errors
+        # stay in it (kdebug/runtime/launch_context.py)
+        context = LaunchContext(self, lid)
         try:
             staged, copy_back = self._stage_arguments(args)
             extra = {"shuffle": self.shuffle_seed} if self.shuffle_seed is not None else {}
-            device_launch.install(self)  # device-side launches of this grid report to this session
-            found = self.runtime.launch(compiled, staged, argtypes, grid, block, shared, **extra) or ()
+            found = self.runtime.launch(compiled, staged, argtypes, grid, block, shared, context=context, **extra)
             warnings = [w for w in found if not isinstance(w, Hazard)]
             self._report_hazards([h for h in found if isinstance(h, Hazard)], compiled.record.id)
         except KdebugError as exc:
             error = exc
         except BaseException as exc:  # noqa: BLE001 - not kdebug's own (e.g. KeyboardInterrupt): still a failed launch
             foreign = exc
-        nested = device_launch.take_errors()
-        if error is None and nested:
-            error = nested[0]
-        self.current_launch = None
+        if error is None and context.errors:
+            error = context.errors[0]
         for dst, src in copy_back:
             if isinstance(dst, np.void):  # a record argument: its fields, as numba copies it back
                 for name in dst.dtype.names:
                     dst[name] = src[0][name]
             else:
                 np.copyto(dst, src)
-        self._flush_prints(lid, dispatcher.__name__)
+        self._flush_prints(lid, dispatcher.__name__, context)
         dt = time.perf_counter() - t0
         failure = str(error) if error else f"{type(foreign).__name__}: {foreign}" if foreign else None
         if listening or self.bus.has_subscribers:
@@ -221,11 +220,11 @@ class Session:
                 raise user from None
             raise error
 
-    def _flush_prints(self, lid: int, name: str) -> None:
+    def _flush_prints(self, lid: int, name: str, context: LaunchContext) -> None:
         """The launch's print() lines to stdout in thread order, at most PRINT_LIMIT, then a note."""
-        if self.backend != "cpu":
-            return  # the GPU's printf buffer is flushed by the CUDA driver
-        lines = kernel_print.take()
+        if self.backend != "cpu" or not context.prints:
+            return  # the GPU's printf buffer is flushed by the CUDA driver; most launches print nothing
+        lines = context.take_prints()
         if not lines:
             return
         shown, dropped = lines[:PRINT_LIMIT], max(0, len(lines) - PRINT_LIMIT)

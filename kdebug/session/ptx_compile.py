@@ -21,6 +21,7 @@ from kdebug.lang import seam
 from kdebug.lang import types as T
 from kdebug.lang.dispatcher import Dispatcher
 from kdebug.lang.signature import parse_signature
+from kdebug.runtime.artifacts import PtxArtifact
 from kdebug.settings import CompileOptions, compile_options
 from kdebug.targets.ptx.arch import arch_of
 from kdebug.targets.ptx.ptxas import format_ptxas, ptx_function_text
@@ -49,7 +50,7 @@ def compile_ptx(pyfunc, sig, device: bool = False, cc=None, **_options):
     dispatcher = Dispatcher(py, device=device)
     driver = ptx_driver(arch_of(cc))
     compiled = driver.compile_kernel(dispatcher, signature.argtypes, kind="device" if device else "kernel")
-    return compiled.artifact["ptx"], compiled.record.typed.restype
+    return compiled.artifact.ptx, compiled.record.typed.restype
 
 
 def compile_ptx_for_current_device(pyfunc, sig, device: bool = False, **options):
@@ -94,7 +95,7 @@ class PtxPipeline:
                                        message=f"no PTX for {rec.name}: {exc.message}", text=str(exc)))
             return
         artifact = side.artifact
-        self.snapshot(main, rec, artifact["ptx"], artifact)
+        self.snapshot(main, rec, artifact.ptx, artifact)
         # the deferred jobs of this compilation: their part of the module
         fresh = [r for i, r in self.driver.records.items() if i not in before and r is not side.record]
         for srec in fresh:
@@ -102,20 +103,20 @@ class PtxPipeline:
                 if mrec.id not in self.snapshotted and _same_job(mrec, srec) and mrec.state == "done":
                     self.snapshotted.add(mrec.id)
                     name = self.target.deferred_entry_name(srec)
-                    self.snapshot(main, mrec, ptx_function_text(artifact["ptx"], name) or artifact["ptx"], artifact)
+                    self.snapshot(main, mrec, ptx_function_text(artifact.ptx, name) or artifact.ptx, artifact)
 
-    def snapshot(self, main: Driver, rec, ptx: str, artifact: dict) -> None:
+    def snapshot(self, main: Driver, rec, ptx: str, artifact: PtxArtifact) -> None:
         main.snapshot(rec, "ptx", ptx, "ptx")
         report = self.target.ptxas_report(artifact)  # dump shows the report: assemble now
         if report is not None:
             main.snapshot(rec, "ptxas", format_ptxas(report), "text")
 
 
-def entry_ptx(target, artifact: dict, job: int) -> tuple[str, dict | None]:
+def entry_ptx(target, artifact: PtxArtifact, job: int) -> tuple[str, dict | None]:
     """A PTX artifact's text and ptxas's report for job ``job``'s kernel entry (None without ptxas)."""
     report = target.ptxas_report(artifact) or {}  # the resource figures come from ptxas: assemble now
-    entry = artifact["kernels"].get(job)
-    return artifact["ptx"], report.get("functions", {}).get(entry) if report.get("ok") else None
+    entry = artifact.kernels.get(job)
+    return artifact.ptx, report.get("functions", {}).get(entry) if report.get("ok") else None
 
 
 def _same_job(a, b) -> bool:

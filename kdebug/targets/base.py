@@ -183,6 +183,11 @@ class Target:
         """With cross-module references: the launchable entry of ``job``, loaded by an earlier module."""
         raise NotImplementedError("entry_address needs supports_cross_module_references")
 
+    def entry_artifact(self, job):
+        """With cross-module references: what a launch of ``entry_address(job)`` reads in place of the
+        earlier module's artifact (kdebug/runtime/artifacts.py)."""
+        raise NotImplementedError("entry_artifact needs supports_cross_module_references")
+
     # ---- pipeline -------------------------------------------------------------
     def link_runtime(self, mod, jobs) -> None:
         """After expand_deferred: link the target's runtime libraries."""
@@ -202,7 +207,8 @@ class Target:
         mod.verify()
 
     def emit(self, mod, jobs):
-        """Produce the target's artifact (machine code, PTX) and a text form of it."""
+        """Produce the target's artifact (machine code, PTX): a kdebug/runtime/artifacts.py type, whose
+        ``text`` is the emit snapshot."""
         raise NotImplementedError
 
     def load(self, artifact, jobs):
@@ -214,11 +220,11 @@ class Target:
         """Stages this target adds (kdebug/stages.py), run in order between emit and load (ptxas)."""
         return ()
 
-    def run_stage(self, stage: Stage, artifact: dict, jobs) -> dict:
+    def run_stage(self, stage: Stage, artifact, jobs) -> dict:
         """Runs one of ``stages()`` on the emitted artifact: {job id: snapshot text} of the jobs it shows."""
         raise NotImplementedError(stage.name)
 
-    def ptxas_report(self, artifact: dict) -> dict | None:
+    def ptxas_report(self, artifact) -> dict | None:
         """The assembler's resource report of an emitted artifact, made on first request; None for
         targets without one."""
         return None

@@ -19,6 +19,7 @@ from kdebug import markers
 from kdebug.frontend.lower import i8, i32, i64
 from kdebug.lazy_dataclasses import dataclass
 from kdebug.runtime import device_launch
+from kdebug.runtime.artifacts import CpuArtifact
 from kdebug.settings import CompileOptions
 from kdebug import passes
 from kdebug.targets.base import Target, init_llvm, run_pipeline
@@ -165,7 +166,13 @@ class CpuTarget(Target):
         assembly is not recorded: what is shown is always the code that runs); ``host_cpu``: the LLVM
         CPU model the code is made for ("": this host's)."""
         self.options = options if options is not None else CompileOptions()
-        self._plans: dict = {}  # id(module) -> (module, tiers.Plan): tiered compiles between optimize and emit
+        # the tables whose ids the lowering compiles into the code, the target's for its lifetime: a
+        # device-side launch's site (device_launch.LaunchSite) and a print call's format. Every module this
+        # target makes refers to them (a kernel launched from the device may come from an earlier
+        # module); the artifacts carry them to the launch's context (kdebug/runtime/launch_context.py)
+        self.launch_sites: list = []
+        self.print_formats: list = []
+        self.tables_lock = threading.Lock()
         init_llvm()
         device_launch.register_symbol()
         self.tm = host_target_machine(self.options.host_cpu)
@@ -302,7 +309,7 @@ class CpuTarget(Target):
             b.store(v, b.gep(dims, [ir.Constant(i32, 0), ir.Constant(i32, k)], inbounds=True))
         runtime = b.load(b.gep(lc.thread_ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_RUNTIME)], inbounds=True))
         job_id = markers.job_of(marker.callee.name)  # the marker carries the child's job id
-        site = device_launch.register_site(job_id, lc.src.loc(node))
+        site = device_launch.register_site(self.launch_sites, self.tables_lock, job_id, lc.src.loc(node))
         callee = lc.module.globals.get(device_launch.SYMBOL)
         if callee is None:
             callee = ir.Function(lc.module, ir.FunctionType(ir.VoidType(), [I8P, I8P, ir.PointerType(i32), I8P, i64]),
@@ -323,6 +330,11 @@ class CpuTarget(Target):
         with _engine_lock:
             return execution_engine().get_function_address(job.entry + ".grid")
 
+    def entry_artifact(self, job) -> CpuArtifact:
+        """What a launch of ``entry_address(job)`` reads: the earlier module's code is loaded already."""
+        return CpuArtifact(object=b"", asm="", grid_sync=frozenset(), racecheck=False, initcheck=False,
+                           launch_sites=self.launch_sites, print_formats=self.print_formats)
+
     def entry_finished(self, mod, job) -> bool:
         if job.kind != "kernel":
             return True
@@ -340,17 +352,10 @@ class CpuTarget(Target):
         if self.tiered and passes.open_log() is None:
             # tier 1 starts from this copy in the background (tiers.py); tier 0 takes -O1: it runs
             # as fast as tier 0 made of -O2 code (measured: saxpy, matmul_tiled), in a third of the time
-            self._plans[id(mod)] = (mod, tiers.Plan(mod.as_bitcode(), mod.name, self.speed_level, self.options.host_cpu))
-            if len(self._plans) > 16:  # compiles that failed before emit
-                self._plans.pop(next(iter(self._plans)))
+            tiers.carry(mod, tiers.Plan(mod.as_bitcode(), mod.name, self.speed_level, self.options.host_cpu))
             run_pipeline(self.tm, mod, tiers.TIER0_SPEED_LEVEL)
             return
         run_pipeline(self.tm, mod, self.speed_level)
-
-    def _plan(self, mod):
-        """Tier 1's plan for ``mod`` (tiers.Plan), or None where ``mod`` is compiled untiered."""
-        hit = self._plans.get(id(mod))
-        return hit[1] if hit is not None and hit[0] is mod else None
 
     def finish_ir(self, mod, job) -> list[str]:
         """Wrap a kernel entry in its grid launcher; make the kernel itself internal."""
@@ -367,7 +372,7 @@ class CpuTarget(Target):
                        thread_exit=thread_exit, lockstep=job.entry in state.lockstep)
         launcher, bitcode = launcher_module(job.entry, job.argtypes, self, shuffle=shuffle, **options)
         link_launcher(mod, job.entry, launcher)
-        plan = self._plan(mod)
+        plan = tiers.carried(mod)
         if plan is not None:  # tier 1 links the same launcher
             plan.launchers.append((job.entry, bitcode))
         return [job.entry + ".grid"]
@@ -377,16 +382,16 @@ class CpuTarget(Target):
         # launchers and device-job entries stay visible: later modules may refer to them
         keep = {j.entry + ".grid" if j.kind == "kernel" else j.entry for j in jobs}
         internalise(mod, keep)
-        plan = self._plan(mod)
+        plan = tiers.carried(mod)
         if plan is not None:
             plan.keep = keep
 
-    def emit(self, mod, jobs):
+    def emit(self, mod, jobs) -> CpuArtifact:
         # kernels with a grid barrier must run every block in one launcher call (runtime/cpu.py)
-        grid_sync = {j.entry for j in jobs if j.entry in module_state(j).grid_sync}
-        artifact = {"grid_sync": grid_sync, "sanitize": {"racecheck": self.racecheck, "initcheck": self.initcheck}}
-        hit = self._plans.pop(id(mod), None)
-        plan = hit[1] if hit is not None and hit[0] is mod else None
+        grid_sync = frozenset(j.entry for j in jobs if j.entry in module_state(j).grid_sync)
+        made = dict(grid_sync=grid_sync, racecheck=self.racecheck, initcheck=self.initcheck,
+                    launch_sites=self.launch_sites, print_formats=self.print_formats)
+        plan = tiers.carried(mod, take=True)
         kernels = {j.id: j.entry + ".grid" for j in jobs if j.kind == "kernel"}
         if plan is not None and not (kernels and tiers.tierable(mod)):
             # nothing to launch, or globals that two copies would split: the optimised code now
@@ -397,22 +402,19 @@ class CpuTarget(Target):
             plan = None
         if plan is not None:
             run_pipeline(self.tm, mod, 0)  # the always-inliner and the coroutine lowering, nothing else
-            artifact["object"] = tiers.machine(0, self.options.host_cpu).emit_object(mod)
-            artifact["asm"] = HOST_ASM_NOT_RECORDED
-            artifact["tiers"] = tiers.Tiers(plan, kernels, _tier1_steps(locked=False), load_object)
-            return artifact
+            return CpuArtifact(object=tiers.machine(0, self.options.host_cpu).emit_object(mod),
+                               asm=HOST_ASM_NOT_RECORDED,
+                               tiers=tiers.Tiers(plan, kernels, _tier1_steps(locked=False), load_object), **made)
         emit_pipeline(self.tm, mod, self.speed_level)
         # Machine code is generated once, as an object file that load hands to the JIT; the
         # assembly text costs a second code generation, so only sessions that show it ask for it.
-        artifact["object"] = self.tm.emit_object(mod)
-        artifact["asm"] = self.tm.emit_assembly(mod) if self.record_host_asm else HOST_ASM_NOT_RECORDED
-        return artifact
+        return CpuArtifact(object=self.tm.emit_object(mod),
+                           asm=self.tm.emit_assembly(mod) if self.record_host_asm else HOST_ASM_NOT_RECORDED, **made)
 
-    def load(self, artifact, jobs):
+    def load(self, artifact: CpuArtifact, jobs):
         names = {j.id: j.entry + ".grid" for j in jobs if j.kind == "kernel"}
-        addresses = load_object(artifact["object"], names.values())
+        addresses = load_object(artifact.object, names.values())
         entries = {jid: addresses[name] for jid, name in names.items()}
-        if "tiers" in artifact:
-            artifact["tiers"].start(entries, jobs)
+        if artifact.tiers is not None:
+            artifact.tiers.start(entries, jobs)
         return entries
-

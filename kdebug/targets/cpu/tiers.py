@@ -111,6 +111,24 @@ class Plan:
         return mod
 
 
+# The plan travels with the module it was made from, from optimize through finish to emit: a failed
+# compile drops it with its module, and two compilations (two threads, two targets) never share one.
+_PLAN = "kdebug_tier_plan"
+
+
+def carry(mod, plan: Plan) -> None:
+    """optimize: tier 1's plan for ``mod`` (an llvmlite ModuleRef), kept on it."""
+    setattr(mod, _PLAN, plan)
+
+
+def carried(mod, take: bool = False) -> Plan | None:
+    """Tier 1's plan for ``mod``, or None where it is compiled untiered; ``take``: emit's, the last look."""
+    plan = getattr(mod, _PLAN, None)
+    if take and plan is not None:
+        delattr(mod, _PLAN)
+    return plan
+
+
 class Tiers:
     """The launch addresses of one compiled module's kernels, tier 0 until tier 1 is loaded."""
 

@@ -28,6 +28,7 @@ from kdebug.settings import CompileOptions
 from kdebug.errors import CompileError
 from kdebug.frontend.lower import i8, i32, i64
 from kdebug.lazy_dataclasses import dataclass
+from kdebug.runtime.artifacts import PtxArtifact
 from kdebug.stages import Stage
 from kdebug.targets.base import Target, run_passes, run_pipeline
 from kdebug.targets.printing import c_format
@@ -294,30 +295,30 @@ class PtxTarget(Target):
         ptx = self.tm.emit_assembly(mod)
         relocatable = any(name in ptx for name in CDP2_NAMES)
         # ptxas runs only when its report or cubin is asked for (ptxas_report)
-        return {"ptx": ptx, "arch": self.arch, "needs_cudadevrt": relocatable,
-                # where the loader finds libcudadevrt.a to link it with (None: no toolkit)
-                "cudadevrt_dir": toolkit.cuda_libdir() if relocatable else None,
-                "kernels": {j.id: kernel_name(j) for j in jobs if j.kind == "kernel"}}
+        return PtxArtifact(ptx=ptx, arch=self.arch, needs_cudadevrt=relocatable,
+                           # where the loader finds libcudadevrt.a to link it with (None: no toolkit)
+                           cudadevrt_dir=toolkit.cuda_libdir() if relocatable else None,
+                           kernels={j.id: kernel_name(j) for j in jobs if j.kind == "kernel"})
 
-    def ptxas_report(self, artifact: dict) -> dict | None:
+    def ptxas_report(self, artifact: PtxArtifact) -> dict | None:
         """ptxas's report (registers, stack, spills, the cubin) of an emitted module: assembled on the
         first request and kept in the artifact, since it takes most of a compile_ptx's time. None when
         this target does not assemble (``ptxas=False``)."""
         if not self.use_ptxas:
             return None
-        if "ptxas" not in artifact:
-            artifact["ptxas"] = assembler.run_ptxas(artifact["ptx"], artifact["arch"], artifact["needs_cudadevrt"])
-            if not artifact["ptxas"]["available"]:
+        if artifact.ptxas is None:
+            artifact.ptxas = assembler.run_ptxas(artifact.ptx, artifact.arch, artifact.needs_cudadevrt)
+            if not artifact.ptxas["available"]:
                 self._say_ptxas_missing()
-        return artifact["ptxas"]
+        return artifact.ptxas
 
     def stages(self) -> tuple[Stage, ...]:
         return (stages.PTX,) * self.ptx_per_job + (stages.PTXAS,) * self.use_ptxas
 
-    def run_stage(self, stage: Stage, artifact: dict, jobs) -> dict:
+    def run_stage(self, stage: Stage, artifact: PtxArtifact, jobs) -> dict:
         """``ptx``: the module's PTX for the toplevel, each other job's own functions from it;
         ``ptxas``: assemble it and report (to the toplevel, or to every job with ``ptx_per_job``)."""
-        top, ptx = jobs[0], artifact["ptx"]
+        top, ptx = jobs[0], artifact.ptx
         if stage == stages.PTX:
             return {j.id: ptx if j is top else ptx_function_text(ptx, self.deferred_entry_name(j)) or ptx
                     for j in jobs}
