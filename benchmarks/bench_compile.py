@@ -192,7 +192,7 @@ def _warm(A, dispatcher, argtypes, repeat: int, k: dict) -> None:
             return
         walls.append(time.perf_counter() - t)
         cpus.append(time.process_time() - c)
-        tiers = getattr(compiled, "artifact", {}).get("tiers")
+        tiers = getattr(getattr(compiled, "artifact", None), "tiers", None)
         if tiers is not None:  # runnable now; the optimised code follows from the background thread
             tiers.wait()
             t1_walls.append(tiers.finished - t)
@@ -228,7 +228,7 @@ def _warm(A, dispatcher, argtypes, repeat: int, k: dict) -> None:
 
 def _wait_tier1(compiled) -> None:
     """Until a tiered compile's optimised code is loaded (kdebug/targets/cpu/tiers.py)."""
-    tiers = getattr(compiled, "artifact", {}).get("tiers")
+    tiers = getattr(getattr(compiled, "artifact", None), "tiers", None)
     if tiers is not None:
         tiers.wait()
 
@@ -511,7 +511,7 @@ def bench_tier_runs(runs: int, quick: bool) -> list[dict]:
     for label, kern, args, grid, block in cases:
         session = _fresh_session(A, tiered=True)
         compiled = session.compile_kernel(kern, tuple(T.typeof(a) for a in args))
-        tiers = getattr(compiled, "artifact", {}).get("tiers")
+        tiers = getattr(getattr(compiled, "artifact", None), "tiers", None)
         if tiers is None:
             rows.append({"label": label, "note": "not tiered"})
             continue
