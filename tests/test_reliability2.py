@@ -331,3 +331,21 @@ def test_a_2000_term_expression_that_cpython_compiles_compiles_here(tmp_path):
     r = run_kdebug("run", "--headless", "--backend", "cpu", path, timeout=300)
     assert r.returncode == 0, (r.stdout + r.stderr)[-2000:]
     assert f"deep {float(sum(range(2000)))}" in r.stdout and "RecursionError" not in r.stdout + r.stderr
+
+
+def test_the_kernels_of_one_execd_source_cost_one_parse_of_it(monkeypatch):
+    """Finding the n kernels of one ``exec``'d text parsed the whole text once per kernel (n parses of an
+    n-kernel text: compile time grew with the square of the file); the text's definitions are read once."""
+    from kdebug.frontend import source_registry
+    body = "\n".join(f"def k{i}(a):\n    a[0] = {i}\n" for i in range(60))
+    namespace: dict = {}
+    code = compile(body, "<one-exec>", "exec")
+    exec(code, namespace)
+    source_registry.remember("<one-exec>", body)
+    parses = []
+    real = source_registry.parse_text
+    monkeypatch.setattr(source_registry, "parse_text", lambda text: parses.append(len(text)) or real(text))
+    found = [source_registry.find_lines(namespace[f"k{i}"]) for i in range(60)]
+    assert [first for _, first in found] == [1 + 3 * i for i in range(60)]
+    assert found[7][0] == ["def k7(a):\n", "    a[0] = 7\n"]
+    assert parses == [len(body)]

@@ -293,6 +293,61 @@ def test_initcheck_reports_shared_elements_no_thread_wrote():
     assert h["first"]["thread"] == [N // 2, 0, 0] and h["count"] == N // 2
 
 
+@cuda.jit
+def copy_plus_one_2d(a, out):
+    i, j = cuda.grid(2)
+    if i < a.shape[0] and j < a.shape[1]:
+        out[i, j] = a[i, j] + 1
+
+
+def _uninit(kernel, grid, block, *args):
+    return [(h["array"], h["index"], h["count"])
+            for h in hazards_of(kernel, grid, block, *args, racecheck=False, initcheck=True)]
+
+
+def test_host_copies_into_views_initialise_what_they_write():
+    """Every host-side write path marks the elements it writes, in every view of the allocation: copies
+    into slices (d[0:5].copy_to_device), element and slice assignment, device_array_like + copy, to_device
+    of a strided host array, 2-D rows and blocks; what no copy reached is still reported."""
+    h = np.arange(128, dtype=np.float32)
+    o = cuda.device_array(128, np.float32)
+    d = cuda.device_array(128, np.float32)
+    d[0:64].copy_to_device(h[0:64])
+    assert _uninit(copy_plus_one, 1, 128, d, o) == [("a", [64], 64)]  # the half no copy reached
+    d[64:].copy_to_device(h[64:])
+    assert _uninit(copy_plus_one, 1, 128, d, o) == []
+    e = cuda.device_array_like(h)
+    e[::2].copy_to_device(h[::2])  # a strided view of the allocation: the even elements
+    (hz,) = _uninit(copy_plus_one, 1, 128, e, o)
+    assert hz == ("a", [1], 64)
+    e[1::2] = 0.0  # slice assignment on the device array
+    assert _uninit(copy_plus_one, 1, 128, e, o) == []
+    f = cuda.device_array_like(h)
+    f.copy_to_device(h)
+    assert _uninit(copy_plus_one, 1, 128, f, o) == []
+    g = cuda.device_array(128, np.float32)
+    g[5] = 1.0
+    assert _uninit(copy_plus_one, 1, 128, g, o) == [("a", [0], 127)]
+    s = cuda.to_device(np.arange(256, dtype=np.float32)[::2])  # to_device of a strided host array
+    assert _uninit(copy_plus_one, 1, 128, s, o) == []
+    m = cuda.device_array((8, 16), np.float32)
+    mo = cuda.device_array((8, 16), np.float32)
+    m[1:7, :].copy_to_device(np.ones((6, 16), np.float32))
+    m[0].copy_to_device(np.ones(16, np.float32))
+    assert _uninit(copy_plus_one_2d, (1, 1), (8, 16), m, mo) == [("a", [7, 0], 16)]
+    m.reshape(128)[112:].copy_to_device(np.ones(16, np.float32))  # through a reshaped view
+    assert _uninit(copy_plus_one_2d, (1, 1), (8, 16), m, mo) == []
+
+
+def test_a_kernel_writing_through_a_view_initialises_the_allocation():
+    d = cuda.device_array(128, np.float32)
+    o = cuda.device_array(128, np.float32)
+    src = cuda.to_device(np.ones(64, np.float32))
+    assert _uninit(copy_plus_one, 1, 64, src, d[64:]) == []  # the kernel writes d's second half through a view
+    assert _uninit(copy_plus_one, 1, 128, d, o) == [("a", [0], 64)]
+    assert _uninit(copy_plus_one, 1, 64, d[64:], o) == []
+
+
 # ---- faces: command line, trace -------------------------------------------------------------------------
 def test_sanitize_option_on_the_command_line(tmp_path):
     trace = tmp_path / "run.jsonl"

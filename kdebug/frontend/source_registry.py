@@ -41,20 +41,39 @@ def parse_text(text: str) -> ast.Module:
         return ast.parse(text)
 
 
+_indexes: dict[str, dict[tuple[str, int], tuple[list[str], int]] | None] = {}  # text -> its definitions
+
+
+def _definitions(text: str) -> dict[tuple[str, int], tuple[list[str], int]] | None:
+    """Every function definition of ``text``, by (name, a first line CPython may report for it): parsed
+    once per text, so finding the n kernels of one ``exec``'d source costs one parse, not n."""
+    if text in _indexes:
+        return _indexes[text]
+    try:
+        tree = parse_text(text)
+    except SyntaxError:
+        _indexes[text] = None
+        return None
+    all_lines = text.splitlines(True)
+    index: dict[tuple[str, int], tuple[list[str], int]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            found = (all_lines[first - 1:node.end_lineno], first)
+            index.setdefault((node.name, first), found)
+            index.setdefault((node.name, node.lineno), found)
+    _indexes[text] = index
+    return index
+
+
 def find_lines(fn) -> tuple[list[str], int] | None:
     """(source lines of ``fn``'s definition, its first line) from a recorded text, or None."""
     code = fn.__code__
     for text in _candidates(code.co_filename):
-        try:
-            tree = parse_text(text)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name:
-                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                if first == code.co_firstlineno or node.lineno == code.co_firstlineno:
-                    lines = text.splitlines(True)[first - 1:node.end_lineno]
-                    return lines, first
+        found = (_definitions(text) or {}).get((code.co_name, code.co_firstlineno))
+        if found is not None:
+            lines, first = found
+            return list(lines), first
     return None
 
 

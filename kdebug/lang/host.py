@@ -50,8 +50,10 @@ class DeviceNDArray:
         self._offset = 0  # with _dev: the byte offset of _host's first element in the allocation
         self._address = None  # _host's data address, read once (numpy's .ctypes.data costs µs a launch)
         # initcheck: None when every element holds data the host gave; False while nothing wrote any
-        # (cuda.device_array); else a uint8 per element, 1 once written (kernels set it too)
+        # (cuda.device_array); else a uint8 per element, 1 once written (kernels set it too). Kept by the
+        # array that owns the allocation (_root): a view's flags are its elements' flags in the root's.
         self._written = None
+        self._root = self
 
     @classmethod
     def _on_device(cls, host: np.ndarray, runtime, copy: bool = True) -> "DeviceNDArray":
@@ -67,6 +69,7 @@ class DeviceNDArray:
     def _derived(self, host: np.ndarray) -> "DeviceNDArray":
         """A view of this array's memory: ``host`` is a view of ``_host`` (numba's ``gpu_data.view``)."""
         view = DeviceNDArray(None, host.dtype, host, device=self._dev)
+        view._root = self._root
         if self._dev is not None:
             view._mirror = self._mirror
             view._offset = host.ctypes.data - self._mirror.ctypes.data if host.size else self._offset
@@ -138,7 +141,7 @@ class DeviceNDArray:
         if self._dev is not None:
             self._synced()  # the bytes between a view's elements stay the device's
         np.copyto(self._host, src, casting="unsafe")
-        self._written = None
+        self._mark_written()
         self._push()
 
     def __getitem__(self, index):
@@ -157,8 +160,7 @@ class DeviceNDArray:
     def __setitem__(self, index, value) -> None:
         host = self._synced()
         host[index] = value
-        if self._written is not None:
-            self._written_map().reshape(self.shape)[index] = 1
+        self._mark_written(index)
         self._push()
 
     def __iter__(self):
@@ -170,17 +172,67 @@ class DeviceNDArray:
     def is_f_contiguous(self) -> bool:
         return bool(self._host.flags.f_contiguous)
 
+    def _root_flags(self):
+        """The allocation's per-element written flags (flat, in the root's C order), made on first use;
+        None when every element is written."""
+        root = self._root
+        if root._written is False:
+            root._written = np.zeros(root.size, dtype=np.uint8)
+        return root._written
+
+    def _element_offset(self, address: int) -> int | None:
+        """The root's flat element index at ``address``, or None where this array's elements do not sit
+        on the root's element grid (a view as another dtype)."""
+        itemsize = self._root._host.itemsize
+        offset = address - self._root._host.ctypes.data
+        if self._host.itemsize != itemsize or offset % itemsize or any(s % itemsize for s in self._host.strides):
+            return None
+        return offset // itemsize
+
+    def _flags_shaped(self):
+        """This array's written flags with its own shape and strides (a view into the root's), or None:
+        all written, or no element grid in common with the root."""
+        flags = self._root_flags()
+        if flags is None or self is self._root:
+            return None if flags is None else flags.reshape(self.shape)
+        first = self._element_offset(self._host.ctypes.data)
+        if first is None:
+            return None
+        steps = tuple(s // self._host.itemsize for s in self._host.strides)
+        return np.lib.stride_tricks.as_strided(flags[first:], shape=self.shape, strides=steps)
+
+    def _mark_written(self, index=Ellipsis) -> None:
+        """The host wrote ``self[index]``: initcheck counts those elements as initialised, in every view
+        of the allocation (a copy into ``d[0:5]`` initialises ``d``'s first five)."""
+        root = self._root
+        if root._written is None:
+            return
+        if self is root and index is Ellipsis:
+            root._written = None
+            return
+        shaped = self._flags_shaped()
+        if shaped is None:  # a view as another dtype: the whole allocation counts as written
+            root._written = None
+        else:
+            shaped[index] = 1
+
     def _written_map(self):
-        """initcheck's per-element written flags (None: all written), made on first use."""
-        if self._written is False:
-            self._written = np.zeros(self.size, dtype=np.uint8)
-        return self._written
+        """initcheck's written flags for a launch: one uint8 per element from this array's lowest address
+        over its extent (the region the sanitizer checks), sharing the root's memory so that kernels'
+        writes count for every view; None when all are written."""
+        flags = self._root_flags()
+        if flags is None or self is self._root:
+            return flags
+        lo, hi = self._extent()
+        base = self._host.ctypes.data - self._offset  # _extent is from the allocation's start on a GPU
+        start = self._element_offset(base + lo)
+        if start is None:
+            return None
+        return flags[start:start + (hi - lo) // self._host.itemsize]
 
     def _view(self, host):
-        """A reshaped view: the same allocation and the same written flags (C order, flat)."""
-        view = self._derived(host)
-        view._written = self._written_map()
-        return view
+        """A reshaped view: the same allocation and the same written flags."""
+        return self._derived(host)
 
     def reshape(self, *shape, order="C"):  # views share the device allocation
         if order != "C":

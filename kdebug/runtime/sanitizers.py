@@ -154,8 +154,8 @@ class LaunchChecks:
             if base in seen:
                 continue
             seen.add(base)
-            if nbytes != host.nbytes:
-                written = None  # a strided view: the written map is the whole array's, by flat index
+            if written is not None and len(written) * host.itemsize != nbytes:
+                written = None  # no map over this extent (cannot happen for kdebug's arrays): all written
             shadow = np.zeros(nbytes // host.itemsize * ctypes.sizeof(R.ShadowEntry), dtype=np.uint8)
             self._keep += [shadow, written]
             regions.append(R.Region(base, nbytes, host.itemsize, shadow.ctypes.data,
