@@ -349,3 +349,21 @@ def test_the_kernels_of_one_execd_source_cost_one_parse_of_it(monkeypatch):
     assert [first for _, first in found] == [1 + 3 * i for i in range(60)]
     assert found[7][0] == ["def k7(a):\n", "    a[0] = 7\n"]
     assert parses == [len(body)]
+
+
+def test_the_tui_refuses_a_trace_another_run_holds_before_it_starts(tmp_path, capsys):
+    """``kdebug --trace T script.py`` on a terminal while another run writes T: exit 2 with the one-line
+    error kdebug run gives, before the screen or the script starts (it was a traceback inside the app)."""
+    from kdebug.session.options import RunOptions
+    from kdebug.session.trace import TraceWriter
+    from kdebug.tui.app import run_tui
+    trace = str(tmp_path / "held.jsonl")
+    script = _script(tmp_path, "a = np.zeros(4)\nk[1, 4](a)\n")
+    holder = TraceWriter(trace)
+    try:
+        status = run_tui(RunOptions(script=script, backend="cpu", trace=trace))
+    finally:
+        holder.close()
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert err.startswith("kdebug: error: --trace ") and "another kdebug run is writing this trace" in err

@@ -24,7 +24,7 @@ from kdebug import events as E
 from kdebug.driver import strategies
 from kdebug.session.debuggee import Debuggee
 from kdebug.session.model import Alert, SessionModel
-from kdebug.session.trace import TraceWriter
+from kdebug.session.trace import TraceBusy, TraceWriter
 from kdebug.session.navigation import focused_request
 from kdebug.tui import key_help, status, tab_focus, travel
 from kdebug.tui.bottom import BottomPanel
@@ -66,6 +66,7 @@ class KdebugApp(App):
         self._inbox = Inbox(lambda: self.post_message(DebuggeeWake()))
         self._post = self._inbox.post  # called on the debuggee's reader threads
         self._trace_writer = None
+        self.trace_error: str | None = None  # why the --trace file stopped, said when the app ends
         self._started_at = time.monotonic()
         self._alerts_seen = 0  # alerts already announced
         self._interrupted_at = -INTERRUPT_AGAIN_S
@@ -130,11 +131,15 @@ class KdebugApp(App):
         self._stop_debuggee()
         if self._trace_writer is not None:
             self._trace_writer.close()
+            self.trace_error = self._trace_writer.error
 
     # ---- the debuggee ----------------------------------------------------------------------
     def _start(self) -> None:
         if self.opts.trace and self._trace_writer is None:
-            self._trace_writer = TraceWriter(self.opts.trace)
+            try:
+                self._trace_writer = TraceWriter(self.opts.trace)
+            except OSError as exc:  # another run took the file between two runs of this one
+                self.notify(f"{exc}; this run is not recorded", severity="error", timeout=10)
         gen = self._inbox.new_run()
         self._started_at = time.monotonic()
         opts = self.opts.replace(kernel_print_stdout=False)  # kernels' print() arrives as events, with threads
@@ -342,6 +347,7 @@ class KdebugApp(App):
         self._stop_debuggee()
         if self._trace_writer is not None:  # --trace records the latest run, as kdebug run would
             self._trace_writer.close()
+            self.trace_error = self._trace_writer.error
             self._trace_writer = None
         self.clear_notifications()
         if self.model.events:  # kept for v: the two runs side by side
@@ -438,9 +444,21 @@ def run_tui(opts) -> int:
         print(f"kdebug: error: no such file: {opts.script}", file=sys.stderr)
         return 2
     app = KdebugApp(opts=opts)
+    if opts.trace:  # refused before anything runs when another run holds the trace, as kdebug run does
+        try:
+            app._trace_writer = TraceWriter(opts.trace)
+        except OSError as exc:
+            print(f"kdebug: error: {exc if isinstance(exc, TraceBusy) else f'--trace {opts.trace}: {exc.strerror}'}",
+                  file=sys.stderr)
+            return 2
     app.run()
     ended = app.model.ended
-    return 0 if ended is not None and ended.status == "ok" else 1
+    status = 0 if ended is not None and ended.status == "ok" else 1
+    writer_error = app.trace_error
+    if writer_error:  # the trace stopped (a full disk...): said once the screen is gone
+        print(f"kdebug: error: {writer_error}", file=sys.stderr)
+        status = status or 1
+    return status
 
 
 def run_replay(model: SessionModel, path: str) -> int:
