@@ -27,7 +27,8 @@ COUNTS = re.compile(r"doc example \S+: ran=(\d+) failures=(\d+) errors=(\d+) ski
 def run_file(path: str, timeout: float) -> dict:
     cmd = [sys.executable, "-m", "kdebug.cli", "run", "--numba", "--headless", "--backend", "cpu",
            f"--timeout={int(timeout)}", RUNNER, path]
-XX
+    # this checkout's kdebug (also in the debuggee child), and the files' own *_usecases modules
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.path.dirname(path)]))
     try:
         r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout + 60, env=env)
     except subprocess.TimeoutExpired:
