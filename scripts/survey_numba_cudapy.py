@@ -5,8 +5,8 @@ passed, failed, errors, skipped, or why the file did not get as far as its tests
     pip download --no-deps numba-cuda==0.30.4 && python -m zipfile -e numba_cuda-0.30.4-*.whl wheel
     python scripts/survey_numba_cudapy.py wheel [--timeout 300] [--only test_math,test_enums] [--jobs 1]
 
-Each file runs through ``tests/numba_doc_examples/run_doc_example.py`` (unittest's loader, as numba's
-runner collects them); its last line gives the counts. The table is what the closing notes of the numba
+Each file runs through ``scripts/run_numba_test_file.py`` (unittest's loader, as numba's runner
+collects them, with the file's folder as ``numba.cuda.tests.cudapy``); its last line gives the counts. The table is what the closing notes of the numba
 compatibility issues cite ("before and after"); nothing here is asserted.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RUNNER = os.path.join(ROOT, "tests", "numba_doc_examples", "run_doc_example.py")
+RUNNER = os.path.join(ROOT, "scripts", "run_numba_test_file.py")
 CUDAPY = os.path.join("numba_cuda", "numba", "cuda", "tests", "cudapy")
 COUNTS = re.compile(r"doc example \S+: ran=(\d+) failures=(\d+) errors=(\d+) skipped=(\d+)")
 
@@ -27,8 +27,7 @@ COUNTS = re.compile(r"doc example \S+: ran=(\d+) failures=(\d+) errors=(\d+) ski
 def run_file(path: str, timeout: float) -> dict:
     cmd = [sys.executable, "-m", "kdebug.cli", "run", "--numba", "--headless", "--backend", "cpu",
            f"--timeout={int(timeout)}", RUNNER, path]
-    # this checkout's kdebug (also in the debuggee child), and the files' own *_usecases modules
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.path.dirname(path)]))
+    env = dict(os.environ, PYTHONPATH=ROOT)  # this checkout's kdebug, also in the debuggee child
     try:
         r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout + 60, env=env)
     except subprocess.TimeoutExpired:

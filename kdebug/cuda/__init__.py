@@ -38,6 +38,7 @@ _LAZY_NAMES = {"Reduce": "kdebug.lang.vectorize", "guvectorize": "kdebug.lang.ve
                "ptx_compile": "kdebug.session"}  # the module kdebug.session.ptx_compile
 
 f2, f4, f8, i4, i8 = float16, float32, float64, int32, int64
+HAS_NUMBA = True  # numba-cuda: whether the base numba package is there; under --numba, numba.jit/njit are
 c8, c16 = complex64, complex128
 
 
@@ -77,8 +78,16 @@ def _vector_constructors() -> dict:
     return importlib.import_module("kdebug.lang.vector_types").ALL
 
 
+# numba-cuda 0.30's own homes of numba's modules, read as attributes (``from numba.cuda import config``)
+_NUMBA_MODULES = {"config": "kdebug.numba.core.config", "core": "kdebug.numba.core", "np": "kdebug.numba.np",
+                  "utils": "kdebug.numba.core.utils"}
+
+
 def __getattr__(name):
-    if name in _LAZY_NAMES:
+    if name in _NUMBA_MODULES:
+        import importlib
+        value = importlib.import_module(_NUMBA_MODULES[name])
+    elif name in _LAZY_NAMES:
         import importlib
         module = importlib.import_module(_LAZY_NAMES[name])
         value = getattr(module, name, None) or importlib.import_module(f"{module.__name__}.{name}")

@@ -10,18 +10,32 @@ import unittest
 import numpy as np
 
 from kdebug.cuda import get_current_device
+from kdebug.cuda.tests.support import TestCase
 from kdebug.lang import seam
 from kdebug.lang.missing import missing_name
+from kdebug.numba.core import config
 from kdebug.targets.ptx.toolkit import cuda_libdir
 
 ENABLE_CUDASIM = False  # kdebug compiles kernels; it is not numba's simulator
 HAS_NUMBA = True  # numba.jit / njit exist under --numba
 
 
-class CUDATestCase(unittest.TestCase):
-    """For tests that use a CUDA device (numba-cuda's CUDATestCase, without its FileCheck helpers)."""
+class CUDATestCase(TestCase):
+    """For tests that use a CUDA device (numba-cuda's CUDATestCase, with numba's ``assertPreciseEqual``;
+    without its FileCheck helpers). Like numba's, it turns the occupancy and implicit-copy warnings
+    off for the test."""
 
     FLOAT16_RTOL = np.finfo(np.float16).eps
+
+    def setUp(self):
+        self._low_occupancy_warnings = config.CUDA_LOW_OCCUPANCY_WARNINGS
+        self._warn_on_implicit_copy = config.CUDA_WARN_ON_IMPLICIT_COPY
+        config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
+        config.CUDA_WARN_ON_IMPLICIT_COPY = 0
+
+    def tearDown(self):
+        config.CUDA_LOW_OCCUPANCY_WARNINGS = self._low_occupancy_warnings
+        config.CUDA_WARN_ON_IMPLICIT_COPY = self._warn_on_implicit_copy
 
 
 def skip_on_cudasim(reason):

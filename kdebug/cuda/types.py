@@ -11,6 +11,20 @@ from kdebug.lang.types import Array, Scalar, Tuple, Type  # noqa: F401
 globals().update(_T.NUMBA_NAMES)
 UniTuple = Tuple
 
+# numba's type domains (numba/cuda/types/__init__.py): frozensets of the scalar types
+signed_domain = frozenset([_T.int8, _T.int16, _T.int32, _T.int64])
+unsigned_domain = frozenset([_T.uint8, _T.uint16, _T.uint32, _T.uint64])
+integer_domain = signed_domain | unsigned_domain
+real_domain = frozenset([_T.float32, _T.float64])
+complex_domain = frozenset([_T.complex64, _T.complex128])
+number_domain = real_domain | integer_domain | complex_domain
+py_signed_domain = np_signed_domain = signed_domain
+np_unsigned_domain = unsigned_domain
+py_integer_domain = np_integer_domain = integer_domain
+py_real_domain = np_real_domain = real_domain
+py_complex_domain = np_complex_domain = complex_domain
+py_number_domain = np_number_domain = number_domain
+
 
 def __getattr__(name):
     return missing_name(__name__, name, 2)

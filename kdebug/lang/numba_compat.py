@@ -21,6 +21,14 @@ ALIASES = {
     "numba.core.types": "kdebug.cuda.types",
     "numba.errors": "kdebug.numba.errors",
     "numba.core.errors": "kdebug.numba.errors",
+    "numba.cuda.core.errors": "kdebug.numba.errors",  # numba-cuda 0.30's own home of TypingError & co
+    "numba.cuda.core": "kdebug.numba.core",
+    "numba.cuda.np": "kdebug.numba.np",
+    "numba.cuda.np.numpy_support": "kdebug.numba.np.numpy_support",
+    "numba.cuda.core.config": "kdebug.numba.core.config",
+    "numba.cuda.config": "kdebug.numba.core.config",
+    "numba.core.config": "kdebug.numba.core.config",
+    "numba.cuda.utils": "kdebug.numba.core.utils",
 }
 
 
@@ -28,6 +36,9 @@ def kdebug_module(numba_name: str) -> str:
     """The kdebug module that stands for ``numba_name``."""
     if numba_name in ALIASES:
         return ALIASES[numba_name]
+    parent, _, leaf = numba_name.rpartition(".")
+    if parent in ALIASES or any(parent.startswith(a + ".") for a in ALIASES if a not in ("numba", "numba.cuda")):
+        return kdebug_module(parent) + "." + leaf  # inside an aliased package (numba.cuda.core.X)
     if numba_name.startswith("numba.cuda."):
         return "kdebug.cuda." + numba_name[len("numba.cuda."):]
     return "kdebug.numba." + numba_name[len("numba."):]
@@ -54,8 +65,15 @@ class NumbaFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
         if fullname != "numba" and not fullname.startswith("numba."):
             return None
+        parent = sys.modules.get(fullname.rpartition(".")[0])
+        if parent is not None and not getattr(parent, "__name__", "").startswith("kdebug"):
+            return None  # inside a package the script put there itself (a folder of numba's tests): its own
         name = kdebug_module(fullname)
-        if importlib.util.find_spec(name) is None:
+        try:
+            found = importlib.util.find_spec(name)
+        except ModuleNotFoundError:  # a parent kdebug lacks
+            found = None
+        if found is None:
             raise MissingNumbaModule(f"No module named {fullname!r}: kdebug --numba does not provide "
                                      f"{fullname} ({README_SECTION})", name=fullname)
         is_package = hasattr(importlib.import_module(name), "__path__")
