@@ -18,7 +18,7 @@ from llvmlite import ir
 from kdebug import markers
 from kdebug.frontend.hook_context import LoweringContext, access_kind
 from kdebug.frontend.typeinfer import PyValue, TypedFunction, constant_index
-from kdebug.frontend import complex_numbers as C, datetimes as D, records as R, registry
+from kdebug.frontend import complex_numbers as C, datetimes as D, enums as EN, records as R, registry
 from kdebug.frontend import vectors as V
 from kdebug.frontend.slices import lower_view, strides_tuple, to_strided
 from kdebug.frontend.exceptions import (FLOAT_FLOORDIV, FLOAT_MOD, INT_FLOORDIV, INT_MOD, TRUEDIV, ZERO_POWER,
@@ -34,6 +34,8 @@ f32, f64 = ir.FloatType(), ir.DoubleType()
 
 def llvm_type(t: T.Type) -> ir.Type:
     """The register type of a kernel-language value."""
+    if isinstance(t, T.EnumMember):  # its value
+        return llvm_type(t.dtype)
     if isinstance(t, T.Record):  # a reference to the element (kdebug/frontend/records.py)
         return ir.PointerType(i8)
     if isinstance(t, V.VectorType):  # float32x4: a struct of its components
@@ -69,6 +71,8 @@ def mem_type(t: T.Scalar) -> ir.Type:
 
 
 def const(t: T.Type, value) -> ir.Constant:
+    if isinstance(t, T.EnumMember):
+        return const(t.dtype, value.value)
     if isinstance(t, T.Tuple):
         return ir.Constant(llvm_type(t), [const(x, v) for x, v in zip(t.types, value)])
     if t.is_float:
@@ -475,6 +479,8 @@ class FunctionLowerer:
             return self.special_register(base_t.value.name, node.attr)
         if isinstance(base_t, T.Record):
             return R.load_field(self, node, base_t)
+        if EN.is_member(base_t):  # .value: the member is its value
+            return self.cast(self.expr(node.value), base_t, t)
         if isinstance(base_t, V.VectorType):
             return V.lower_attribute(self, node, self.expr(node.value), base_t)
         if isinstance(base_t, T.Scalar) and not isinstance(t, C.NumberMethod):  # z.real, z.imag
@@ -809,6 +815,8 @@ class FunctionLowerer:
 
     def compare(self, op, a, at, c, ct):
         b = self.builder
+        if EN.takes_compare(op, at, ct):
+            return EN.compare(self, op, a, at, c, ct)
         sym = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}[type(op)]
         if at.is_datetime:
             return D.compare(self, op, a, c)

@@ -17,7 +17,7 @@ import numpy as np
 
 from kdebug.errors import CompileError
 from kdebug.frontend.source import FunctionSource, parse_function
-from kdebug.frontend import complex_numbers as C, datetimes as D, records as R, registry
+from kdebug.frontend import complex_numbers as C, datetimes as D, enums as EN, records as R, registry
 from kdebug.frontend import vectors as V
 from kdebug.frontend.exceptions import type_raise
 from kdebug.frontend.registry import PyValue
@@ -422,6 +422,11 @@ class TypeInferer:
             if vt is not None:
                 self.tf.consts[node] = value
                 return vt
+        if isinstance(value, EN.enum.Enum):  # Color.red, Shape.circle: typed by their class
+            self.tf.consts[node] = value
+            return EN.member_type(self, node, value)
+        if EN.is_enum_class(value):
+            return PyValue(value)  # Color: its members are attributes and items
         if isinstance(value, (bool, int, float, complex, np.generic)) and not isinstance(value, np.ndarray):
             t = T.typeof(value)
             if t is None and isinstance(value, int):
@@ -498,6 +503,8 @@ class TypeInferer:
             return self.classify(getattr(obj, attr), node)
         if isinstance(base_t, T.Record):  # a[i].x
             return R.field_type(self, node, base_t)
+        if EN.is_member(base_t):  # Color.red.value
+            return EN.attribute_type(self, node, base_t)
         if isinstance(base_t, V.VectorType):  # v.x
             return V.attribute_type(self, node, base_t)
         if isinstance(base_t, T.Scalar):  # z.real, z.imag, z.conjugate
@@ -516,6 +523,8 @@ class TypeInferer:
                 name = base_t.value.__name__
                 raise self.error(node, f"{name} is a device function and cannot be launched",
                                  f"call it directly, {name}(...), or make it a kernel (@cuda.jit without device=True)")
+            if EN.is_enum_class(base_t.value):  # Color["red"]
+                return self.classify(EN.class_item(self, node, base_t.value), node)
             raise self.error(node, f"cannot index {base_t}", "index arrays and tuples")
         if isinstance(base_t, T.Record):  # a[i]['x']
             return R.field_type(self, node, base_t)
@@ -695,13 +704,16 @@ class TypeInferer:
 
     def expr_Compare(self, node) -> T.Type:
         ts = [self.expr(node.left)] + [self.expr(c) for c in node.comparators]
+        by_enum = [EN.check_compare(self, node, op, a, b) for op, a, b in zip(node.ops, ts, ts[1:])]
         for op, c in zip(node.ops, node.comparators):
-            if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+            if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) and not any(by_enum):
                 raise self.error(node, f"'{_CMP_SYMBOL[type(op)]}' is not supported in kernels", "compare numbers with == != < <= > >=")
         for t, n in zip(ts, [node.left] + node.comparators):
-            if not isinstance(t, T.Scalar):
+            if not isinstance(t, (T.Scalar, T.EnumMember)):
                 raise self.error(n, f"cannot compare {t}", "compare numbers")
-        for op, a, b in zip(node.ops, ts, ts[1:]):
+        for op, a, b, enum_cmp in zip(node.ops, ts, ts[1:], by_enum):
+            if enum_cmp:
+                continue
             C.check_compare(self, node, op, a, b)
             D.check_compare(self, node, a, b)
         return T.boolean
@@ -726,7 +738,7 @@ class TypeInferer:
             raise self.error(node, f"{fn.__name__} is a kernel: launch it with {fn.__name__}[grid, block](...)",
                              "or declare it with @cuda.jit(device=True) to call it as a function")
         for a, t in zip(node.args, argts):
-            if not isinstance(t, (T.Scalar, T.Array, T.Tuple, T.Record, V.VectorType)):
+            if not isinstance(t, (T.Scalar, T.Array, T.Tuple, T.Record, V.VectorType, T.EnumMember)):
                 raise self.error(a, f"cannot pass {t} to a device function", "pass numbers, tuples or arrays")
         nparams = fn.py_func.__code__.co_argcount
         if node.keywords or (len(argts) < nparams and fn.py_func.__defaults__):

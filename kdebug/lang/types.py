@@ -6,6 +6,8 @@ signature string.
 """
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
 from kdebug.lazy_dataclasses import dataclass
@@ -188,6 +190,44 @@ class CPointer(Type):
 
     def __str__(self) -> str:
         return f"{self.dtype}*"
+
+
+@dataclass(frozen=True, eq=True)
+class IntEnumMember(Scalar):
+    """numba's IntEnumMember: a member of an ``enum.IntEnum`` class. An int64 in arithmetic and comparisons
+    with numbers (an IntEnum is an int), and a member of its class for ``is`` and the type of a variable."""
+
+    enum: type = None
+
+    def __str__(self) -> str:  # numba's spelling
+        return f"IntEnum<int{self.bits}>({self.enum.__name__})"
+
+    __repr__ = __str__
+
+
+@dataclass(frozen=True)
+class EnumMember(Type):
+    """numba's EnumMember: a member of an ``enum.Enum`` class whose values all have one type (``dtype``);
+    in a kernel it is its value, compared with ``==``, ``!=``, ``is``, ``is not`` and read with ``.value``."""
+
+    enum: type
+    dtype: Type
+
+    def __str__(self) -> str:  # numba's spelling
+        return f"Enum<{self.dtype}>({self.enum.__name__})"
+
+    __repr__ = __str__
+
+
+def enum_member_type(cls) -> "Type | None":
+    """The type of the members of enum class ``cls`` (numba: IntEnum members are int64; an Enum's values
+    must all have one type), or None."""
+    if issubclass(cls, enum.IntEnum):
+        return IntEnumMember("int", 64, "", cls)
+    kinds = {typeof(m.value) for m in cls}
+    if len(kinds) != 1 or None in kinds:
+        return None
+    return EnumMember(cls, kinds.pop())
 
 
 @dataclass(frozen=True)
@@ -379,6 +419,8 @@ def typeof(value) -> Type | None:
         return _array_type(value)
     if isinstance(value, (bool, np.bool_)):
         return boolean
+    if isinstance(value, enum.Enum):
+        return enum_member_type(type(value))
     if isinstance(value, int):  # as numba's _typeof_int: int64, uint64 for 64-bit positives, else too large
         bits = value.bit_length() if value >= 0 else (-value - 1).bit_length()  # numba's utils.bit_length
         return int64 if bits < 64 else uint64 if bits == 64 and value >= 0 else None

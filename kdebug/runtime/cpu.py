@@ -50,13 +50,15 @@ def ctype_of(t: T.Type):
     hit = _struct_cache.get(t)
     if hit is not None:
         return hit
+    if isinstance(t, T.EnumMember):  # its value
+        return ctype_of(t.dtype)
     if isinstance(t, T.Scalar) and t.is_complex:  # numpy's layout: the real part, then the imaginary
         part = _SCALAR_CTYPES[str(t.underlying_float)]
         c = type(str(t), (ctypes.Structure,), {"_fields_": [("re", part), ("im", part)]})
     elif isinstance(t, T.Scalar) and t.is_datetime:
         c = ctypes.c_int64
     elif isinstance(t, T.Scalar):
-        c = _SCALAR_CTYPES[str(t)]
+        c = _SCALAR_CTYPES[str(T.Scalar(t.kind, t.bits))]  # an IntEnum member: its int
     elif isinstance(t, T.Array):  # a strided one (numba's 'A' and 'F') also carries its strides in elements
         dims = [("shape", ctypes.c_int64 * t.ndim)] + ([("strides", ctypes.c_int64 * t.ndim)] if t.strided else [])
         c = type(f"Array{t.ndim}", (ctypes.Structure,), {"_fields_": [("data", ctypes.c_void_p)] + dims})
@@ -81,6 +83,8 @@ def params_type(argtypes: tuple):
 
 
 def to_cvalue(t: T.Type, value):
+    if isinstance(t, T.EnumMember):
+        return to_cvalue(t.dtype, value.value)
     if isinstance(t, T.Array):
         c = ctype_of(t)()
         c.data = value.device_address() if isinstance(value, DeviceNDArray) else value.ctypes.data

@@ -148,6 +148,8 @@ def array_value(t: T.Array, ptr: int, arr) -> tuple:
 
 def flat_host_values(t, value) -> list:
     """One argument as the kernel entry's flat parameters (see kdebug/targets/ptx/abi.py)."""
+    if isinstance(t, T.EnumMember):
+        return flat_host_values(t.dtype, value.value)
     if isinstance(t, T.Array):
         ptr, *dims = value
         return [ptr] + [int(n) for part in dims for n in part]

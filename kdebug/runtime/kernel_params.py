@@ -9,7 +9,10 @@ from kdebug.lang import types as T
 
 
 def as_parts(t: T.Type) -> T.Type:
-    """A complex number is passed as its two parts, a tuple of floats (the same LLVM struct)."""
+    """A complex number is passed as its two parts, a tuple of floats (the same LLVM struct); an enum
+    member as its value."""
+    if isinstance(t, T.EnumMember):
+        return as_parts(t.dtype)
     return T.Tuple((t.underlying_float,) * 2) if isinstance(t, T.Scalar) and t.is_complex else t
 
 

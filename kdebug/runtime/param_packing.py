@@ -38,7 +38,7 @@ class ParamPlan:
                 fmt.append("Q" + "q" * (t.ndim * (2 if t.strided else 1)))
                 self.converters.append(_strided_array_values if t.strided else _array_values)
             elif isinstance(t, T.Scalar):
-                fmt.append(_FORMAT[str(t)])
+                fmt.append(_FORMAT[str(T.Scalar(t.kind, t.bits, t.unit))])  # an IntEnum member: its int
                 self.converters.append(_scalar_converter(t))
             else:
                 raise TypeError(f"no flat packing for {t}")
