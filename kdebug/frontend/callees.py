@@ -16,7 +16,7 @@ import types
 import numpy as np
 from llvmlite import ir
 
-from kdebug.frontend import complex_numbers as C, ufuncs
+from kdebug.frontend import complex_numbers as C, round_impl, ufuncs
 from kdebug.frontend import vectors as V
 from kdebug.frontend.desugar import loop_iter_error
 from kdebug.frontend.math_extra import EXTRA_MATH, OPERATOR_FUNCTIONS, lower_math, math_type, operator_expression
@@ -150,14 +150,26 @@ def lower_minmax(lw, node, fn):
 
 def type_round(inferer, node, fn) -> T.Type:
     argts = _argtypes(inferer, node)
+    if len(argts) == 2 and all(isinstance(t, T.Scalar) for t in argts):  # numba: (f4, intp) -> f4, (f8, intp) -> f8
+        C.check_real(inferer, node, argts[0], "round()")
+        if not (argts[1].is_int or argts[1].is_bool):
+            raise inferer.error(node.args[1], f"round()'s ndigits is an integer, not {argts[1]}", "write round(x, 2)")
+        x_t = argts[0] if argts[0].is_float and argts[0].bits >= 32 else T.float64
+        inferer.device_call(node, round_impl.round_ndigits, [T.float64, T.int64])
+        return x_t
     if len(argts) != 1 or not isinstance(argts[0], T.Scalar):
-        raise inferer.error(node, "round() takes one number here", "write round(x)")
+        raise inferer.error(node, "round() takes a number and, optionally, the digits to keep",
+                            "write round(x) or round(x, ndigits)")
     C.check_real(inferer, node, argts[0], "round()")
     return T.int64
 
 
 def lower_round(lw, node, fn):
     args, argts = _arguments(lw, node)
+    if len(args) == 2:  # round_impl's round_ndigits, typed by typeinfer
+        callee_tf = lw.tf.callees[node]
+        v = lw.device_call(node, None, args, argts, callee_tf)
+        return lw.cast(v, callee_tf.restype, lw.type_of(node))
     v = lw.cast(args[0], argts[0], T.float64) if not argts[0].is_float else args[0]
     return lw.cast(lw.call_intrinsic("llvm.roundeven", [v]), T.float64 if v.type == ir.DoubleType() else T.float32,
                    lw.type_of(node))
