@@ -34,11 +34,13 @@ def run_file(path: str, timeout: float) -> dict:
         return {"file": os.path.basename(path), "why": "timed out"}
     m = COUNTS.search(r.stdout)
     if not m:
-        lines = [ln for ln in (r.stdout + r.stderr).splitlines()
-                 if re.search(r"Error|error:|No module|kdebug does not", ln)]
-        return {"file": os.path.basename(path), "why": (lines[0].strip() if lines else f"exit {r.returncode}")[:110]}
+        # the exception that stopped the file: the last "SomethingError: ..." line of its traceback
+        lines = [ln.strip() for ln in (r.stdout + r.stderr).splitlines()
+                 if re.match(r"\s*[\w.]*(Error|Exception|NotFound)\w*: ", ln)]
+        return {"file": os.path.basename(path), "why": (lines[-1] if lines else f"exit {r.returncode}")[:150]}
     ran, failures, errors, skipped = map(int, m.groups())
-    return {"file": os.path.basename(path), "ran": ran, "passed": ran - failures - errors - skipped,
+    # errors in a class's setUpClass are counted without a test run: passed is never below 0
+    return {"file": os.path.basename(path), "ran": ran, "passed": max(0, ran - failures - errors - skipped),
             "failed": failures, "errors": errors, "skipped": skipped}
 
 

@@ -5,6 +5,9 @@ Their skip conditions are evaluated for kdebug: it is not numba's CUDA simulator
 CPU backend emulates grid synchronisation without the CUDA device runtime library."""
 from __future__ import annotations
 
+import os
+import platform
+import shutil
 import unittest
 
 import numpy as np
@@ -55,6 +58,14 @@ def cc_X_or_above(major, minor):
     return tuple(get_current_device().compute_capability) >= (major, minor)
 
 
+def skip_unless_cc_50(fn):
+    return unittest.skipUnless(cc_X_or_above(5, 0), "requires cc >= 5.0")(fn)
+
+
+def skip_unless_cc_53(fn):
+    return unittest.skipUnless(cc_X_or_above(5, 3), "requires cc >= 5.3")(fn)
+
+
 def skip_unless_cc_60(fn):
     return unittest.skipUnless(cc_X_or_above(6, 0), "requires cc >= 6.0")(fn)
 
@@ -76,6 +87,82 @@ def cudadevrt_missing() -> bool:
 
 def skip_if_cudadevrt_missing(fn):
     return unittest.skipIf(cudadevrt_missing(), "cudadevrt missing")(fn)
+
+
+def xfail_unless_cudasim(fn):
+    return unittest.expectedFailure(fn)  # kdebug is not the simulator
+
+
+def skip_unless_conda_cudatoolkit(reason):
+    assert isinstance(reason, str)
+    return unittest.skip(reason)  # kdebug finds the CUDA toolkit on PATH, never numba's conda one
+
+
+def skip_if_external_memmgr(reason):
+    assert isinstance(reason, str)
+    return unittest.skipIf(False, reason)  # kdebug has no EMM plugins: its own memory manager only
+
+
+def skip_under_cuda_memcheck(reason):
+    assert isinstance(reason, str)
+    return unittest.skipIf(os.environ.get("CUDA_MEMCHECK") is not None, reason)
+
+
+def skip_without_nvdisasm(reason):
+    assert isinstance(reason, str)
+    return unittest.skipIf(shutil.which("nvdisasm") is None, reason)
+
+
+def skip_with_nvdisasm(reason):
+    assert isinstance(reason, str)
+    return unittest.skipIf(shutil.which("nvdisasm") is not None, reason)
+
+
+def skip_on_arm(reason):
+    assert isinstance(reason, str)
+    cpu = platform.processor()
+    return unittest.skipIf(cpu.startswith("arm") or cpu.startswith("aarch"), reason)
+
+
+def skip_on_wsl2(reason):
+    assert isinstance(reason, str)
+    rel = platform.release().lower()
+    return unittest.skipIf("microsoft-standard-wsl2" in rel or "wsl2" in rel, reason)
+
+
+def _cuda_header(name: str) -> bool:
+    nvcc = shutil.which("nvcc") or shutil.which("ptxas")
+    if nvcc is None:
+        return False
+    include = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))), "include")
+    return os.path.isfile(os.path.join(include, name))
+
+
+def skip_if_cuda_includes_missing(fn):
+    return unittest.skipUnless(_cuda_header("cuda.h"), "CUDA include dir not available on this system")(fn)
+
+
+def skip_if_curand_kernel_missing(fn):
+    return unittest.skipUnless(_cuda_header("curand_kernel.h"), "curand_kernel.h not available on this system")(fn)
+
+
+def skip_if_nvjitlink_missing(reason):
+    assert isinstance(reason, str)
+    return unittest.skip(reason)  # kdebug links with nvlink, not nvJitLink
+
+
+def skip_on_nvjitlink_13_1_sm_120(reason):
+    assert isinstance(reason, str)
+    return unittest.skipIf(False, reason)
+
+
+class ForeignArray:
+    """An array from another library through the CUDA Array Interface (numba's test helper): a device
+    array hidden so that it does not look like one."""
+
+    def __init__(self, arr):
+        self._arr = arr
+        self.__cuda_array_interface__ = arr.__cuda_array_interface__
 
 
 def __getattr__(name):
