@@ -88,12 +88,51 @@ def test_as_cuda_array_of_a_strided_export_is_a_view_with_its_strides():
 
 
 def test_device_array_shape_dtype_order_and_strides():
+    """numba's device_array(shape, dtype, strides, order) (api.py, api_util.prepare_shape_strides_dtype):
+    C or F order, explicit byte strides, numba's ValueError for another order; device_array_like keeps
+    the array's order; flags as numba's dict; kernels take F-ordered device arrays through their strides."""
     d = cuda.device_array((2, 3), dtype=np.int16, strides=(6, 2), order="C")
-    assert d.shape == (2, 3) and d.dtype == np.int16
-    with pytest.raises(ArrayError, match="C-ordered"):
-        cuda.device_array((2, 3), order="F")
-    with pytest.raises(ArrayError, match="not C-contiguous"):
-        cuda.device_array((2, 3), dtype=np.int16, strides=(2, 4))
+    assert d.shape == (2, 3) and d.dtype == np.int16 and d.flags == {"C_CONTIGUOUS": True, "F_CONTIGUOUS": False}
+    f = cuda.device_array((2, 3), order="F")
+    assert f.strides == (8, 16) and f.flags == {"C_CONTIGUOUS": False, "F_CONTIGUOUS": True}
+    g = cuda.device_array((2, 3), dtype=np.int16, strides=(2, 4))  # numba takes them: F order of int16
+    assert g.strides == (2, 4) and g.flags["F_CONTIGUOUS"]
+    gapped = cuda.device_array((2, 3), dtype=np.int16, strides=(8, 2))
+    assert gapped.strides == (8, 2) and gapped.flags == {"C_CONTIGUOUS": False, "F_CONTIGUOUS": False}
+    with pytest.raises(ValueError, match="must be either C/F order"):
+        cuda.device_array((2, 3), order="A")
+    like = cuda.device_array_like(np.zeros((3, 4), order="F"))
+    assert like.strides == (8, 24)
+    assert cuda.device_array_like(np.zeros((4, 6))[:, ::2]).strides == (24, 8)  # a new contiguous array
+    h = np.arange(12.0).reshape(3, 4)
+    f2 = cuda.device_array((3, 4), order="F")
+    f2.copy_to_device(h)
+    add_one_2d[1, (4, 4)](f2)
+    out = f2.copy_to_host()
+    np.testing.assert_equal(out, h + 1)
+    assert out.flags.f_contiguous  # copied back in the device array's order, as numba's
+
+
+@cuda.jit
+def add_one_2d(a):
+    i, j = cuda.grid(2)
+    if i < a.shape[0] and j < a.shape[1]:
+        a[i, j] += 1
+
+
+def test_device_array_flags_stream_bind_and_gpu_data():
+    """numba's DeviceNDArray attributes (cudadrv/devicearray.py): stream (0 unless bound), bind(stream) a
+    clone on the same memory, gpu_data's size and pointer, device_ctypes_pointer."""
+    d = cuda.to_device(np.arange(6.0))
+    assert d.stream == 0
+    s = cuda.stream()
+    bound = d.bind(s)
+    assert bound.stream is s and d.stream == 0
+    add_one[1, 8](bound)
+    np.testing.assert_equal(d.copy_to_host(), np.arange(6.0) + 1)  # the clone is the same memory
+    assert d.gpu_data.size == 48 and d.gpu_data.device_ctypes_pointer.value == d.device_ctypes_pointer.value
+    assert d[2:].gpu_data.size == 32
+    assert d.device_ctypes_pointer.value == d.__cuda_array_interface__["data"][0]
 
 
 def test_pinned_mapped_and_managed_memory_kernels_take_directly():

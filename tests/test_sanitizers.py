@@ -339,6 +339,20 @@ def test_host_copies_into_views_initialise_what_they_write():
     assert _uninit(copy_plus_one_2d, (1, 1), (8, 16), m, mo) == []
 
 
+def test_initcheck_on_fortran_ordered_and_strided_device_arrays():
+    m = cuda.device_array((8, 16), np.float32, order="F")
+    mo = cuda.device_array((8, 16), np.float32)
+    m[:, 0:4].copy_to_device(np.ones((8, 4), np.float32))  # the first four columns (contiguous in F order)
+    ((array, _, count),) = _uninit(copy_plus_one_2d, (1, 1), (8, 16), m, mo)
+    assert (array, count) == ("a", 8 * 12)
+    m[:, 4:] = 2.0
+    assert _uninit(copy_plus_one_2d, (1, 1), (8, 16), m, mo) == []
+    gapped = cuda.device_array((8, 16), np.float32, strides=(128, 4))  # rows 128 bytes apart, 64 used
+    gapped[::2].copy_to_device(np.ones((4, 16), np.float32))
+    ((array, index, count),) = _uninit(copy_plus_one_2d, (1, 1), (8, 16), gapped, mo)
+    assert (array, index, count) == ("a", [1, 0], 64)
+
+
 def test_a_kernel_writing_through_a_view_initialises_the_allocation():
     d = cuda.device_array(128, np.float32)
     o = cuda.device_array(128, np.float32)

@@ -57,12 +57,16 @@ class DeviceNDArray:
 
     @classmethod
     def _on_device(cls, host: np.ndarray, runtime, copy: bool = True) -> "DeviceNDArray":
-        """An array in the gpu runtime's memory, shaped (and, with copy, filled) like ``host``."""
-        buf = runtime.allocate(host.nbytes)
+        """An array in the gpu runtime's memory, shaped and strided (and, with copy, filled) like ``host``
+        (whose strides are non-negative: a C, F or other contiguous-or-gapped layout)."""
+        nbytes = _span(host.shape, host.strides, host.itemsize)
+        buf = runtime.allocate(max(nbytes, 1))
+        mirror = np.empty(nbytes, np.uint8)
+        view = np.ndarray(host.shape, host.dtype, buffer=mirror, strides=host.strides)
         if copy:
-            buf.from_host(np.ascontiguousarray(host))
-        mirror = np.empty(host.nbytes, np.uint8)
-        arr = cls(None, host.dtype, mirror.view(host.dtype).reshape(host.shape), device=buf)
+            view[...] = host
+            buf.from_host(mirror)
+        arr = cls(None, host.dtype, view, device=buf)
         arr._mirror = mirror
         return arr
 
@@ -121,9 +125,41 @@ class DeviceNDArray:
             self._address = self._host.ctypes.data
         return self._address
 
+    @property
+    def flags(self) -> dict:
+        """numba's ``flags``: a dict of ``C_CONTIGUOUS`` and ``F_CONTIGUOUS`` (a copy)."""
+        f = self._host.flags
+        return {"C_CONTIGUOUS": bool(f.c_contiguous), "F_CONTIGUOUS": bool(f.f_contiguous)}
+
+    @property
+    def stream(self):
+        """The stream bound to the array (numba's ``stream``, 0 unless ``bind`` gave one)."""
+        return self.__dict__.get("_stream", 0)
+
+    @stream.setter
+    def stream(self, value) -> None:
+        self.__dict__["_stream"] = value
+
+    def bind(self, stream=0) -> "DeviceNDArray":
+        """numba's ``bind``: a copy of the array object (the same memory) with ``stream`` as its default."""
+        clone = self._derived(self._host)
+        clone.stream = stream
+        return clone
+
+    @property
+    def gpu_data(self) -> "_DeviceMemory":
+        """numba's ``gpu_data``: the memory the array lives in (its address, size and ctypes pointer)."""
+        lo, hi = self._extent()  # from the allocation's start; the first element is at _offset
+        return _DeviceMemory(self.device_address() + lo - self._offset, hi - lo)
+
+    @property
+    def device_ctypes_pointer(self):
+        import ctypes
+        return ctypes.c_void_p(self.device_address())
+
     def copy_to_host(self, ary: np.ndarray | None = None, stream=0) -> np.ndarray:
         if ary is None:
-            return self._synced().copy()
+            return np.array(self._synced(), order="K", copy=True)  # with the device array's order
         if not isinstance(ary, np.ndarray):
             raise _array_error(f"copy_to_host copies into a numpy array, not a {type(ary).__name__}",
                                "call d.copy_to_host() to get a new array, or pass np.empty(d.shape, d.dtype)")
@@ -176,8 +212,9 @@ class DeviceNDArray:
         """The allocation's per-element written flags (flat, in the root's C order), made on first use;
         None when every element is written."""
         root = self._root
-        if root._written is False:
-            root._written = np.zeros(root.size, dtype=np.uint8)
+        if root._written is False:  # one flag per element slot of the allocation's extent (gaps included)
+            lo, hi = root._extent()
+            root._written = np.zeros((hi - lo) // root._host.itemsize, dtype=np.uint8)
         return root._written
 
     def _element_offset(self, address: int) -> int | None:
@@ -193,8 +230,8 @@ class DeviceNDArray:
         """This array's written flags with its own shape and strides (a view into the root's), or None:
         all written, or no element grid in common with the root."""
         flags = self._root_flags()
-        if flags is None or self is self._root:
-            return None if flags is None else flags.reshape(self.shape)
+        if flags is None:
+            return None
         first = self._element_offset(self._host.ctypes.data)
         if first is None:
             return None
@@ -302,27 +339,99 @@ def to_device(obj, stream=0, copy=True, to=None) -> DeviceNDArray:
     return DeviceNDArray(arr.shape, arr.dtype, arr.copy())
 
 
-def _check_c_order(shape, dtype, strides, order) -> None:
-    if order not in ("C", "A"):
-        raise _array_error(f"order={order!r}: kdebug device arrays are C-ordered", "use order='C' (the default)")
-    if strides is not None and tuple(strides) != np.empty(shape, dtype).strides:
-        raise _array_error(f"strides {tuple(strides)} are not C-contiguous: kdebug device arrays are",
-                           "drop strides= (numba's default is C-contiguous)")
+class _DeviceMemory:
+    """numba's ``gpu_data`` (a MemoryPointer): where an array's memory is, and how big it is."""
+
+    def __init__(self, address: int, size: int) -> None:
+        import ctypes
+        self.device_pointer_value = address
+        self.handle = ctypes.c_void_p(address)
+        self.device_ctypes_pointer = self.handle
+        self.size = size
+
+    def __repr__(self) -> str:
+        return f"<kdebug device memory at {self.device_pointer_value:#x}, {self.size} bytes>"
+
+
+def _span(shape, strides, itemsize: int) -> int:
+    """The bytes an array of ``shape`` and non-negative ``strides`` spans from its first element."""
+    if any(n == 0 for n in shape):
+        return 0
+    return sum((n - 1) * s for n, s in zip(shape, strides)) + itemsize
+
+
+def _shape_and_strides(shape, dtype, strides, order) -> tuple[tuple, tuple]:
+    """numba's ``prepare_shape_strides_dtype``: strides given, else those of ``order`` ('C' or 'F')."""
+    if isinstance(shape, (float, np.floating)):
+        raise TypeError("shape must be an integer or tuple of integers")
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
+    if isinstance(strides, (int, np.integer)):
+        return shape, (int(strides),)
+    if strides:
+        return shape, tuple(int(s) for s in strides)
+    if order not in ("C", "F"):
+        raise ValueError("must be either C/F order")
+    steps, step = [0] * len(shape), dtype.itemsize
+    for d in (reversed(range(len(shape))) if order == "C" else range(len(shape))):
+        steps[d] = step
+        step *= shape[d]
+    return shape, tuple(steps)
 
 
 def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0) -> DeviceNDArray:
-    dtype = dtype.np_dtype if isinstance(dtype, T.Scalar) else dtype
-    _check_c_order(shape, dtype, strides, order)
+    """numba's device_array: uninitialised device memory of ``shape`` in C or F order, or with ``strides``
+    (in bytes, non-negative)."""
+    dtype = np.dtype(dtype.np_dtype if isinstance(dtype, T.Scalar) else dtype)
+    shape, strides = _shape_and_strides(shape, dtype, strides, order)
+    if any(s < 0 for s in strides) or len(strides) != len(shape):
+        raise _array_error(f"strides {strides} for shape {shape}: device arrays take one non-negative stride "
+                           "per dimension", "give strides in bytes, one per dimension, or order='C'/'F'")
+    try:
+        host = np.ndarray(shape, dtype, buffer=np.empty(_span(shape, strides, dtype.itemsize), np.uint8),
+                          strides=strides)
+    except (TypeError, ValueError) as exc:
+        raise _array_error(f"cannot make a device array of shape {shape} and strides {strides}: {exc}",
+                           "give the shape as non-negative ints, strides as multiples of the item size, or "
+                           "order='C'/'F'") from None
+    except MemoryError:
+        n = _span(shape, strides, dtype.itemsize)
+        raise _array_error(f"cannot allocate a device array of shape {shape!r} ({dtype}): "
+                           f"{n / 2**30:.1f} GiB is more memory than there is",
+                           "allocate less, or process the data in pieces") from None
     gpu = _gpu_runtime()
     if gpu is not None:
-        return DeviceNDArray._on_device(np.empty(shape, dtype=dtype), gpu, copy=False)
-    arr = DeviceNDArray(shape, dtype)
+        return DeviceNDArray._on_device(host, gpu, copy=False)
+    arr = DeviceNDArray(shape, dtype, host)
     arr._written = False  # uninitialised, as on a GPU (initcheck reports reads of it)
+    arr.stream = stream
     return arr
 
 
+def _contiguous_strides_like_array(ary):
+    """numba's: None when the default order's strides make a contiguous array like ``ary``, else strides
+    for a new contiguous array whose dimensions are laid out in ``ary``'s stride order."""
+    flags = ary.flags
+    c, f = (flags["C_CONTIGUOUS"], flags["F_CONTIGUOUS"]) if isinstance(flags, dict) else \
+        (flags.c_contiguous, flags.f_contiguous)
+    if c or f or ary.ndim <= 1:
+        return None
+    strides, stride = [0] * ary.ndim, ary.dtype.itemsize
+    for i, _ in sorted(enumerate(ary.strides), key=lambda x: x[1]):
+        strides[i] = stride
+        stride *= ary.shape[i]
+    return tuple(strides)
+
+
+def _order_like_array(ary) -> str:
+    flags = ary.flags
+    c, f = (flags["C_CONTIGUOUS"], flags["F_CONTIGUOUS"]) if isinstance(flags, dict) else \
+        (flags.c_contiguous, flags.f_contiguous)
+    return "F" if f and not c else "C"
+
+
 def device_array_like(ary, stream=0) -> DeviceNDArray:
-    return device_array(ary.shape, ary.dtype)
+    """numba's device_array_like: the shape, dtype and order (or stride order) of ``ary``."""
+    return device_array(ary.shape, ary.dtype, _contiguous_strides_like_array(ary), _order_like_array(ary), stream)
 
 
 def pinned_array(shape, dtype=np.float64, strides=None, order="C") -> np.ndarray:
