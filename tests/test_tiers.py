@@ -224,7 +224,10 @@ def test_tier_1_is_the_untiered_code_and_inspect_llvm_shows_it(monkeypatch, kern
         text = re.sub(r" +; preds = .*", "", text)
         return text if kernel == "saxpy" else re.sub(r"\b\d+\b", "N", text)
     assert same(got_after_finish) == same(want_after_finish)
-    assert same(seen[0].replace(tiers.TIER1_SUFFIX, "")) == same(want_codegen)
+    # only this kernel's modules: a background tier of an earlier test's kernel may still be emitting
+    mine = [m for m in seen if re.search(rf"@{kernel}_j\d", m)]
+    assert mine, [m[:200] for m in seen]
+    assert same(mine[0].replace(tiers.TIER1_SUFFIX, "")) == same(want_codegen)
 
 
 def test_sessions_that_show_code_compile_it_at_once():
