@@ -252,6 +252,11 @@ def _static_value(inferer, node):
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Name):
+        local = inferer.tf.locals.get(node.id)
+        if isinstance(local, T.IntLiteral) and node.id not in inferer.assigned:
+            return local.literal  # a parameter given a constant (numba's literal argument)
+        if local is not None and type(local).__name__ == "PyValue" and node.id not in inferer.assigned:
+            return local.value  # a compile-time argument: a type (dtype) or another Python object
         if node.id in inferer.tf.locals or node.id in inferer.assigned:
             raise inferer.error(node, f"{node.id!r} is a variable; the shape and dtype of an array must be "
                                       f"compile-time constants", "use a literal, a module global or a closure constant")
@@ -279,6 +284,9 @@ def _static_value(inferer, node):
             raise inferer.error(node, f"cannot evaluate this array size: {exc}", "use integer constants") from None
     raise inferer.error(node, "the shape and dtype of an array must be compile-time constants",
                         "use a literal, a module global or a closure constant, e.g. (TPB, TPB)")
+
+
+static_value = _static_value
 
 
 def _dtype_of(value):

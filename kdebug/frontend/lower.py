@@ -99,7 +99,9 @@ class FunctionLowerer:
         # requester(function, argtypes, kind, reason, loc) -> job id: the driver's job table
         self.requester = requester
         self.src = tf.source
-        params = [llvm_type(t) for t in tf.argtypes]
+        # a compile-time argument (a function, an intrinsic, a type: numba's first-class functions) is no
+        # parameter: the function is specialised on it, as numba's dispatcher is
+        params = [llvm_type(t) for t in tf.argtypes if not isinstance(t, PyValue)]
         ctx_t = target.context_type()
         if ctx_t is not None:
             params = [ctx_t] + params
@@ -153,9 +155,11 @@ class FunctionLowerer:
         """Lower a device function's body into this function; returns its result (None for void)."""
         il = self.inlined(callee_tf, node)
         for name, t in callee_tf.locals.items():
-            il.slots[name] = il.alloca(llvm_type(t), name=name)
+            if not isinstance(t, PyValue):
+                il.slots[name] = il.alloca(llvm_type(t), name=name)
         for name, t, v in zip(callee_tf.argnames, callee_tf.argtypes, vals):
-            il.builder.store(il.cast(v, t, callee_tf.locals[name]), il.slots[name])
+            if not isinstance(t, PyValue):
+                il.builder.store(il.cast(v, t, callee_tf.locals[name]), il.slots[name])
         il.exit = il.new_block(f"inline.{callee_tf.name}.exit")
         if callee_tf.restype != T.void:
             il.retslot = il.alloca(llvm_type(callee_tf.restype), name="inline.retval")
@@ -204,8 +208,10 @@ class FunctionLowerer:
         b = self.builder
         args = self.fn.args[1:] if self.ctx is not None else self.fn.args
         for name, t in self.tf.locals.items():
-            self.slots[name] = self.alloca(llvm_type(t), name=name)
-        for name, t, arg in zip(self.tf.argnames, self.tf.argtypes, args):
+            if not isinstance(t, PyValue):
+                self.slots[name] = self.alloca(llvm_type(t), name=name)
+        runtime = [(n, t) for n, t in zip(self.tf.argnames, self.tf.argtypes) if not isinstance(t, PyValue)]
+        for (name, t), arg in zip(runtime, args):
             arg.name = f"arg.{name}"
             b.store(self.cast(arg, t, self.tf.locals[name]), self.slots[name])
         self.exit = self.fn.append_basic_block("exit")
@@ -865,7 +871,7 @@ class FunctionLowerer:
             lowerer.fastmath = self.fastmath or bool(getattr(fn, "options", {}).get("fastmath"))
             lowerer.debug = self.debug
             callee = lowerer.lower()
-        vals = [self.cast(a, t, ct) for a, t, ct in zip(args, argts, callee_tf.argtypes)]
+        vals = [self.cast(a, t, ct) for a, t, ct in zip(args, argts, callee_tf.argtypes) if not isinstance(ct, PyValue)]
         if self.ctx is not None:
             vals = [self.ctx] + vals
         result = self.builder.call(callee, vals)

@@ -738,7 +738,10 @@ class TypeInferer:
             raise self.error(node, f"{fn.__name__} is a kernel: launch it with {fn.__name__}[grid, block](...)",
                              "or declare it with @cuda.jit(device=True) to call it as a function")
         for a, t in zip(node.args, argts):
-            if not isinstance(t, (T.Scalar, T.Array, T.Tuple, T.Record, V.VectorType, T.EnumMember)):
+            if isinstance(t, PyValue) and not _first_class(t.value):
+                raise self.error(a, f"cannot pass {t} to a device function",
+                                 "pass numbers, tuples, arrays, device functions, intrinsics or types")
+            if not isinstance(t, (T.Scalar, T.Array, T.Tuple, T.Record, V.VectorType, T.EnumMember, PyValue)):
                 raise self.error(a, f"cannot pass {t} to a device function", "pass numbers, tuples or arrays")
         nparams = fn.py_func.__code__.co_argcount
         if node.keywords or (len(argts) < nparams and fn.py_func.__defaults__):
@@ -749,11 +752,34 @@ class TypeInferer:
         if fn.py_func in self.stack:
             raise self.error(node, f"recursive call to {fn.__name__} ({call_stack_names(self.stack + (fn.py_func,))})",
                              "kernels cannot recurse through direct calls; use a loop, or kdebug.deferred for a pointer")
-        callee = infer_function(fn.py_func, tuple(argts), "device", self.stack, at=(self.src, node))
+        try:
+            callee = infer_function(fn.py_func, tuple(argts), "device", self.stack, at=(self.src, node))
+        except CompileError as exc:  # a parameter used as an array's shape: numba types constants as literals
+            literal = self.literal_arguments(node, argts)
+            if literal is None or "must be compile-time constants" not in str(exc):
+                raise
+            callee = infer_function(fn.py_func, tuple(literal), "device", self.stack, at=(self.src, node))
         self.tf.callees[node] = callee
         self.tf.features |= callee.features
         self.tf.deferred.extend(callee.deferred)
         return callee.restype
+
+    def literal_arguments(self, node, argts) -> list | None:
+        """``argts`` with each integer argument whose value is a compile-time constant (a literal, a module
+        global, a constant expression) typed as its literal, as numba's IntegerLiteral: the callee may use
+        it as an array shape. None when no argument is one."""
+        from kdebug.frontend.intrinsics import static_value
+        out, changed = list(argts), False
+        for k, (arg, t) in enumerate(zip(node.args, argts)):
+            if not (isinstance(t, T.Scalar) and t.is_int):
+                continue
+            try:
+                value = static_value(self, arg)
+            except CompileError:
+                continue
+            if isinstance(value, int) and not isinstance(value, bool):
+                out[k], changed = T.IntLiteral(t.kind, t.bits, "", value), True
+        return out if changed else None
 
     def bind_call_arguments(self, node, fn) -> list:
         """Keyword arguments and defaults of a device-function call, folded as numba does; the
@@ -902,6 +928,15 @@ _OP_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Floor
 _CMP_SYMBOL = {ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
 
 _cache: dict = {}
+
+
+def _first_class(value) -> bool:
+    """Whether ``value`` may be passed to a device function as a compile-time argument, as numba's
+    first-class functions and type arguments: a device function, an intrinsic (cuda.atomic.add, math.sin...),
+    a kernel-language type (uint32, float64[::1]), a callee the registry knows; the callee is compiled
+    for that value."""
+    return (isinstance(value, (Dispatcher, DeviceCallable, I.Intrinsic, T.Type)) or registry.knows(value)) \
+        and not isinstance(value, type(math))
 
 
 def infer_function(py_func, argtypes: tuple, kind: str, stack: tuple = (), at=None,

@@ -381,8 +381,16 @@ def _shape_and_strides(shape, dtype, strides, order) -> tuple[tuple, tuple]:
 def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0) -> DeviceNDArray:
     """numba's device_array: uninitialised device memory of ``shape`` in C or F order, or with ``strides``
     (in bytes, non-negative)."""
-    dtype = np.dtype(dtype.np_dtype if isinstance(dtype, T.Scalar) else dtype)
+    dtype = dtype.np_dtype if isinstance(dtype, T.Scalar) else dtype
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise _array_error(f"{dtype!r} is not a dtype", "use a numpy dtype such as np.float32") from None
+    given = shape
     shape, strides = _shape_and_strides(shape, dtype, strides, order)
+    if any(n < 0 for n in shape):
+        raise _array_error(f"cannot make a device array of shape {given!r}: negative dimensions are not allowed",
+                           "give the shape as a non-negative int or a tuple of them")
     if any(s < 0 for s in strides) or len(strides) != len(shape):
         raise _array_error(f"strides {strides} for shape {shape}: device arrays take one non-negative stride "
                            "per dimension", "give strides in bytes, one per dimension, or order='C'/'F'")

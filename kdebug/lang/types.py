@@ -205,6 +205,19 @@ class IntEnumMember(Scalar):
     __repr__ = __str__
 
 
+@dataclass(frozen=True, eq=True)
+class IntLiteral(Scalar):
+    """numba's IntegerLiteral: an integer argument whose value the callee was compiled for (a device
+    function's parameter used as an array shape). Its own value in every other way."""
+
+    literal: int = 0
+
+    def __str__(self) -> str:
+        return f"Literal[int]({self.literal})"
+
+    __repr__ = __str__
+
+
 @dataclass(frozen=True)
 class EnumMember(Type):
     """numba's EnumMember: a member of an ``enum.Enum`` class whose values all have one type (``dtype``);

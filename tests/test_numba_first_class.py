@@ -1,0 +1,144 @@
+"""First-class functions and compile-time arguments of device functions as numba-cuda 0.30.4: device
+functions, intrinsics (cuda.atomic.add, math.sin) and types passed to a device function, which is compiled
+for them (tests/cudapy/test_atomics.py's atomic_binary_1dim_shared(ary, idx, op2, ary_dtype, ary_nelements,
+binop_func, cast_func, ...) called with uint32, 32, cuda.atomic.add); an integer constant argument used as
+a shared array's shape is typed as its literal, as numba's IntegerLiteral."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from kdebug import cuda
+from kdebug.cuda import float64, uint32
+from kdebug.errors import CompileError
+
+
+@cuda.jit(device=True)
+def apply(op, x, y):
+    return op(x, y)
+
+
+@cuda.jit(device=True)
+def plus(a, b):
+    return a + b
+
+
+@cuda.jit(device=True)
+def times(a, b):
+    return a * b
+
+
+@cuda.jit(device=True)
+def unary(f, x):
+    return f(x)
+
+
+def test_device_functions_and_intrinsics_as_arguments():
+    @cuda.jit
+    def k(out):
+        out[0] = apply(plus, 2.0, 3.0)
+        out[1] = apply(times, 2.0, 3.0)
+        out[2] = unary(math.sin, 0.5)
+        out[3] = unary(math.sqrt, 2.0)
+
+    out = np.zeros(4)
+    k[1, 1](out)
+    np.testing.assert_array_equal(out, [5.0, 6.0, math.sin(0.5), math.sqrt(2.0)])
+
+
+@cuda.jit(device=True)
+def atomic_binary_1dim_shared(ary, idx, op2, ary_dtype, ary_nelements, binop_func, cast_func, initializer,
+                              neg_idx):
+    """numba-cuda's tests/cudapy/test_atomics.py helper, as written there."""
+    tid = cuda.threadIdx.x
+    sm = cuda.shared.array(ary_nelements, ary_dtype)
+    sm[tid] = initializer
+    cuda.syncthreads()
+    bin = cast_func(idx[tid] % ary_nelements)
+    if neg_idx:
+        bin = bin - ary_nelements
+    binop_func(sm, bin, op2)
+    cuda.syncthreads()
+    ary[tid] = sm[tid]
+
+
+@cuda.jit(device=True)
+def atomic_cast_none(num):
+    return num
+
+
+def test_atomics_helper_of_numbas_tests_with_a_type_an_intrinsic_and_a_literal_size():
+    """test_atomics.py's test_atomic_add: ary = np.random.randint(0, 32, 32) as uint32; the result is the
+    histogram of ary % 32 (numba's expected: gold[ary % 32] += 1)."""
+    @cuda.jit
+    def atomic_add(ary):
+        atomic_binary_1dim_shared(ary, ary, 1, uint32, 32, cuda.atomic.add, atomic_cast_none, 0, False)
+
+    @cuda.jit
+    def atomic_add_negative(ary):
+        atomic_binary_1dim_shared(ary, ary, 1, uint32, 32, cuda.atomic.add, atomic_cast_none, 0, True)
+
+    rng = np.random.default_rng(3)
+    for kernel in (atomic_add, atomic_add_negative):
+        ary = rng.integers(0, 32, 32).astype(np.uint32)
+        orig = ary.copy()
+        kernel[1, 32](ary)
+        gold = np.zeros(32, dtype=np.uint32)
+        for i in range(orig.size):
+            gold[orig[i] % 32] += 1
+        np.testing.assert_array_equal(ary, gold)
+
+
+def test_a_literal_size_specialises_and_a_variable_size_is_still_an_error():
+    @cuda.jit(device=True)
+    def block_total(ary, n, dtype):
+        sm = cuda.shared.array(n, dtype)
+        t = cuda.threadIdx.x
+        sm[t] = ary[t]
+        cuda.syncthreads()
+        if t == 0:
+            acc = dtype(0)
+            for i in range(n):
+                acc = plus(acc, sm[i])
+            ary[0] = acc
+
+    a, b = np.arange(16.0), np.arange(32.0)
+
+    @cuda.jit
+    def sums16(a):
+        block_total(a, 16, float64)
+
+    @cuda.jit
+    def sums32(b):
+        block_total(b, 32, float64)
+
+    sums16[1, 16](a)
+    sums32[1, 32](b)
+    assert a[0] == sum(range(16)) and b[0] == sum(range(32))
+
+    @cuda.jit
+    def variable(a, n):
+        block_total(a, n, float64)
+
+    with pytest.raises(CompileError, match="compile-time constants"):
+        variable[1, 16](np.arange(16.0), 16)
+
+
+def test_what_is_not_first_class_is_located():
+    @cuda.jit
+    def bad(out):
+        out[0] = unary(math, 1.0)  # a module is no function
+
+    with pytest.raises(CompileError) as err:
+        bad[1, 1](np.zeros(1))
+    assert "cannot pass" in str(err.value) and err.value.loc.line > 0
+
+
+def test_first_class_arguments_compile_for_the_ptx_target():
+    def k(out):
+        out[0] = apply(plus, 2.0, 3.0) + unary(math.sin, 0.5)
+
+    ptx, _ = cuda.compile_ptx(k, "void(float64[::1])")
+    assert ".entry" in ptx
