@@ -11,6 +11,36 @@ from kdebug.lang.types import Array, Scalar, Tuple, Type  # noqa: F401
 globals().update(_T.NUMBA_NAMES)
 UniTuple = Tuple
 
+class _Kind(type):
+    """numba's abstract type classes as kdebug sees them: ``isinstance(t, types.Integer)`` for a scalar
+    type of those kinds (what an ``@overload`` typing function asks of its arguments)."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, _T.Scalar) and obj.kind in cls._kinds
+
+
+class Number(metaclass=_Kind):
+    _kinds = ("int", "uint", "float", "complex")
+
+
+class Integer(Number):
+    _kinds = ("int", "uint")
+
+
+class Float(Number):
+    _kinds = ("float",)
+
+
+class Complex(Number):
+    _kinds = ("complex",)
+
+
+class Boolean(metaclass=_Kind):
+    _kinds = ("bool",)
+
+
+BaseTuple = Tuple
+
 # numba's type domains (numba/cuda/types/__init__.py): frozensets of the scalar types
 signed_domain = frozenset([_T.int8, _T.int16, _T.int32, _T.int64])
 unsigned_domain = frozenset([_T.uint8, _T.uint16, _T.uint32, _T.uint64])

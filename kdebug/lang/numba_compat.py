@@ -29,6 +29,9 @@ ALIASES = {
     "numba.cuda.config": "kdebug.numba.core.config",
     "numba.core.config": "kdebug.numba.core.config",
     "numba.cuda.utils": "kdebug.numba.core.utils",
+    "numba.cuda.extending": "kdebug.numba.extending",
+    "numba.core.extending": "kdebug.numba.extending",
+    "numba.core.typing": "kdebug.cuda.typing",
 }
 
 

@@ -1,0 +1,190 @@
+"""numba's extension API in kernels (numba.cuda.extending) as numba-cuda 0.30.4: overload with targets
+(tests/cudapy/test_overload.py: test_generic, test_cuda, test_call_target_overloaded,
+test_cuda_calls_target_overloaded, test_default_values_and_kwargs, with their prime-number products),
+register_jitable, intrinsic with an llvmlite codegen (test_extending.py's pattern), and the located
+errors for what kdebug does not honour."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kdebug import cuda
+from kdebug.cuda import types
+from kdebug.errors import TypingError
+from kdebug.numba.extending import intrinsic, overload, overload_method, register_jitable
+
+
+def generic_func_1():
+    pass
+
+
+def cuda_func_1():
+    pass
+
+
+def target_overloaded():
+    pass
+
+
+def cuda_calls_target_overloaded():
+    pass
+
+
+def default_values_and_kwargs():
+    pass
+
+
+GENERIC_FUNCTION_1, CUDA_FUNCTION_1, GENERIC_TARGET_OL, CUDA_TARGET_OL, CUDA_CALLS_TARGET_OL = 2, 3, 23, 29, 37
+
+
+@overload(generic_func_1, target="generic")
+def ol_generic_func_1(x):
+    def impl(x):
+        x[0] *= GENERIC_FUNCTION_1
+    return impl
+
+
+@overload(cuda_func_1, target="cuda")
+def ol_cuda_func_1(x):
+    def impl(x):
+        x[0] *= CUDA_FUNCTION_1
+    return impl
+
+
+@overload(target_overloaded, target="generic")
+def ol_target_overloaded_generic(x):
+    def impl(x):
+        x[0] *= GENERIC_TARGET_OL
+    return impl
+
+
+@overload(target_overloaded, target="cuda")
+def ol_target_overloaded_cuda(x):
+    def impl(x):
+        x[0] *= CUDA_TARGET_OL
+    return impl
+
+
+@overload(target_overloaded, target="cpu")
+def ol_target_overloaded_cpu(x):
+    raise AssertionError("a cpu overload is never asked for kernels")
+
+
+@overload(cuda_calls_target_overloaded, target="cuda")
+def ol_cuda_calls_target_overloaded(x):
+    def impl(x):
+        x[0] *= CUDA_CALLS_TARGET_OL
+        target_overloaded(x)
+    return impl
+
+
+@overload(default_values_and_kwargs)
+def ol_default_values_and_kwargs(out, x, y=5, z=6):
+    def impl(out, x, y=5, z=6):
+        out[0], out[1] = x + y, z
+    return impl
+
+
+def check_overload(kernel, expected):
+    x = np.ones(1, dtype=np.int32)
+    cuda.jit(kernel)[1, 1](x)
+    assert x[0] == expected
+
+
+def test_generic_and_cuda_overloads():
+    def generic(x):
+        generic_func_1(x)
+
+    def cuda_only(x):
+        cuda_func_1(x)
+
+    def target_ol(x):
+        target_overloaded(x)
+
+    def calls_target_ol(x):
+        cuda_calls_target_overloaded(x)
+
+    check_overload(generic, GENERIC_FUNCTION_1)
+    check_overload(cuda_only, CUDA_FUNCTION_1)
+    check_overload(target_ol, CUDA_TARGET_OL)  # numba-cuda prefers the cuda overload to the generic one
+    check_overload(calls_target_ol, CUDA_CALLS_TARGET_OL * CUDA_TARGET_OL)
+
+
+def test_default_values_and_kwargs():
+    @cuda.jit
+    def kernel(out):
+        default_values_and_kwargs(out, 1)
+        default_values_and_kwargs(out[1:], 1, z=8)
+
+    out = np.zeros(3, dtype=np.int32)
+    kernel[1, 1](out)
+    np.testing.assert_array_equal(out, [6, 6, 8])  # numba's expected: (1 + 5, 6), then (6, 8) one later
+
+
+def scale(x, k):
+    pass
+
+
+@overload(scale)
+def ol_scale(x, k):
+    if isinstance(x, types.Float):
+        return lambda x, k: x * k
+    if isinstance(x, types.Integer):
+        def impl(x, k):
+            return x + k
+        return impl
+    return None
+
+
+def test_an_overload_chooses_by_the_argument_types_and_says_when_none_fits():
+    @cuda.jit
+    def k(out, iout):
+        out[0] = scale(2.0, 3.0)
+        iout[0] = scale(2, 3)
+
+    out, iout = np.zeros(1), np.zeros(1, np.int64)
+    k[1, 1](out, iout)
+    assert out[0] == 6.0 and iout[0] == 5
+
+    @cuda.jit
+    def bad(out):
+        out[0] = scale(True, 1)
+
+    with pytest.raises(TypingError) as err:
+        bad[1, 1](np.zeros(1))
+    assert "No implementation of function scale found for signature: scale(boolean, int64)" in str(err.value)
+    assert err.value.loc is not None and err.value.loc.line > 0
+
+
+@register_jitable
+def clamp(x, lo, hi):
+    return max(lo, min(x, hi))
+
+
+@intrinsic
+def add_one_i32(typingctx, x):
+    sig = types.int32(types.int32)
+
+    def codegen(context, builder, sig, args):
+        return builder.add(args[0], context.get_constant(types.int32, 1))
+    return sig, codegen
+
+
+def test_register_jitable_and_an_intrinsic_with_its_codegen():
+    @cuda.jit
+    def k(out, iout):
+        out[0] = clamp(5.0, 0.0, 1.0)
+        iout[0] = add_one_i32(41)
+
+    out, iout = np.zeros(1), np.zeros(1, np.int64)
+    k[1, 1](out, iout)
+    assert out[0] == 1.0 and iout[0] == 42
+    assert clamp(-3, 0, 10) == 0  # still a Python function on the host
+    with pytest.raises(TypingError, match="@intrinsic"):
+        add_one_i32(1)
+
+
+def test_what_kdebug_does_not_honour_is_located():
+    with pytest.raises(TypingError) as err:
+        overload_method(types.Array, "foo")
+    assert "overload_method" in str(err.value) and err.value.loc.file.endswith("test_numba_extending.py")
