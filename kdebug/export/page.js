@@ -130,18 +130,19 @@
   const NOISE_LINE = /^(\s*!(?:\d+|[-\w.]+)\s*=|; ModuleID = |source_filename = |; Function Attrs: )/;
   const ATTACHMENT = /,\s*!(?!\d)[-\w.]+\s+!\d+/g;
   const GROUP = /^attributes #(\d+) = (\{.*\})\s*$/;
-  function keyed(ids, noise) {
-    if (!noise) return { ids, keys: ids };
+  function keyed(ids, noise) {  // the lines compared, their keys and their line numbers in the stage
+    if (!noise) return { ids, keys: ids, at: ids.map((_, n) => n) };
     const groups = new Map();
     for (const id of ids) { const m = GROUP.exec(plain(id)); if (m) groups.set(m[1], m[2]); }
-    const kept = [], keys = [];
-    for (const id of ids) {
+    const kept = [], keys = [], at = [];
+    ids.forEach((id, n) => {
       const p = plain(id);
-      if (NOISE_LINE.test(p)) continue;
+      if (NOISE_LINE.test(p)) return;
       kept.push(id);
+      at.push(n);
       keys.push(p.replace(ATTACHMENT, "").replace(/#(\d+)\b/g, (m, g) => "#" + (groups.get(g) || g)));
-    }
-    return { ids: kept, keys };
+    });
+    return { ids: kept, keys, at };
   }
 
   // ---- rendering
@@ -222,20 +223,21 @@
     const ops = diffOps(A.keys, B.keys);
     const changes = ops.filter((o) => o[0] !== "=").length;
     out += `<p class="label">${esc(a.label)} \u2192 ${esc(b.label)}: ${changes ? changes + " lines differ" : "no difference"}</p>`;
-    const bl = (j) => `<a href="#job-${job.id}/${b.key}/L${j + 1}">${j + 1}</a>`;
+    const bl = (j) => `<a href="#job-${job.id}/${b.key}/L${B.at[j] + 1}">${B.at[j] + 1}</a>`;
+    const al = (i) => A.at[i] + 1;
     const rows = [];
     if (state.side) {
       for (let i = 0; i < ops.length;) {
         if (ops[i][0] === "=") {
           const [, x, y] = ops[i++];
-          rows.push(`<tr><td class="n">${x + 1}</td><td class="c">${D.lines[A.ids[x]]}</td><td class="n">${bl(y)}</td><td class="c">${D.lines[B.ids[y]]}</td></tr>`);
+          rows.push(`<tr><td class="n">${al(x)}</td><td class="c">${D.lines[A.ids[x]]}</td><td class="n">${bl(y)}</td><td class="c">${D.lines[B.ids[y]]}</td></tr>`);
           continue;
         }
         const dels = [], adds = [];
         while (i < ops.length && ops[i][0] !== "=") (ops[i][0] === "-" ? dels : adds).push(ops[i++]);
         for (let k = 0; k < Math.max(dels.length, adds.length); k++) {
           const d = dels[k], p = adds[k];
-          rows.push(`<tr><td class="n">${d ? d[1] + 1 : ""}</td><td class="c${d ? " del" : ""}">${d ? D.lines[A.ids[d[1]]] : ""}</td>`
+          rows.push(`<tr><td class="n">${d ? al(d[1]) : ""}</td><td class="c${d ? " del" : ""}">${d ? D.lines[A.ids[d[1]]] : ""}</td>`
             + `<td class="n">${p ? bl(p[2]) : ""}</td><td class="c${p ? " add" : ""}">${p ? D.lines[B.ids[p[2]]] : ""}</td></tr>`);
         }
       }
@@ -247,10 +249,10 @@
     let gap = false;
     ops.forEach(([tag, x, y], i) => {
       if (!keep[i]) { gap = true; return; }
-      if (gap || (i === 0 && tag === "=")) rows.push(`<tr class="hunk"><td class="n"></td><td class="n"></td><td class="c">@@ ${x + 1},${y + 1} @@</td></tr>`);
+      if (gap || (i === 0 && tag === "=")) rows.push(`<tr class="hunk"><td class="n"></td><td class="n"></td><td class="c">@@ -${x >= 0 ? al(x) : ""} +${y >= 0 ? B.at[y] + 1 : ""} @@</td></tr>`);
       gap = false;
-      if (tag === "=") rows.push(`<tr><td class="n">${x + 1}</td><td class="n">${bl(y)}</td><td class="c"> ${D.lines[B.ids[y]]}</td></tr>`);
-      else if (tag === "-") rows.push(`<tr class="del"><td class="n">${x + 1}</td><td class="n"></td><td class="c">-${D.lines[A.ids[x]]}</td></tr>`);
+      if (tag === "=") rows.push(`<tr><td class="n">${al(x)}</td><td class="n">${bl(y)}</td><td class="c"> ${D.lines[B.ids[y]]}</td></tr>`);
+      else if (tag === "-") rows.push(`<tr class="del"><td class="n">${al(x)}</td><td class="n"></td><td class="c">-${D.lines[A.ids[x]]}</td></tr>`);
       else rows.push(`<tr class="add"><td class="n"></td><td class="n">${bl(y)}</td><td class="c">+${D.lines[B.ids[y]]}</td></tr>`);
     });
     if (!changes) rows.push('<tr><td class="n"></td><td class="n"></td><td class="c">(no difference)</td></tr>');
