@@ -315,8 +315,9 @@
     if (line !== null) {
       const row = document.getElementById(`L${line}`);
       if (row) { row.classList.add("target"); row.scrollIntoView({ block: "center" }); }
-    } else if (m) {
-      view.scrollIntoView({ block: "start" });
+    } else if (m) {  // a job's link from below (the diagnostics, the launches): bring its detail up
+      const r = view.getBoundingClientRect();
+      if (r.top > innerHeight || r.bottom < 0) view.scrollIntoView({ block: "start" });
     }
   }
 
