@@ -76,6 +76,7 @@ NETWORK = re.compile(r"""(?:\b(?:src|href|action|poster|data)\s*=\s*["']?\s*(?:h
 def check_page(model, page: str) -> dict:
     """Every job, every stage of it and its text are in the page; no network resource is named."""
     assert not NETWORK.search(page), NETWORK.search(page)
+    assert "<!--" not in page
     data = page_data(page)
     lines = [plain(h) for h in data["lines"]]
     by_id = {j["id"]: j for j in data["jobs"]}
@@ -299,6 +300,12 @@ def test_a_browser_opens_the_page_clicks_a_job_diffs_and_follows_an_anchor(cycle
         added_rows = await browser.evaluate("[...document.querySelectorAll('table.unified tr.add td.c')]"
                                             ".map(td => td.textContent)")
         assert f"+{after[added - 1]}" in added_rows
+        await click(browser, 'form.diffbar input[name="side"]')  # side by side: the added line on the right
+        await wait_for(browser, "!!document.querySelector('table.side')", "the side-by-side diff")
+        right = await browser.evaluate("[...document.querySelectorAll('table.side td.c.add')].map(td => td.textContent)")
+        assert after[added - 1] in right
+        await click(browser, 'form.diffbar input[name="side"]')
+        await wait_for(browser, "!!document.querySelector('table.unified')", "the unified diff again")
         # the B side's line number is an anchor to that line of after_finish: follow it
         await click(browser, f'table.unified a[href="#job-3/after_finish/L{added}"]')
         await wait_for(browser, f"location.hash === '#job-3/after_finish/L{added}'", "the line's anchor")

@@ -21,7 +21,6 @@ import html
 import importlib.resources
 import io
 import json
-from dataclasses import field
 
 from pygments.formatters import HtmlFormatter
 from pygments.token import Token
@@ -55,7 +54,6 @@ class ExportStats:
     stages: int  # stage texts stored (phase and pass snapshots)
     lines: int  # distinct lines in the line table
     static: str  # what the no-JavaScript view holds: "all stages", "finish pair", "finish pair, plain"
-    notes: list[str] = field(default_factory=list)
 
 
 class LineTable:
@@ -158,6 +156,10 @@ def _event_text(ev: E.Event) -> str:
         bits.insert(0, f"#{ev.launch} {ev.name}")
         if isinstance(ev, E.LaunchStarted):
             bits.append(f"grid={tuple(ev.grid)} block={tuple(ev.block)}")
+    if isinstance(ev, E.KernelOutput):
+        bits.append(f"#{ev.launch} {ev.name}: {len(ev.lines)} lines printed" + (f", {ev.dropped} not kept" if ev.dropped else ""))
+    if isinstance(ev, E.Paused) and ev.job is not None:
+        bits.append(f"job #{ev.job}")
     if isinstance(ev, E.PassList):
         bits.append(f"{len(ev.passes)} passes, {sum(1 for p in ev.passes if p[2])} changed")
     if isinstance(ev, E.SessionStarted):
@@ -405,7 +407,8 @@ class Page:
         line_html = self.lines.all_html()
         static, tier = self.static_stages(line_html)
         data = json.dumps(self.data(line_html), separators=(",", ":"), ensure_ascii=False)
-        data = data.replace("</", "<\\/")  # nothing in the data may close the script element
+        # nothing in the data may close the script element or open an HTML comment inside it
+        data = data.replace("</", "<\\/").replace("<!--", "<\\u0021--")
         css = "\n".join(ln for ln in HtmlFormatter().get_style_defs(".hl").splitlines() if ln.startswith(".hl"))
         script = self.model.started.script
         page = "".join([
