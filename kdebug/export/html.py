@@ -18,9 +18,11 @@ when even that would not fit ``STATIC_BUDGET``.
 from __future__ import annotations
 
 import html
+import importlib
 import importlib.resources
 import io
 import json
+import shlex
 
 from pygments.formatters import HtmlFormatter
 from pygments.token import Token
@@ -38,6 +40,7 @@ STATE_MARK = {"queued": "\u00b7", "compiling": "\u27f3", "done": "\u2713", "cach
 FINISH_PAIR = ("before_finish", "after_finish")
 # bytes of highlighted stage HTML the static (no-JavaScript) view may hold; beyond, it keeps less
 STATIC_BUDGET = 1_500_000
+# the lexers of the TUI's views (kdebug/tui/documents.py), imported directly: a lookup by name scans them all
 LEXERS = {"llvm": ("pygments.lexers.asm", "LlvmLexer"), "python": ("pygments.lexers.python", "PythonLexer"),
           "ptx": ("pygments.lexers.ptx", "PtxLexer"), "asm": ("pygments.lexers.asm", "GasLexer")}
 # whitespace, punctuation and operators stay unstyled: a span for each would triple the file
@@ -100,11 +103,6 @@ class LineTable:
 
 def _plain(ttype) -> bool:
     return any(ttype in t for t in PLAIN_TOKENS) or (ttype in Token.Operator and ttype not in Token.Operator.Word)
-
-
-def _job_label_bits(model: SessionModel, job) -> dict:
-    state, phase = model.job_state(job.id)
-    return {"state": state, "phase": phase}
 
 
 def _finish_misses(model: SessionModel) -> dict[int, str]:
@@ -175,7 +173,6 @@ def command_line(started: E.SessionStarted | None) -> str:
     if sorted(started.sanitizers) != ["memcheck", "synccheck"]:
         words += ["--sanitize", ",".join(started.sanitizers) or "synccheck"]
     words += [started.script, *started.argv]
-    import shlex  # kept lazy for start-up time: only an export quotes a command
     return shlex.join(words)
 
 
@@ -223,10 +220,10 @@ class Page:
         misses = _finish_misses(model)
         jobs, strings = [], {}
         for job, depth in model.walk():
-            bits = _job_label_bits(model, job)
+            state, phase = model.job_state(job.id)
             jobs.append({
                 "id": job.id, "name": job.name, "parent": job.parent, "depth": depth, "reason": job.reason,
-                "kind": job.kind, "target": job.target, "key": job.key, "argtypes": job.argtypes, **bits,
+                "kind": job.kind, "target": job.target, "key": job.key, "argtypes": job.argtypes, "state": state, "phase": phase,
                 "time": job.compile_time, "phases": job.phase_times, "cached": job.cache_hits,
                 "round": job.resolved_round, "dup": job.duplicate_of, "error": job.error,
                 "file": job.source_file, "line": job.source_line, "children": job.children,
@@ -382,9 +379,10 @@ class Page:
             phases, highlighted, tier = FINISH_PAIR, False, "finish pair, plain"
         out = []
         if tier != "all stages":
-            out.append('<p class="note">This session is big: without JavaScript this page shows each job\'s '
-                       f'before_finish and after_finish{" without highlighting" if not highlighted else ""}; '
-                       'turn JavaScript on for every stage, pass and diff.</p>')
+            out.append('<p class="note">Without JavaScript this page shows each job\'s before_finish and '
+                       f'after_finish{" without highlighting" if not highlighted else ""}: every stage would be '
+                       f'more than {STATIC_BUDGET / 1e6:.1f} MB of highlighted text here. Turn JavaScript on for '
+                       'every stage, pass and diff.</p>')
         for job, _ in self.model.walk():
             out.append(f'<section class="job" id="job-{job.id}"><h2>{_e(job.name)} #{job.id}</h2>'
                        f'<p class="key"><code>{_e(job.key)}</code></p>')
