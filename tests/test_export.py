@@ -352,3 +352,35 @@ def test_without_javascript_the_page_shows_the_job_tree_and_stages(cycle_page):
     assert "\u21bb #1 reference a \u2192 b \u2192 c \u2192 a" in tree
     assert static is not None and "after_finish" in static and "define internal void @c(" in static
     assert "re-entrant request #3 \u2192 #1" in diagnostics
+
+
+@needs_chromium
+def test_the_browsers_diff_of_two_real_stages_rebuilds_both(recorded, tmp_path):
+    """page.js's diff (Myers' algorithm) on saxpy's lower against its optimized module, side by side: the
+    numbered left cells are A's lines and the numbered right cells B's, in order, metadata left out."""
+    model = load_model(recorded("saxpy.py"))
+    path = tmp_path / "saxpy.html"
+    path.write_text(render(model)[0])
+    jid = model.roots[0]
+
+    def kept(phase):
+        return [ln for ln in model.snapshot_text(jid, phase).expandtabs(4).splitlines()
+                if not stage_diff.NOISE_LINE.match(ln)]
+
+    async def steps(browser):
+        await browser.call("Page.navigate", url=f"file://{path}#job-{jid}/diff/lower..optimize")
+        await wait_for(browser, "!!document.querySelector('table.unified')", "the diff")
+        await click(browser, 'form.diffbar input[name="side"]')
+        await wait_for(browser, "!!document.querySelector('table.side')", "the side-by-side diff")
+        return await browser.evaluate("""[...document.querySelectorAll('table.side tr')].map(tr => {
+            const td = tr.querySelectorAll('td');
+            return [td[0].textContent, td[1].textContent, td[2].textContent, td[3].textContent]; })""")
+
+    rows = in_browser(steps)
+    left = [(int(n), text) for n, text, _, _ in rows if n]
+    right = [(int(n), text) for _, _, n, text in rows if n]
+    lower, optimize = model.snapshot_text(jid, "lower").expandtabs(4).splitlines(), \
+        model.snapshot_text(jid, "optimize").expandtabs(4).splitlines()
+    assert [t for _, t in left] == kept("lower") and [t for _, t in right] == kept("optimize")
+    assert all(lower[n - 1] == t for n, t in left) and all(optimize[n - 1] == t for n, t in right)
+    assert sum(1 for r in rows if r[0] and r[2] and r[1] == r[3]) > 10  # lines both share are matched
