@@ -384,3 +384,27 @@ def test_the_browsers_diff_of_two_real_stages_rebuilds_both(recorded, tmp_path):
     assert [t for _, t in left] == kept("lower") and [t for _, t in right] == kept("optimize")
     assert all(lower[n - 1] == t for n, t in left) and all(optimize[n - 1] == t for n, t in right)
     assert sum(1 for r in rows if r[0] and r[2] and r[1] == r[3]) > 10  # lines both share are matched
+
+
+def test_the_tuis_palette_exports_the_session(tmp_path):
+    """The TUI's palette entry *Export the session as HTML* writes what ``kdebug export`` writes."""
+    from kdebug.tui.app import KdebugApp
+
+    events = cycle_events()
+    trace = write_trace(events, str(tmp_path / "cycle.jsonl"))
+    model = SessionModel().extend(events)
+
+    async def go():
+        app = KdebugApp(model=model, trace_path=trace, cwd=str(tmp_path))
+        async with app.run_test(size=(120, 40)) as pilot:
+            titles = {cmd.title for cmd in app.get_system_commands(app.screen)}
+            assert "Export the session as HTML" in titles
+            await app.run_action("detail.export_html")
+            await pilot.pause()
+            return [n.message for n in app._notifications]
+
+    notes = asyncio.run(go())
+    assert any("exported the session to kdebug-session.html" in n for n in notes), notes
+    page = (tmp_path / "kdebug-session.html").read_text()
+    check_page(model, page)
+    assert page == render(SessionModel().extend(events), "cycle.jsonl")[0]
