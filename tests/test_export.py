@@ -328,6 +328,11 @@ def test_a_browser_opens_the_page_clicks_a_job_diffs_and_follows_an_anchor(cycle
         await wait_for(browser, "!!document.querySelector('table.unified')", "the pass's diff")
         label = await browser.evaluate("document.querySelector('#code p.label').textContent")
         assert label.startswith("optimize 3/12") and "optimize 6/12" in label, label
+        # the events timeline, built once it scrolls into sight
+        await browser.evaluate("document.getElementById('timeline').scrollIntoView()")
+        rows = await wait_for(browser, "document.querySelectorAll('table.timeline tr').length - 1", "the timeline")
+        assert rows == len(model.events)
+        assert "reentrant" in await browser.evaluate("document.querySelector('table.timeline').innerText")
         return True
 
     assert in_browser(steps)

@@ -155,7 +155,8 @@ def _event_text(ev: E.Event) -> str:
         if isinstance(ev, E.LaunchStarted):
             bits.append(f"grid={tuple(ev.grid)} block={tuple(ev.block)}")
     if isinstance(ev, E.KernelOutput):
-        bits.append(f"#{ev.launch} {ev.name}: {len(ev.lines)} lines printed" + (f", {ev.dropped} not kept" if ev.dropped else ""))
+        dropped = f", {ev.dropped} not kept" if ev.dropped else ""
+        bits.append(f"#{ev.launch} {ev.name}: {len(ev.lines)} lines printed{dropped}")
     if isinstance(ev, E.Paused) and ev.job is not None:
         bits.append(f"job #{ev.job}")
     if isinstance(ev, E.PassList):
@@ -223,7 +224,8 @@ class Page:
             state, phase = model.job_state(job.id)
             jobs.append({
                 "id": job.id, "name": job.name, "parent": job.parent, "depth": depth, "reason": job.reason,
-                "kind": job.kind, "target": job.target, "key": job.key, "argtypes": job.argtypes, "state": state, "phase": phase,
+                "kind": job.kind, "target": job.target, "key": job.key, "argtypes": job.argtypes, "state": state,
+                "phase": phase,
                 "time": job.compile_time, "phases": job.phase_times, "cached": job.cache_hits,
                 "round": job.resolved_round, "dup": job.duplicate_of, "error": job.error,
                 "file": job.source_file, "line": job.source_line, "children": job.children,

@@ -344,6 +344,15 @@
   });
   window.addEventListener("hashchange", route);
   route();
-  timeline(PAGE);
+  // the timeline is built when it scrolls into sight: thousands of rows are no part of opening the page
+  const events = document.getElementById("events");
+  if ("IntersectionObserver" in window) {
+    const seen = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) { seen.disconnect(); timeline(PAGE); }
+    });
+    seen.observe(events);
+  } else {
+    timeline(PAGE);
+  }
   document.documentElement.dataset.ready = performance.now().toFixed(1);  // ms from the navigation's start
 })();
