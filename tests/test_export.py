@@ -413,3 +413,25 @@ def test_the_tuis_palette_exports_the_session(tmp_path):
     page = (tmp_path / "kdebug-session.html").read_text()
     check_page(model, page)
     assert page == render(SessionModel().extend(events), "cycle.jsonl")[0]
+
+
+def test_text_from_the_session_cannot_break_out_of_the_page():
+    """A job name, a source line or a diagnostic holding markup stays text: escaped in the HTML, and
+    unable to close the data's script element or open a comment inside it."""
+    from kdebug import events as E
+
+    hostile = "</script><script>alert(1)</script><!--"
+    events = cycle_events()
+    for ev in events:
+        if isinstance(ev, E.JobRequested) and ev.job == 2:
+            ev.name = hostile
+        if isinstance(ev, E.Snapshot) and ev.job == 2 and ev.phase == "lower":
+            ev.text += f"\n; {hostile}"
+    events.insert(-1, E.Diagnostic(severity="error", message=hostile, category="runtime", job=2, text=hostile))
+    model = SessionModel().extend(events)
+    page, _ = render(model)
+    assert "<script>alert(1)" not in page and "<!--" not in page
+    data = page_data(page)
+    assert next(j for j in data["jobs"] if j["id"] == 2)["name"] == hostile
+    assert f"; {hostile}" in [plain(h) for h in data["lines"]]
+    check_page(model, page)

@@ -22,6 +22,7 @@ import importlib
 import importlib.resources
 import io
 import json
+import re
 import shlex
 
 from pygments.formatters import HtmlFormatter
@@ -44,6 +45,8 @@ STATIC_BUDGET = 1_500_000
 LEXERS = {"llvm": ("pygments.lexers.asm", "LlvmLexer"), "python": ("pygments.lexers.python", "PythonLexer"),
           "ptx": ("pygments.lexers.ptx", "PtxLexer"), "asm": ("pygments.lexers.asm", "GasLexer")}
 # whitespace, punctuation and operators stay unstyled: a span for each would triple the file
+# besides "</" (written "<\/"), what changes how a <script> element's data is read: "<" before these, as \u003c
+SCRIPT_DATA_HAZARD = re.compile(r"<(?=!--|script)", re.I)
 PLAIN_TOKENS = (Token.Text, Token.Punctuation, Token.Error, Token.Generic)
 
 
@@ -407,8 +410,8 @@ class Page:
         line_html = self.lines.all_html()
         static, tier = self.static_stages(line_html)
         data = json.dumps(self.data(line_html), separators=(",", ":"), ensure_ascii=False)
-        # nothing in the data may close the script element or open an HTML comment inside it
-        data = data.replace("</", "<\\/").replace("<!--", "<\\u0021--")
+        # nothing in the data may close the script element, open a comment or a script inside it
+        data = SCRIPT_DATA_HAZARD.sub(r"\\u003c", data.replace("</", "<\\/"))
         css = "\n".join(ln for ln in HtmlFormatter().get_style_defs(".hl").splitlines() if ln.startswith(".hl"))
         script = self.model.started.script
         page = "".join([
