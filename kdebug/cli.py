@@ -4,6 +4,7 @@
     kdebug run [options] FILE.py [args]
     kdebug dump FILE.py --out DIR
     kdebug replay TRACE.jsonl
+    kdebug export TRACE.jsonl --html OUT.html
 
 Exit status: 0 on success, 1 when the script, a compilation or a launch
 failed, 2 for bad usage.
@@ -20,7 +21,7 @@ import sys
 from kdebug import settings
 from kdebug.driver import strategies
 
-SUBCOMMANDS = ("run", "dump", "replay", "serve")
+SUBCOMMANDS = ("run", "dump", "replay", "serve", "export")
 BACKENDS = ("cpu", "gpu", "auto")
 
 
@@ -91,6 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a script and show its compilation jobs and launches")
     run.add_argument("--headless", action="store_true", help="print a report when the script ends; no TUI")
+    run.add_argument("--html", metavar="PATH", default=None,
+                     help="record the session and write it as one offline HTML file (runs headless)")
     _add_run_options(run)
     sub.add_parser("dump", help="run a script and write every job's source and IR stages to a directory",
                    add_help=False)
@@ -102,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="open a recorded trace file without running anything")
     replay.add_argument("trace")
     replay.add_argument("--headless", action="store_true")
+    export = sub.add_parser("export", help="write a recorded trace as one self-contained HTML file (offline)")
+    export.add_argument("trace")
+    export.add_argument("--html", metavar="PATH", required=True, help="the HTML file to write")
     return parser
 
 
@@ -290,25 +296,34 @@ def cmd_dump(opts) -> int:
     return status
 
 
-def cmd_replay(opts) -> int:
+def load_trace(path: str):
+    """The session model of a trace file, or None when it is no usable trace (said on stderr): the
+    reading of ``replay`` and ``export``."""
     from kdebug.session.trace import load_model  # kept lazy for start-up time
 
-    problem = input_file_problem(opts.trace)
+    problem = input_file_problem(path)
     if problem:
         print(f"kdebug: error: {problem}", file=sys.stderr)
-        return 2
+        return None
     try:
-        model = load_model(opts.trace)
+        model = load_model(path)
     except UnicodeDecodeError:
-        print(f"kdebug: error: {opts.trace}: not a text file; is this a kdebug trace (kdebug run --trace)?",
+        print(f"kdebug: error: {path}: not a text file; is this a kdebug trace (kdebug run --trace)?",
               file=sys.stderr)
-        return 2
+        return None
     except ValueError as exc:
         print(f"kdebug: error: {exc}", file=sys.stderr)
-        return 2
+        return None
     if model.started is None:
-        print(f"kdebug: error: {opts.trace}: no session_started event; is this a kdebug trace "
+        print(f"kdebug: error: {path}: no session_started event; is this a kdebug trace "
               "(kdebug run --trace)?", file=sys.stderr)
+        return None
+    return model
+
+
+def cmd_replay(opts) -> int:
+    model = load_trace(opts.trace)
+    if model is None:
         return 2
     if opts.headless or not sys.stdout.isatty():
         from kdebug.session.headless import render  # kept lazy for start-up time
@@ -316,6 +331,46 @@ def cmd_replay(opts) -> int:
         return 0
     from kdebug.tui.app import run_replay  # kept lazy for start-up time
     return run_replay(model, opts.trace)
+
+
+def cmd_export(opts) -> int:
+    """``kdebug export TRACE --html OUT.html``: a damaged trace, or one that is none, is exit 2."""
+    problem = html_problem(opts.html)
+    if problem:
+        print(f"kdebug: error: {problem}", file=sys.stderr)
+        return 2
+    model = load_trace(opts.trace)
+    if model is None:
+        return 2
+    return write_export(model, opts.html, os.path.basename(opts.trace)) or 0
+
+
+def write_export(model, path: str, trace_name: str = "") -> int:
+    """Write the page; 0, or 1 when it could not be written (said on stderr)."""
+    from kdebug.export.html import write_html  # kept lazy for start-up time: pygments' formatter, the page
+    try:
+        stats = write_html(model, path, trace_name)
+    except OSError as exc:
+        print(f"kdebug: error: --html {path}: cannot write it: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    ended = "" if model.ended is not None else "; the session never ended (the page says so)"
+    print(f"kdebug: wrote {path} ({stats.bytes / 1e6:.2f} MB: {stats.jobs} job(s), {stats.stages} stage texts; "
+          f"without JavaScript it shows {stats.static}){ended}", file=sys.stderr)
+    return 0
+
+
+def html_problem(path: str | None) -> str | None:
+    """Why the page cannot be written to ``path``, or None (checked before anything runs)."""
+    if not path:
+        return None
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return f"--html {path}: is a directory; name a file"
+    if not os.path.isdir(folder):
+        return f"--html {path}: the folder {folder} does not exist; create it first"
+    if not os.access(folder, os.W_OK):
+        return f"--html {path}: cannot write in {folder}"
+    return None
 
 
 def script_problem(path: str) -> str | None:
@@ -417,6 +472,16 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_replay(opts)
         if opts.command == "serve":
             return cmd_serve(opts)
+        if opts.command == "export":
+            return cmd_export(opts)
+        if opts.html is not None:  # record, then export: a headless run with every snapshot
+            problem = html_problem(opts.html)
+            if problem:
+                raise UsageError(problem)
+            status, model = cmd_run(checked_options(opts))
+            if model is None:
+                return status
+            return write_export(model, opts.html) or status
         if not opts.headless and sys.stdout.isatty() and sys.stdin.isatty():
             try:
                 from kdebug.tui.app import run_tui  # kept lazy for start-up time

@@ -56,6 +56,16 @@ def test_bench_sanitizers_quick_prints_the_side_by_side_table():
     assert "target: racecheck at most 10x" in r.stdout
 
 
+def test_bench_export_quick_prints_its_table():
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_export.py"), "--quick"],
+                       capture_output=True, text=True, timeout=180, cwd=ROOT, env=env)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "| session | trace | page (target < 10 MB) | read the trace, build the model |" in r.stdout
+    assert "| 100 jobs, 0 passes a job |" in r.stdout and "| 100 jobs, 30 passes a job |" in r.stdout
+    assert "Traceback" not in r.stdout + r.stderr
+
+
 def test_ptxas_timer_counts_calls_through_any_binding(monkeypatch):
     """bench_compile's ptxas column: a caller holding ``run_ptxas`` by a ``from ... import`` binding
     (as the package's re-export does) is timed too, not only calls through the defining module."""

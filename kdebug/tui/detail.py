@@ -577,6 +577,21 @@ class DetailPane(Vertical):
         self.app.copy_to_clipboard(stage[1])
         self.notify(f"copied {stage[0]} ({stage[1].count(chr(10))} lines) to the clipboard")
 
+    def action_export_html(self) -> str | None:
+        """The palette's Export: the session so far as ``kdebug export`` writes it, where ``w`` saves."""
+        from kdebug.export.html import write_html  # kept lazy for start-up time: only an export needs it
+        name = "kdebug-session.html"
+        path = os.path.join(self.cwd, name)
+        trace = getattr(self.app, "trace_path", None)
+        try:
+            stats = write_html(self.model, path, os.path.basename(trace) if trace else "")
+        except (OSError, ValueError) as exc:  # ValueError: no session_started event yet
+            self.app.notify(f"the session was not exported: {getattr(exc, 'strerror', None) or exc} ({path})",
+                            severity="error")
+            return None
+        self.app.notify(f"exported the session to {name} ({stats.bytes / 1e6:.1f} MB); open it in any browser")
+        return path
+
     def action_write_stage(self) -> None:
         stage = self.current_stage()
         if stage is None:

@@ -141,6 +141,8 @@ COMMANDS: list[Key] = [
         titles=tuple(f"Rerun with strategy {s}" for s in strategies.names())),
     Key("Stepping", "", (), "rerun", "also compile every job to PTX, with the ptxas report (PTX tab)", live=True,
         args=("None, True",), titles=("Rerun emitting PTX",)),
+    Key("Save", "", (), "export_html", "save the session as one offline HTML file, kdebug-session.html "
+        "(kdebug export)", owner="detail", titles=("Export the session as HTML",)),
     Key("Replay", "", (), "travel", "before the first event", replay=True, args=("'start'",),
         titles=("Replay: to the start",)),
     Key("Replay", "", (), "travel", "the whole trace", replay=True, args=("'end'",), titles=("Replay: to the end",)),

@@ -1,0 +1,462 @@
+"""The session model as one HTML file that opens offline in any browser.
+
+What it holds: the header (script, backend, strategy, status, kdebug version, the command), the job
+tree (deferred jobs under their requesters, re-entrant references with their cycle, shared jobs,
+duplicates, finish-coverage misses), every job's recorded stages (phases, and the passes of
+``optimize`` and ``emit``) highlighted by pygments' HTML formatter, the launches, the diagnostics
+with their source excerpts, and the events timeline.
+
+How it stays small: every distinct line of every stage is highlighted once and kept once, in a line
+table; a stage is a list of line numbers into it, stored as the edits (``kdebug.passes.edits``) that
+turn the job's previous stage into it, so a pass that changed one line costs one line. ``page.js``
+decodes them, shows any stage, diffs any two, and follows anchors such as
+``#job-3/after_finish/L42``. Without JavaScript the page is static HTML: the tree, the diagnostics,
+the launches, and each job's stages in full inside ``<noscript>`` (which a browser running scripts
+does not even build); a big session keeps only the before/after-finish pair there, unhighlighted
+when even that would not fit ``STATIC_BUDGET``.
+"""
+from __future__ import annotations
+
+import html
+import importlib
+import importlib.resources
+import io
+import json
+import re
+import shlex
+
+from pygments.formatters import HtmlFormatter
+from pygments.token import Token
+
+import kdebug
+from kdebug import events as E
+from kdebug import passes
+from kdebug.lazy_dataclasses import dataclass
+from kdebug.session import stage_diff
+from kdebug.session.headless import render_ending
+from kdebug.session.model import SessionModel
+
+ARROW = " \u2192 "
+STATE_MARK = {"queued": "\u00b7", "compiling": "\u27f3", "done": "\u2713", "cached": "\u2713", "failed": "\u2716"}
+FINISH_PAIR = ("before_finish", "after_finish")
+# bytes of highlighted stage HTML the static (no-JavaScript) view may hold; beyond, it keeps less
+STATIC_BUDGET = 1_500_000
+# the lexers of the TUI's views (kdebug/tui/documents.py), imported directly: a lookup by name scans them all
+LEXERS = {"llvm": ("pygments.lexers.asm", "LlvmLexer"), "python": ("pygments.lexers.python", "PythonLexer"),
+          "ptx": ("pygments.lexers.ptx", "PtxLexer"), "asm": ("pygments.lexers.asm", "GasLexer")}
+# whitespace, punctuation and operators stay unstyled: a span for each would triple the file
+# besides "</" (written "<\/"), what changes how a <script> element's data is read: "<" before these, as \u003c
+SCRIPT_DATA_HAZARD = re.compile(r"<(?=!--|script)", re.I)
+PLAIN_TOKENS = (Token.Text, Token.Punctuation, Token.Error, Token.Generic)
+
+
+@dataclass
+class ExportStats:
+    """What ``write_html`` wrote: for the command's last line and the benchmark."""
+
+    path: str
+    bytes: int
+    jobs: int
+    stages: int  # stage texts stored (phase and pass snapshots)
+    lines: int  # distinct lines in the line table
+    static: str  # what the no-JavaScript view holds: "all stages", "finish pair", "finish pair, plain"
+
+
+class LineTable:
+    """Every distinct (language, line) once, highlighted once by pygments' HTML formatter."""
+
+    def __init__(self) -> None:
+        self.ids: dict[tuple[str, str], int] = {}
+        self.keys: list[tuple[str, str]] = []
+        self._formatter = HtmlFormatter(nowrap=True)
+        self._lexers: dict[str, object] = {}
+
+    def id_of(self, language: str, line: str) -> int:
+        key = (language, line)
+        i = self.ids.get(key)
+        if i is None:
+            i = self.ids[key] = len(self.keys)
+            self.keys.append(key)
+        return i
+
+    def _lexer(self, language: str):
+        if language not in self._lexers:
+            where = LEXERS.get(language)
+            if where is None:
+                self._lexers[language] = None
+            else:
+                module = importlib.import_module(where[0])
+                self._lexers[language] = getattr(module, where[1])(stripnl=False, ensurenl=False)
+        return self._lexers[language]
+
+    def highlight(self, language: str, line: str) -> str:
+        """One line as HTML. Line by line, as the TUI highlights (``kdebug/tui/documents.py``): the
+        line is lexed with its newline, so rules that end at one (LLVM's ``;`` comments) match."""
+        lexer = self._lexer(language)
+        if lexer is None or not line.strip():
+            return html.escape(line, quote=False)
+        tokens = [(Token.Text if _plain(ttype) else ttype, value) for ttype, value in lexer.get_tokens(line + "\n")]
+        out = io.StringIO()
+        self._formatter.format(tokens, out)
+        return out.getvalue().rstrip("\n")
+
+    def all_html(self) -> list[str]:
+        return [self.highlight(lang, line) for lang, line in self.keys]
+
+
+def _plain(ttype) -> bool:
+    return any(ttype in t for t in PLAIN_TOKENS) or (ttype in Token.Operator and ttype not in Token.Operator.Word)
+
+
+def _finish_misses(model: SessionModel) -> dict[int, str]:
+    """Job -> the finish-coverage diagnostic that names it."""
+    return {d.job: d.message for d in model.diagnostics if d.category == "finish" and d.job is not None}
+
+
+def _stage_groups(stages: list[stage_diff.StageRef], snap_index: dict[int, int], strings: dict[str, int]) -> list[list]:
+    """The job's stages for page.js: ``[phase, snapshot, changed, passes]`` per phase, in order, where
+    ``passes`` is ``[[name, unit, changed, snapshot], ...]`` (or 0; name and unit index ``strings``:
+    a pipeline's pass names repeat in every job) and a snapshot is an index into the page's stage
+    texts (-1: none)."""
+    groups: list[list] = []
+    by_phase: dict[str, list] = {}
+    for st in stages:
+        group = by_phase.get(st.phase)
+        if group is None or (not st.is_pass and group[1] != -1):
+            group = by_phase[st.phase] = [st.phase, -1, 1, 0]
+            groups.append(group)
+        snap = snap_index.get(st.snapshot, -1) if st.snapshot is not None else -1
+        if st.is_pass:
+            if not group[3]:
+                group[3] = []
+            group[3].append([strings.setdefault(st.name, len(strings)), strings.setdefault(st.unit, len(strings)),
+                             int(st.changed), snap])
+        else:
+            group[1], group[2] = snap, int(st.changed)
+    return groups
+
+
+def _event_text(ev: E.Event) -> str:
+    """One event of the timeline, in a line (as the TUI's Events tab writes it)."""
+    bits = []
+    for name in ("phase", "pass_name", "reason", "duration", "target_job", "round", "resolution", "breakpoint",
+                 "message", "error", "severity", "category", "status"):
+        value = getattr(ev, name, None)
+        if value in (None, "", 0.0, 0):
+            continue
+        if name == "duration":
+            value = f"{value * 1e3:.2f} ms"
+        if isinstance(value, str):
+            value = value.splitlines()[0] if value.strip() else value
+        bits.append(f"{name}={value}" if name not in ("phase", "message", "pass_name") else str(value))
+    if isinstance(ev, E.Snapshot):
+        bits.append(f"{ev.text.count(chr(10)) + 1} lines")
+    if isinstance(ev, E.Reentrant):
+        bits.append(ARROW.join(ev.cycle_names))
+    if isinstance(ev, (E.LaunchStarted, E.LaunchFinished)):
+        bits.insert(0, f"#{ev.launch} {ev.name}")
+        if isinstance(ev, E.LaunchStarted):
+            bits.append(f"grid={tuple(ev.grid)} block={tuple(ev.block)}")
+    if isinstance(ev, E.KernelOutput):
+        dropped = f", {ev.dropped} not kept" if ev.dropped else ""
+        bits.append(f"#{ev.launch} {ev.name}: {len(ev.lines)} lines printed{dropped}")
+    if isinstance(ev, E.Paused) and ev.job is not None:
+        bits.append(f"job #{ev.job}")
+    if isinstance(ev, E.PassList):
+        bits.append(f"{len(ev.passes)} passes, {sum(1 for p in ev.passes if p[2])} changed")
+    if isinstance(ev, E.SessionStarted):
+        bits.append(ev.script)
+    return "  ".join(bits)
+
+
+def command_line(started: E.SessionStarted | None) -> str:
+    """The recorded run as a command: what the session_started event says of its options."""
+    if started is None:
+        return ""
+    words = ["kdebug", "run", "--backend", started.backend, "--strategy", started.strategy]
+    if sorted(started.sanitizers) != ["memcheck", "synccheck"]:
+        words += ["--sanitize", ",".join(started.sanitizers) or "synccheck"]
+    words += [started.script, *started.argv]
+    return shlex.join(words)
+
+
+class Page:
+    """Builds the page from a model: ``data`` for page.js, the static HTML around it."""
+
+    def __init__(self, model: SessionModel, trace_name: str = "") -> None:
+        self.model = model
+        self.trace_name = trace_name
+        self.lines = LineTable()
+        self.snaps: list[list] = []  # [language, base (-1: none), edits]
+        self.job_stages: dict[int, list[stage_diff.StageRef]] = {}
+        self.job_snap: dict[int, dict[int, int]] = {}  # job -> model snapshot id -> index in snaps
+        self.job_texts: dict[int, dict[str, list[int]]] = {}  # job -> phase -> its line ids (static view)
+
+    # ---- the stage texts ------------------------------------------------------------------
+    def encode_stages(self) -> None:
+        model = self.model
+        for job, _ in model.walk():
+            stages = stage_diff.job_stages(model, job.id)
+            self.job_stages[job.id] = stages
+            index: dict[int, int] = {}
+            texts: dict[str, list[int]] = {}
+            previous, base = [], -1
+            for st in stages:
+                if st.snapshot is None or st.snapshot in index:
+                    continue  # an unchanged pass shows the stage an earlier one stored
+                text = stage_diff.stage_text(model, st)
+                if text is None:
+                    continue
+                language = st.language if st.is_pass else model.snapshots[st.snapshot].language
+                ids = [self.lines.id_of(language, line) for line in text.expandtabs(4).splitlines()]
+                edits = passes.edits(previous, ids) if base >= 0 else [[0, 0, ids]]
+                index[st.snapshot] = len(self.snaps)
+                self.snaps.append([language, base, edits])
+                base, previous = len(self.snaps) - 1, ids
+                if not st.is_pass:
+                    texts[st.phase] = ids
+            self.job_snap[job.id] = index
+            self.job_texts[job.id] = texts
+
+    # ---- data for page.js -------------------------------------------------------------------
+    def data(self, line_html: list[str]) -> dict:
+        model = self.model
+        misses = _finish_misses(model)
+        jobs, strings = [], {}
+        for job, depth in model.walk():
+            state, phase = model.job_state(job.id)
+            jobs.append({
+                "id": job.id, "name": job.name, "parent": job.parent, "depth": depth, "reason": job.reason,
+                "kind": job.kind, "target": job.target, "key": job.key, "argtypes": job.argtypes, "state": state,
+                "phase": phase,
+                "time": job.compile_time, "phases": job.phase_times, "cached": job.cache_hits,
+                "round": job.resolved_round, "dup": job.duplicate_of, "error": job.error,
+                "file": job.source_file, "line": job.source_line, "children": job.children,
+                "shared": job.shared, "alert": model.job_alert.get(job.id), "miss": misses.get(job.id),
+                "backrefs": [self._backref(i) for i in job.backrefs],
+                "stages": _stage_groups(self.job_stages[job.id], self.job_snap[job.id], strings),
+                "events": job.events,
+            })
+        timeline = [[round(ev.t, 6), ev.kind, getattr(ev, "job", None) if isinstance(getattr(ev, "job", None), int)
+                     else None, _event_text(ev)] for ev in model.events]
+        return {"lines": line_html, "snaps": self.snaps, "jobs": jobs, "strings": list(strings), "events": timeline}
+
+    def _backref(self, index: int) -> dict:
+        ev = self.model.reentrant[index]
+        return {"target": ev.target_job, "resolution": ev.resolution, "cycle": ev.cycle,
+                "names": ev.cycle_names or [str(j) for j in ev.cycle]}
+
+    # ---- static HTML ---------------------------------------------------------------------------
+    def header(self) -> str:
+        model, s = self.model, self.model.started
+        ended = model.ended
+        status = ended.status if ended is not None else "never ended"
+        rows = [("script", s.script), ("backend", s.backend), ("strategy", s.strategy),
+                ("sanitizers", ", ".join(s.sanitizers) or "none"),
+                ("status", status + (f" (exit status {ended.exit_code})" if ended is not None else "")),
+                ("command", command_line(s)), ("kdebug", kdebug.__version__)]
+        if self.trace_name:
+            rows.append(("trace", self.trace_name))
+        counts = (f"{len(model.jobs)} job(s), {len(model.launches)} launch(es), {len(model.alerts)} alert(s), "
+                  f"{len(model.events)} events")
+        out = [f'<header><h1>kdebug: <code>{_e(s.script)}</code></h1>',
+               f'<p class="counts">{_e(counts)}</p><dl class="facts">']
+        for name, value in rows:
+            cls = f' class="status-{_e(status.split()[0])}"' if name == "status" else ""
+            out.append(f"<dt>{name}</dt><dd{cls}><code>{_e(value)}</code></dd>")
+        out.append("</dl>")
+        ending = render_ending(model)
+        if ending:
+            kind = "never-ended" if ended is None else "ended-badly"
+            out.append(f'<pre class="ending {kind}">{_e(chr(10).join(ending))}</pre>')
+        out.append('<nav class="sections"><a href="#jobs">jobs</a> <a href="#diagnostics">diagnostics</a> '
+                   '<a href="#launches">launches</a> <a href="#timeline">timeline</a></nav></header>')
+        return "".join(out)
+
+    def tree(self) -> str:
+        model = self.model
+        misses = _finish_misses(model)
+        out = ['<ul class="tree">']
+
+        def visit(jid: int) -> None:
+            job = model.jobs[jid]
+            state, phase = model.job_state(jid)
+            alert = model.job_alert.get(jid)
+            mark = ("\u26a0 " if alert == "warning" else "\u2716 ") if alert and not (
+                alert == "error" and state == "failed") else ""
+            bits = [f'<span class="mark">{mark}{STATE_MARK.get(state, "")}</span> ',
+                    f'<a class="job" href="#job-{jid}" data-job="{jid}"><b>{_e(job.name)}</b> #{jid}</a>']
+            if job.kind == "derivative":
+                bits.append(' <span class="kind">derivative</span>')
+            if job.reason != "host":
+                bits.append(f' <span class="reason">{_e(job.reason)}</span>')
+            if job.resolved_round:
+                bits.append(f' <span class="round">round {job.resolved_round}</span>')
+            bits.append(f' <span class="state state-{_e(state)}">{_e(state)}'
+                        f'{_e(": " + phase) if state == "compiling" and phase else ""}</span>')
+            if job.duplicate_of is not None:
+                bits.append(f' <span class="dup">duplicate of <a href="#job-{job.duplicate_of}">'
+                            f'#{job.duplicate_of}</a></span>')
+            if job.cache_hits:
+                bits.append(f' <span class="cached">+{job.cache_hits} cached</span>')
+            if jid in misses:
+                bits.append(' <span class="miss">missed the finish passes</span>')
+            if job.compile_time:
+                bits.append(f' <span class="time">{job.compile_time * 1e3:.1f} ms</span>')
+            bits.append(f' <span class="args">({_e(", ".join(job.argtypes))})</span>')
+            out.append(f'<li id="tree-{jid}" class="alert-{alert or "none"}">' + "".join(bits))
+            leaves = [self._backref_leaf(i) for i in job.backrefs]
+            leaves += [f'<li class="shared">\u2192 <a href="#job-{t}">#{t} {_e(model.jobs[t].name)}</a> '
+                       '<span class="note">shared: compiled once, under its first requester</span></li>'
+                       for t in job.shared if t in model.jobs]
+            if job.children or leaves:
+                out.append("<ul>")
+                for c in job.children:
+                    visit(c)
+                out.extend(leaves)
+                out.append("</ul>")
+            out.append("</li>")
+
+        for r in model.roots:
+            visit(r)
+        if not model.roots:
+            out.append("<li>(no jobs)</li>")
+        out.append("</ul>")
+        return "".join(out)
+
+    def _backref_leaf(self, index: int) -> str:
+        ev = self.model.reentrant[index]
+        names = ev.cycle_names or [str(j) for j in ev.cycle]
+        path = ARROW.join(f'<a href="#job-{j}">{_e(n)}</a>' for j, n in zip(ev.cycle, names)) if len(
+            names) == len(ev.cycle) else _e(ARROW.join(names))
+        return (f'<li class="backref backref-{_e(ev.resolution)}" data-cycle="{" ".join(map(str, ev.cycle))}">'
+                f'\u21bb <a href="#job-{ev.target_job}">#{ev.target_job}</a> <b>{_e(ev.resolution)}</b> '
+                f'{path}</li>')
+
+    def diagnostics(self) -> str:
+        alerts = self.model.alerts
+        out = ['<section id="diagnostics"><h2>Diagnostics</h2>']
+        if not alerts:
+            out.append("<p>(none)</p>")
+        for a in alerts:
+            job = f' <a href="#job-{a.job}">job #{a.job}</a>' if a.job is not None else ""
+            detail = f"<pre>{_e(chr(10).join(a.detail))}</pre>" if a.detail else ""
+            out.append(f'<div class="alert alert-{_e(a.severity)}"><p><b>{_e(a.severity)}</b>{job}: '
+                       f'{_e(a.title)}</p>{detail}</div>')
+        out.append("</section>")
+        return "".join(out)
+
+    def launches(self) -> str:
+        model = self.model
+        out = ['<section id="launches"><h2>Launches</h2>']
+        if not model.launches:
+            out.append("<p>(none)</p></section>")
+            return "".join(out)
+        out.append("<table><tr><th>#</th><th>kernel</th><th>job</th><th>grid</th><th>block</th><th>backend</th>"
+                   "<th>time</th><th>status</th></tr>")
+        for ln in model.launches.values():
+            depth = model.launch_depth(ln.id)
+            nested = "\u21b3 " if depth else ""
+            status = "ok" if ln.state == "ok" else (f"error: {ln.error.splitlines()[0]}" if ln.error else ln.state)
+            time = f"{ln.duration * 1e3:.3f} ms" if ln.duration is not None else ""
+            if ln.held_time >= 1e-3:
+                time += f" (+{ln.held_time * 1e3:.1f} ms held)"
+            job = f'<a href="#job-{ln.job}">#{ln.job}</a>' if ln.job is not None else ""
+            out.append(f'<tr class="launch-{_e(ln.state)}"><td>{ln.id}</td><td style="padding-left:{depth + 0.3}em">'
+                       f'{nested}{_e(ln.name)}</td><td>{job}</td><td>{_e(_dims(ln.grid))}</td>'
+                       f'<td>{_e(_dims(ln.block))}</td><td>{_e(ln.backend)}</td><td>{_e(time)}</td>'
+                       f'<td>{_e(status)}</td></tr>')
+        out.append("</table></section>")
+        return "".join(out)
+
+    def static_stages(self, line_html: list[str]) -> tuple[str, str]:
+        """Every job's stages for a browser without JavaScript, and what they hold (the budget's tier)."""
+        def size(phases, highlighted: bool) -> int:
+            return sum(len(line_html[i]) if highlighted else len(self.lines.keys[i][1]) + 8
+                       for texts in self.job_texts.values() for ph, ids in texts.items()
+                       if phases is None or ph in phases for i in ids)
+
+        if size(None, True) <= STATIC_BUDGET:
+            phases, highlighted, tier = None, True, "all stages"
+        elif size(FINISH_PAIR, True) <= STATIC_BUDGET:
+            phases, highlighted, tier = FINISH_PAIR, True, "finish pair"
+        else:
+            phases, highlighted, tier = FINISH_PAIR, False, "finish pair, plain"
+        out = []
+        if tier != "all stages":
+            out.append('<p class="note">Without JavaScript this page shows each job\'s before_finish and '
+                       f'after_finish{" without highlighting" if not highlighted else ""}: every stage would be '
+                       f'more than {STATIC_BUDGET / 1e6:.1f} MB of highlighted text here. Turn JavaScript on for '
+                       'every stage, pass and diff.</p>')
+        for job, _ in self.model.walk():
+            out.append(f'<section class="job" id="job-{job.id}"><h2>{_e(job.name)} #{job.id}</h2>'
+                       f'<p class="key"><code>{_e(job.key)}</code></p>')
+            if job.error:
+                out.append(f'<pre class="error">{_e(job.error)}</pre>')
+            texts = self.job_texts[job.id]
+            shown = [ph for ph in texts if phases is None or ph in phases]
+            if not shown:
+                out.append("<p>(no stage recorded)</p>")
+            for ph in shown:
+                ids = texts[ph]
+                body = "\n".join(line_html[i] if highlighted else _e(self.lines.keys[i][1]) for i in ids)
+                out.append(f'<h3 id="job-{job.id}/{_e(ph)}">{_e(ph)}</h3><pre class="hl">{body}</pre>')
+            out.append("</section>")
+        return "".join(out), tier
+
+    # ---- the page ---------------------------------------------------------------------------
+    def render(self) -> tuple[str, ExportStats]:
+        self.encode_stages()
+        line_html = self.lines.all_html()
+        static, tier = self.static_stages(line_html)
+        data = json.dumps(self.data(line_html), separators=(",", ":"), ensure_ascii=False)
+        # nothing in the data may close the script element, open a comment or a script inside it
+        data = SCRIPT_DATA_HAZARD.sub(r"\\u003c", data.replace("</", "<\\/"))
+        css = "\n".join(ln for ln in HtmlFormatter().get_style_defs(".hl").splitlines() if ln.startswith(".hl"))
+        script = self.model.started.script
+        page = "".join([
+            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>kdebug: {_e(script)}</title>",
+            "<script>document.documentElement.classList.add('js')</script>",
+            f"<style>{_asset('page.css')}\n{css}</style></head><body>",
+            self.header(),
+            '<main><nav id="jobs"><h2>Jobs</h2>', self.tree(), "</nav>",
+            '<div id="detail"><div id="view"></div><noscript>', static, "</noscript></div></main>",
+            self.diagnostics(), self.launches(),
+            '<section id="timeline"><h2>Events</h2><noscript><p>The events timeline needs JavaScript.</p>'
+            '</noscript><div id="events"></div></section>',
+            f'<script type="application/json" id="kdebug-data">{data}</script>',
+            f"<script>{_asset('page.js')}</script></body></html>\n",
+        ])
+        stats = ExportStats("", len(page.encode("utf-8")), len(self.model.jobs), len(self.snaps),
+                            len(self.lines.keys), tier)
+        return page, stats
+
+
+def _dims(d) -> str:
+    return "(" + ",".join(str(x) for x in d) + ")"
+
+
+def _e(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _asset(name: str) -> str:
+    return importlib.resources.files("kdebug.export").joinpath(name).read_text(encoding="utf-8")
+
+
+def render(model: SessionModel, trace_name: str = "") -> tuple[str, ExportStats]:
+    """The page of a session model (it needs its session_started event) and what it holds."""
+    if model.started is None:
+        raise ValueError("no session_started event: nothing to export")
+    return Page(model, trace_name).render()
+
+
+def write_html(model: SessionModel, path: str, trace_name: str = "") -> ExportStats:
+    """Write the page of ``model`` to ``path``; OSError when it cannot be written."""
+    page, stats = render(model, trace_name)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(page)
+    stats.path = path
+    return stats
