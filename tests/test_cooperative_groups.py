@@ -68,3 +68,28 @@ def test_group_api_error_points_at_the_attribute(tmp_path):
 def test_host_import_of_a_name_numba_lacks_names_it():
     with pytest.raises(ImportError, match="this_thread_block: kdebug does not provide 'this_thread_block'"):
         from kdebug.cuda.cg import this_thread_block  # noqa: F401
+
+
+def test_a_kernel_that_takes_the_grid_group_is_cooperative():
+    """numba-cuda 0.30.4 tests/cudapy/test_cooperative_groups.py: test_this_grid_is_cooperative,
+    test_sync_group_is_cooperative, test_false_cooperative_doesnt_link_cudadevrt (the flag part)."""
+    @cuda.jit
+    def this_grid(A):
+        cuda.cg.this_grid()
+        A[0] = 1.0
+
+    @cuda.jit
+    def sync_group(A):
+        g = cuda.cg.this_grid()
+        g.sync()
+        A[0] = 1.0
+
+    @cuda.jit
+    def no_sync(A):
+        A[0] = cuda.grid(1)
+
+    for kernel, cooperative in ((this_grid, True), (sync_group, True), (no_sync, False)):
+        A = np.full(1, fill_value=np.nan)
+        kernel[1, 1](A)
+        assert not np.isnan(A[0])
+        assert [o.cooperative for o in kernel.overloads.values()] == [cooperative], kernel

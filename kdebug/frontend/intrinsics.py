@@ -198,6 +198,7 @@ class ThisGrid:
     @staticmethod
     def type(inferer, node):
         _no_args(inferer, node, "cg.this_grid")
+        inferer.tf.features.add("grid_group")  # a cooperative kernel, as numba marks one (cudadevrt linked)
         return GridGroup()
 
     @staticmethod

@@ -28,6 +28,12 @@ class CompiledOverload:
     def inspect_llvm(self) -> str:
         return self.compiled.record.ir_after_finish()
 
+    @property
+    def cooperative(self) -> bool:
+        """numba's ``_Kernel.cooperative``: the kernel (or a device function it calls) takes the grid
+        group, ``cuda.cg.this_grid()``, so a launch of it is cooperative."""
+        return bool({"grid_group", "grid_sync"} & set(self.compiled.record.typed.features))
+
     def inspect_asm(self, cc=None) -> str:
         return seam.current().ptx_of(self.dispatcher, self.argtypes)[0]
 
