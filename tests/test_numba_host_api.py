@@ -206,3 +206,27 @@ def test_const_array_like_reads_a_module_array_frozen_at_compile_time():
     out = np.zeros(4)
     poly[1, 4](x, out)
     np.testing.assert_equal(out, 1 + 2 * x + 3 * x * x)
+
+
+def test_from_cuda_array_interface_as_numba():
+    """numba-cuda 0.30.4 tests/cudapy/test_cuda_array_interface.py: test_strides (None and explicit
+    strides give the same C-contiguous array), test_masked_array (NotImplementedError), test_zero_size_array
+    (the pointer is 0), test_produce_no_stream (the interface's stream is None)."""
+    hostarray = np.arange(10).reshape(2, 5)
+    devarray = cuda.to_device(hostarray)
+    face = devarray.__cuda_array_interface__
+    assert face["strides"] is None and face["stream"] is None
+    got = cuda.from_cuda_array_interface(face).copy_to_host()
+    np.testing.assert_array_equal(got, hostarray)
+    assert got.flags["C_CONTIGUOUS"]
+    face["strides"] = hostarray.strides
+    got = cuda.from_cuda_array_interface(face).copy_to_host()
+    np.testing.assert_array_equal(got, hostarray)
+    assert got.flags["C_CONTIGUOUS"]
+    masked = dict(face, mask=cuda.to_device(np.zeros(10, np.bool_)).__cuda_array_interface__)
+    with pytest.raises(NotImplementedError, match="Masked arrays are not supported"):
+        cuda.from_cuda_array_interface(masked)
+    assert cuda.device_array(0).__cuda_array_interface__["data"][0] == 0
+    shared = cuda.from_cuda_array_interface(devarray.__cuda_array_interface__, owner=devarray)
+    add_one[1, 16](shared.reshape(10))
+    np.testing.assert_array_equal(devarray.copy_to_host(), hostarray + 1)  # the same memory

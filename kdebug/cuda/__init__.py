@@ -11,7 +11,8 @@ from kdebug.lang.args import In, InOut, Out  # noqa: F401
 from kdebug.lang.dispatcher import jit  # noqa: F401
 from kdebug.lang.devices import (close, current_context, current_device, detect, get_context, gpus,  # noqa: F401
                                  list_devices, profile_start, profile_stop, profiling, select_device)
-from kdebug.lang.foreign_arrays import as_cuda_array, is_cuda_array, mapped, pinned  # noqa: F401
+from kdebug.lang.foreign_arrays import (as_cuda_array, from_cuda_array_interface, is_cuda_array,  # noqa: F401
+                                       mapped, pinned)
 from kdebug.lang.host import (DeviceNDArray, device_array, device_array_like, mapped_array,  # noqa: F401
                               mapped_array_like, managed_array, pinned_array, pinned_array_like, to_device)
 from kdebug.lang.streams import (default_stream, event, event_elapsed_time, external_stream,  # noqa: F401

@@ -22,7 +22,14 @@ def as_cuda_array(obj, sync=True) -> DeviceNDArray:
         raise TypeError("*obj* doesn't implement the cuda array interface.")
     if isinstance(obj, DeviceNDArray):
         return obj
-    desc = obj.__cuda_array_interface__
+    return from_cuda_array_interface(obj.__cuda_array_interface__, owner=obj, sync=sync)
+
+
+def from_cuda_array_interface(desc, owner=None, sync=True) -> DeviceNDArray:
+    """numba's ``cuda.from_cuda_array_interface``: a device array over the memory a CUDA Array Interface
+    dict (version 0-3) describes; ``owner`` is kept alive with it. A mask is numba's NotImplementedError."""
+    if desc.get("mask") is not None:
+        raise NotImplementedError("Masked arrays are not supported")
     if seam.current().gpu_runtime() is not None:
         raise _array_error("as_cuda_array of foreign GPU memory is not supported by kdebug's gpu backend",
                            "pass the object's data through cuda.to_device(np.asarray(...))")
@@ -39,7 +46,7 @@ def as_cuda_array(obj, sync=True) -> DeviceNDArray:
     buffer = (ctypes.c_char * (hi - lo)).from_address(ptr + lo) if size else bytearray(dtype.itemsize)
     host = np.ndarray(shape, dtype, buffer=buffer, offset=-lo if size else 0, strides=strides if size else None)
     array = DeviceNDArray(shape, dtype, host)  # strided when the exporter's are: a view, typed 'A'
-    array._owner = obj  # keep the exporter (and its memory) alive
+    array._owner = owner  # keep the exporter (and its memory) alive
     return array
 
 

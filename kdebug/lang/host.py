@@ -115,8 +115,10 @@ class DeviceNDArray:
     def __cuda_array_interface__(self) -> dict:
         """The CUDA Array Interface (version 3), as numba's DeviceNDArray gives it."""
         strides = None if self._host.flags.c_contiguous else self._host.strides  # numba: None when contiguous
-        return {"shape": self.shape, "strides": strides, "data": (self.device_address(), False),
-                "typestr": self.dtype.str, "version": 3}
+        ptr = self.device_address() if self.size else 0  # numba: a zero-size array's pointer is 0
+        # numba's "stream": None for the default stream (launches and copies here are synchronous)
+        return {"shape": self.shape, "strides": strides, "data": (ptr, False), "typestr": self.dtype.str,
+                "stream": None, "version": 3}
 
     def device_address(self) -> int:
         if self._dev is not None:
