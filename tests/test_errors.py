@@ -300,18 +300,6 @@ def k(a):
 def run():
     k[1, 1](np.zeros(1))
 """, C, "f() got an unexpected keyword argument 'z'"),
-    ("call_kernel_as_function", """
-@cuda.jit
-def other(a):
-    a[0] = 1
-
-@cuda.jit
-def k(a):
-    other(a)  # ERR
-
-def run():
-    k[1, 1](np.zeros(1))
-""", C, "other is a kernel"),
     ("direct_recursion", """
 @cuda.jit(device=True)
 def fact(n):

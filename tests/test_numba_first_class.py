@@ -142,3 +142,22 @@ def test_first_class_arguments_compile_for_the_ptx_target():
 
     ptx, _ = cuda.compile_ptx(k, "void(float64[::1])")
     assert ".entry" in ptx
+
+
+def test_a_kernel_called_from_a_kernel_runs_as_a_device_function():
+    """numba-cuda 0.30.4: CUDADispatcher.get_call_template compiles a @cuda.jit function called from
+    device code with compile_device (tests/cudapy/test_inline.py calls set_zero(a), a @cuda.jit function,
+    from call_set_zero, and expects a == [0, 1])."""
+    @cuda.jit
+    def set_zero(a):
+        a[0] = 0
+
+    @cuda.jit("void(int32[::1])")
+    def call_set_zero(a):
+        set_zero(a)
+
+    a = np.arange(2, dtype=np.int32)
+    call_set_zero[1, 2](a)
+    np.testing.assert_array_equal(a, [0, 1])
+    set_zero[1, 1](a := np.ones(1, np.int32))  # and it is still a kernel of its own
+    assert a[0] == 0

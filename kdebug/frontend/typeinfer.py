@@ -734,9 +734,9 @@ class TypeInferer:
         return callee.type(self, node, fn)
 
     def device_call(self, node, fn, argts) -> T.Type:
-        if not fn.device:
-            raise self.error(node, f"{fn.__name__} is a kernel: launch it with {fn.__name__}[grid, block](...)",
-                             "or declare it with @cuda.jit(device=True) to call it as a function")
+        # a @cuda.jit function without device=True called from device code is compiled as a device
+        # function for the call's types, as numba-cuda's CUDADispatcher.get_call_template does
+        # (compile_device); a launch from device code is written k[grid, block](...)
         for a, t in zip(node.args, argts):
             if isinstance(t, PyValue) and not _first_class(t.value):
                 raise self.error(a, f"cannot pass {t} to a device function",
