@@ -161,3 +161,55 @@ def test_a_kernel_called_from_a_kernel_runs_as_a_device_function():
     np.testing.assert_array_equal(a, [0, 1])
     set_zero[1, 1](a := np.ones(1, np.int32))  # and it is still a kernel of its own
     assert a[0] == 0
+
+
+def test_tuple_arguments_as_numba_types_them():
+    """numba-cuda 0.30.4 tests/cudapy/test_array_args.py: test_unituple, test_tuple, test_namedunituple,
+    test_namedtuple, test_empty_tuple, test_tuple_of_empty_tuples, test_tuple_of_tuples,
+    test_tuple_of_tuples_and_scalars, with their expected values."""
+    from collections import namedtuple
+
+    from kdebug.lang import types as T
+
+    @cuda.jit
+    def lengths(r, x):
+        r[0] = len(x)
+
+    r = np.ones(1, dtype=np.int64)
+    lengths[1, 1](r, ())
+    assert r[0] == 0
+
+    @cuda.jit
+    def nested(r, x):
+        r[0] = len(x)
+        r[1] = len(x[0])
+        r[2] = len(x[1])
+        r[3] = len(x[2])
+        r[4] = x[1][0]
+        r[5] = x[1][1]
+        r[6] = x[2][0]
+        r[7] = x[2][1]
+        r[8] = x[2][2]
+
+    r = np.ones(9, dtype=np.int64)
+    nested[1, 1](r, ((), (5, 6), (8, 9, 10)))
+    np.testing.assert_array_equal(r, [3, 0, 2, 3, 5, 6, 8, 9, 10])
+
+    Point = namedtuple("Point", ("x", "y"))
+    Mixed = namedtuple("Mixed", ("x", "y", "z"))
+
+    @cuda.jit
+    def fields(r1, r2, p, m):
+        r1[0] = p.x
+        r1[1] = p.y
+        r2[0] = m.x
+        r2[1] = m.y
+        r2[2] = m.z
+
+    r1, r2 = np.zeros(2, np.int64), np.zeros(3, np.float64)
+    fields[1, 1](r1, r2, Point(1, 2), Mixed(1, 2, 2.3))
+    np.testing.assert_array_equal(r1, [1, 2])
+    np.testing.assert_array_equal(r2, [1, 2, 2.3])
+    assert str(T.typeof(Point(1, 2))) == "Point(int64 x 2)"
+    assert str(T.typeof(Mixed(1, 2, 2.3))) == "Mixed(int64, int64, float64)"
+    assert str(T.typeof((1, 2.5))) == "Tuple(int64, float64)" and str(T.typeof((1, 2))) == "UniTuple(int64 x 2)"

@@ -487,6 +487,8 @@ class FunctionLowerer:
             return R.load_field(self, node, base_t)
         if EN.is_member(base_t):  # .value: the member is its value
             return self.cast(self.expr(node.value), base_t, t)
+        if isinstance(base_t, T.NamedTuple):  # p.x: the field's element
+            return self.builder.extract_value(self.expr(node.value), base_t.fields.index(node.attr))
         if isinstance(base_t, V.VectorType):
             return V.lower_attribute(self, node, self.expr(node.value), base_t)
         if isinstance(base_t, T.Scalar) and not isinstance(t, C.NumberMethod):  # z.real, z.imag

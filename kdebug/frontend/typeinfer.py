@@ -505,6 +505,10 @@ class TypeInferer:
             return R.field_type(self, node, base_t)
         if EN.is_member(base_t):  # Color.red.value
             return EN.attribute_type(self, node, base_t)
+        if isinstance(base_t, T.NamedTuple):  # p.x of a namedtuple
+            if attr not in base_t.fields:
+                raise self.error(node, f"{base_t} has no field {attr!r}", f"its fields: {', '.join(base_t.fields)}")
+            return base_t.types[base_t.fields.index(attr)]
         if isinstance(base_t, V.VectorType):  # v.x
             return V.attribute_type(self, node, base_t)
         if isinstance(base_t, T.Scalar):  # z.real, z.imag, z.conjugate

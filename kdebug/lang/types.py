@@ -254,6 +254,26 @@ class Tuple(Type):
 
 
 @dataclass(frozen=True)
+class NamedTuple(Tuple):
+    """numba's NamedUniTuple / NamedTuple: a ``collections.namedtuple`` value, a tuple whose fields are
+    also read by name (``p.x``)."""
+
+    cls: type = None
+
+    @property
+    def fields(self) -> tuple:
+        return tuple(self.cls._fields)
+
+    def __str__(self) -> str:  # numba's spelling
+        if self.types and all(t == self.types[0] for t in self.types):
+            return f"{self.cls.__name__}({self.types[0]} x {len(self.types)})"
+        return f"{self.cls.__name__}(" + ", ".join(map(str, self.types)) + ")"
+
+    def __hash__(self) -> int:
+        return hash((self.types, self.cls))
+
+
+@dataclass(frozen=True)
 class NoneType(Type):
     def __str__(self) -> str:
         return "none"
@@ -445,9 +465,13 @@ def typeof(value) -> Type | None:
         return from_dtype(value.dtype) if value.dtype.fields else None
     if isinstance(value, np.generic):
         return from_dtype(value.dtype)
-    if isinstance(value, tuple):
+    if isinstance(value, tuple):  # numba types () too (len() of it is 0)
         parts = tuple(typeof(v) for v in value)
-        return None if None in parts or not parts else Tuple(parts)
+        if None in parts:
+            return None
+        if hasattr(type(value), "_fields") and type(value)._fields:  # a namedtuple
+            return NamedTuple(parts, type(value))
+        return Tuple(parts)
     return None
 
 
