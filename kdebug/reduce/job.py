@@ -46,7 +46,7 @@ def default_out(script: str, cwd: str | None = None) -> str:
 
 def reduce_script(options: RunOptions, properties: list[Property], out: str, jobs: int = 1,
                   timeout: float | None = None, trace: str | None = None,
-                  on_progress: Callable[[Progress], None] | None = None) -> Result:
+                  on_progress: Callable[[Progress], None] | None = None, warm: bool = True) -> Result:
     """Reduce ``options.script`` to the smallest script found that still shows every property; the
     original file is only read. Raises NothingToReduce when the original does not show them."""
     with open(options.script, encoding="utf-8") as f:
@@ -55,8 +55,8 @@ def reduce_script(options: RunOptions, properties: list[Property], out: str, job
         raise ValueError(f"--out {out}: is the script itself; the original is never overwritten")
     started = time.monotonic()
     cwd = os.getcwd()
-    runner = TrialRunner(options, properties, timeout, jobs=jobs, cwd=cwd)
     with _script_folder_on_path(options.script):
+        runner = TrialRunner(options, properties, timeout, jobs=jobs, cwd=cwd, warm=warm)
         try:
             t0 = time.monotonic()
             first = runner.outcomes(original, path=os.path.abspath(options.script))
@@ -72,7 +72,8 @@ def reduce_script(options: RunOptions, properties: list[Property], out: str, job
             source = reducer.reduce(normalised)
             with open(out, "w", encoding="utf-8") as f:
                 f.write(source)
-            final = runner.outcomes(source, path=os.path.abspath(out))  # plainly: the written file itself
+            # plainly: the written file itself, in a debuggee child started as kdebug run starts it
+            final = runner.outcomes(source, path=os.path.abspath(out), plain=True)
             holds = runner.holds(final)
             shown = [p.describe(final, options.strategy) if p.holds(final, options.strategy)
                      else f"{p.spec}: NOT shown by the final run" for p in properties]

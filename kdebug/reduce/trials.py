@@ -9,8 +9,12 @@ cache, never run again.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import queue
+import signal
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -26,8 +30,93 @@ def source_hash(source: str) -> str:
     return hashlib.sha256(source.encode("utf-8")).hexdigest()
 
 
+class WarmStarts:
+    """The client of ``kdebug.reduce.warm``: starts trials' debuggee children by fork, from threads."""
+
+    def __init__(self, cwd: str | None = None) -> None:
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+        env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=path)
+        self.proc = subprocess.Popen([sys.executable, "-m", "kdebug.reduce.warm"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, cwd=cwd, env=env, start_new_session=True)
+        self._lock = threading.Lock()
+        self._next = 0
+        self._answers: dict[int, queue.Queue] = {}
+        self._reader = threading.Thread(target=self._read, daemon=True, name="kdebug-warm-starts")
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            msg = json.loads(line)
+            with self._lock:
+                box = self._answers.get(msg["id"])
+            if box is not None:
+                box.put(msg)
+        with self._lock:  # the server is gone: nobody waits for ever
+            for box in self._answers.values():
+                box.put({"status": None})
+
+    def run(self, options: RunOptions, timeout: float | None, cwd: str | None, folder: str) -> Outcome:
+        files = {name: os.path.join(folder, f"{name}.txt") for name in ("events", "stdout", "stderr", "fault")}
+        box: queue.Queue = queue.Queue()
+        with self._lock:
+            self._next += 1
+            rid = self._next
+            self._answers[rid] = box
+            request = dict(files, id=rid, options=options.to_json(), cwd=cwd)
+            assert self.proc.stdin is not None
+            self.proc.stdin.write((json.dumps(request) + "\n").encode("utf-8"))
+            self.proc.stdin.flush()
+        started = box.get(timeout=60)
+        status, killed = None, False
+        if "pid" in started:
+            try:
+                status = box.get(timeout=timeout).get("status")
+            except queue.Empty:
+                killed = True
+                try:
+                    os.killpg(started["pid"], signal.SIGKILL)
+                except OSError:
+                    pass
+                status = box.get(timeout=60).get("status")
+        with self._lock:
+            del self._answers[rid]
+        got = []
+        with open(files["events"], encoding="utf-8", errors="replace") as f:
+            for line in f:
+                try:
+                    got.append(E.event_from_json(json.loads(line)))
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    continue
+        ended = next((ev for ev in reversed(got) if isinstance(ev, E.SessionEnded)), None)
+        if ended is None:  # the child died without saying so (as Debuggee reports it)
+            code = 1 if status is None else (128 - status if status < 0 else status)
+            ended = E.SessionEnded(status="killed" if killed else "crashed", exit_code=code,
+                                   error=f"the debuggee ended with status {status} before the session ended")
+            got.append(ended)
+        texts = {}
+        for name in ("stdout", "stderr"):
+            with open(files[name], encoding="utf-8", errors="replace") as f:
+                texts[name] = f.read()
+        return Outcome(got, ended.exit_code, "timeout" if killed else ended.status, texts["stdout"], texts["stderr"])
+
+    def close(self) -> None:
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
 def run_once(options: RunOptions, timeout: float | None, cwd: str | None = None) -> Outcome:
-    """One headless run of ``options.script``: its events, exit status, stdout and stderr."""
+    """One headless run of ``options.script`` in a debuggee child started as ``kdebug run`` starts it:
+    its events, exit status, stdout and stderr."""
     events: queue.Queue = queue.Queue()
     out: list[str] = []
     err: list[str] = []
@@ -59,7 +148,7 @@ class TrialRunner:
     """Runs candidates (source text) and says whether every property holds; counts what it did."""
 
     def __init__(self, options: RunOptions, properties: list[Property], timeout: float | None,
-                 jobs: int = 1, cwd: str | None = None) -> None:
+                 jobs: int = 1, cwd: str | None = None, warm: bool = True) -> None:
         self.options, self.properties = options, list(properties)
         self.timeout, self.jobs, self.cwd = timeout, max(1, jobs), cwd
         self.strategies = sorted({s for p in properties for s in p.strategies(options.strategy)})
@@ -73,13 +162,17 @@ class TrialRunner:
         name = os.path.basename(options.script)
         self._stem = os.path.splitext(name)[0] or "candidate"
         self._count = 0
+        self._warm = WarmStarts(cwd) if warm else None
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._warm is not None:
+            self._warm.close()
         self._dir.cleanup()
 
-    def outcomes(self, source: str, path: str | None = None) -> dict[str, Outcome]:
-        """Every strategy's run of ``source`` (written to ``path``, else to a file of the trial's own)."""
+    def outcomes(self, source: str, path: str | None = None, plain: bool = False) -> dict[str, Outcome]:
+        """Every strategy's run of ``source`` (written to ``path``, else to a file of the trial's own);
+        ``plain``: in a debuggee child started as ``kdebug run`` starts it, not by a warm fork."""
         if path is None:
             with self._lock:
                 self._count += 1
@@ -93,7 +186,12 @@ class TrialRunner:
         for strategy in self.strategies:
             with self._lock:
                 self.runs += 1
-            runs[strategy] = run_once(self.options.replace(script=path, strategy=strategy), self.timeout, self.cwd)
+            options = self.options.replace(script=path, strategy=strategy, breakpoints=frozenset(), trace=None)
+            if self._warm is not None and not plain:
+                with tempfile.TemporaryDirectory(prefix="kdebug-trial-", dir=self._dir.name) as files:
+                    runs[strategy] = self._warm.run(options, self.timeout, self.cwd, files)
+            else:
+                runs[strategy] = run_once(options, self.timeout, self.cwd)
         return runs
 
     def holds(self, runs: dict[str, Outcome]) -> bool:
