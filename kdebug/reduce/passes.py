@@ -44,10 +44,18 @@ def edit(tree: ast.AST, index: int, change: Callable[[ast.AST, ast.AST], None]) 
 
 
 # ---- statement lists (for ddmin) --------------------------------------------------------------------
-def statement_lists(tree: ast.AST) -> list[tuple[int, str]]:
-    """(node index, field) of every non-empty statement list, outermost first, in source order."""
+def statement_lists(tree: ast.AST, host_only: bool = False) -> list[tuple[int, str]]:
+    """(node index, field) of every non-empty statement list, outermost first, in source order;
+    ``host_only``: not those inside a decorated function (a kernel or device function)."""
     out = []
+    inside = set()
+    if host_only:
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.decorator_list:
+                inside |= {id(n) for n in ast.walk(node)}
     for i, node in enumerate(nodes(tree)):
+        if id(node) in inside:
+            continue
         for name in STMT_FIELDS:
             value = getattr(node, name, None)
             if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
@@ -105,8 +113,8 @@ def _parent_slot(root: ast.AST, target: ast.AST) -> tuple[ast.AST, str, int]:
 
 
 def decorator_options(tree: ast.AST) -> Iterator[str]:
-    """A decorator's keyword and positional options dropped one by one, then its call parentheses,
-    then the decorator itself."""
+    """A decorator's keyword and positional options dropped one by one, then its call parentheses
+    (the decorator itself stays: a kernel without ``@cuda.jit`` is no kernel; statements go with ddmin)."""
     for i, node in enumerate(nodes(tree)):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
@@ -118,7 +126,6 @@ def decorator_options(tree: ast.AST) -> Iterator[str]:
                     yield edit(tree, i, lambda n, _r, d=d, k=k: n.decorator_list[d].args.pop(k))
                 if not deco.keywords and not deco.args:
                     yield edit(tree, i, lambda n, _r, d=d: n.decorator_list.__setitem__(d, n.decorator_list[d].func))
-            yield edit(tree, i, lambda n, _r, d=d: n.decorator_list.pop(d))
 
 
 def _called_name(call: ast.Call) -> str | None:
@@ -197,6 +204,34 @@ def _replace_expression(part):
     return change
 
 
+def constants(tree: ast.AST) -> Iterator[str]:
+    """An argument, a launch's grid or block, an index or a returned value that is not a constant
+    replaced by ``1`` (what it computed rarely matters to the bug; its inputs then can go)."""
+    def simple(expr) -> bool:
+        return isinstance(expr, ast.Constant) or (isinstance(expr, ast.Tuple) and all(map(simple, expr.elts)))
+    for i, node in enumerate(nodes(tree)):
+        if isinstance(node, ast.Call):
+            for k, arg in enumerate(node.args):
+                if not simple(arg) and not isinstance(arg, ast.Starred):
+                    yield edit(tree, i, lambda n, _r, k=k: n.args.__setitem__(k, ast.Constant(1)))
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            dims = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            for k, dim in enumerate(dims):
+                if not simple(dim) and not isinstance(dim, ast.Slice):
+                    yield edit(tree, i, _one_dimension(k))
+        elif isinstance(node, ast.Return) and node.value is not None and not simple(node.value):
+            yield edit(tree, i, lambda n, _r: setattr(n, "value", ast.Constant(1)))
+
+
+def _one_dimension(k: int):
+    def change(node, _root):
+        if isinstance(node.slice, ast.Tuple):
+            node.slice.elts[k] = ast.Constant(1)
+        else:
+            node.slice = ast.Constant(1)
+    return change
+
+
 def literals(tree: ast.AST) -> Iterator[str]:
     """An integer literal (an array size, a grid or block dimension, a loop bound) shrunk towards 1:
     first to 1, then to half."""
@@ -236,6 +271,41 @@ def inline_functions(tree: ast.AST) -> Iterator[str]:
         yield edit(tree, i, _inline(all_nodes.index(call)))
 
 
+def inline_calls(tree: ast.AST) -> Iterator[str]:
+    """A function without parameters or ``return``, called once as a statement (``main()``): its body
+    in place of the call, the function removed."""
+    all_nodes = nodes(tree)
+    for i, fn in enumerate(all_nodes):
+        if not isinstance(fn, ast.FunctionDef) or fn.decorator_list or _has_parameters(fn):
+            continue
+        if any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal))
+               for n in ast.walk(fn)):
+            continue
+        uses = [n for n in all_nodes if isinstance(n, ast.Name) and n.id == fn.name]
+        calls = [n for n in all_nodes if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
+                 and isinstance(n.value.func, ast.Name) and n.value.func.id == fn.name
+                 and not n.value.args and not n.value.keywords]
+        if len(uses) == 1 and len(calls) == 1:
+            yield edit(tree, i, _inline_statement(all_nodes.index(calls[0])))
+
+
+def _has_parameters(fn: ast.FunctionDef) -> bool:
+    a = fn.args
+    return bool(a.posonlyargs or a.args or a.vararg or a.kwonlyargs or a.kwarg)
+
+
+def _inline_statement(call_index: int):
+    def change(fn, root):
+        call = nodes(root)[call_index]
+        parent, field, at = _parent_slot(root, call)
+        getattr(parent, field)[at:at + 1] = fn.body
+        parent, field, at = _parent_slot(root, fn)
+        getattr(parent, field).pop(at)
+        if not getattr(parent, field) and not isinstance(parent, ast.Module):
+            getattr(parent, field).append(ast.Pass())
+    return change
+
+
 def _inline(call_index: int):
     def change(fn, root):
         call = nodes(root)[call_index]
@@ -270,10 +340,12 @@ def _replace_node(root: ast.AST, old: ast.AST, new: ast.AST) -> None:
 LOCAL_PASSES: tuple[tuple[str, Callable[[ast.AST], Iterator[str]]], ...] = (
     ("unwrap blocks", unwrap_blocks),
     ("inline functions", inline_functions),
+    ("inline calls", inline_calls),
     ("parameters", parameters),
     ("decorator options", decorator_options),
     ("import names", import_names),
     ("operands", operands),
+    ("constants", constants),
     ("literals", literals),
 )
 

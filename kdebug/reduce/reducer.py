@@ -13,7 +13,7 @@ from typing import Callable
 
 from kdebug.lazy_dataclasses import dataclass
 from kdebug.reduce import passes
-from kdebug.reduce.trials import TrialRunner
+from kdebug.reduce.trials import Trials
 
 
 @dataclass
@@ -39,7 +39,7 @@ class Progress:
 
 
 class Reducer:
-    def __init__(self, runner: TrialRunner, on_progress: Callable[[Progress], None] | None = None) -> None:
+    def __init__(self, runner: Trials, on_progress: Callable[[Progress], None] | None = None) -> None:
         self.runner = runner
         self.on_progress = on_progress
         self.progress = Progress(jobs=runner.jobs)
@@ -76,11 +76,16 @@ class Reducer:
 
     # ---- ddmin over statement lists ------------------------------------------------------------
     def statement_lists(self, tree: ast.Module) -> ast.Module:
+        """The host code first (what it stops calling, the module then drops), then everything."""
+        tree = self._statement_lists(tree, host_only=True)
+        return self._statement_lists(tree, host_only=False)
+
+    def _statement_lists(self, tree: ast.Module, host_only: bool) -> ast.Module:
         # lists are walked outermost first (breadth first); shrinking one moves only the nodes walked
         # after it, so the lists done are exactly those up to the last one
         last = (-1, -1)
         while True:
-            todo = [w for w in passes.statement_lists(tree) if _order(w) > last]
+            todo = [w for w in passes.statement_lists(tree, host_only) if _order(w) > last]
             if not todo:
                 return tree
             where = todo[0]

@@ -144,28 +144,72 @@ def run_once(options: RunOptions, timeout: float | None, cwd: str | None = None)
     return Outcome(got, exit_code, status, "\n".join(out) + ("\n" if out else ""), "\n".join(err))
 
 
-class TrialRunner:
-    """Runs candidates (source text) and says whether every property holds; counts what it did."""
+class Trials:
+    """Candidates judged once each (by the hash of their normalised source), ``jobs`` at a time; the
+    judging itself is ``judge``'s (a debuggee run in ``TrialRunner``)."""
+
+    def __init__(self, jobs: int = 1) -> None:
+        self.jobs = max(1, jobs)
+        self.cache: dict[str, bool] = {}
+        self.trials = 0  # candidates judged (a cache hit is not one)
+        self.cache_hits = 0
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="kdebug-trial")
+
+    def judge(self, source: str) -> bool:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def test(self, source: str) -> bool:
+        """Whether every property holds for ``source`` (judged at most once per normalised source)."""
+        key = source_hash(source)
+        with self._lock:
+            if key in self.cache:
+                self.cache_hits += 1
+                return self.cache[key]
+            self.trials += 1
+        ok = self.judge(source)
+        with self._lock:
+            self.cache[key] = ok
+        return ok
+
+    def first_passing(self, candidates: list[str], on_trial=None) -> int | None:
+        """The index of the first candidate, in order, that keeps every property, or None. Candidates
+        run ``jobs`` at a time; a batch stops at its first success (later batches never start)."""
+        for start in range(0, len(candidates), self.jobs):
+            batch = candidates[start:start + self.jobs]
+            if len(batch) == 1:
+                results = [self.test(batch[0])]
+            else:
+                results = list(self._pool.map(self.test, batch))
+            if on_trial is not None:
+                on_trial()
+            for i, ok in enumerate(results):
+                if ok:
+                    return start + i
+        return None
+
+
+class TrialRunner(Trials):
+    """Runs candidates (source text) in debuggee children and says whether every property holds."""
 
     def __init__(self, options: RunOptions, properties: list[Property], timeout: float | None,
                  jobs: int = 1, cwd: str | None = None, warm: bool = True) -> None:
+        super().__init__(jobs)
         self.options, self.properties = options, list(properties)
-        self.timeout, self.jobs, self.cwd = timeout, max(1, jobs), cwd
+        self.timeout, self.cwd = timeout, cwd
         self.strategies = sorted({s for p in properties for s in p.strategies(options.strategy)})
-        self.cache: dict[str, bool] = {}
-        self.trials = 0  # candidates run (a cache hit is not one)
         self.runs = 0  # debuggee children started (a differs: property runs two per trial)
-        self.cache_hits = 0
-        self._lock = threading.Lock()
         self._dir = tempfile.TemporaryDirectory(prefix="kdebug-reduce-")
-        self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="kdebug-trial")
         name = os.path.basename(options.script)
         self._stem = os.path.splitext(name)[0] or "candidate"
         self._count = 0
         self._warm = WarmStarts(cwd) if warm else None
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        super().close()
         if self._warm is not None:
             self._warm.close()
         self._dir.cleanup()
@@ -197,31 +241,5 @@ class TrialRunner:
     def holds(self, runs: dict[str, Outcome]) -> bool:
         return all(p.holds(runs, self.options.strategy) for p in self.properties)
 
-    def test(self, source: str) -> bool:
-        """Whether every property holds for ``source`` (run at most once per normalised source)."""
-        key = source_hash(source)
-        with self._lock:
-            if key in self.cache:
-                self.cache_hits += 1
-                return self.cache[key]
-            self.trials += 1
-        ok = self.holds(self.outcomes(source))
-        with self._lock:
-            self.cache[key] = ok
-        return ok
-
-    def first_passing(self, candidates: list[str], on_trial=None) -> int | None:
-        """The index of the first candidate, in order, that keeps every property, or None. Candidates
-        run ``jobs`` at a time; a batch stops at its first success (later batches never start)."""
-        for start in range(0, len(candidates), self.jobs):
-            batch = candidates[start:start + self.jobs]
-            if len(batch) == 1:
-                results = [self.test(batch[0])]
-            else:
-                results = list(self._pool.map(self.test, batch))
-            if on_trial is not None:
-                on_trial()
-            for i, ok in enumerate(results):
-                if ok:
-                    return start + i
-        return None
+    def judge(self, source: str) -> bool:
+        return self.holds(self.outcomes(source))
