@@ -19,7 +19,7 @@ from kdebug.reduce.properties import Outcome, parse_property, same_cycle, throug
 from kdebug.reduce.reducer import Reducer
 from kdebug.reduce.trials import Trials, TrialRunner
 from kdebug.session.options import RunOptions
-from reduce_scripts import buried
+from reduce_scripts import DEFECTS, SMALL_FILLER_HOST, SMALL_FILLER_KERNELS, buried
 
 STRATEGIES = ("worklist", "toplevel", "recursive")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -58,49 +58,59 @@ def test_reentrant_cycle_reduced_to_the_two_kernels(tmp_path):
     assert r.trials < 120 and r.cached >= 0
 
 
-@pytest.mark.timeout(300)
-def test_finish_miss_under_recursive(tmp_path):
-    r = reduce_buried(tmp_path, "nested", ["finish-miss"], strategy="recursive")
-    assert r.lines <= 14, r.source
-    assert "saxpy" not in r.source and "checks" not in r.source
+def reduce_combined(tmp_path, defects: list[str], until: list[str], **options):
+    """Several defects in one small buried-bug script, reduced until every property holds."""
+    kernels = "".join(DEFECTS[d][0] for d in defects)
+    host = "\n".join(DEFECTS[d][1] for d in defects)
+    script = tmp_path / "bugs.py"
+    script.write_text(SMALL_FILLER_KERNELS + kernels + SMALL_FILLER_HOST.format(host=host))
+    opts = RunOptions(script=str(script), backend="cpu", snapshots=False, **options)
+    props = [parse_property(u, STRATEGIES) for u in until]
+    r = reduce_script(opts, props, str(tmp_path / "bugs.reduced.py"), jobs=2, timeout=60)
+    assert r.holds and len(r.shown) == len(until), r.shown
+    assert not {"saxpy", "checks", "main"} & defined(r.source), r.source
+    assert r.lines < r.original_lines
+    return r
+
+
+def defined(source: str) -> set[str]:
+    return {n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
 
 
 @pytest.mark.timeout(300)
-def test_duplicate_codegen_and_memcheck_together(tmp_path):
-    # two properties at once: both must hold at every step
-    script = tmp_path / "two_bugs.py"
-    kernels_dup, host_dup = __import__("reduce_scripts").DEFECTS["shared"]
-    kernels_oob, host_oob = __import__("reduce_scripts").DEFECTS["memcheck"]
-    from reduce_scripts import SMALL_FILLER_HOST, SMALL_FILLER_KERNELS
-    script.write_text(SMALL_FILLER_KERNELS + kernels_dup + kernels_oob
-                      + SMALL_FILLER_HOST.format(host=host_dup + "\n" + host_oob))
-    opts = RunOptions(script=str(script), backend="cpu", snapshots=False, strategy="recursive")
-    props = [parse_property(u, STRATEGIES) for u in ("duplicate", "memcheck")]
-    r = reduce_script(opts, props, str(tmp_path / "two.reduced.py"), jobs=2, timeout=60)
-    assert r.holds and len(r.shown) == 2, r.shown
-    assert r.lines <= 22, r.source
-    assert "shift" in r.source and "twice" in r.source and "saxpy" not in r.source
+def test_finish_miss_and_duplicate_under_recursive(tmp_path):
+    # a device function reached through two pointers: under recursive, compiled twice and missing finish
+    r = reduce_combined(tmp_path, ["shared"], ["finish-miss", "duplicate"], strategy="recursive")
+    assert r.lines <= 20, r.source
+    assert {"twice", "left", "right", "both"} <= defined(r.source)
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("defect, until, options, most", [
-    ("race", "race", {"racecheck": True}, 10),
-    ("uninit", "uninit", {"initcheck": True}, 12),
-    ("sync", "sync", {}, 10),
-    ("error", "error:no_such_intrinsic", {}, 8),
-    ("internal", "internal-error", {}, 10),
-    ("output", r"output:checksum \d+", {}, 12),
-])
-def test_property_reduced(tmp_path, defect, until, options, most):
-    r = reduce_buried(tmp_path, defect, [until], small=True, **options)
-    assert r.lines <= most, r.source
-    assert "saxpy" not in r.source
+def test_memcheck_sync_and_output_together(tmp_path):
+    r = reduce_combined(tmp_path, ["output", "sync", "memcheck"], ["memcheck", "sync", r"output:checksum \d+"])
+    assert r.lines <= 20, r.source
+    assert {"shift", "halfsync"} <= defined(r.source) and "print('checksum'" in r.source
+    assert r.shown[0].startswith("memcheck:") and r.shown[1].startswith("sync:") and r.shown[2].startswith("output:")
+
+
+@pytest.mark.timeout(300)
+def test_race_and_uninit_together(tmp_path):
+    r = reduce_combined(tmp_path, ["race", "uninit"], ["race", "uninit"], racecheck=True, initcheck=True)
+    assert r.lines <= 20, r.source
+    assert {"histogram_racy", "partial"} <= defined(r.source)
+
+
+@pytest.mark.timeout(300)
+def test_internal_error_reduced(tmp_path):
+    r = reduce_buried(tmp_path, "internal", ["internal-error"], small=True)
+    assert r.lines <= 10, r.source
+    assert "compile_toplevel" in r.source and not {"checks", "main"} & defined(r.source)
 
 
 @pytest.mark.timeout(300)
 def test_differs_between_strategies(tmp_path):
     r = reduce_buried(tmp_path, "nested", ["differs:worklist,recursive"], small=True)
-    assert r.lines <= 14, r.source
+    assert r.lines <= 16, r.source
     assert r.runs >= 2 * r.trials  # each trial ran both strategies
     assert "differs: worklist exit 0" in r.shown[0]
 
