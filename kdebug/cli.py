@@ -199,7 +199,7 @@ def _jobs(text: str) -> int:
 
 
 def build_reduce_parser() -> argparse.ArgumentParser:
-    from kdebug.reduce.properties import HELP  # kept lazy for start-up time (no kdebug import of weight)
+    from kdebug.reduce.properties import HELP  # kept lazy for start-up time
     reduce = _Parser(prog="kdebug reduce",
                      description="Shrink a script, on its syntax tree, to the few lines that still show a "
                                  "property of its run (judged from the run's events). The run options apply "
@@ -221,14 +221,13 @@ def build_reduce_parser() -> argparse.ArgumentParser:
 
 def cmd_reduce(opts) -> int:
     """``kdebug reduce FILE.py --until P``: trials in debuggee children, the result checked once more."""
-    from kdebug.driver import strategies as registry
     from kdebug.reduce.job import NothingToReduce, default_out, reduce_script  # kept lazy for start-up time
-    from kdebug.reduce.properties import SANITIZER_NEEDS, parse_property
+    from kdebug.reduce.properties import SANITIZER_NEEDS, parse_property  # kept lazy for start-up time
     problem = script_problem(opts.script)
     if problem:
         raise UsageError(problem)
     try:
-        properties = [parse_property(text, tuple(registry.names())) for text in opts.until]
+        properties = [parse_property(text, tuple(strategies.names())) for text in opts.until]
     except ValueError as exc:
         raise UsageError(f"--until {exc}") from None
     needed = sorted({SANITIZER_NEEDS[p.kind] for p in properties if p.kind in SANITIZER_NEEDS})

@@ -144,9 +144,9 @@ def histogram_racy(values, bins):
     i = cuda.grid(1)
     if i < values.size:
         bins[values[i]] += 1
-''', '''    values = (np.arange(256) % 8).astype(np.int32)
-    bins = np.zeros(8, np.int32)
-    histogram_racy[2, 128](values, bins)'''),
+''', '''    values = (np.arange(32) % 4).astype(np.int32)
+    bins = np.zeros(4, np.int32)
+    histogram_racy[1, 32](values, bins)'''),
     # half the threads store to shared memory, all of them read it
     "uninit": ('''
 

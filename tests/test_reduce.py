@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from kdebug.reduce import passes
 from kdebug.reduce.job import NothingToReduce, reduce_script
-from kdebug.reduce.properties import Outcome, parse_property, same_cycle, through_kdebug
+from kdebug.reduce.properties import Outcome, for_alert, parse_property, same_cycle, through_kdebug
 from kdebug.reduce.reducer import Reducer
 from kdebug.reduce.trials import Trials, TrialRunner
 from kdebug.session.options import RunOptions
@@ -55,6 +55,10 @@ def test_reentrant_cycle_reduced_to_the_two_kernels(tmp_path):
     defs = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
     assert {"kernel_a", "kernel_b"} <= defs and not defs & {"saxpy", "scale", "square", "checks"}
     assert "reentrant: kernel_a -> kernel_b -> kernel_a" in r.shown[0]
+    # the alert of the final run names the same property (what a "reduce this alert" asks for)
+    model = r.final["worklist"].model()
+    specs = {for_alert(model, a) for a in model.alerts}
+    assert "reentrant:kernel_a,kernel_b" in specs
     assert r.trials < 120 and r.cached >= 0
 
 
@@ -104,6 +108,8 @@ def test_race_and_uninit_together(tmp_path):
 def test_internal_error_reduced(tmp_path):
     r = reduce_buried(tmp_path, "internal", ["internal-error"], small=True)
     assert r.lines <= 10, r.source
+    model = r.final["worklist"].model()
+    assert "internal-error" in {for_alert(model, a) for a in model.alerts}
     assert "compile_toplevel" in r.source and not {"checks", "main"} & defined(r.source)
 
 

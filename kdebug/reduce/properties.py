@@ -168,3 +168,24 @@ def parse_property(text: str, strategies: tuple[str, ...]) -> Property:
     if sep:
         raise ValueError(f"{text}: {kind} takes no argument")
     return Property(kind)
+
+
+def for_alert(model: SessionModel, alert) -> str | None:
+    """The ``--until`` that keeps what an alert of the session model shows (the re-entrant request,
+    the finish miss, a duplicate, a sanitizer's finding, an error), or None for one it cannot name."""
+    ev = model.events[alert.event] if 0 <= alert.event < len(model.events) else None
+    if isinstance(ev, E.Reentrant):
+        ring = ev.cycle_names[:-1] if len(ev.cycle_names) > 1 and ev.cycle_names[0] == ev.cycle_names[-1] \
+            else ev.cycle_names
+        return "reentrant:" + ",".join(ring)
+    if isinstance(ev, E.Diagnostic):
+        by_category = {"finish": "finish-miss", "duplicate": "duplicate",
+                       **{c: k for k, c in SANITIZER_CATEGORIES.items()}}
+        if ev.category in by_category:
+            return by_category[ev.category]
+        if through_kdebug(ev.text or ""):
+            return "internal-error"
+        if ev.severity == "error":
+            first = (ev.message or ev.text).splitlines()[0] if (ev.message or ev.text) else ""
+            return "error:" + re.escape(first) if first else None
+    return None

@@ -39,7 +39,7 @@ def _child(req: dict) -> None:
         sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
         events = os.open(req["events"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         fault = os.open(req["fault"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        from kdebug.session.debuggee import child_main
+        from kdebug.session.debuggee import child_main  # kept lazy for start-up time: imported by serve()
         status = child_main(["--events-fd", str(events), "--fault-fd", str(fault), "--options", req["options"]])
         sys.stdout.flush()
         sys.stderr.flush()
@@ -58,10 +58,12 @@ def _kill(pid: int) -> None:
 
 
 def serve() -> int:
-    # what every trial would import again: the session, the driver, the targets and runtimes
-    import kdebug.session.debuggee  # noqa: F401
-    import kdebug.session.live  # noqa: F401
-    import kdebug.cuda  # noqa: F401
+    # what every trial would import again (the session, the driver, the targets and runtimes, the
+    # kernel language), imported once here before the first fork
+    import kdebug.lang.dispatcher  # noqa: F401 - kept lazy for start-up time
+    import kdebug.lang.intrinsics  # noqa: F401 - kept lazy for start-up time
+    import kdebug.session.debuggee  # noqa: F401 - kept lazy for start-up time
+    import kdebug.session.live  # noqa: F401 - kept lazy for start-up time
     children: dict[int, int] = {}  # pid -> request id
     out = sys.stdout
     stdin = sys.stdin.fileno()
