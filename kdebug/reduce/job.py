@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 from dataclasses import field
 from typing import Callable
@@ -69,7 +70,14 @@ def reduce_script(options: RunOptions, properties: list[Property], out: str, job
                 raise NothingToReduce("the script shows the property only with its comments and layout as they "
                                       "are (it reads its own source?): kdebug reduce rewrites the syntax tree")
             reducer = Reducer(runner, on_progress)
-            source = reducer.reduce(normalised)
+            try:
+                source = reducer.reduce(normalised)
+            except KeyboardInterrupt:  # Ctrl-C: keep what was reached (every accepted step showed it)
+                with open(out, "w", encoding="utf-8") as f:
+                    f.write(reducer.source)
+                print(f"\nkdebug reduce: interrupted; the smallest script so far is in {out} (it showed the "
+                      "property in its trial; not checked again)", file=sys.stderr, flush=True)
+                raise
             with open(out, "w", encoding="utf-8") as f:
                 f.write(source)
             # plainly: the written file itself, in a debuggee child started as kdebug run starts it

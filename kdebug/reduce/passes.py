@@ -60,8 +60,6 @@ def statement_lists(tree: ast.AST, host_only: bool = False) -> list[tuple[int, s
             value = getattr(node, name, None)
             if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
                 out.append((i, name))
-        if isinstance(node, ast.Try):
-            pass  # handlers' bodies are ExceptHandler nodes of their own: walked above
     return out
 
 
@@ -190,17 +188,7 @@ def operands(tree: ast.AST) -> Iterator[str]:
 
 def _replace_expression(part):
     def change(node, root):
-        new = node.values[part] if isinstance(part, int) else getattr(node, part)
-        for parent in ast.walk(root):
-            for field, value in ast.iter_fields(parent):
-                if value is node:
-                    setattr(parent, field, new)
-                    return
-                if isinstance(value, list):
-                    for k, item in enumerate(value):
-                        if item is node:
-                            value[k] = new
-                            return
+        _replace_node(root, node, node.values[part] if isinstance(part, int) else getattr(node, part))
     return change
 
 
