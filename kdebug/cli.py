@@ -5,6 +5,7 @@
     kdebug dump FILE.py --out DIR
     kdebug replay TRACE.jsonl
     kdebug export TRACE.jsonl --html OUT.html
+    kdebug reduce FILE.py --until PROPERTY [options]
 
 Exit status: 0 on success, 1 when the script, a compilation or a launch
 failed, 2 for bad usage.
@@ -21,7 +22,7 @@ import sys
 from kdebug import settings
 from kdebug.driver import strategies
 
-SUBCOMMANDS = ("run", "dump", "replay", "serve", "export")
+SUBCOMMANDS = ("run", "dump", "replay", "serve", "export", "reduce")
 BACKENDS = ("cpu", "gpu", "auto")
 
 
@@ -102,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the address to listen on (default localhost; 0.0.0.0 for every interface)")
     serve.add_argument("--port", type=_port, default=8000, help="the port to listen on (default 8000)")
     _add_run_options(serve)
+    sub.add_parser("reduce", help="shrink a script to the few lines that still show a property of its run",
+                   add_help=False)
     replay = sub.add_parser("replay", help="open a recorded trace file without running anything")
     replay.add_argument("trace")
     replay.add_argument("--headless", action="store_true")
@@ -164,6 +167,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         opts = build_dump_parser().parse_intermixed_args(argv[1:])
         opts.command = "dump"
         return opts
+    if argv and argv[0] == "reduce":
+        opts = build_reduce_parser().parse_intermixed_args(argv[1:])
+        opts.command = "reduce"
+        return opts
     return build_parser().parse_args(argv)
 
 
@@ -185,6 +192,128 @@ def build_dump_parser() -> argparse.ArgumentParser:
                       help="the GPU architecture of --target ptx, e.g. sm_80 (default: the GPU's, else sm_90)")
     _add_run_options(dump, remainder=False)
     return dump
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of trials to run at once (1 or more)")
+    return value
+
+
+def build_reduce_parser() -> argparse.ArgumentParser:
+    from kdebug.reduce.properties import HELP  # kept lazy for start-up time
+    reduce = _Parser(prog="kdebug reduce",
+                     description="Shrink a script, on its syntax tree, to the few lines that still show a "
+                                 "property of its run (judged from the run's events). The run options apply "
+                                 "to every trial; the original file is never modified.")
+    reduce.add_argument("--until", action="append", required=True, metavar="PROPERTY",
+                        help="what the reduced script must still show (several: all must hold): " + HELP)
+    reduce.add_argument("--out", metavar="FILE", default=None,
+                        help="where the reduced script goes (default: <stem>.reduced.py in the current directory)")
+    reduce.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+                        help="trials run at once (default: the number of cores)")
+    _add_run_options(reduce, remainder=False)
+    for action in reduce._actions:  # the same options, as they apply to a reduction
+        if action.dest == "timeout":
+            action.help = "each trial's limit in seconds (default: 4 times the original's run, at least 10)"
+        elif action.dest == "trace":
+            action.help = "write the final check's event stream as JSON lines (default: <out>.jsonl beside --out)"
+    return reduce
+
+
+def cmd_reduce(opts) -> int:
+    """``kdebug reduce FILE.py --until P``: trials in debuggee children, the result checked once more."""
+    from kdebug.reduce.job import NothingToReduce, default_out, reduce_script  # kept lazy for start-up time
+    from kdebug.reduce.properties import SANITIZER_NEEDS, parse_property  # kept lazy for start-up time
+    problem = script_problem(opts.script)
+    if problem:
+        raise UsageError(problem)
+    try:
+        properties = [parse_property(text, tuple(strategies.names())) for text in opts.until]
+    except ValueError as exc:
+        raise UsageError(f"--until {exc}") from None
+    needed = sorted({SANITIZER_NEEDS[p.kind] for p in properties if p.kind in SANITIZER_NEEDS})
+    if needed:  # a sanitizer's finding needs the sanitizer on: add it to what was asked for
+        from kdebug.runtime.sanitizers import DEFAULT  # kept lazy for start-up time
+        asked = set(opts.sanitize.split(",")) if opts.sanitize else set(DEFAULT)
+        if not opts.memcheck and "memcheck" in needed:
+            raise UsageError("--until memcheck needs bounds checks: leave out --no-memcheck")
+        opts.sanitize = ",".join(sorted(asked | set(needed)))
+    out = opts.out or default_out(opts.script)
+    trace = opts.trace or os.path.splitext(out)[0] + ".jsonl"
+    problem = trace_problem(trace) or _out_problem(out)
+    if problem:
+        raise UsageError(problem)
+    timeout = opts.timeout
+    opts.timeout = None  # a trial's limit is the reducer's to keep, not the run's
+    options = run_options(opts, snapshots=False).replace(script=os.path.abspath(opts.script), trace=None)
+    if timeout is not None:
+        from kdebug.session.supervisor import positive_seconds  # kept lazy for start-up time
+        try:
+            timeout = positive_seconds(timeout)
+        except ValueError as exc:
+            raise UsageError(f"--timeout: {exc}") from None
+    jobs = opts.jobs or len(os.sched_getaffinity(0))
+    progress = _ProgressLine(sys.stderr)
+    print(f"kdebug reduce: {opts.script} until {', '.join(p.spec for p in properties)} "
+          f"({jobs} trial(s) at once)", file=sys.stderr, flush=True)
+    try:
+        result = reduce_script(options, properties, out, jobs=jobs, timeout=timeout, trace=trace,
+                               on_progress=progress)
+    except NothingToReduce as exc:
+        progress.end()
+        print(f"kdebug: error: {opts.script}: {exc}", file=sys.stderr)
+        return 1
+    progress.end()
+    print(result.source, end="")
+    print(f"# {opts.script}: {result.original_lines} -> {result.lines} code lines in {result.trials} trials "
+          f"({result.accepted} accepted, {result.cached} answered from the cache) and {result.seconds:.0f} s",
+          file=sys.stderr)
+    verdict = "shows" if result.holds else "does NOT show"
+    print(f"kdebug reduce: {result.out} {verdict} the property when run plainly:", file=sys.stderr)
+    for line in result.shown:
+        print(f"  {line}", file=sys.stderr)
+    print(f"kdebug reduce: the final run's trace: {result.trace} (kdebug replay {result.trace})", file=sys.stderr)
+    return 0 if result.holds else 1
+
+
+def _out_problem(out: str) -> str | None:
+    folder = os.path.dirname(os.path.abspath(out))
+    if os.path.isdir(out):
+        return f"--out {out}: is a directory; name a file"
+    if not os.path.isdir(folder):
+        return f"--out {out}: the folder {folder} does not exist; create it first"
+    if not os.access(folder, os.W_OK):
+        return f"--out {out}: cannot write in {folder}"
+    return None
+
+
+class _ProgressLine:
+    """The reduction's progress: one line rewritten in place on a terminal, a line per accepted cut
+    otherwise (a log stays readable)."""
+
+    def __init__(self, stream) -> None:
+        self.stream, self.tty = stream, stream.isatty()
+        self.accepted, self.width = -1, 0
+
+    def __call__(self, progress) -> None:
+        line = progress.line()
+        if self.tty:
+            self.stream.write("\r" + line.ljust(self.width))
+            self.width = len(line)
+        elif progress.accepted != self.accepted:
+            self.stream.write(line + "\n")
+        self.accepted = progress.accepted
+        self.stream.flush()
+
+    def end(self) -> None:
+        if self.tty and self.width:
+            self.stream.write("\n")
+            self.stream.flush()
 
 
 def run_options(opts, snapshots: bool = True):
@@ -468,6 +597,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if opts.command == "dump":
             return cmd_dump(opts)
+        if opts.command == "reduce":
+            return cmd_reduce(opts)
         if opts.command == "replay":
             return cmd_replay(opts)
         if opts.command == "serve":

@@ -251,9 +251,10 @@ class Debuggee:
     """
 
     def __init__(self, opts: RunOptions, on_event: Callable[[E.Event], None],
-                 on_output: Callable[[str], None] | None = None, cwd: str | None = None) -> None:
+                 on_output: Callable[[str], None] | None = None, cwd: str | None = None,
+                 on_stderr: Callable[[str], None] | None = None) -> None:
         self.opts = opts
-        self.on_event, self.on_output = on_event, on_output
+        self.on_event, self.on_output, self.on_stderr = on_event, on_output, on_stderr
         self.killed = False
         self.ended: E.SessionEnded | None = None
         self.output_tail: list[str] = []
@@ -278,7 +279,8 @@ class Debuggee:
             self.proc = subprocess.Popen(cmd, pass_fds=(events_w, control_r, fault_fd),
                                          stdin=subprocess.DEVNULL if captured else None,
                                          stdout=subprocess.PIPE if captured else None,
-                                         stderr=subprocess.STDOUT if captured else None,
+                                         stderr=(subprocess.PIPE if on_stderr is not None else subprocess.STDOUT)
+                                         if captured else None,
                                          cwd=cwd, env=env, start_new_session=True)
         finally:
             os.close(events_w)
@@ -287,8 +289,11 @@ class Debuggee:
         self._control = os.fdopen(control_w, "w", encoding="utf-8")
         self._control_lock = threading.Lock()
         self._out_thread = threading.Thread(target=self._read_output, daemon=True, name="kdebug-output")
+        self._err_thread = threading.Thread(target=self._read_stderr, daemon=True, name="kdebug-stderr")
         if captured:
             self._out_thread.start()
+            if on_stderr is not None:
+                self._err_thread.start()
         self._ev_thread = threading.Thread(target=self._read_events, daemon=True, name="kdebug-events")
         self._ev_thread.start()
 
@@ -372,6 +377,8 @@ class Debuggee:
         self._ev_thread.join(timeout=5)
         if self.on_output is not None:
             self._out_thread.join(timeout=5)
+            if self.on_stderr is not None:
+                self._err_thread.join(timeout=5)
 
     def _fault_bytes(self) -> bytes:
         try:
@@ -390,6 +397,15 @@ class Debuggee:
             self.output_tail = (self.output_tail + [line])[-80:]
             self.on_output(line)
 
+    def _read_stderr(self) -> None:
+        """The child's stderr kept apart from its stdout (``on_stderr``): a reader that judges the
+        script's stdout alone (``kdebug reduce --until output:``)."""
+        assert self.proc.stderr is not None
+        for raw in self.proc.stderr:
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            self.output_tail = (self.output_tail + [line])[-80:]
+            self.on_stderr(line)
+
     def _read_events(self) -> None:
         for line in self._events:
             try:
@@ -404,6 +420,8 @@ class Debuggee:
         rc = self.proc.wait()
         if self.on_output is not None:
             self._out_thread.join(timeout=5)
+            if self.on_stderr is not None:
+                self._err_thread.join(timeout=5)
         if self.ended is None:  # a signal's death is 128 + the signal, as a shell shows it, in every face
             self.ended = E.SessionEnded(status="killed" if self.killed else "crashed",
                                         exit_code=128 - rc if rc < 0 else rc, error=self.why(rc), t=self.last_t)
