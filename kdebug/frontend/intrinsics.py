@@ -287,9 +287,6 @@ def _static_value(inferer, node):
                         "use a literal, a module global or a closure constant, e.g. (TPB, TPB)")
 
 
-static_value = _static_value
-
-
 def _dtype_of(value):
     import numpy as np
     if isinstance(value, T.Scalar):

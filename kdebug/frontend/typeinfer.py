@@ -772,15 +772,16 @@ class TypeInferer:
         """``argts`` with each integer argument whose value is a compile-time constant (a literal, a module
         global, a constant expression) typed as its literal, as numba's IntegerLiteral: the callee may use
         it as an array shape. None when no argument is one."""
-        from kdebug.frontend.intrinsics import static_value
         out, changed = list(argts), False
         for k, (arg, t) in enumerate(zip(node.args, argts)):
             if not (isinstance(t, T.Scalar) and t.is_int):
                 continue
-            try:
-                value = static_value(self, arg)
-            except CompileError:
-                continue
+            if isinstance(arg, ast.Constant):
+                value = arg.value
+            elif isinstance(arg, ast.Name) and isinstance(self.tf.locals.get(arg.id), T.IntLiteral):
+                value = self.tf.locals[arg.id].literal  # a literal parameter passed on
+            else:
+                value = self.tf.consts.get(arg)  # a module global or closure constant
             if isinstance(value, int) and not isinstance(value, bool):
                 out[k], changed = T.IntLiteral(t.kind, t.bits, "", value), True
         return out if changed else None

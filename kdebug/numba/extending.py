@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import inspect
 
-from kdebug.errors import TypingError
+from kdebug.errors import SourceLocation, TypingError
 from kdebug.frontend.device_calls import lower_device_function
 from kdebug.frontend.lower import const, llvm_type
 from kdebug.frontend.registry import lookup, register_callee
@@ -162,7 +162,6 @@ def intrinsic(*args, **kwargs):
 def _not_here(what: str, instead: str):
     def refuse(*args, **kwargs):
         frame = inspect.stack()[1]
-        from kdebug.errors import SourceLocation
         raise TypingError(f"{what}: kdebug does not honour it (kdebug's types are not numba's)",
                           SourceLocation(frame.filename, frame.lineno, 1), instead)
     return refuse
