@@ -33,7 +33,7 @@ from kdebug.lang.missing import missing_name
 # Loaded on first use (start-up time: a script that never touches them does not pay for them), and
 # still in dir() and ``from kdebug.cuda import *``: the submodules, the ufunc builders, and the
 # vector types' constructors (cuda.float32x4, cuda.float4, ...: every name of lang.vector_types.ALL).
-_LAZY_SUBMODULES = ("args", "cg", "fp16", "random", "types", "vector_types")
+_LAZY_SUBMODULES = ("args", "cg", "fp16", "launchconfig", "random", "types", "vector_types")
 _LAZY_NAMES = {"Reduce": "kdebug.lang.vectorize", "guvectorize": "kdebug.lang.vectorize",
                "reduce": "kdebug.lang.vectorize", "vectorize": "kdebug.lang.vectorize",
                "ptx_compile": "kdebug.session"}  # the module kdebug.session.ptx_compile

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 
 import numpy as np
 
@@ -154,7 +155,7 @@ class Dispatcher(DispatcherInspection):
         if len(config) >= 3:
             check_stream(config[2])
         shared = check_shared_bytes(config[3]) if len(config) == 4 else 0
-        return LaunchConfiguration(self, grid, block, shared)
+        return LaunchConfiguration(self, grid, block, shared, config[2] if len(config) >= 3 else 0)
 
     def __call__(self, *args):
         if self.device:
@@ -227,9 +228,27 @@ def host_jit(func_or_sig=None, **options):
     return lambda fn: HostFunction(fn, sigs, **options)
 
 
+_launching = threading.local()  # the LaunchConfiguration whose launch is running on this thread
+
+
+def current_launch_config():
+    """numba's ``launchconfig.current_launch_config()``: the configuration of the launch being compiled
+    (what an ``@overload`` typing function or an intrinsic sees), else None."""
+    return getattr(_launching, "config", None)
+
+
 class LaunchConfiguration:
-    def __init__(self, dispatcher: Dispatcher, grid, block, shared: int) -> None:
+    """``kernel[grid, block, stream, shared]``: numba's ``_LaunchConfiguration`` (``griddim``,
+    ``blockdim``, ``stream``, ``sharedmem``, ``dispatcher``, ``pre_launch_callbacks``)."""
+
+    def __init__(self, dispatcher: Dispatcher, grid, block, shared: int, stream=0) -> None:
         self.dispatcher, self.grid, self.block, self.shared = dispatcher, grid, block, shared
+        self.stream = stream
+        self.pre_launch_callbacks: list = []  # numba's: each called as f(kernel, config) before the launch
+
+    griddim = property(lambda self: tuple(self.grid))
+    blockdim = property(lambda self: tuple(self.block))
+    sharedmem = property(lambda self: self.shared)
 
     def __call__(self, *args, **kwargs):
         d = self.dispatcher
@@ -250,7 +269,18 @@ class LaunchConfiguration:
         cleanups: list = []
         if d.extensions:
             args = _apply_extensions(d.extensions, types, args, cleanups)
-        seam.current().launch(d, args, types, self.grid, self.block, self.shared)
+        for callback in self.pre_launch_callbacks:
+            callback(d, self)
+        captures = d.__dict__.get("_launch_config_captures")
+        compiled_before = len(seam.current().compiled_for(d)) if captures else 0
+        outer, _launching.config = getattr(_launching, "config", None), self
+        try:
+            seam.current().launch(d, args, types, self.grid, self.block, self.shared)
+        finally:
+            _launching.config = outer
+        if captures and len(seam.current().compiled_for(d)) > compiled_before:  # this launch compiled
+            for record in captures:
+                record["config"] = self
         for cleanup in cleanups:
             cleanup()
 
