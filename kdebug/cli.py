@@ -488,18 +488,22 @@ def write_export(model, path: str, trace_name: str = "") -> int:
     return 0
 
 
-def html_problem(path: str | None) -> str | None:
-    """Why the page cannot be written to ``path``, or None (checked before anything runs)."""
-    if not path:
-        return None
+def output_file_problem(option: str, path: str) -> str | None:
+    """Why an output file cannot be written to ``path`` (a directory, a missing or read-only folder), or
+    None; ``option`` names it in the message (``--html``, ``--trace``)."""
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
-        return f"--html {path}: is a directory; name a file"
+        return f"{option} {path}: is a directory; name a file"
     if not os.path.isdir(folder):
-        return f"--html {path}: the folder {folder} does not exist; create it first"
+        return f"{option} {path}: the folder {folder} does not exist; create it first"
     if not os.access(folder, os.W_OK):
-        return f"--html {path}: cannot write in {folder}"
+        return f"{option} {path}: cannot write in {folder}"
     return None
+
+
+def html_problem(path: str | None) -> str | None:
+    """Why the page cannot be written to ``path``, or None (checked before anything runs)."""
+    return output_file_problem("--html", path) if path else None
 
 
 def script_problem(path: str) -> str | None:
@@ -531,13 +535,9 @@ def trace_problem(path: str | None) -> str | None:
     """Why a trace cannot be written to ``path``, or None (checked before the script runs)."""
     if not path:
         return None
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        return f"--trace {path}: is a directory; name a file"
-    if not os.path.isdir(folder):
-        return f"--trace {path}: the folder {folder} does not exist; create it first"
-    if not os.access(folder, os.W_OK):
-        return f"--trace {path}: cannot write in {folder}"
+    problem = output_file_problem("--trace", path)
+    if problem:
+        return problem
     if os.path.isfile(path) and trace_is_held(path):
         return f"--trace {path}: another kdebug run is writing this trace; name another file or wait for that run to end"
     return None
