@@ -138,7 +138,17 @@ class DetailPane(Vertical):
     def set_tab(self, tab: str) -> None:
         self.query_one("#detail-tabs", TabbedContent).active = f"tab-{tab}"
 
-    action_tab = set_tab
+    def action_tab(self, tab: str) -> None:
+        """1-8: the tab shown, and its view focused (the arrows, enter and z then act on it)."""
+        self.set_tab(tab)
+        self.focus_view()
+
+    def focus_view(self) -> None:
+        """Focus the active tab's view (the Strategy tab: its scroll)."""
+        pane = self.query_one("#detail-tabs", TabbedContent)
+        target = next((w for w in pane.get_pane(pane.active).query("*") if w.focusable), None) if pane.active else None
+        if target is not None:
+            target.focus(scroll_visible=False)
 
     def on_mount(self) -> None:
         tab_focus.skip_tab_strip(self.query_one("#detail-tabs", TabbedContent))
@@ -167,6 +177,9 @@ class DetailPane(Vertical):
     def on_tabbed_content_tab_activated(self, message: TabbedContent.TabActivated) -> None:
         if message.tabbed_content.id == "detail-tabs":
             self.refresh_active()
+            focused, shown = self.app.focused, message.pane
+            if focused is None or (self in focused.ancestors and shown not in focused.ancestors):
+                self.focus_view()  # the view that had the focus is hidden now: the one shown takes it
 
     def active_view(self) -> TextView | None:
         tab = self.active_tab
