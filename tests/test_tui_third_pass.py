@@ -62,3 +62,47 @@ def test_1_the_view_a_tab_key_shows_has_the_focus(sample_trace, size):
             zoomed = app.screen.maximized
             assert zoomed is not None and zoomed in app.query_one("#view-diff").ancestors_with_self
     run(go())
+
+
+# 12 --------------------------------------------------------------------------------------------
+HUNG = """
+import time
+print("spinning", flush=True)
+n = 0
+while True:
+    n += 1
+"""
+
+STUBBORN = """
+import time
+print("spinning", flush=True)
+while True:
+    try:
+        time.sleep(0.05)
+    except KeyboardInterrupt:
+        pass
+"""
+
+
+@pytest.mark.parametrize("body", [HUNG, STUBBORN], ids=["plain-loop", "catches-keyboardinterrupt"])
+def test_12_ctrl_c_interrupts_the_script_keeps_the_screen_and_q_exits_130(tmp_path, body):
+    script = tmp_path / "spin.py"
+    script.write_text(body)
+
+    async def go():
+        app = live_app(str(script), cwd=str(tmp_path))
+        async with app.run_test(size=SMALL) as pilot:
+            await wait_for(pilot, lambda: any("spinning" in ln for ln in view_lines(app, "output")), "the script")
+            await pilot.press("ctrl+c")
+            await wait_for(pilot, lambda: app.model.ended is not None, "the interrupted script to end")
+            ended = app.model.ended
+            assert (ended.status, ended.exit_code) == ("interrupted", 130)
+            assert "interrupted (Ctrl-C) at " in ended.error and "spin.py:" in ended.error  # where it was
+            await pilot.pause()
+            status = app.status_text().plain
+            assert "session interrupted (exit status 130)" in status and "failed" not in status
+            assert app.is_running and "interrupted" in screen_text(app)  # the screen stays
+            await pilot.press("q")
+            await pilot.pause()
+        assert app.exit_status == 130  # what run_tui returns
+    run(go())

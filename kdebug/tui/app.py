@@ -41,6 +41,8 @@ from kdebug.tui.status import StatusLine
 
 STRATEGIES = strategies.names()
 INTERRUPT_AGAIN_S = 3.0  # a second ctrl+c within this quits
+INTERRUPT_GRACE_S = 2.0  # after ctrl+c, how long the script may take to stop by itself before it is killed
+INTERRUPT_STATUS = 130  # a shell's status for Ctrl-C, as the headless run says it
 
 
 class KdebugApp(App):
@@ -69,6 +71,7 @@ class KdebugApp(App):
         self._started_at = time.monotonic()
         self._alerts_seen = 0  # alerts already announced
         self._interrupted_at = -INTERRUPT_AGAIN_S
+        self._interrupt: str | None = None  # after ctrl+c: how the session's end is told (where it was)
         self._stop_asked = ""  # "step" or "pause" while a stop the user asked for has not come
         self.travel: travel.Travel | None = None  # a replay's position in its trace, once it left the end
         self.previous_run: tuple[str, SessionModel] | None = None  # (strategy, model) of the run r replaced
@@ -137,6 +140,7 @@ class KdebugApp(App):
             self._trace_writer = TraceWriter(self.opts.trace)
         gen = self._inbox.new_run()
         self._started_at = time.monotonic()
+        self._interrupt = None
         opts = self.opts.replace(kernel_print_stdout=False)  # kernels' print() arrives as events, with threads
         self.debuggee = Debuggee(opts, lambda ev: self._post(gen, "event", ev),
                                  lambda line: self._post(gen, "output", line), cwd=self.cwd)
@@ -153,6 +157,9 @@ class KdebugApp(App):
 
     def on_debuggee_wake(self, _: DebuggeeWake) -> None:
         events, lines = self._inbox.drain()
+        if self._interrupt is not None:  # the end of a script ctrl+c stopped: interrupted, as headless says it
+            events = [E.SessionEnded(status="interrupted", exit_code=INTERRUPT_STATUS, error=self._interrupt, t=ev.t)
+                      if isinstance(ev, E.SessionEnded) else ev for ev in events]
         for ev in events:
             self.model.apply(ev)
             if self._trace_writer is not None:
@@ -260,16 +267,34 @@ class KdebugApp(App):
             screen.maximize(screen.focused)
 
     def action_interrupt(self) -> None:
-        """ctrl+c: a KeyboardInterrupt for the script; a second one (or one with nothing running) quits."""
+        """ctrl+c: interrupt the script as a debugger does (a KeyboardInterrupt, then SIGKILL after a grace
+        period); the screen stays, the session ends as interrupted (exit status 130). A second ctrl+c soon
+        after, or one with nothing running, quits."""
         now = time.monotonic()
         dbg = self.debuggee
         if dbg is None or self.replay or self.model.ended is not None or not dbg.alive \
                 or now - self._interrupted_at < INTERRUPT_AGAIN_S:
-            self.exit()
+            self.exit(self.exit_status)
             return
         self._interrupted_at = now
+        where = dbg.where(wait=1.0)
+        self._interrupt = "interrupted (Ctrl-C)" + (f" at {where[0]}" if where else "")
         dbg.signal(signal.SIGINT)
-        self.notify("interrupted the script (KeyboardInterrupt); ctrl+c again quits kdebug", severity="warning")
+        self.set_timer(INTERRUPT_GRACE_S, partial(self._end_interrupted, dbg))
+        self.notify("interrupted the script: q quits (exit status 130), r reruns it", severity="warning")
+
+    def _end_interrupted(self, dbg: Debuggee) -> None:
+        """A script that caught the KeyboardInterrupt, or sits in C code: killed once the grace period is over."""
+        if dbg is self.debuggee and dbg.alive and self._interrupt is not None:
+            dbg.kill(dbg.where(wait=0.5))
+
+    @property
+    def exit_status(self) -> int:
+        """kdebug's exit status: 0 for a session that ended ok, 130 for one ctrl+c interrupted, else 1."""
+        ended = self.model.ended
+        if ended is None:
+            return INTERRUPT_STATUS if self._interrupt is not None else 1
+        return {"ok": 0, "interrupted": INTERRUPT_STATUS}.get(ended.status, 1)
 
     # ---- actions: stepping -----------------------------------------------------------------------
     def _live(self) -> Debuggee | None:
@@ -439,8 +464,7 @@ def run_tui(opts) -> int:
         return 2
     app = KdebugApp(opts=opts)
     app.run()
-    ended = app.model.ended
-    return 0 if ended is not None and ended.status == "ok" else 1
+    return app.exit_status
 
 
 def run_replay(model: SessionModel, path: str) -> int:

@@ -33,11 +33,11 @@ def status_text(model: SessionModel, traveled: Text | None, stop_asked: str, rep
     if traveled is not None:
         text.append_text(traveled)
     elif ended is not None:
-        style = "bold green" if ended.status == "ok" else "bold red"
-        mark = "\u25a0" if ended.status == "ok" else "\u2716"
+        style = {"ok": "bold green", "interrupted": "bold yellow"}.get(ended.status, "bold red")
+        mark = "\u2716" if ended.status not in ("ok", "interrupted") else "\u25a0"
         text.append(f"{mark} session {ended.status} (exit status {ended.exit_code})", style)
         if ended.error:
-            text.append("  " + ended.error.splitlines()[0], "red")
+            text.append("  " + ended.error.splitlines()[0], "yellow" if ended.status == "interrupted" else "red")
     elif paused is not None:
         # a step stop is the user's own (s or p); a breakpoint names its kind
         how = {"step": "stepped" if stop_asked == "step" else "paused"}.get(
