@@ -106,3 +106,36 @@ def test_12_ctrl_c_interrupts_the_script_keeps_the_screen_and_q_exits_130(tmp_pa
             await pilot.pause()
         assert app.exit_status == 130  # what run_tui returns
     run(go())
+
+
+# 6 ---------------------------------------------------------------------------------------------
+SYNTAX_ERROR = """import numpy as np
+from kdebug import cuda
+
+
+def f(:
+    pass
+"""
+
+
+@SIZES
+def test_6_a_syntax_error_is_shown_located_in_the_main_view(tmp_path, size):
+    script = tmp_path / "broken.py"
+    script.write_text(SYNTAX_ERROR)
+
+    async def go():
+        app = live_app(str(script), cwd=str(tmp_path))
+        async with app.run_test(size=size) as pilot:
+            await wait_for(pilot, lambda: app.model.ended is not None, "the session to end")
+            await pilot.pause()
+            banner = str(app.query_one("#banner").render())
+            assert "broken.py:5:7" in banner and "SyntaxError" in banner and "no job yet" not in banner
+            assert app.detail.active_tab == "source" and app.bottom.active == "tab-diagnostics"
+            source = view_lines(app, "view-source")
+            assert source[0].startswith("broken.py:5:7: SyntaxError")
+            at = next(i for i, ln in enumerate(source) if ln.startswith("\u25b6"))  # the faulting line, marked
+            assert source[at].endswith("def f(:")
+            caret = source[at + 1]
+            assert caret.strip() == "^" and caret.index("^") == source[at].index("(:") + 1  # under the ':'
+            assert "broken.py:5:7" in screen_text(app)  # on the screen, not only in the document
+    run(go())

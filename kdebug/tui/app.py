@@ -180,6 +180,9 @@ class KdebugApp(App):
         if self.detail.job_id is None and self.model.roots:
             tree.select_job(self.model.roots[0])
         self.detail.jobs_changed(touched)
+        if self.detail.job_id is None and self.model.ended is not None and self.model.ended.status != "ok" \
+                and self.detail.script_error is None:
+            self._show_script_error()
         new_alerts = self.model.alerts[self._alerts_seen:]
         self._alerts_seen = len(self.model.alerts)
         if live:
@@ -203,6 +206,14 @@ class KdebugApp(App):
                     if ev.status in ("crashed", "killed"):
                         self.bottom.active = "tab-diagnostics"
         self._update_status()
+
+    def _show_script_error(self) -> None:
+        """A script that failed before any job: its error located in the main view, the Diagnostics panel up."""
+        diag = next((d for d in self.model.diagnostics if d.severity == "error" and d.job is None), None)
+        if diag is None:
+            return
+        self.detail.show_script_error(diag)
+        self.bottom.active = "tab-diagnostics"
 
     def _alert(self, alerts: list[Alert]) -> None:
         """Alerts pop up the moment they arrive; a burst becomes one notification."""

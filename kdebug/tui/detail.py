@@ -52,6 +52,45 @@ def event_line(ev: E.Event) -> tuple[str, str]:
     return f"{ev.t:10.4f}  {ev.kind:<17} {'  '.join(bits)}", style
 
 
+def location_of(diag: E.Diagnostic, cwd: str = "") -> str:
+    """``file:line:col`` of a diagnostic ('' when it has none), the file relative to ``cwd`` when inside it."""
+    loc = diag.location or {}
+    name = loc.get("file")
+    if not name:
+        return ""
+    if cwd and os.path.isabs(name) and os.path.abspath(name).startswith(os.path.abspath(cwd) + os.sep):
+        name = os.path.relpath(name, cwd)
+    return ":".join(str(p) for p in (name, loc.get("line"), loc.get("col")) if p)
+
+
+def script_error_document(diag: E.Diagnostic, cwd: str, context: int = 4) -> StyledDocument:
+    """A script's error, located: ``file:line:col: message``, the lines around it numbered, the faulting line
+    marked and a caret under its column, then the whole message as Python wrote it."""
+    doc = StyledDocument()
+    where = location_of(diag, cwd)
+    doc.append(f"{where}: {diag.message}" if where else diag.message, "bold red")
+    loc = diag.location or {}
+    try:
+        with open(os.path.join(cwd, loc["file"]), encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except (KeyError, TypeError, OSError):
+        lines = []
+    line = loc.get("line") or 0
+    if lines and 1 <= line <= len(lines):
+        doc.append("")
+        width = len(str(min(line + context, len(lines))))
+        for n in range(max(1, line - context), min(line + context, len(lines)) + 1):
+            mark = "\u25b6" if n == line else " "
+            doc.append(f"{mark}{n:>{width}} \u2502 {lines[n - 1]}", "bold reverse red" if n == line else "")
+            if n == line and loc.get("col"):
+                doc.append(" " * (width + 3 + loc["col"]) + "^", "bold red")
+    if diag.text:
+        doc.append("")
+        for text_line in diag.text.splitlines():
+            doc.append(text_line, "red")
+    return doc
+
+
 class DetailPane(Vertical):
     """The actions of the keys the key table gives it (tabs, phases, stages, diffs, search matches,
     descend, copy and save) are its own; it asks for a job to be shown with ``GoToJob``."""
@@ -80,6 +119,7 @@ class DetailPane(Vertical):
         self.diff_noise = True  # i: attribute-group renumbering and metadata are no change
         self.diff_function: str | None = None  # f: one function of the diffed modules (None: all)
         self._stages: tuple[tuple, list] = ((), [])
+        self.script_error: E.Diagnostic | None = None  # the script's own error, shown while no job is
 
     def compose(self) -> ComposeResult:
         yield Static("no job yet", id="banner")
@@ -107,6 +147,7 @@ class DetailPane(Vertical):
     # ---- what to show ------------------------------------------------------------------
     def reset(self, model: SessionModel) -> None:
         self.model, self.job_id, self.backref = model, None, None
+        self.script_error = None
         self.path.clear()
         self._loaded.clear()
         for tab in (t for t in TAB_IDS if t != "strategy"):
@@ -121,6 +162,16 @@ class DetailPane(Vertical):
         self.job_id, self.backref = job_id, backref
         self._update_banner()
         self.refresh_active()
+
+    def show_script_error(self, diag: E.Diagnostic) -> None:
+        """The script failed before any job (a syntax error, an exception at import): its located error
+        in the banner and the Source tab, the faulting line marked, while no job is shown."""
+        self.script_error = diag
+        self._loaded.pop("source", None)
+        if self.job_id is None:
+            self._update_banner()
+            self.set_tab("source")
+            self.refresh_active()
 
     def jobs_changed(self, job_ids: set[int]) -> None:
         """Events arrived for these jobs: redraw what shows them."""
@@ -276,8 +327,14 @@ class DetailPane(Vertical):
     def _update_banner(self) -> None:
         job = self.model.jobs.get(self.job_id) if self.job_id is not None else None
         if job is None:
-            self._set_banner(Text("no job yet"))
-            return
+            diag = self.script_error
+            if diag is None:
+                return self._set_banner(Text("no job yet"))
+            text = Text(f"\u2716 the script failed at {location_of(diag, self.cwd) or 'its start'}: ", "bold red")
+            text.append(diag.message, "bold red")
+            text.append("\nno kernel was compiled; the Source tab shows the line"
+                        + (" (fix it, then r reruns)" if self.app.opts is not None else ""), "dim")
+            return self._set_banner(text)
         text = Text()
         if self.backref is not None and self.backref < len(self.model.reentrant):
             # what happened first: the resolution, then the cycle, so a narrow pane wraps, never cuts
@@ -397,7 +454,8 @@ class DetailPane(Vertical):
 
     def _show_source(self, job) -> None:
         if job is None:
-            return self._set("source", Document([]))
+            return self._set("source", script_error_document(self.script_error, self.cwd)
+                             if self.script_error is not None else Document([]))
         src = job.source or self._text("parse")[0] or "(source not available)"
         header = f"# {job.source_file}:{job.source_line}\n" if job.source_file else ""
         self._set("source", CodeDocument(header + src, "python"))
