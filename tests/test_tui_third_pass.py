@@ -139,3 +139,36 @@ def test_6_a_syntax_error_is_shown_located_in_the_main_view(tmp_path, size):
             assert caret.strip() == "^" and caret.index("^") == source[at].index("(:") + 1  # under the ':'
             assert "broken.py:5:7" in screen_text(app)  # on the screen, not only in the document
     run(go())
+
+
+# 5 ---------------------------------------------------------------------------------------------
+@SIZES
+def test_5_an_error_banner_is_never_cut_silently_and_o_opens_it_all(sample_trace, size):
+    from kdebug.tui.message_screen import MessageScreen
+
+    async def go():
+        app = replay_of(sample_trace("grad_taylor.py", "--strategy", "toplevel"))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            job = next(j for j in app.model.jobs.values() if j.name == "grad(grad(f))")
+            app.tree.select_job(job.id)
+            await pilot.pause()
+            await pilot.pause()
+            banner = " ".join(str(app.query_one("#banner").render()).split())
+            shown = " ".join(screen_text(app).split())
+            if size == MEDIUM:  # room enough: the hint is on the screen
+                assert "hint: --strategy worklist" in banner
+                assert "hint: --strategy worklist" in " ".join(
+                    line.split("\u2502")[-1].strip() for line in screen_text(app).splitlines())
+            else:  # no room: the banner says so, and o opens the whole message
+                assert "o: the whole message" in banner and "o: the whole message" in shown
+            await pilot.press("o")
+            await pilot.pause()
+            assert isinstance(app.screen, MessageScreen)
+            full = " ".join(str(app.screen.query_one("#message-text").render()).split())
+            assert "hint: --strategy worklist expands each nested job's markers" in full
+            assert "^" in full  # the whole error: its source line and caret too
+            await pilot.press("escape")
+            await pilot.pause()
+            assert not isinstance(app.screen, MessageScreen)
+    run(go())

@@ -52,6 +52,16 @@ def event_line(ev: E.Event) -> tuple[str, str]:
     return f"{ev.t:10.4f}  {ev.kind:<17} {'  '.join(bits)}", style
 
 
+def error_summary(error: str, cwd: str = "") -> str:
+    """An error's first line and its ``hint:`` (what to do instead); the source line and caret are left to
+    the Source tab and the whole text to o. A path under ``cwd`` is written relative to it."""
+    lines = error.splitlines()
+    if lines and cwd:
+        lines[0] = lines[0].replace(os.path.abspath(cwd) + os.sep, "")
+    hint = next((k for k, line in enumerate(lines) if line.lstrip().startswith("hint:")), None)
+    return "\n".join(lines[:1] + (lines[hint:] if hint is not None and hint > 0 else []))
+
+
 def location_of(diag: E.Diagnostic, cwd: str = "") -> str:
     """``file:line:col`` of a diagnostic ('' when it has none), the file relative to ``cwd`` when inside it."""
     loc = diag.location or {}
@@ -206,6 +216,8 @@ class DetailPane(Vertical):
 
     def on_resize(self) -> None:
         self._show_explanations()
+        self._banner_lines = -1
+        self.call_after_refresh(self._update_banner)  # the banner's wrap follows the width
 
     def on_text_view_resized(self, message: TextView.Resized) -> None:
         # the finish view itself (a zoom resizes it, not this pane): side by side splits its width
@@ -334,7 +346,7 @@ class DetailPane(Vertical):
             text.append(diag.message, "bold red")
             text.append("\nno kernel was compiled; the Source tab shows the line"
                         + (" (fix it, then r reruns)" if self.app.opts is not None else ""), "dim")
-            return self._set_banner(text)
+            return self._set_banner(text, diag.text)
         text = Text()
         if self.backref is not None and self.backref < len(self.model.reentrant):
             # what happened first: the resolution, then the cycle, so a narrow pane wraps, never cuts
@@ -348,8 +360,8 @@ class DetailPane(Vertical):
             state = self.model.job_state(job.id)[0]
             text.append(f"in #{job.id} {job.name}, {state}", "dim")
             if job.error:
-                text.append("\n" + job.error.splitlines()[0], "red")
-            self._set_banner(text)
+                text.append("\n" + error_summary(job.error, self.cwd), "red")
+            self._set_banner(text, job.error)
             return
         state, phase = self.model.job_state(job.id)
         text.append(f"#{job.id} ", "bold")
@@ -367,17 +379,42 @@ class DetailPane(Vertical):
         if job.duplicate_of is not None:
             text.append(f"  duplicate codegen: the same key as #{job.duplicate_of}", "bold yellow")
         if job.error:
-            text.append("\n" + job.error.splitlines()[0], "red")
-        self._set_banner(text)
+            text.append("\n" + error_summary(job.error, self.cwd), "red")
+        self._set_banner(text, job.error)
 
-    def _set_banner(self, text: Text) -> None:
-        """The banner wraps (height auto): a layout only when its number of lines changes,
+    def _set_banner(self, text: Text, full: str | None = None) -> None:
+        """The banner wraps (height auto), never cut silently: past its height its last line says that
+        o opens it all (with ``full``, the whole error). A layout only when its number of lines changes,
         since a layout on every key in the tree costs more than the rest of the answer."""
         banner = self.query_one("#banner", Static)
+        self._banner_full = text.copy()
+        if full:
+            self._banner_full.append("\n\n" + full, "red")
         width = banner.content_size.width
-        lines = len(text.wrap(self.app.console, width)) if width > 0 else -1
+        if width > 0:
+            wrapped = text.wrap(self.app.console, width)
+            limit = banner.styles.max_height.value if banner.styles.max_height is not None else 6
+            limit = max(2, int(limit))
+            self._banner_cut = len(wrapped) > limit or bool(full and full.strip() != error_summary(full, self.cwd))
+            if len(wrapped) > limit:
+                text = Text("\n").join(wrapped[:limit - 1])
+                text.append("\n\u2026 o: the whole message", "bold reverse")
+            elif self._banner_cut:
+                text = text.copy()
+                text.append("  (o: all of it)", "dim")
+            lines = min(len(wrapped), limit)
+        else:
+            lines = -1
         banner.update(text, layout=lines != self._banner_lines or lines < 0)
         self._banner_lines = lines
+
+    def action_open_banner(self) -> None:
+        """o: the banner in full, with the job's whole error (its source line and caret, its hint)."""
+        from kdebug.tui.message_screen import MessageScreen
+        full = getattr(self, "_banner_full", None)
+        if full is None or not full.plain.strip():
+            return self.notify("nothing to open: the banner is empty")
+        self.app.push_screen(MessageScreen("the banner in full", full))
 
     def refresh_active(self) -> None:
         tab = self.active_tab

@@ -90,6 +90,8 @@ KEYS: list[Key] = [
     Key("Jobs", "u  \u232b", ("u", "backspace"), "ascend", "back along the descend path (the path bar)",
         owner="detail", titles=("Back along the descend path",)),
     *_tab_keys(),
+    Key("Views", "o", ("o",), "open_banner", "the banner in full: a job's whole error and its hint",
+        owner="detail", titles=("Open the banner in full",)),
     Key("Views", ",  .", ("comma", "full_stop"), "step_phase", "previous / next IR phase", "Phase", owner="detail",
         args=("-1", "1"), titles=("Previous IR phase", "Next IR phase")),
     Key("Views", "k  j", ("k", "j"), "step_stage",
