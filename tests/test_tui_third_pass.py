@@ -172,3 +172,64 @@ def test_5_an_error_banner_is_never_cut_silently_and_o_opens_it_all(sample_trace
             await pilot.pause()
             assert not isinstance(app.screen, MessageScreen)
     run(go())
+
+
+# 7 ---------------------------------------------------------------------------------------------
+OUT_OF_BOUNDS = """import numpy as np
+from kdebug import cuda
+
+
+@cuda.jit
+def shift(out, x):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i + 1] * 2.0
+
+
+x = np.arange(64, dtype=np.float32)
+out = np.zeros_like(x)
+shift[2, 32](out, x)
+"""
+
+
+def widget_words(widget) -> str:
+    """A widget's rendered lines, joined into one line of words."""
+    lines = ["".join(seg.text for seg in widget.render_line(y)) for y in range(widget.size.height)]
+    return " ".join(" ".join(lines).split())
+
+
+@pytest.fixture(scope="module")
+def oob_trace(tmp_path_factory) -> str:
+    from conftest import run_kdebug
+    folder = tmp_path_factory.mktemp("oob")
+    (folder / "oob.py").write_text(OUT_OF_BOUNDS)
+    trace = str(folder / "oob.jsonl")
+    r = run_kdebug("run", "--headless", "--backend", "cpu", "--trace", trace, "oob.py", cwd=str(folder))
+    assert r.returncode == 1 and "out-of-bounds read" in r.stdout, r.stdout + r.stderr
+    return trace
+
+
+@SIZES
+def test_7_diagnostics_and_launches_wrap_and_source_marks_the_faulting_line(oob_trace, size):
+    async def go():
+        app = replay_of(oob_trace)
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            assert "\u25c2 \u2716 memcheck" in screen_text(app)  # on the screen: the faulting line is marked
+            app.bottom.action_resize(8)  # room for the wrapped lines
+            await pilot.pause()
+            launches = app.query_one("#launches")
+            words = widget_words(launches)
+            assert "thread (31, 0, 0)" in words and "status" in words  # the whole error, in its column
+            app.bottom.active = "tab-diagnostics"
+            await pilot.pause()
+            diag = app.query_one("#diagnostics", TextView)
+            lines = view_lines(app, "diagnostics")
+            assert all(len(line) <= diag.size.width for line in lines)  # wrapped, not cut
+            joined = " ".join(" ".join(lines).split())
+            assert "thread (31, 0, 0)" in joined and "hint: check the index arithmetic" in joined
+            assert "--no-memcheck to skip these checks" in joined
+            source = app.query_one("#view-source")
+            (line, category), = source.faults.items()
+            assert "x[i + 1]" in source.document.plain(line) and category == "memcheck"
+    run(go())

@@ -18,6 +18,8 @@ from kdebug.tui.textview import TextView
 CURSOR = Style(bgcolor="#2c313a")
 FOCUS = Style(bgcolor="#6b4f00", bold=True)  # the request the session stands at
 SITE_MARK = Style(color="magenta", bold=True)
+FAULT = Style(bgcolor="#5f0000", bold=True)  # a line an error points at (memcheck, a compile error)
+FAULT_MARK = Style(color="#ff5f5f", bold=True)
 
 
 class SiteView(TextView):
@@ -28,6 +30,7 @@ class SiteView(TextView):
         super().__init__(id=id)
         self.cursor = 0
         self.focus_lines: set[int] = set()
+        self.faults: dict[int, str] = {}  # lines an error points at, with its category
         self._targets: Callable[[int], list[int]] = lambda i: []
         self._label: Callable[[int], str] = str
 
@@ -80,7 +83,11 @@ class SiteView(TextView):
         targets = self._targets(index)
         if targets:
             text.append("  \u25c2 " + ", ".join(self._label(t) for t in targets), SITE_MARK)
-        style = FOCUS if index in self.focus_lines else CURSOR if index == self.cursor and self.has_focus else None
+        fault = self.faults.get(index)
+        if fault is not None:
+            text.append(f"  \u25c2 \u2716 {fault}", FAULT_MARK)
+        style = FOCUS if index in self.focus_lines else CURSOR if index == self.cursor and self.has_focus \
+            else FAULT if fault is not None else None
         if style is not None:
             text.pad_right(max(0, self.size.width - text.cell_len))
             text.stylize(style)
