@@ -233,3 +233,20 @@ def test_7_diagnostics_and_launches_wrap_and_source_marks_the_faulting_line(oob_
             (line, category), = source.faults.items()
             assert "x[i + 1]" in source.document.plain(line) and category == "memcheck"
     run(go())
+
+
+# 4 ---------------------------------------------------------------------------------------------
+@SIZES
+def test_4_the_header_keeps_backend_and_strategy_and_shortens_the_path(sample_trace, size):
+    async def go():
+        trace = sample_trace("grad_taylor.py", "--strategy", "toplevel")
+        model = SessionModel().extend(read_trace(trace))
+        model.started.script = os.path.join(ROOT, "sample_kernels", "grad_taylor.py")  # an absolute path
+        app = KdebugApp(model=model, trace_path=trace, cwd=os.path.dirname(trace))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            top = screen_text(app).splitlines()[0]
+            assert "backend cpu \u00b7 strategy toplevel" in top, top
+            if size == MEDIUM:
+                assert "grad_taylor.py" in top and ROOT not in top  # the path is what shortened
+    run(go())

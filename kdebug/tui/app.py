@@ -223,7 +223,11 @@ class KdebugApp(App):
 
     # ---- header and status (kdebug/tui/status.py) ------------------------------------------------
     def _update_header(self) -> None:
-        self.sub_title = status.header(self.model, self.opts, self.replay, self.trace_path) or self.sub_title
+        self.sub_title = status.header(self.model, self.opts, self.replay, self.trace_path,
+                                       self.size.width or None) or self.sub_title
+
+    def on_resize(self) -> None:
+        self._update_header()  # the script's path shortens to the width
 
     def status_text(self) -> Text:
         dbg, quiet = self.debuggee, None
