@@ -250,3 +250,39 @@ def test_4_the_header_keeps_backend_and_strategy_and_shortens_the_path(sample_tr
             if size == MEDIUM:
                 assert "grad_taylor.py" in top and ROOT not in top  # the path is what shortened
     run(go())
+
+
+# 3 ---------------------------------------------------------------------------------------------
+@SIZES
+@pytest.mark.parametrize("sample", ["grad_taylor.py", "recursive_launch.py"])
+def test_3_the_compare_view_never_cuts_counts_resolutions_or_what_differs(sample_trace, size, sample):
+    from kdebug.session.compare import compare
+    from kdebug.tui.compare import CompareScreen
+
+    async def go():
+        top = SessionModel().extend(read_trace(sample_trace(sample, "--strategy", "toplevel")))
+        rec = SessionModel().extend(read_trace(sample_trace(sample, "--strategy", "recursive")))
+        app = replay_of(sample_trace(sample, "--strategy", "recursive"))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            app.push_screen(CompareScreen(top, rec, ("toplevel", "recursive")))
+            await pilot.pause()
+            await pilot.pause()
+            view = app.screen.query_one("#compare-view", TextView)
+            doc = view.document
+            lines = [doc.plain(i) for i in range(len(doc))]
+            assert all(len(line) <= size[0] for line in lines), max(lines, key=len)
+            text = " ".join(" ".join(lines).split())
+            comparison = compare(top, rec, ("toplevel", "recursive"))
+            assert comparison.differences
+            for row in comparison.rows:
+                if row.changes:  # what differs, whole
+                    assert "; ".join(row.changes) in text, row.changes
+                for side in (row.a, row.b):
+                    if side is None:
+                        continue
+                    alert = {"error": " \u2716 error", "warning": " \u26a0 warning"}.get(side.alert or "", "")
+                    tail = f"#{side.target} {side.state}" if side.backref else \
+                        f"#{side.job} {side.state} \u00d7{side.compiled}{alert}"
+                    assert tail in text, tail  # the counts and a ↻'s resolution
+    run(go())
