@@ -161,7 +161,7 @@ def test_5_an_error_banner_is_never_cut_silently_and_o_opens_it_all(sample_trace
                 assert "hint: --strategy worklist" in " ".join(
                     line.split("\u2502")[-1].strip() for line in screen_text(app).splitlines())
             else:  # no room: the banner says so, and o opens the whole message
-                assert "o: the whole message" in banner and "o: the whole message" in shown
+                assert banner.endswith("\u2026 o: more") and "\u2026 o: more" in shown
             await pilot.press("o")
             await pilot.pause()
             assert isinstance(app.screen, MessageScreen)
@@ -285,4 +285,35 @@ def test_3_the_compare_view_never_cuts_counts_resolutions_or_what_differs(sample
                     tail = f"#{side.target} {side.state}" if side.backref else \
                         f"#{side.job} {side.state} \u00d7{side.compiled}{alert}"
                     assert tail in text, tail  # the counts and a ↻'s resolution
+    run(go())
+
+
+# 14 --------------------------------------------------------------------------------------------
+def test_14_at_80x24_the_bars_take_a_line_each_and_the_ir_keeps_12_lines(sample_trace):
+    async def go():
+        app = replay_of(sample_trace("grad_taylor.py"))
+        async with app.run_test(size=SMALL) as pilot:
+            await pilot.pause()
+            shown = screen_text(app)
+            strip = next(line for line in shown.splitlines() if "IR" in line and "Diff" in line)
+            for label in ("Src", "IR", "Fin", "PTX", "Asm", "Ev", "Strat", "Diff"):  # the whole strip fits
+                assert f" {label} " in strip + " ", (label, strip)
+            await pilot.press("2")
+            await pilot.pause()
+            view = app.query_one("#view-ir", TextView)
+            bars = [app.query_one(f"#{b}") for b in ("phase-bar", "pass-bar")]
+            assert all(bar.display and bar.size.height == 1 for bar in bars)
+            assert view.scrollable_content_region.height >= 12  # lines of IR, the scrollbar left out
+            region = view.region
+            for key in ("k", "k", "k", "j", "k", "k"):  # into optimize's passes and about: nothing moves
+                await pilot.press(key)
+                await pilot.pause()
+                assert app.detail.pass_index is not None or key == "j"
+                assert all(bar.size.height == 1 for bar in bars) and view.region == region, key
+            assert "pass " in " ".join(screen_text(app).split())
+            await pilot.press("8")
+            await pilot.pause()
+            diff = app.query_one("#view-diff", TextView)
+            assert app.query_one("#diff-bar").size.height == 1
+            assert diff.scrollable_content_region.height >= 12
     run(go())

@@ -23,10 +23,11 @@ from kdebug.tui.documents import (CodeDocument, Document, JoinedDocument, SideBy
 from kdebug.tui.messages import GoToJob
 from kdebug.tui.site_view import SiteView
 from kdebug.tui.stage_views import diff_bar, pass_bar, phase_bar
-from kdebug.tui.tabs import TAB_IDS, TABS
+from kdebug.tui.tabs import NARROW, TAB_IDS, TABS
 from kdebug.tui.textview import TextView
 
 ARROW = " \u2192 "
+MORE = " \u2026 o: more"  # the end of a banner cut to its height
 # a derivative job's IR view: primal -> primal_resolved -> derivative, each shown as a diff of the one before
 DIFFED_AGAINST = {"primal_resolved": "primal", "derivative": "primal_resolved"}
 SUFFIX = {"llvm": ".ll", "python": ".py", "ptx": ".ptx", "asm": ".s", "text": ".txt"}
@@ -213,8 +214,24 @@ class DetailPane(Vertical):
 
     def on_mount(self) -> None:
         tab_focus.skip_tab_strip(self.query_one("#detail-tabs", TabbedContent))
+        self._fit_tab_labels()
+
+    @property
+    def compact(self) -> bool:
+        """Below 32 lines (80x24): the IR and Diff tabs' bars take one line each (kdebug.tcss)."""
+        return self.app.size.height < 32
+
+    def _fit_tab_labels(self) -> None:
+        narrow = self.app.size.width < NARROW
+        tabbed = self.query_one("#detail-tabs", TabbedContent)
+        for tab in TABS:
+            label = tab.short if narrow and tab.short else tab.label
+            strip_tab = tabbed.get_tab(f"tab-{tab.id}")
+            if str(strip_tab.label) != label:
+                strip_tab.label = label
 
     def on_resize(self) -> None:
+        self._fit_tab_labels()
         self._show_explanations()
         self._banner_lines = -1
         self.call_after_refresh(self._update_banner)  # the banner's wrap follows the width
@@ -361,17 +378,22 @@ class DetailPane(Vertical):
             text.append(f"in #{job.id} {job.name}, {state}", "dim")
             if job.error:
                 text.append("\n" + error_summary(job.error, self.cwd), "red")
-            self._set_banner(text, job.error)
+            self._set_banner(text, job.error, cycle=True)
             return
         state, phase = self.model.job_state(job.id)
+        # the name and the state first: a one-line banner (80x24) keeps them, the argument types give way
+        args = job.signature[len(job.name):] if job.signature.startswith(job.name) else ""
         text.append(f"#{job.id} ", "bold")
-        text.append(job.signature, "bold")
-        text.append(f"  {job.kind} on {job.target}  ")
+        text.append(job.name if args else job.signature, "bold")
+        text.append("  ")
         text.append(state, {"failed": "bold red", "done": "green", "compiling": "yellow"}.get(state, ""))
         if phase:
             text.append(f" ({phase})", "yellow")
         if job.compile_time:
             text.append(f" in {job.compile_time * 1e3:.1f} ms")
+        text.append(f"  {job.kind} on {job.target}")
+        if args:
+            text.append(f"  {args}", "bold")
         if job.parent is not None:
             text.append(f"  deferred: requested by #{job.parent} via {job.reason}", "magenta")
         if job.resolved_round:
@@ -382,11 +404,12 @@ class DetailPane(Vertical):
             text.append("\n" + error_summary(job.error, self.cwd), "red")
         self._set_banner(text, job.error)
 
-    def _set_banner(self, text: Text, full: str | None = None) -> None:
+    def _set_banner(self, text: Text, full: str | None = None, cycle: bool = False) -> None:
         """The banner wraps (height auto), never cut silently: past its height its last line says that
         o opens it all (with ``full``, the whole error). A layout only when its number of lines changes,
         since a layout on every key in the tree costs more than the rest of the answer."""
         banner = self.query_one("#banner", Static)
+        banner.set_class(cycle, "cycle")  # a ↻'s cycle and resolution keep their lines at 80x24 (kdebug.tcss)
         self._banner_full = text.copy()
         if full:
             self._banner_full.append("\n\n" + full, "red")
@@ -394,11 +417,16 @@ class DetailPane(Vertical):
         if width > 0:
             wrapped = text.wrap(self.app.console, width)
             limit = banner.styles.max_height.value if banner.styles.max_height is not None else 6
-            limit = max(2, int(limit))
+            limit = max(1, int(limit))
             self._banner_cut = len(wrapped) > limit or bool(full and full.strip() != error_summary(full, self.cwd))
-            if len(wrapped) > limit:
-                text = Text("\n").join(wrapped[:limit - 1])
-                text.append("\n\u2026 o: the whole message", "bold reverse")
+            if len(wrapped) > limit:  # its last line says what is left out, and which key shows it
+                kept = list(wrapped[:limit])
+                last = kept[-1].copy()
+                last.rstrip()
+                last.truncate(max(0, width - len(MORE)))
+                last.append(MORE, "bold reverse")
+                kept[-1] = last
+                text = Text("\n").join(kept)
             elif self._banner_cut:
                 text = text.copy()
                 text.append("  (o: all of it)", "dim")
@@ -422,7 +450,7 @@ class DetailPane(Vertical):
         version = len(job.events) if job is not None else -1
         width = self.query_one(f"#view-{tab}", TextView).size.width if tab in ("finish", "diff") else 0
         key = (self.job_id, version, self.phase, self.diff_mode, len(self.model.events) if tab == "strategy" else 0,
-               width, self.pass_index, self.hide_unchanged,  # side by side splits the width
+               width, self.pass_index, self.hide_unchanged, self.compact,  # side by side splits the width
                (self.diff_a, self.diff_noise, self.diff_function) if tab == "diff" else None)
         if self._loaded.get(tab) == key:
             return
@@ -503,14 +531,14 @@ class DetailPane(Vertical):
             self.phase, self.pass_index = ("optimize" if "optimize" in phases else phases[-1]), None
         stages = self.stages() if job is not None else []
         # each phase is a link: a click runs the app's set_phase action; = marks a phase that changed nothing
-        bar = phase_bar(phases, self.phase, stage_diff.phase_changes(stages), self.hide_unchanged)
+        bar = phase_bar(phases, self.phase, stage_diff.phase_changes(stages), self.hide_unchanged, self.compact)
         if bar != self._phase_bar:  # it may wrap, so an update costs a layout: only when it changed
             self._phase_bar = bar
             self.query_one("#phase-bar", Static).update(Content.from_markup(bar))
         in_phase = [s for s in stages if s.is_pass and s.phase == self.phase]
         if self.pass_index is not None and not any(s.index == self.pass_index for s in in_phase):
             self.pass_index = None
-        passes = pass_bar(in_phase, self.pass_index, self.hide_unchanged)
+        passes = pass_bar(in_phase, self.pass_index, self.hide_unchanged, self.compact)
         pass_box = self.query_one("#pass-bar", Static)
         if getattr(pass_box, "_markup", None) != passes:
             pass_box._markup = passes
@@ -647,7 +675,7 @@ class DetailPane(Vertical):
     def _show_diff(self, job) -> None:
         a, b = self._diff_pair() if job is not None else (None, None)
         self.query_one("#diff-bar", Static).update(diff_bar(a, b, self.diff_a is not None, self.diff_mode,
-                                                            self.diff_noise, self.diff_function))
+                                                            self.diff_noise, self.diff_function, self.compact))
         before = stage_diff.stage_text(self.model, a) if a is not None else None
         after = stage_diff.stage_text(self.model, b) if b is not None else None
         if before is None or after is None:
