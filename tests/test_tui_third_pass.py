@@ -317,3 +317,54 @@ def test_14_at_80x24_the_bars_take_a_line_each_and_the_ir_keeps_12_lines(sample_
             assert app.query_one("#diff-bar").size.height == 1
             assert diff.scrollable_content_region.height >= 12
     run(go())
+
+
+# 15 --------------------------------------------------------------------------------------------
+@SIZES
+def test_15_diffs_open_at_the_first_hunk_brackets_step_hunks_and_z_keeps_the_place(sample_trace, size):
+    async def go():
+        app = replay_of(sample_trace("grad_taylor.py"))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            stepped = 0
+            for key, tab in (("3", "finish"), ("8", "diff")):
+                for mode in ("unified", "side"):
+                    await pilot.press(key)
+                    await pilot.pause()
+                    if app.detail.diff_mode != mode:
+                        await pilot.press("d")
+                        await pilot.pause()
+                    await pilot.pause()
+                    view = app.query_one(f"#view-{tab}", TextView)
+                    hunks = view.hunks()
+                    assert hunks and hunks[0] > 0, (tab, mode)
+                    assert view.scroll_y == max(0, min(hunks[0] - 2, view.max_scroll_y)), (tab, mode)  # at the first
+                    assert app.focused is view
+                    if len(hunks) > 1 and view.max_scroll_y >= hunks[1] - 2:
+                        await pilot.press("right_square_bracket")
+                        await pilot.pause()
+                        assert view.scroll_y == hunks[1] - 2
+                        await pilot.press("left_square_bracket")
+                        await pilot.pause()
+                        assert view.scroll_y == hunks[0] - 2
+                        stepped += 1
+                    job = app.detail.job_id
+                    await pilot.press("right_square_bracket")  # the next hunk (or "the last"), never the next job
+                    await pilot.pause()
+                    assert app.detail.job_id == job
+                    place = view.scroll_y
+                    await pilot.press("z")
+                    await pilot.pause()
+                    await pilot.pause()
+                    assert app.screen.maximized is not None and view.scroll_y == min(place, view.max_scroll_y)
+                    await pilot.press("z")
+                    await pilot.pause()
+                    await pilot.pause()
+                    assert app.screen.maximized is None and view.scroll_y == min(place, view.max_scroll_y)
+            assert stepped >= 2  # the Finish diff has hunks enough to step through, in both layouts
+            app.tree.focus()
+            job = app.detail.job_id
+            await pilot.press("right_square_bracket")  # in the tree: ] is the next job
+            await pilot.pause()
+            assert app.detail.job_id != job
+    run(go())

@@ -452,10 +452,16 @@ class DetailPane(Vertical):
         key = (self.job_id, version, self.phase, self.diff_mode, len(self.model.events) if tab == "strategy" else 0,
                width, self.pass_index, self.hide_unchanged, self.compact,  # side by side splits the width
                (self.diff_a, self.diff_noise, self.diff_function) if tab == "diff" else None)
-        if self._loaded.get(tab) == key:
+        old = self._loaded.get(tab)
+        if old == key:
             return
         self._loaded[tab] = key
-        getattr(self, f"_show_{tab}")(job)
+        # only the width changed (a zoom, a resize: side by side splits it): the reader keeps the place
+        self._keep_place = old is not None and old[:5] == key[:5] and old[6:] == key[6:]
+        try:
+            getattr(self, f"_show_{tab}")(job)
+        finally:
+            self._keep_place = False
         self.mark_sites()
 
     def mark_sites(self) -> None:
@@ -508,8 +514,10 @@ class DetailPane(Vertical):
         self.post_message(GoToJob(stop.job))
         self._show_path(stop.job)
 
+    _keep_place = False  # refresh_active: the document is the same but for the width
+
     def _set(self, tab: str, doc: Document, keep: bool = False) -> None:
-        self.query_one(f"#view-{tab}", TextView).set_document(doc, keep_position=keep)
+        self.query_one(f"#view-{tab}", TextView).set_document(doc, keep_position=keep or self._keep_place)
 
     def _text(self, phase: str, job=None) -> tuple[str | None, str]:
         job = job or self.model.jobs.get(self.job_id)

@@ -79,7 +79,7 @@ KEYS: list[Key] = [
         "counts, alerts), the difference marked", live=True, titles=("Compare with the previous run",)),
     Key("Stepping", "x", ("x",), "kill", "kill the debuggee (a hung script): it says where it was", "Kill", live=True,
         titles=("Kill the debuggee",)),
-    Key("Jobs", "[  ]", ("left_square_bracket", "right_square_bracket"), "step_job", "previous / next job", "Job",
+    Key("Jobs", "[  ]", ("left_square_bracket", "right_square_bracket"), "step_job", "previous / next job (in a focused diff: previous / next hunk)", "Job",
         owner="tree", args=("-1", "1"), titles=("Previous job", "Next job")),
     Key("Jobs", "a", ("a",), "next_alert", "the next job with an alert", owner="tree", titles=("Next alert",)),
     Key("Jobs", "g", ("g",), "goto_target", "from a \u21bb node, go to the job it refers to", "\u21bb target",

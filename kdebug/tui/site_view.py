@@ -69,6 +69,9 @@ class SiteView(TextView):
         if not (self.scroll_y <= self.cursor < self.scroll_y + height):
             self.scroll_to(y=max(0, self.cursor - height // 3), animate=False)
 
+    def at_line(self, line: int) -> None:
+        self.move_cursor(line)
+
     def action_cursor(self, step: int) -> None:
         self.move_cursor(self.cursor + step)
 
