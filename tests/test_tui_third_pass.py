@@ -368,3 +368,37 @@ def test_15_diffs_open_at_the_first_hunk_brackets_step_hunks_and_z_keeps_the_pla
             await pilot.pause()
             assert app.detail.job_id != job
     run(go())
+
+
+# 11 --------------------------------------------------------------------------------------------
+@SIZES
+def test_11_search_moves_the_line_cursor_and_n_N_step_matches(sample_trace, size):
+    async def go():
+        app = replay_of(sample_trace("mutual_pointers.py"))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await pilot.press("2")
+            app.detail.set_phase("lower")  # the markers, before expand_deferred replaces them
+            await pilot.pause()
+            app.tree.focus()
+            await pilot.press("slash", *"kdebug.deferred", "enter")
+            await pilot.pause()
+            view = app.query_one("#view-ir")
+            assert view.matches and app.focused is view
+            first = view.matches[view.current_match]
+            assert view.cursor == first and "kdebug.deferred" in view.document.plain(view.cursor)
+            await pilot.press("down")  # from the match, not from the top
+            await pilot.pause()
+            assert view.cursor == first + 1
+            await pilot.press("n")
+            await pilot.pause()
+            expected = view.matches[(view.matches.index(first) + 1) % len(view.matches)]
+            assert view.cursor == expected
+            await pilot.press("N")
+            await pilot.pause()
+            assert view.cursor == first
+            job = app.detail.job_id
+            await pilot.press("enter")  # descends from the match
+            await pilot.pause()
+            assert app.detail.job_id != job
+    run(go())

@@ -707,6 +707,8 @@ class DetailPane(Vertical):
         if view is None:
             return self.notify("nothing to search in this tab")
         count = view.search(text)
+        if count:
+            view.focus()  # the match is there: the arrows, enter, n and N go on from it
         self.notify(f"{count} line(s) match {text!r}" if text else "search cleared", timeout=3)
 
     def action_step_match(self, step: int) -> None:

@@ -152,6 +152,7 @@ class TextView(ScrollView, can_focus=True):
         line = self.matches[self.current_match]
         if not (self.scroll_y <= line < self.scroll_y + self.size.height):
             self.scroll_to(y=max(0, line - self.size.height // 3), animate=False)
+        self.at_line(line)  # a view with a line cursor: it goes to the match (enter descends from there)
 
     # ---- rendering ---------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
