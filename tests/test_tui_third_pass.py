@@ -402,3 +402,29 @@ def test_11_search_moves_the_line_cursor_and_n_N_step_matches(sample_trace, size
             await pilot.pause()
             assert app.detail.job_id != job
     run(go())
+
+
+# 10 --------------------------------------------------------------------------------------------
+@SIZES
+def test_10_the_ir_cursor_never_goes_under_the_horizontal_scrollbar(sample_trace, size):
+    async def go():
+        app = replay_of(sample_trace("grad_taylor.py"))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await pilot.press("2")
+            await pilot.pause()
+            view = app.query_one("#view-ir")
+            assert view.show_horizontal_scrollbar  # long IR lines: the scrollbar takes the view's last row
+            shown = view.scrollable_content_region.height
+            for _ in range(shown + 5):
+                before = int(view.scroll_y)
+                await pilot.press("down")
+                await pilot.pause()
+                top = int(view.scroll_y)
+                assert top <= view.cursor < top + shown, (view.cursor, top, shown)  # a row that is drawn
+                assert top - before in (0, 1)  # the view follows a line at a time, no jumps
+            await pilot.press("pagedown")
+            await pilot.pause()
+            top = int(view.scroll_y)
+            assert top <= view.cursor < top + shown
+    run(go())

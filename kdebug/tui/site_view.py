@@ -65,9 +65,19 @@ class SiteView(TextView):
         self.refresh()
 
     def _show_cursor(self) -> None:
-        height = max(self.size.height, 1)
-        if not (self.scroll_y <= self.cursor < self.scroll_y + height):
-            self.scroll_to(y=max(0, self.cursor - height // 3), animate=False)
+        """Keep the cursor in the lines the view shows: the horizontal scrollbar's row is not one of them.
+        A step past the top or the bottom scrolls by what it takes; a jump puts the line a third down."""
+        height = max(self.scrollable_content_region.height, 1)
+        top = int(self.scroll_y)
+        if top <= self.cursor < top + height:
+            return
+        if top - 1 <= self.cursor < top:
+            y = self.cursor
+        elif top + height <= self.cursor <= top + height + 1:
+            y = self.cursor - height + 1
+        else:
+            y = self.cursor - height // 3
+        self.scroll_to(y=max(0, y), animate=False)
 
     def at_line(self, line: int) -> None:
         self.move_cursor(line)
