@@ -428,3 +428,23 @@ def test_10_the_ir_cursor_never_goes_under_the_horizontal_scrollbar(sample_trace
             top = int(view.scroll_y)
             assert top <= view.cursor < top + shown
     run(go())
+
+
+# 13 --------------------------------------------------------------------------------------------
+def test_13_jobs_a_kill_ends_under_are_killed_not_compiling():
+    from conftest import tree_labels
+
+    async def go():
+        app = live_app("--break", "deferred", os.path.join(SAMPLES, "grad_taylor.py"))
+        async with app.run_test(size=MEDIUM) as pilot:
+            await wait_for(pilot, lambda: app.model.paused is not None, "the deferred breakpoint")
+            assert any(j.state == "compiling" for j in app.model.jobs.values())
+            await pilot.press("x")
+            await wait_for(pilot, lambda: app.model.ended is not None, "the kill")
+            await pilot.pause()
+            labels = tree_labels(app)
+            assert labels and not any("compiling" in label for label in labels), labels
+            assert any("killed in " in label for label in labels), labels
+            assert not any(j.state in ("queued", "compiling") for j in app.model.jobs.values())
+            assert "compiling" not in str(app.query_one("#banner").render())
+    run(go())

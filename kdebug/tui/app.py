@@ -177,6 +177,8 @@ class KdebugApp(App):
         tree.add_events(events)
         self.bottom.add_events(events)
         touched = {ev.job for ev in events if isinstance(getattr(ev, "job", None), int)}
+        if any(isinstance(ev, E.SessionEnded) for ev in events) and self.detail.job_id is not None:
+            touched.add(self.detail.job_id)  # the end may change its state (compiling -> killed)
         if self.detail.job_id is None and self.model.roots:
             tree.select_job(self.model.roots[0])
         self.detail.jobs_changed(touched)

@@ -10,8 +10,10 @@ from kdebug.session.model import JobView, SessionModel
 from kdebug.tui.messages import JobChosen
 
 ARROW = " \u2192 "
-STATE_STYLE = {"queued": "dim", "compiling": "yellow", "done": "green", "cached": "cyan", "failed": "bold red"}
-STATE_MARK = {"queued": "\u00b7", "compiling": "\u27f3", "done": "\u2713", "cached": "\u2713", "failed": "\u2716"}
+STATE_STYLE = {"queued": "dim", "compiling": "yellow", "done": "green", "cached": "cyan", "failed": "bold red",
+               "killed": "bold red", "crashed": "bold red", "interrupted": "bold yellow", "abandoned": "dim red"}
+STATE_MARK = {"queued": "\u00b7", "compiling": "\u27f3", "done": "\u2713", "cached": "\u2713", "failed": "\u2716",
+              "killed": "\u25a0", "crashed": "\u2716", "interrupted": "\u25a0", "abandoned": "\u25a0"}
 
 
 def _ms(seconds: float) -> str:
@@ -37,7 +39,8 @@ def job_label(job: JobView, model: SessionModel) -> Text:
         text.append(f"  {job.reason}", "magenta")
     if job.resolved_round:
         text.append(f"  round {job.resolved_round}", "cyan")
-    text.append(f"  {state}" + (f": {phase}" if state == "compiling" and phase else ""), style)
+    text.append(f"  {state}" + (f": {phase}" if state == "compiling" and phase else
+                                f" in {job.stopped_in}" if job.stopped_in else ""), style)
     if job.duplicate_of is not None:
         text.append(f"  duplicate of #{job.duplicate_of}", "bold yellow")
     if job.cache_hits:
