@@ -550,8 +550,8 @@ def test_18_launch_rows_nest_by_depth_and_name_the_parent_launch(tmp_path):
             await pilot.pause()
             table = app.query_one("#launches")
             kernels = [str(table.get_cell(str(i), "kernel")) for i in sorted(model.launches)]
-            assert kernels[0] == "countdown" and kernels[1] == "\u2514 countdown (from launch #1)"
-            assert kernels[8] == "  " * 7 + "\u2514 countdown (from launch #8)"
+            assert kernels[0] == "countdown" and kernels[1] == "\u2514 countdown from #1"
+            assert kernels[8] == " " * 7 + "\u2514 countdown from #8"
     run(go())
 
 

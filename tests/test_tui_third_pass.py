@@ -448,3 +448,27 @@ def test_13_jobs_a_kill_ends_under_are_killed_not_compiling():
             assert not any(j.state in ("queued", "compiling") for j in app.model.jobs.values())
             assert "compiling" not in str(app.query_one("#banner").render())
     run(go())
+
+
+# 18 --------------------------------------------------------------------------------------------
+@SIZES
+def test_18_the_launches_table_keeps_every_column_at_80_wide(sample_trace, size):
+    from kdebug.tui.launches import _time
+
+    async def go():
+        app = replay_of(sample_trace("recursive_launch.py"))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            app.bottom.action_resize(6)
+            await pilot.pause()
+            await pilot.pause()
+            table = app.query_one("#launches")
+            assert table.max_scroll_x == 0  # nothing to the right of the view
+            rows = ["".join(seg.text for seg in table.render_line(y)) for y in range(table.size.height)]
+            assert "time" in rows[0] and "status" in rows[0]
+            shown = [ln for ln in app.model.launches.values()][:table.size.height - 2]
+            assert len(shown) >= 3
+            for ln in shown:
+                row = next(r for r in rows[1:] if r.split()[:1] == [str(ln.id)])
+                assert _time(ln) in row and row.rstrip().endswith("ok"), row  # the unit, and the status
+    run(go())

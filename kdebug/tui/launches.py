@@ -77,7 +77,8 @@ class LaunchesPanel(DataTable):
             return False
         status = self.columns[ColumnKey("status")]
         others = sum(c.get_render_width(self) for key, c in self.columns.items() if key != status.key)
-        want = max(12, self.size.width - others - 2 * self.cell_padding - 1)
+        width = min(self.size.width, self.scrollable_content_region.width or self.size.width)
+        want = max(12, width - others - 2 * self.cell_padding - 2)  # a vertical scrollbar may come
         if not status.auto_width and status.width == want:
             return False
         status.auto_width, status.width = False, want
@@ -91,7 +92,8 @@ class LaunchesPanel(DataTable):
         if ln.parent_launch is None:
             return ln.name
         # device-side launches nest under their parent launch, as deep as they go
-        return "  " * (self.model.launch_depth(ln.id) - 1) + f"\u2514 {ln.name} (from launch #{ln.parent_launch})"
+        # short: at 80 columns the time and the status keep their room
+        return " " * (self.model.launch_depth(ln.id) - 1) + f"\u2514 {ln.name} from #{ln.parent_launch}"
 
     def add_events(self, events: list[E.Event]) -> None:
         for ev in events:
