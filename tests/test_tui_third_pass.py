@@ -472,3 +472,28 @@ def test_18_the_launches_table_keeps_every_column_at_80_wide(sample_trace, size)
                 row = next(r for r in rows[1:] if r.split()[:1] == [str(ln.id)])
                 assert _time(ln) in row and row.rstrip().endswith("ok"), row  # the unit, and the status
     run(go())
+
+
+# 16 --------------------------------------------------------------------------------------------
+@SIZES
+def test_16_the_breakpoint_dialog_cuts_no_label_and_empty_boxes_are_empty(size):
+    from kdebug.tui import teaching
+    from kdebug.tui.breakpoints import BreakpointsScreen
+
+    async def go():
+        app = live_app("--break", "finish", os.path.join(SAMPLES, "saxpy.py"))
+        async with app.run_test(size=size) as pilot:
+            await pilot.press("b")
+            await pilot.pause()
+            assert isinstance(app.screen, BreakpointsScreen)
+            labels = list(app.screen.query(".bp-what"))
+            assert len(labels) == len(teaching.BREAKPOINTS)
+            for label, what in zip(labels, teaching.BREAKPOINTS.values()):
+                assert widget_words(label) == what, what  # every description whole, as drawn
+                assert label.region.right <= size[0]
+            for kind in teaching.BREAKPOINTS:
+                box = app.screen.query_one(f"#bp-{kind}")
+                inner = "".join(seg.text for seg in box.render_line(box.size.height // 2))
+                assert ("\u2713" in inner) == (kind == "finish") and "X" not in inner, (kind, inner)
+            await pilot.press("escape")
+    run(go())
