@@ -98,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="localhost",
                        help="the address to listen on (default localhost; 0.0.0.0 for every interface)")
     serve.add_argument("--port", type=_port, default=8000, help="the port to listen on (default 8000)")
+    serve.add_argument("--public-url", default=None, metavar="URL",
+                       help="the address browsers reach this server by, which the page's links and websocket "
+                            "use (default: the name each browser asked for, from its Host header)")
     _add_run_options(serve)
     replay = sub.add_parser("replay", help="open a recorded trace file without running anything")
     replay.add_argument("trace")
@@ -122,8 +125,16 @@ def cmd_serve(opts) -> int:
     if missing:
         print(f"kdebug: error: {missing}", file=sys.stderr)
         return 2
+    public_url = None
+    if opts.public_url is not None:
+        from kdebug.tui.serve import check_public_url
+        try:
+            public_url = check_public_url(opts.public_url)
+        except ValueError as exc:
+            print(f"kdebug: error: --public-url {exc}", file=sys.stderr)
+            return 2
     options = run_options(opts).replace(script=os.path.abspath(opts.script))
-    return serve(options, host=opts.host, port=opts.port)
+    return serve(options, host=opts.host, port=opts.port, public_url=public_url)
 
 
 def _seedless_shuffle(argv: list[str]) -> list[str]:
