@@ -70,6 +70,8 @@ def _add_run_options(p: argparse.ArgumentParser, remainder: bool = True) -> None
                    help="deferred-codegen strategy: " + "; ".join(f"{s.name}: {s.summary}"
                                                                    for s in strategies.REGISTRY.values()))
     p.add_argument("--numba", action="store_true", help="make numba.cuda and numba's types resolve to kdebug's")
+    p.add_argument("--theme", choices=("dark", "light", "high-contrast"), default="dark",
+                   help="the TUI's colours (high-contrast: for a projector; also in the command palette)")
     p.add_argument("--trace", metavar="PATH", help="write the event stream as JSON lines")
     p.add_argument("--no-memcheck", dest="memcheck", action="store_false", help="skip bounds checks (faster)")
     p.add_argument("--sanitize", metavar="LIST", default=None,
@@ -105,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="open a recorded trace file without running anything")
     replay.add_argument("trace")
     replay.add_argument("--headless", action="store_true")
+    replay.add_argument("--theme", choices=("dark", "light", "high-contrast"), default="dark",
+                        help="the TUI's colours (high-contrast: for a projector)")
     return parser
 
 
@@ -127,7 +131,7 @@ def cmd_serve(opts) -> int:
         return 2
     public_url = None
     if opts.public_url is not None:
-        from kdebug.tui.serve import check_public_url
+        from kdebug.tui.serve import check_public_url  # kept lazy for start-up time: as serve
         try:
             public_url = check_public_url(opts.public_url)
         except ValueError as exc:
@@ -223,7 +227,7 @@ def run_options(opts, snapshots: bool = True):
                       racecheck="racecheck" in sanitizers, initcheck="initcheck" in sanitizers,
                       shuffle_seed=seed, breakpoints=breakpoints,
                       target=getattr(opts, "target", "cpu"), arch=getattr(opts, "arch", None),
-                      snapshots=snapshots, timeout=timeout)
+                      snapshots=snapshots, timeout=timeout, theme=getattr(opts, "theme", "dark"))
 
 
 def checked_options(opts, snapshots: bool = True):
@@ -326,7 +330,7 @@ def cmd_replay(opts) -> int:
         print(render(model))
         return 0
     from kdebug.tui.app import run_replay  # kept lazy for start-up time
-    return run_replay(model, opts.trace)
+    return run_replay(model, opts.trace, opts.theme)
 
 
 def script_problem(path: str) -> str | None:

@@ -497,3 +497,32 @@ def test_16_the_breakpoint_dialog_cuts_no_label_and_empty_boxes_are_empty(size):
                 assert ("\u2713" in inner) == (kind == "finish") and "X" not in inner, (kind, inner)
             await pilot.press("escape")
     run(go())
+
+
+# 9 ---------------------------------------------------------------------------------------------
+def test_9_the_cursor_line_is_reverse_video_and_high_contrast_is_a_theme(sample_trace):
+    from kdebug.cli import parse_args, run_options
+    from kdebug.tui.key_help import commands
+
+    async def go():
+        app = replay_of(sample_trace("grad_taylor.py"))
+        async with app.run_test(size=SMALL) as pilot:
+            await pilot.pause()
+            await pilot.press("1")
+            await pilot.pause()
+            view = app.query_one("#view-source")
+            line = view.cursor - int(view.scroll_y)
+            styles = [seg.style for seg in view.render_line(line) if seg.text.strip()]
+            assert styles and all(s.reverse and s.bold for s in styles)  # survives any palette
+            other = [seg.style for seg in view.render_line(line + 1) if seg.text.strip()]
+            assert other and not any(s.reverse for s in other)
+            palette = {title: action for title, _, action in commands(replay=True)}
+            assert palette["Theme: high contrast (projector)"] == "app.set_theme('high-contrast')"
+            await app.run_action(palette["Theme: high contrast (projector)"])
+            await pilot.pause()
+            assert app.theme == "kdebug-high-contrast"
+            assert app.current_theme.background.lower() == "#000000"
+    run(go())
+    opts = run_options(parse_args(["run", "--theme", "high-contrast", "x.py"]))
+    assert opts.theme == "high-contrast" and KdebugApp(opts=opts).theme == "kdebug-high-contrast"
+    assert KdebugApp(opts=run_options(parse_args(["run", "--theme", "light", "x.py"]))).theme == "textual-light"

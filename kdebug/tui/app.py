@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import os
-import signal
 import time
 from functools import partial
 
@@ -26,7 +25,7 @@ from kdebug.session.debuggee import Debuggee
 from kdebug.session.model import Alert, SessionModel
 from kdebug.session.trace import TraceWriter
 from kdebug.session.navigation import focused_request
-from kdebug.tui import key_help, status, tab_focus, travel
+from kdebug.tui import interrupt, key_help, saving, status, tab_focus, themes, travel
 from kdebug.tui.bottom import BottomPanel
 from kdebug.tui.breakpoints import BreakpointsScreen
 from kdebug.tui.compare import CompareScreen
@@ -34,15 +33,13 @@ from kdebug.tui.detail import DetailPane
 from kdebug.tui.job_tree import JobTree
 from kdebug.tui.help import HelpScreen
 from kdebug.tui.inbox import Inbox
+from kdebug.tui.interrupt import Interrupt
 from kdebug.tui.key_help import KeyHelp
 from kdebug.tui.messages import DebuggeeWake, GoToJob, JobChosen
 from kdebug.tui.search import SearchBox
 from kdebug.tui.status import StatusLine
 
 STRATEGIES = strategies.names()
-INTERRUPT_AGAIN_S = 3.0  # a second ctrl+c within this quits
-INTERRUPT_GRACE_S = 2.0  # after ctrl+c, how long the script may take to stop by itself before it is killed
-INTERRUPT_STATUS = 130  # a shell's status for Ctrl-C, as the headless run says it
 
 
 class KdebugApp(App):
@@ -55,7 +52,7 @@ class KdebugApp(App):
     VERTICAL_BREAKPOINTS = [(0, "-tiny"), (20, "-short"), (32, "-tall")]
 
     def __init__(self, opts=None, model: SessionModel | None = None, trace_path: str | None = None,
-                 cwd: str | None = None) -> None:
+                 cwd: str | None = None, theme: str | None = None) -> None:
         super().__init__()
         self._action_targets |= set(key_help.OWNERS)  # Textual's action namespaces: tree.step_job(1), ...
         self.opts = opts
@@ -70,11 +67,12 @@ class KdebugApp(App):
         self._trace_writer = None
         self._started_at = time.monotonic()
         self._alerts_seen = 0  # alerts already announced
-        self._interrupted_at = -INTERRUPT_AGAIN_S
-        self._interrupt: str | None = None  # after ctrl+c: how the session's end is told (where it was)
+        self.interrupt = Interrupt()  # ctrl+c (kdebug/tui/interrupt.py)
         self._stop_asked = ""  # "step" or "pause" while a stop the user asked for has not come
         self.travel: travel.Travel | None = None  # a replay's position in its trace, once it left the end
         self.previous_run: tuple[str, SessionModel] | None = None  # (strategy, model) of the run r replaced
+        self.register_theme(themes.HIGH_CONTRAST)
+        self.theme = themes.THEMES.get(theme or (opts.theme if opts is not None else "dark"), "textual-dark")
 
     # ---- layout --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -140,7 +138,7 @@ class KdebugApp(App):
             self._trace_writer = TraceWriter(self.opts.trace)
         gen = self._inbox.new_run()
         self._started_at = time.monotonic()
-        self._interrupt = None
+        self.interrupt.new_run()
         opts = self.opts.replace(kernel_print_stdout=False)  # kernels' print() arrives as events, with threads
         self.debuggee = Debuggee(opts, lambda ev: self._post(gen, "event", ev),
                                  lambda line: self._post(gen, "output", line), cwd=self.cwd)
@@ -157,9 +155,7 @@ class KdebugApp(App):
 
     def on_debuggee_wake(self, _: DebuggeeWake) -> None:
         events, lines = self._inbox.drain()
-        if self._interrupt is not None:  # the end of a script ctrl+c stopped: interrupted, as headless says it
-            events = [E.SessionEnded(status="interrupted", exit_code=INTERRUPT_STATUS, error=self._interrupt, t=ev.t)
-                      if isinstance(ev, E.SessionEnded) else ev for ev in events]
+        events = self.interrupt.retell(events)  # after ctrl+c the end is interrupted, as headless says it
         for ev in events:
             self.model.apply(ev)
             if self._trace_writer is not None:
@@ -182,9 +178,8 @@ class KdebugApp(App):
         if self.detail.job_id is None and self.model.roots:
             tree.select_job(self.model.roots[0])
         self.detail.jobs_changed(touched)
-        if self.detail.job_id is None and self.model.ended is not None and self.model.ended.status != "ok" \
-                and self.detail.script_error is None:
-            self._show_script_error()
+        if self.detail.script_failed():  # before any job: its located error, the Diagnostics panel up
+            self.bottom.active = "tab-diagnostics"
         new_alerts = self.model.alerts[self._alerts_seen:]
         self._alerts_seen = len(self.model.alerts)
         if live:
@@ -208,14 +203,6 @@ class KdebugApp(App):
                     if ev.status in ("crashed", "killed"):
                         self.bottom.active = "tab-diagnostics"
         self._update_status()
-
-    def _show_script_error(self) -> None:
-        """A script that failed before any job: its error located in the main view, the Diagnostics panel up."""
-        diag = next((d for d in self.model.diagnostics if d.severity == "error" and d.job is None), None)
-        if diag is None:
-            return
-        self.detail.show_script_error(diag)
-        self.bottom.active = "tab-diagnostics"
 
     def _alert(self, alerts: list[Alert]) -> None:
         """Alerts pop up the moment they arrive; a burst becomes one notification."""
@@ -284,34 +271,18 @@ class KdebugApp(App):
             screen.maximize(screen.focused)
 
     def action_interrupt(self) -> None:
-        """ctrl+c: interrupt the script as a debugger does (a KeyboardInterrupt, then SIGKILL after a grace
-        period); the screen stays, the session ends as interrupted (exit status 130). A second ctrl+c soon
+        """ctrl+c: interrupt the script as a debugger does (kdebug/tui/interrupt.py); a second one soon
         after, or one with nothing running, quits."""
-        now = time.monotonic()
         dbg = self.debuggee
-        if dbg is None or self.replay or self.model.ended is not None or not dbg.alive \
-                or now - self._interrupted_at < INTERRUPT_AGAIN_S:
-            self.exit(self.exit_status)
-            return
-        self._interrupted_at = now
-        where = dbg.where(wait=1.0)
-        self._interrupt = "interrupted (Ctrl-C)" + (f" at {where[0]}" if where else "")
-        dbg.signal(signal.SIGINT)
-        self.set_timer(INTERRUPT_GRACE_S, partial(self._end_interrupted, dbg))
+        if dbg is None or self.replay or self.model.ended is not None or not dbg.alive or self.interrupt.quits():
+            return self.exit(self.exit_status)
+        self.interrupt.interrupt(dbg)
+        self.set_timer(interrupt.GRACE_S, lambda: dbg is self.debuggee and self.interrupt.overdue(dbg))
         self.notify("interrupted the script: q quits (exit status 130), r reruns it", severity="warning")
-
-    def _end_interrupted(self, dbg: Debuggee) -> None:
-        """A script that caught the KeyboardInterrupt, or sits in C code: killed once the grace period is over."""
-        if dbg is self.debuggee and dbg.alive and self._interrupt is not None:
-            dbg.kill(dbg.where(wait=0.5))
 
     @property
     def exit_status(self) -> int:
-        """kdebug's exit status: 0 for a session that ended ok, 130 for one ctrl+c interrupted, else 1."""
-        ended = self.model.ended
-        if ended is None:
-            return INTERRUPT_STATUS if self._interrupt is not None else 1
-        return {"ok": 0, "interrupted": INTERRUPT_STATUS}.get(ended.status, 1)
+        return self.interrupt.exit_status(self.model)
 
     # ---- actions: stepping -----------------------------------------------------------------------
     def _live(self) -> Debuggee | None:
@@ -442,29 +413,17 @@ class KdebugApp(App):
         self.detail.mark_sites()
         self._update_status()
 
-    # ---- actions: save ---------------------------------------------------------------------------
+    def action_set_theme(self, name: str) -> None:
+        """The palette's themes: dark, light, high-contrast (for a projector)."""
+        self.theme = themes.THEMES[name]
+
+    # ---- actions: save (kdebug/tui/saving.py) --------------------------------------------------
     def action_save_trace(self) -> str:
-        name = "kdebug-trace.jsonl"
-        path = os.path.join(self.cwd, name)
-        with open(path, "w", encoding="utf-8") as f:
-            for ev in self.model.events:
-                f.write(E.to_line(ev))
-        self.notify(f"saved the trace ({len(self.model.events)} events) to {name}; kdebug replay {name}")
-        return path
+        return saving.save_trace(self)
 
     def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
                            time_format: str | None = None) -> str | None:
-        """The palette's Screenshot: into the working directory unless told otherwise; say where, or why not."""
-        path = path or self.cwd
-        name = filename or f"kdebug-screenshot-{time.strftime('%Y%m%d-%H%M%S')}.svg"
-        try:
-            saved = self.save_screenshot(name, path=path)
-        except OSError as exc:
-            self.notify(f"screenshot not saved: {exc.strerror or exc} ({os.path.join(path, name)})",
-                        severity="error")
-            return None
-        self.notify(f"saved the screenshot to {saved}")
-        return saved
+        return saving.save_screenshot(self, filename, path)
 
     # ---- the command palette: the key table's commands ----------------------------------------
     def get_system_commands(self, screen: Screen):
@@ -484,7 +443,7 @@ def run_tui(opts) -> int:
     return app.exit_status
 
 
-def run_replay(model: SessionModel, path: str) -> int:
+def run_replay(model: SessionModel, path: str, theme: str = "dark") -> int:
     """``kdebug replay TRACE.jsonl`` on a terminal."""
-    KdebugApp(model=model, trace_path=path).run()
+    KdebugApp(model=model, trace_path=path, theme=theme).run()
     return 0

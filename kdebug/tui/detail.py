@@ -20,6 +20,7 @@ from kdebug.stages import in_stage_order
 from kdebug.tui import descend, tab_focus, teaching
 from kdebug.tui.documents import (CodeDocument, Document, JoinedDocument, SideBySideDocument, SideBySideRows,
                                   StyledDocument, UnifiedDiffDocument, UnifiedLines)
+from kdebug.tui.message_screen import MessageScreen
 from kdebug.tui.messages import GoToJob
 from kdebug.tui.site_view import SiteView
 from kdebug.tui.stage_views import diff_bar, pass_bar, phase_bar
@@ -173,6 +174,17 @@ class DetailPane(Vertical):
         self.job_id, self.backref = job_id, backref
         self._update_banner()
         self.refresh_active()
+
+    def script_failed(self) -> bool:
+        """The session failed before any job: show the script's located error (True when it is shown now)."""
+        ended = self.model.ended
+        if self.job_id is not None or ended is None or ended.status == "ok" or self.script_error is not None:
+            return False
+        diag = next((d for d in self.model.diagnostics if d.severity == "error" and d.job is None), None)
+        if diag is None:
+            return False
+        self.show_script_error(diag)
+        return True
 
     def show_script_error(self, diag: E.Diagnostic) -> None:
         """The script failed before any job (a syntax error, an exception at import): its located error
@@ -359,11 +371,11 @@ class DetailPane(Vertical):
             diag = self.script_error
             if diag is None:
                 return self._set_banner(Text("no job yet"))
-            text = Text(f"\u2716 the script failed at {location_of(diag, self.cwd) or 'its start'}: ", "bold red")
-            text.append(diag.message, "bold red")
+            text = Text(f"\u2716 {diag.message}", "bold red")
+            text.append(f" at {location_of(diag, self.cwd) or 'the script start'}", "bold red")
             text.append("\nno kernel was compiled; the Source tab shows the line"
                         + (" (fix it, then r reruns)" if self.app.opts is not None else ""), "dim")
-            return self._set_banner(text, diag.text)
+            return self._set_banner(text, diag.text, tall=True)
         text = Text()
         if self.backref is not None and self.backref < len(self.model.reentrant):
             # what happened first: the resolution, then the cycle, so a narrow pane wraps, never cuts
@@ -378,7 +390,7 @@ class DetailPane(Vertical):
             text.append(f"in #{job.id} {job.name}, {state}", "dim")
             if job.error:
                 text.append("\n" + error_summary(job.error, self.cwd), "red")
-            self._set_banner(text, job.error, cycle=True)
+            self._set_banner(text, job.error, tall=True)
             return
         state, phase = self.model.job_state(job.id)
         # the name and the state first: a one-line banner (80x24) keeps them, the argument types give way
@@ -404,12 +416,13 @@ class DetailPane(Vertical):
             text.append("\n" + error_summary(job.error, self.cwd), "red")
         self._set_banner(text, job.error)
 
-    def _set_banner(self, text: Text, full: str | None = None, cycle: bool = False) -> None:
+    def _set_banner(self, text: Text, full: str | None = None, tall: bool = False) -> None:
         """The banner wraps (height auto), never cut silently: past its height its last line says that
         o opens it all (with ``full``, the whole error). A layout only when its number of lines changes,
         since a layout on every key in the tree costs more than the rest of the answer."""
         banner = self.query_one("#banner", Static)
-        banner.set_class(cycle, "cycle")  # a ↻'s cycle and resolution keep their lines at 80x24 (kdebug.tcss)
+        # a ↻'s cycle and resolution, a script's error, keep three lines at 80x24 (kdebug.tcss)
+        banner.set_class(tall, "tall")
         self._banner_full = text.copy()
         if full:
             self._banner_full.append("\n\n" + full, "red")
@@ -438,7 +451,6 @@ class DetailPane(Vertical):
 
     def action_open_banner(self) -> None:
         """o: the banner in full, with the job's whole error (its source line and caret, its hint)."""
-        from kdebug.tui.message_screen import MessageScreen
         full = getattr(self, "_banner_full", None)
         if full is None or not full.plain.strip():
             return self.notify("nothing to open: the banner is empty")

@@ -15,7 +15,9 @@ from textual.binding import Binding
 
 from kdebug.tui.textview import TextView
 
-CURSOR = Style(bgcolor="#2c313a")
+# reverse video: the terminal's own colours swapped, so the cursor line stands out on a washed-out
+# projector and in a light terminal theme alike (a dark background tint vanishes on both)
+CURSOR = Style(reverse=True, bold=True)
 FOCUS = Style(bgcolor="#6b4f00", bold=True)  # the request the session stands at
 SITE_MARK = Style(color="magenta", bold=True)
 FAULT = Style(bgcolor="#5f0000", bold=True)  # a line an error points at (memcheck, a compile error)
