@@ -291,7 +291,7 @@ def test_9_a_diamond_shows_every_edge_and_recursive_duplicates(tmp_path, strateg
                 assert under_right.startswith(f"\u2192 #{leaves[0].id} leaf") and "shared" in under_right
             else:
                 assert len(leaves) == 2
-                assert f"leaf #{leaves[1].id}" in under_right and f"duplicate of #{leaves[0].id}" in under_right
+                assert f"leaf #{leaves[1].id}" in under_right and f"=#{leaves[0].id}" in under_right
     run(go())
 
 

@@ -526,3 +526,29 @@ def test_9_the_cursor_line_is_reverse_video_and_high_contrast_is_a_theme(sample_
     opts = run_options(parse_args(["run", "--theme", "high-contrast", "x.py"]))
     assert opts.theme == "high-contrast" and KdebugApp(opts=opts).theme == "kdebug-high-contrast"
     assert KdebugApp(opts=run_options(parse_args(["run", "--theme", "light", "x.py"]))).theme == "textual-light"
+
+
+# 17 --------------------------------------------------------------------------------------------
+@SIZES
+def test_17_duplicates_fit_in_the_tree_and_the_banner_names_a_finish_miss(sample_trace, size):
+    async def go():
+        app = replay_of(sample_trace("grad_taylor.py", "--strategy", "recursive"))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            dups = [j for j in app.model.jobs.values() if j.duplicate_of is not None]
+            assert len(dups) >= 3
+            tree = app.query_one("#jobs")
+            rows = [line[tree.region.x:tree.region.right] for line in screen_text(app).splitlines()]
+            shown = [j for j in dups if any(f"#{j.id}=#{j.duplicate_of}" in row for row in rows)]
+            assert len(shown) >= 3, rows  # on the screen, inside the Jobs pane
+        app = replay_of(sample_trace("nested_deferred.py", "--strategy", "recursive"))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            miss = next(d for d in app.model.diagnostics if d.category == "finish")
+            app.tree.select_job(miss.job)
+            await pilot.pause()
+            await pilot.press("o")  # the banner in full (at 80x24 it is one line)
+            await pilot.pause()
+            full = " ".join(str(app.screen.query_one("#message-text").render()).split())
+            assert "finish-coverage miss: " + " ".join(miss.message.splitlines()[0].split()) in full
+    run(go())

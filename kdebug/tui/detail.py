@@ -412,6 +412,8 @@ class DetailPane(Vertical):
             text.append(f", resolved by the toplevel in round {job.resolved_round}", "cyan")
         if job.duplicate_of is not None:
             text.append(f"  duplicate codegen: the same key as #{job.duplicate_of}", "bold yellow")
+        for miss in (d for d in self.model.diagnostics if d.category == "finish" and d.job == job.id):
+            text.append("\n\u2716 finish-coverage miss: " + miss.message.splitlines()[0], "bold red")
         if job.error:
             text.append("\n" + error_summary(job.error, self.cwd), "red")
         self._set_banner(text, job.error)

@@ -21,7 +21,7 @@ def _ms(seconds: float) -> str:
 
 
 def job_label(job: JobView, model: SessionModel) -> Text:
-    """``✓ name #id  reason  state  time  (argument types)``: what matters first, the long part last."""
+    """``✓ name #id[=#N]  reason  state  time  (argument types)``: what matters first, the long part last."""
     state, phase = model.job_state(job.id)
     alert = model.job_alert.get(job.id)
     style = STATE_STYLE.get(state, "")
@@ -33,6 +33,8 @@ def job_label(job: JobView, model: SessionModel) -> Text:
     text.append(STATE_MARK.get(state, "") + " ", style)
     text.append(job.name, "bold reverse magenta" if job.id in model.cycle else "bold")
     text.append(f" #{job.id}", "dim")
+    if job.duplicate_of is not None:  # next to the name: a deep, narrow tree keeps it (the banner says it whole)
+        text.append(f"=#{job.duplicate_of}", "bold yellow")  # #7=#3: the same key as #3, compiled again
     if job.kind == "derivative":
         text.append("  derivative", "blue")
     if job.reason != "host":
@@ -41,8 +43,6 @@ def job_label(job: JobView, model: SessionModel) -> Text:
         text.append(f"  round {job.resolved_round}", "cyan")
     text.append(f"  {state}" + (f": {phase}" if state == "compiling" and phase else
                                 f" in {job.stopped_in}" if job.stopped_in else ""), style)
-    if job.duplicate_of is not None:
-        text.append(f"  duplicate of #{job.duplicate_of}", "bold yellow")
     if job.cache_hits:
         text.append(f" +{job.cache_hits} cached", "cyan")
     if job.compile_time:
