@@ -338,15 +338,17 @@ def test_15_diffs_open_at_the_first_hunk_brackets_step_hunks_and_z_keeps_the_pla
                     view = app.query_one(f"#view-{tab}", TextView)
                     hunks = view.hunks()
                     assert hunks and hunks[0] > 0, (tab, mode)
-                    assert view.scroll_y == max(0, min(hunks[0] - 2, view.max_scroll_y)), (tab, mode)  # at the first
+                    above = view.hunk_above  # a unified hunk from its @@ line, side by side two rows above it
+                    assert above == (0 if mode == "unified" else 2)
+                    assert view.scroll_y == max(0, min(hunks[0] - above, view.max_scroll_y)), (tab, mode)
                     assert app.focused is view
-                    if len(hunks) > 1 and view.max_scroll_y >= hunks[1] - 2:
+                    if len(hunks) > 1 and view.max_scroll_y >= hunks[1] - above:
                         await pilot.press("right_square_bracket")
                         await pilot.pause()
-                        assert view.scroll_y == hunks[1] - 2
+                        assert view.scroll_y == hunks[1] - above
                         await pilot.press("left_square_bracket")
                         await pilot.pause()
-                        assert view.scroll_y == hunks[0] - 2
+                        assert view.scroll_y == hunks[0] - above
                         stepped += 1
                     job = app.detail.job_id
                     await pilot.press("right_square_bracket")  # the next hunk (or "the last"), never the next job

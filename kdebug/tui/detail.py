@@ -178,7 +178,8 @@ class DetailPane(Vertical):
     def script_failed(self) -> bool:
         """The session failed before any job: show the script's located error (True when it is shown now)."""
         ended = self.model.ended
-        if self.job_id is not None or ended is None or ended.status == "ok" or self.script_error is not None:
+        if self.job_id is not None or ended is None or ended.status in ("ok", "interrupted") \
+                or self.script_error is not None:
             return False
         diag = next((d for d in self.model.diagnostics if d.severity == "error" and d.job is None), None)
         if diag is None:
@@ -426,8 +427,11 @@ class DetailPane(Vertical):
         # a ↻'s cycle and resolution, a script's error, keep three lines at 80x24 (kdebug.tcss)
         banner.set_class(tall, "tall")
         self._banner_full = text.copy()
-        if full:
-            self._banner_full.append("\n\n" + full, "red")
+        if full:  # the whole error in place of its summary
+            at = text.plain.rfind(error_summary(full, self.cwd))
+            self._banner_full = text[:at].copy() if at > 0 else text.copy()
+            self._banner_full.rstrip()
+            self._banner_full.append("\n" + full, "red")
         width = banner.content_size.width
         if width > 0:
             wrapped = text.wrap(self.app.console, width)

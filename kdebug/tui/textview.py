@@ -24,9 +24,6 @@ MATCH = Style(bgcolor="#5c4a00")
 CURRENT_MATCH = Style(bgcolor="#b58900", color="black", bold=True)
 
 
-HUNK_ABOVE = 2  # lines of context kept above a hunk the view goes to
-
-
 class TextView(ScrollView, can_focus=True):
     DEFAULT_CSS = """
     TextView { background: $surface; }
@@ -66,6 +63,11 @@ class TextView(ScrollView, can_focus=True):
         self.refresh()
 
     # ---- diffs: hunks ----------------------------------------------------------------
+    @property
+    def hunk_above(self) -> int:
+        """Lines kept above a hunk the view goes to (the document's say)."""
+        return getattr(self.document, "hunk_above", 0)
+
     def hunks(self) -> list[int]:
         """Where the document's hunks start (a diff's), else none."""
         hunks = getattr(self.document, "hunks", None)
@@ -82,7 +84,7 @@ class TextView(ScrollView, can_focus=True):
         if not hunks:
             return
         line = hunks[max(0, min(k, len(hunks) - 1))]
-        self.scroll_to(y=max(0, line - HUNK_ABOVE), animate=False)
+        self.scroll_to(y=max(0, line - self.hunk_above), animate=False)
         self.at_line(line)
 
     def at_line(self, line: int) -> None:
@@ -91,7 +93,7 @@ class TextView(ScrollView, can_focus=True):
     def action_hunk(self, step: int) -> None:
         """] [: the next / previous hunk from the one at the top of the view."""
         hunks = self.hunks()
-        top = int(self.scroll_y) + HUNK_ABOVE
+        top = int(self.scroll_y) + self.hunk_above
         if step > 0:
             k = next((k for k, line in enumerate(hunks) if line > top), None)
         else:
