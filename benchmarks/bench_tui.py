@@ -91,6 +91,7 @@ async def bench(jobs: int, ir_lines: int, passes: int = 0, huge: bool = True) ->
             print(f"tree key press (down/up, detail follows): {tree}")
             out["tree"] = tree
             await pilot.press("2")
+            app.query_one("#jobs").focus()  # 2 focuses the IR view: the keys go to the tree again
             await pilot.pause()
             out["tree_ir"] = _ms(await _latencies(pilot, ['down'] * 30))
             print(f"tree key press, IR tab showing:            {out['tree_ir']}")
@@ -102,10 +103,12 @@ async def bench(jobs: int, ir_lines: int, passes: int = 0, huge: bool = True) ->
                 out["step_pass"] = _ms(await _latencies(pilot, ['j'] * 20 + ['k'] * 10))
                 print(f"next/previous pass (j / k):                {out['step_pass']}")
                 await pilot.press("8")
+                app.query_one("#jobs").focus()
                 await pilot.pause()
                 out["tree_diff"] = _ms(await _latencies(pilot, ['down'] * 20))
                 print(f"tree key press, Diff tab showing:          {out['tree_diff']}")
                 await pilot.press("2")
+                app.query_one("#jobs").focus()
                 await pilot.pause()
             print(f"next/previous job (] / [):                 {_ms(await _latencies(pilot, [']'] * 10 + ['['] * 10))}")
             print(f"tab (focus moves to the next pane):        {_ms(await _latencies(pilot, ['tab'] * 6))}")

@@ -72,6 +72,8 @@ def _add_run_options(p: argparse.ArgumentParser, remainder: bool = True) -> None
                    help="deferred-codegen strategy: " + "; ".join(f"{s.name}: {s.summary}"
                                                                    for s in strategies.REGISTRY.values()))
     p.add_argument("--numba", action="store_true", help="make numba.cuda and numba's types resolve to kdebug's")
+    p.add_argument("--theme", choices=("dark", "light", "high-contrast"), default="dark",
+                   help="the TUI's colours (high-contrast: for a projector; also in the command palette)")
     p.add_argument("--trace", metavar="PATH", help="write the event stream as JSON lines")
     p.add_argument("--no-memcheck", dest="memcheck", action="store_false", help="skip bounds checks (faster)")
     p.add_argument("--sanitize", metavar="LIST", default=None,
@@ -102,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="localhost",
                        help="the address to listen on (default localhost; 0.0.0.0 for every interface)")
     serve.add_argument("--port", type=_port, default=8000, help="the port to listen on (default 8000)")
+    serve.add_argument("--public-url", default=None, metavar="URL",
+                       help="the address browsers reach this server by, which the page's links and websocket "
+                            "use (default: the name each browser asked for, from its Host header)")
     _add_run_options(serve)
     sub.add_parser("reduce", help="shrink a script to the few lines that still show a property of its run",
                    add_help=False)
@@ -111,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     export = sub.add_parser("export", help="write a recorded trace as one self-contained HTML file (offline)")
     export.add_argument("trace")
     export.add_argument("--html", metavar="PATH", required=True, help="the HTML file to write")
+    replay.add_argument("--theme", choices=("dark", "light", "high-contrast"), default="dark",
+                        help="the TUI's colours (high-contrast: for a projector)")
     return parser
 
 
@@ -131,8 +138,16 @@ def cmd_serve(opts) -> int:
     if missing:
         print(f"kdebug: error: {missing}", file=sys.stderr)
         return 2
+    public_url = None
+    if opts.public_url is not None:
+        from kdebug.tui.serve import check_public_url  # kept lazy for start-up time: as serve
+        try:
+            public_url = check_public_url(opts.public_url)
+        except ValueError as exc:
+            print(f"kdebug: error: --public-url {exc}", file=sys.stderr)
+            return 2
     options = run_options(opts).replace(script=os.path.abspath(opts.script))
-    return serve(options, host=opts.host, port=opts.port)
+    return serve(options, host=opts.host, port=opts.port, public_url=public_url)
 
 
 def _seedless_shuffle(argv: list[str]) -> list[str]:
@@ -347,7 +362,7 @@ def run_options(opts, snapshots: bool = True):
                       racecheck="racecheck" in sanitizers, initcheck="initcheck" in sanitizers,
                       shuffle_seed=seed, breakpoints=breakpoints,
                       target=getattr(opts, "target", "cpu"), arch=getattr(opts, "arch", None),
-                      snapshots=snapshots, timeout=timeout)
+                      snapshots=snapshots, timeout=timeout, theme=getattr(opts, "theme", "dark"))
 
 
 def checked_options(opts, snapshots: bool = True):
@@ -458,8 +473,8 @@ def cmd_replay(opts) -> int:
         from kdebug.session.headless import render  # kept lazy for start-up time
         print(render(model))
         return 0
-    from kdebug.tui.app import run_replay  # kept lazy for start-up time
-    return run_replay(model, opts.trace)
+    from kdebug.tui.entry import run_replay  # kept lazy for start-up time
+    return run_replay(model, opts.trace, opts.theme)
 
 
 def cmd_export(opts) -> int:
@@ -615,7 +630,7 @@ def main(argv: list[str] | None = None) -> int:
             return write_export(model, opts.html) or status
         if not opts.headless and sys.stdout.isatty() and sys.stdin.isatty():
             try:
-                from kdebug.tui.app import run_tui  # kept lazy for start-up time
+                from kdebug.tui.entry import run_tui  # kept lazy for start-up time
             except ImportError:
                 run_tui = None
             if run_tui is not None:

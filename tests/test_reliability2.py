@@ -356,7 +356,7 @@ def test_the_tui_refuses_a_trace_another_run_holds_before_it_starts(tmp_path, ca
     error kdebug run gives, before the screen or the script starts (it was a traceback inside the app)."""
     from kdebug.session.options import RunOptions
     from kdebug.session.trace import TraceWriter
-    from kdebug.tui.app import run_tui
+    from kdebug.tui.entry import run_tui
     trace = str(tmp_path / "held.jsonl")
     script = _script(tmp_path, "a = np.zeros(4)\nk[1, 4](a)\n")
     holder = TraceWriter(trace)

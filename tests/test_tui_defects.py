@@ -291,7 +291,7 @@ def test_9_a_diamond_shows_every_edge_and_recursive_duplicates(tmp_path, strateg
                 assert under_right.startswith(f"\u2192 #{leaves[0].id} leaf") and "shared" in under_right
             else:
                 assert len(leaves) == 2
-                assert f"leaf #{leaves[1].id}" in under_right and f"duplicate of #{leaves[0].id}" in under_right
+                assert f"leaf #{leaves[1].id}" in under_right and f"=#{leaves[0].id}" in under_right
     run(go())
 
 
@@ -501,8 +501,7 @@ def test_17_ctrl_c_interrupts_the_script_and_a_second_quits(tmp_path):
             await wait_for(pilot, lambda: any("spinning" in ln for ln in view_lines(app, "output")), "the script")
             await pilot.press("ctrl+c")
             await wait_for(pilot, lambda: app.model.ended is not None, "the interrupted script to end")
-            assert app.model.ended.status == "failed"
-            assert any("KeyboardInterrupt" in ln for ln in view_lines(app, "output") + view_lines(app, "diagnostics"))
+            assert app.model.ended.status == "interrupted"
             assert app.is_running
             await pilot.press("ctrl+c")
             await pilot.pause()
@@ -551,8 +550,8 @@ def test_18_launch_rows_nest_by_depth_and_name_the_parent_launch(tmp_path):
             await pilot.pause()
             table = app.query_one("#launches")
             kernels = [str(table.get_cell(str(i), "kernel")) for i in sorted(model.launches)]
-            assert kernels[0] == "countdown" and kernels[1] == "\u2514 countdown (from launch #1)"
-            assert kernels[8] == "  " * 7 + "\u2514 countdown (from launch #8)"
+            assert kernels[0] == "countdown" and kernels[1] == "\u2514 countdown from #1"
+            assert kernels[8] == " " * 7 + "\u2514 countdown from #8"
     run(go())
 
 

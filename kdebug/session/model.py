@@ -37,8 +37,10 @@ class JobView:
     argtypes: list[str] = field(default_factory=list)
     kind: str = "kernel"
     target: str = "cpu"
-    state: str = "queued"  # queued, compiling, done, cached, failed
+    state: str = "queued"  # queued, compiling, done, cached, failed; killed, interrupted, crashed or
+    # abandoned when the session ended while it was queued or compiling
     phase: str | None = None  # the phase running now
+    stopped_in: str | None = None  # the phase it was in when the session ended under it
     compile_time: float = 0.0  # the driver leaves out the time held at breakpoints
     phase_times: dict[str, float] = field(default_factory=dict)
     snapshots: dict[str, int] = field(default_factory=dict)  # phase -> snapshot id
@@ -204,6 +206,12 @@ class SessionModel:
         for launch in self.launches.values():
             if launch.duration is None:
                 launch.ended_by = "killed" if ev.status == "killed" else "interrupted"
+        for job in self.jobs.values():  # a job the session ended under is no longer compiling
+            if job.state in ("queued", "compiling"):
+                job.stopped_in = job.phase or (self.root_of(job.id).phase if job.parent is not None else None)
+                job.state = ev.status if ev.status in ("killed", "interrupted", "crashed") else "abandoned"
+                job.phase = None
+                self.changed.add(job.id)
         if ev.status in ("crashed", "killed"):
             lines = (ev.error or "").splitlines()
             self._raise(Alert("error", f"session {ev.status}: {lines[0] if lines else ''}", None, lines[1:],

@@ -87,6 +87,26 @@ def source_sites(model: SessionModel, job: JobView, header_lines: int) -> dict[i
     return out
 
 
+def fault_lines(model: SessionModel, job: JobView, header_lines: int) -> dict[int, str]:
+    """The lines of the job's Source view an error points at (a memcheck fault, a barrier error, a
+    compile error), each with its category: what the view marks."""
+    if job.source_line is None or not job.source:
+        return {}
+    last = job.source_line + job.source.count("\n")
+    out: dict[int, str] = {}
+    for d in model.diagnostics:
+        loc = d.location or {}
+        line = loc.get("line")
+        if d.job != job.id or d.severity != "error" or not isinstance(line, int):
+            continue
+        file = loc.get("file")
+        same = _same_file(file, job.source_file) or (  # a path relative to the run's directory
+            bool(file) and not os.path.isabs(file) and os.path.basename(file) == os.path.basename(job.source_file or ""))
+        if job.source_line <= line <= last and same:
+            out.setdefault(line - job.source_line + header_lines, d.category)
+    return out
+
+
 class IrSites:
     """Which jobs a line of a job's IR refers to: a marker names its job, an entry symbol its job."""
 

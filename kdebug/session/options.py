@@ -58,6 +58,7 @@ class RunOptions:
     snapshots: bool = True
     timeout: float | None = None  # headless: stop the script after this many seconds
     kernel_print_stdout: bool = True  # kernels' print() lines to stdout (the TUI shows them from events)
+    theme: str = "dark"  # the TUI's colours: dark, light, high-contrast (the debuggee ignores it)
 
     def replace(self, **changes) -> RunOptions:
         return dataclasses.replace(self, **changes)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import os
-import signal
 import time
 from functools import partial
 
@@ -24,9 +23,9 @@ from kdebug import events as E
 from kdebug.driver import strategies
 from kdebug.session.debuggee import Debuggee
 from kdebug.session.model import Alert, SessionModel
-from kdebug.session.trace import TraceBusy, TraceWriter
+from kdebug.session.trace import TraceWriter
 from kdebug.session.navigation import focused_request
-from kdebug.tui import key_help, status, tab_focus, travel
+from kdebug.tui import interrupt, key_help, saving, status, tab_focus, themes, travel
 from kdebug.tui.bottom import BottomPanel
 from kdebug.tui.breakpoints import BreakpointsScreen
 from kdebug.tui.compare import CompareScreen
@@ -34,13 +33,13 @@ from kdebug.tui.detail import DetailPane
 from kdebug.tui.job_tree import JobTree
 from kdebug.tui.help import HelpScreen
 from kdebug.tui.inbox import Inbox
+from kdebug.tui.interrupt import Interrupt
 from kdebug.tui.key_help import KeyHelp
 from kdebug.tui.messages import DebuggeeWake, GoToJob, JobChosen
 from kdebug.tui.search import SearchBox
 from kdebug.tui.status import StatusLine
 
 STRATEGIES = strategies.names()
-INTERRUPT_AGAIN_S = 3.0  # a second ctrl+c within this quits
 
 
 class KdebugApp(App):
@@ -53,7 +52,7 @@ class KdebugApp(App):
     VERTICAL_BREAKPOINTS = [(0, "-tiny"), (20, "-short"), (32, "-tall")]
 
     def __init__(self, opts=None, model: SessionModel | None = None, trace_path: str | None = None,
-                 cwd: str | None = None) -> None:
+                 cwd: str | None = None, theme: str | None = None) -> None:
         super().__init__()
         self._action_targets |= set(key_help.OWNERS)  # Textual's action namespaces: tree.step_job(1), ...
         self.opts = opts
@@ -69,10 +68,12 @@ class KdebugApp(App):
         self.trace_error: str | None = None  # why the --trace file stopped, said when the app ends
         self._started_at = time.monotonic()
         self._alerts_seen = 0  # alerts already announced
-        self._interrupted_at = -INTERRUPT_AGAIN_S
+        self.interrupt = Interrupt()  # ctrl+c (kdebug/tui/interrupt.py)
         self._stop_asked = ""  # "step" or "pause" while a stop the user asked for has not come
         self.travel: travel.Travel | None = None  # a replay's position in its trace, once it left the end
         self.previous_run: tuple[str, SessionModel] | None = None  # (strategy, model) of the run r replaced
+        self.register_theme(themes.HIGH_CONTRAST)
+        self.theme = themes.THEMES.get(theme or (opts.theme if opts is not None else "dark"), "textual-dark")
 
     # ---- layout --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -142,6 +143,7 @@ class KdebugApp(App):
                 self.notify(f"{exc}; this run is not recorded", severity="error", timeout=10)
         gen = self._inbox.new_run()
         self._started_at = time.monotonic()
+        self.interrupt.new_run()
         opts = self.opts.replace(kernel_print_stdout=False)  # kernels' print() arrives as events, with threads
         self.debuggee = Debuggee(opts, lambda ev: self._post(gen, "event", ev),
                                  lambda line: self._post(gen, "output", line), cwd=self.cwd)
@@ -158,6 +160,7 @@ class KdebugApp(App):
 
     def on_debuggee_wake(self, _: DebuggeeWake) -> None:
         events, lines = self._inbox.drain()
+        events = self.interrupt.retell(events)  # after ctrl+c the end is interrupted, as headless says it
         for ev in events:
             self.model.apply(ev)
             if self._trace_writer is not None:
@@ -175,9 +178,13 @@ class KdebugApp(App):
         tree.add_events(events)
         self.bottom.add_events(events)
         touched = {ev.job for ev in events if isinstance(getattr(ev, "job", None), int)}
+        if any(isinstance(ev, E.SessionEnded) for ev in events) and self.detail.job_id is not None:
+            touched.add(self.detail.job_id)  # the end may change its state (compiling -> killed)
         if self.detail.job_id is None and self.model.roots:
             tree.select_job(self.model.roots[0])
         self.detail.jobs_changed(touched)
+        if self.detail.script_failed():  # before any job: its located error, the Diagnostics panel up
+            self.bottom.active = "tab-diagnostics"
         new_alerts = self.model.alerts[self._alerts_seen:]
         self._alerts_seen = len(self.model.alerts)
         if live:
@@ -210,7 +217,11 @@ class KdebugApp(App):
 
     # ---- header and status (kdebug/tui/status.py) ------------------------------------------------
     def _update_header(self) -> None:
-        self.sub_title = status.header(self.model, self.opts, self.replay, self.trace_path) or self.sub_title
+        self.sub_title = status.header(self.model, self.opts, self.replay, self.trace_path,
+                                       self.size.width or None) or self.sub_title
+
+    def on_resize(self) -> None:
+        self._update_header()  # the script's path shortens to the width
 
     def status_text(self) -> Text:
         dbg, quiet = self.debuggee, None
@@ -265,16 +276,18 @@ class KdebugApp(App):
             screen.maximize(screen.focused)
 
     def action_interrupt(self) -> None:
-        """ctrl+c: a KeyboardInterrupt for the script; a second one (or one with nothing running) quits."""
-        now = time.monotonic()
+        """ctrl+c: interrupt the script as a debugger does (kdebug/tui/interrupt.py); a second one soon
+        after, or one with nothing running, quits."""
         dbg = self.debuggee
-        if dbg is None or self.replay or self.model.ended is not None or not dbg.alive \
-                or now - self._interrupted_at < INTERRUPT_AGAIN_S:
-            self.exit()
-            return
-        self._interrupted_at = now
-        dbg.signal(signal.SIGINT)
-        self.notify("interrupted the script (KeyboardInterrupt); ctrl+c again quits kdebug", severity="warning")
+        if dbg is None or self.replay or self.model.ended is not None or not dbg.alive or self.interrupt.quits():
+            return self.exit(self.exit_status)
+        self.interrupt.interrupt(dbg)
+        self.set_timer(interrupt.GRACE_S, lambda: dbg is self.debuggee and self.interrupt.overdue(dbg))
+        self.notify("interrupted the script: q quits (exit status 130), r reruns it", severity="warning")
+
+    @property
+    def exit_status(self) -> int:
+        return self.interrupt.exit_status(self.model)
 
     # ---- actions: stepping -----------------------------------------------------------------------
     def _live(self) -> Debuggee | None:
@@ -406,62 +419,20 @@ class KdebugApp(App):
         self.detail.mark_sites()
         self._update_status()
 
-    # ---- actions: save ---------------------------------------------------------------------------
+    def action_set_theme(self, name: str) -> None:
+        """The palette's themes: dark, light, high-contrast (for a projector)."""
+        self.theme = themes.THEMES[name]
+
+    # ---- actions: save (kdebug/tui/saving.py) --------------------------------------------------
     def action_save_trace(self) -> str:
-        name = "kdebug-trace.jsonl"
-        path = os.path.join(self.cwd, name)
-        with open(path, "w", encoding="utf-8") as f:
-            for ev in self.model.events:
-                f.write(E.to_line(ev))
-        self.notify(f"saved the trace ({len(self.model.events)} events) to {name}; kdebug replay {name}")
-        return path
+        return saving.save_trace(self)
 
     def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
                            time_format: str | None = None) -> str | None:
-        """The palette's Screenshot: into the working directory unless told otherwise; say where, or why not."""
-        path = path or self.cwd
-        name = filename or f"kdebug-screenshot-{time.strftime('%Y%m%d-%H%M%S')}.svg"
-        try:
-            saved = self.save_screenshot(name, path=path)
-        except OSError as exc:
-            self.notify(f"screenshot not saved: {exc.strerror or exc} ({os.path.join(path, name)})",
-                        severity="error")
-            return None
-        self.notify(f"saved the screenshot to {saved}")
-        return saved
+        return saving.save_screenshot(self, filename, path)
 
     # ---- the command palette: the key table's commands ----------------------------------------
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)
         for title, help_text, action in key_help.commands(replay=self.replay):
             yield SystemCommand(title, help_text, partial(self.run_action, action))
-
-
-def run_tui(opts) -> int:
-    """``kdebug FILE.py`` on a terminal: run the script in a debuggee and show it live."""
-    import sys
-    if not os.path.isfile(opts.script):
-        print(f"kdebug: error: no such file: {opts.script}", file=sys.stderr)
-        return 2
-    app = KdebugApp(opts=opts)
-    if opts.trace:  # refused before anything runs when another run holds the trace, as kdebug run does
-        try:
-            app._trace_writer = TraceWriter(opts.trace)
-        except OSError as exc:
-            print(f"kdebug: error: {exc if isinstance(exc, TraceBusy) else f'--trace {opts.trace}: {exc.strerror}'}",
-                  file=sys.stderr)
-            return 2
-    app.run()
-    ended = app.model.ended
-    status = 0 if ended is not None and ended.status == "ok" else 1
-    writer_error = app.trace_error
-    if writer_error:  # the trace stopped (a full disk...): said once the screen is gone
-        print(f"kdebug: error: {writer_error}", file=sys.stderr)
-        status = status or 1
-    return status
-
-
-def run_replay(model: SessionModel, path: str) -> int:
-    """``kdebug replay TRACE.jsonl`` on a terminal."""
-    KdebugApp(model=model, trace_path=path).run()
-    return 0

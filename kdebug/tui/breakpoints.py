@@ -9,6 +9,20 @@ from textual.widgets import Button, Checkbox, Label
 from kdebug.tui import teaching
 
 
+class BreakCheckbox(Checkbox):
+    """A checkbox whose box is empty when unchecked (Textual's default draws a dark X either way, which a
+    projector shows as checked) and holds a check mark when checked; its label wraps."""
+
+    DEFAULT_CSS = """
+    BreakCheckbox { width: 100%; height: auto; text-wrap: wrap; text-overflow: fold; }
+    """
+
+    @property
+    def _button(self):
+        self.BUTTON_INNER = "\u2713" if self.value else " "
+        return super()._button
+
+
 class BreakpointsScreen(ModalScreen[set[str] | None]):
     BINDINGS = [("escape", "dismiss(None)", "Cancel")]
 
@@ -20,7 +34,8 @@ class BreakpointsScreen(ModalScreen[set[str] | None]):
         with Vertical(id="breakpoints-dialog"):
             yield Label("Stop the debuggee when ...", id="breakpoints-title")
             for kind, what in teaching.BREAKPOINTS.items():
-                yield Checkbox(f"{kind}: {what}", kind in self.current, id=f"bp-{kind}")
+                yield BreakCheckbox(kind, kind in self.current, id=f"bp-{kind}")
+                yield Label(what, classes="bp-what")
             with Horizontal(id="breakpoints-buttons"):
                 yield Button("Apply", variant="primary", id="bp-apply")
                 yield Button("Cancel", id="bp-cancel")

@@ -5,6 +5,8 @@ follows the run in progress.
 """
 from __future__ import annotations
 
+import textwrap
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -20,43 +22,70 @@ STATE_MARK = {"queued": "\u00b7", "compiling": "\u27f3", "done": "\u2713", "cach
 SEP = " \u2502 "
 
 
-def side_text(side: Side | None, depth: int) -> str:
+def side_text(side: Side | None, depth: int, column: int | None = None) -> str:
+    """One run's cell: its state mark, name, #job, state, ×N and alert; in ``column`` cells the name is
+    what shortens ("…"), then the indent, never the counts, the state or a ↻'s resolution."""
     if side is None:
         return ""
     pad = "  " * depth
     if side.backref:
-        return f"{pad}{side.name} #{side.target} {side.state}"
-    alert = {"error": " \u2716 error", "warning": " \u26a0 warning"}.get(side.alert or "", "")
-    return f"{pad}{STATE_MARK.get(side.state, '')} {side.name} #{side.job} {side.state} \u00d7{side.compiled}{alert}"
+        head, tail = side.name, f" #{side.target} {side.state}"  # the name starts with ↻
+    else:
+        alert = {"error": " \u2716 error", "warning": " \u26a0 warning"}.get(side.alert or "", "")
+        head, tail = f"{STATE_MARK.get(side.state, '')} {side.name}", f" #{side.job} {side.state} \u00d7{side.compiled}{alert}"
+    text = pad + head + tail
+    if column is None or len(text) <= column:
+        return text
+    pad = pad[:max(0, column - len(head) - len(tail))]  # the indent gives way first, down to none
+    room = column - len(pad) - len(tail)
+    if room >= len(head):
+        return pad + head + tail
+    return pad + (head[:max(room - 1, 1)] + "\u2026" if room > 1 else head[:2]) + tail
 
 
 class ComparisonDocument(Document):
-    """One row a line: the previous run | this run, and what differs."""
+    """A row a line: the previous run | this run, then what differs; where that does not fit in
+    ``width`` it goes on lines of its own under the row, wrapped, never cut."""
 
-    def __init__(self, comparison: Comparison, column: int) -> None:
-        self.rows = comparison.rows
+    def __init__(self, comparison: Comparison, column: int, width: int = 0) -> None:
         self.column = column
-        super().__init__([self._plain(r) for r in self.rows] or ["(no jobs in either run yet)"])
+        self.entries: list[tuple[Row, str]] = []  # (row, "row" or a line of its changes)
+        for row in comparison.rows:
+            self.entries.append((row, "row"))
+            changes = "\u2260 " + "; ".join(row.changes) if row.changes else ""
+            if changes and width and 2 * column + len(SEP) + 2 + len(changes) > width:
+                self.entries.extend((row, line) for line in textwrap.wrap(
+                    changes, max(20, width - 6), initial_indent="    ", subsequent_indent="      "))
+        super().__init__([self._plain(k) for k in range(len(self.entries))] or ["(no jobs in either run yet)"])
+
+    def _wrapped(self, row: Row) -> bool:
+        return any(r is row and kind != "row" for r, kind in self.entries)
 
     def _cells(self, row: Row) -> tuple[str, str, str]:
-        left = side_text(row.a, row.depth)[:self.column].ljust(self.column)
-        right = side_text(row.b, row.depth)[:self.column].ljust(self.column)
-        return left, right, ("  \u2260 " + "; ".join(row.changes)) if row.changes else ""
+        left = side_text(row.a, row.depth, self.column).ljust(self.column)
+        right = side_text(row.b, row.depth, self.column).ljust(self.column)
+        changes = ("  \u2260 " + "; ".join(row.changes)) if row.changes and not self._wrapped(row) else ""
+        return left, right, changes
 
-    def _plain(self, row: Row) -> str:
+    def _plain(self, k: int) -> str:
+        row, kind = self.entries[k]
+        if kind != "row":
+            return kind
         left, right, changes = self._cells(row)
         return left + SEP + right + changes
 
     def render(self, i: int) -> Text:
-        if not self.rows:
+        if not self.entries:
             return Text(self.lines[i], "dim", no_wrap=True, end="")
-        row = self.rows[i]
+        row, kind = self.entries[i]
+        if kind != "row":
+            return Text(kind, "bold yellow", no_wrap=True, end="")
         left, right, changes = self._cells(row)
         text = Text(no_wrap=True, end="")
         only_a, only_b = row.b is None, row.a is None
-        text.append(left, "red" if only_a else "yellow" if changes else "")
+        text.append(left, "red" if only_a else "yellow" if row.changes else "")
         text.append(SEP, "dim")
-        text.append(right, "green" if only_b else "yellow" if changes else "")
+        text.append(right, "green" if only_b else "yellow" if row.changes else "")
         text.append(changes, "bold yellow")
         return text
 
@@ -104,8 +133,10 @@ class CompareScreen(Screen[None]):
                     "in this one \u00b7 Escape or v closes", "dim")
         self.query_one("#compare-head", Static).update(head)
         longest = max((len(side_text(side, r.depth)) for r in comparison.rows for side in (r.a, r.b)), default=10)
-        column = max(16, min(longest, (self.size.width - len(SEP) - 28) // 2))  # room for what differs
-        self.query_one("#compare-view", TextView).set_document(ComparisonDocument(comparison, column), keep_position=True)
+        view = self.query_one("#compare-view", TextView)
+        width = (view.size.width or self.size.width) - 2  # a scrollbar may come
+        column = max(16, min(longest, (width - len(SEP)) // 2))  # what differs goes under a row that leaves no room
+        view.set_document(ComparisonDocument(comparison, column, width), keep_position=True)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -58,6 +58,7 @@ def follow_request(model, last, stepped: bool):
 
 def mark(view: SiteView, model, job, focus, tab: str, cursor: int | None = None) -> None:
     """Mark the sites of ``job`` in its ``tab`` view (source or ir); ``focus``: the request to highlight."""
+    view.faults = {}
     if job is None:
         return view.set_sites(lambda i: [], str)
     focus = focus if focus is not None and focus.requester == job.id else None
@@ -67,6 +68,7 @@ def mark(view: SiteView, model, job, focus, tab: str, cursor: int | None = None)
         by_line = nav.source_sites(model, job, header)
         lines = {i for i, sites in by_line.items() if focus is not None and focus in sites}
         targets = lambda i: [s.target for s in by_line.get(i, ())]  # noqa: E731
+        view.faults = nav.fault_lines(model, job, header)
     else:
         sites = nav.IrSites(model, job.id)
         lines = set(nav.marker_lines(doc.lines, focus, model.entries.get(focus.target))) if focus is not None else set()

@@ -20,13 +20,15 @@ from kdebug.stages import in_stage_order
 from kdebug.tui import descend, tab_focus, teaching
 from kdebug.tui.documents import (CodeDocument, Document, JoinedDocument, SideBySideDocument, SideBySideRows,
                                   StyledDocument, UnifiedDiffDocument, UnifiedLines)
+from kdebug.tui.message_screen import MessageScreen
 from kdebug.tui.messages import GoToJob
 from kdebug.tui.site_view import SiteView
 from kdebug.tui.stage_views import diff_bar, pass_bar, phase_bar
-from kdebug.tui.tabs import TAB_IDS, TABS
+from kdebug.tui.tabs import NARROW, TAB_IDS, TABS
 from kdebug.tui.textview import TextView
 
 ARROW = " \u2192 "
+MORE = " \u2026 o: more"  # the end of a banner cut to its height
 # a derivative job's IR view: primal -> primal_resolved -> derivative, each shown as a diff of the one before
 DIFFED_AGAINST = {"primal_resolved": "primal", "derivative": "primal_resolved"}
 SUFFIX = {"llvm": ".ll", "python": ".py", "ptx": ".ptx", "asm": ".s", "text": ".txt"}
@@ -50,6 +52,55 @@ def event_line(ev: E.Event) -> tuple[str, str]:
     style = {"job_failed": "red", "diagnostic": "red", "reentrant": "magenta", "paused": "yellow",
              "job_finished": "green", "snapshot": "dim"}.get(ev.kind, "")
     return f"{ev.t:10.4f}  {ev.kind:<17} {'  '.join(bits)}", style
+
+
+def error_summary(error: str, cwd: str = "") -> str:
+    """An error's first line and its ``hint:`` (what to do instead); the source line and caret are left to
+    the Source tab and the whole text to o. A path under ``cwd`` is written relative to it."""
+    lines = error.splitlines()
+    if lines and cwd:
+        lines[0] = lines[0].replace(os.path.abspath(cwd) + os.sep, "")
+    hint = next((k for k, line in enumerate(lines) if line.lstrip().startswith("hint:")), None)
+    return "\n".join(lines[:1] + (lines[hint:] if hint is not None and hint > 0 else []))
+
+
+def location_of(diag: E.Diagnostic, cwd: str = "") -> str:
+    """``file:line:col`` of a diagnostic ('' when it has none), the file relative to ``cwd`` when inside it."""
+    loc = diag.location or {}
+    name = loc.get("file")
+    if not name:
+        return ""
+    if cwd and os.path.isabs(name) and os.path.abspath(name).startswith(os.path.abspath(cwd) + os.sep):
+        name = os.path.relpath(name, cwd)
+    return ":".join(str(p) for p in (name, loc.get("line"), loc.get("col")) if p)
+
+
+def script_error_document(diag: E.Diagnostic, cwd: str, context: int = 4) -> StyledDocument:
+    """A script's error, located: ``file:line:col: message``, the lines around it numbered, the faulting line
+    marked and a caret under its column, then the whole message as Python wrote it."""
+    doc = StyledDocument()
+    where = location_of(diag, cwd)
+    doc.append(f"{where}: {diag.message}" if where else diag.message, "bold red")
+    loc = diag.location or {}
+    try:
+        with open(os.path.join(cwd, loc["file"]), encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except (KeyError, TypeError, OSError):
+        lines = []
+    line = loc.get("line") or 0
+    if lines and 1 <= line <= len(lines):
+        doc.append("")
+        width = len(str(min(line + context, len(lines))))
+        for n in range(max(1, line - context), min(line + context, len(lines)) + 1):
+            mark = "\u25b6" if n == line else " "
+            doc.append(f"{mark}{n:>{width}} \u2502 {lines[n - 1]}", "bold reverse red" if n == line else "")
+            if n == line and loc.get("col"):
+                doc.append(" " * (width + 3 + loc["col"]) + "^", "bold red")
+    if diag.text:
+        doc.append("")
+        for text_line in diag.text.splitlines():
+            doc.append(text_line, "red")
+    return doc
 
 
 class DetailPane(Vertical):
@@ -80,6 +131,7 @@ class DetailPane(Vertical):
         self.diff_noise = True  # i: attribute-group renumbering and metadata are no change
         self.diff_function: str | None = None  # f: one function of the diffed modules (None: all)
         self._stages: tuple[tuple, list] = ((), [])
+        self.script_error: E.Diagnostic | None = None  # the script's own error, shown while no job is
 
     def compose(self) -> ComposeResult:
         yield Static("no job yet", id="banner")
@@ -107,6 +159,7 @@ class DetailPane(Vertical):
     # ---- what to show ------------------------------------------------------------------
     def reset(self, model: SessionModel) -> None:
         self.model, self.job_id, self.backref = model, None, None
+        self.script_error = None
         self.path.clear()
         self._loaded.clear()
         for tab in (t for t in TAB_IDS if t != "strategy"):
@@ -121,6 +174,28 @@ class DetailPane(Vertical):
         self.job_id, self.backref = job_id, backref
         self._update_banner()
         self.refresh_active()
+
+    def script_failed(self) -> bool:
+        """The session failed before any job: show the script's located error (True when it is shown now)."""
+        ended = self.model.ended
+        if self.job_id is not None or ended is None or ended.status in ("ok", "interrupted") \
+                or self.script_error is not None:
+            return False
+        diag = next((d for d in self.model.diagnostics if d.severity == "error" and d.job is None), None)
+        if diag is None:
+            return False
+        self.show_script_error(diag)
+        return True
+
+    def show_script_error(self, diag: E.Diagnostic) -> None:
+        """The script failed before any job (a syntax error, an exception at import): its located error
+        in the banner and the Source tab, the faulting line marked, while no job is shown."""
+        self.script_error = diag
+        self._loaded.pop("source", None)
+        if self.job_id is None:
+            self._update_banner()
+            self.set_tab("source")
+            self.refresh_active()
 
     def jobs_changed(self, job_ids: set[int]) -> None:
         """Events arrived for these jobs: redraw what shows them."""
@@ -138,13 +213,41 @@ class DetailPane(Vertical):
     def set_tab(self, tab: str) -> None:
         self.query_one("#detail-tabs", TabbedContent).active = f"tab-{tab}"
 
-    action_tab = set_tab
+    def action_tab(self, tab: str) -> None:
+        """1-8: the tab shown, and its view focused (the arrows, enter and z then act on it)."""
+        self.set_tab(tab)
+        self.focus_view()
+
+    def focus_view(self) -> None:
+        """Focus the active tab's view (the Strategy tab: its scroll)."""
+        pane = self.query_one("#detail-tabs", TabbedContent)
+        target = next((w for w in pane.get_pane(pane.active).query("*") if w.focusable), None) if pane.active else None
+        if target is not None:
+            target.focus(scroll_visible=False)
 
     def on_mount(self) -> None:
         tab_focus.skip_tab_strip(self.query_one("#detail-tabs", TabbedContent))
+        self._fit_tab_labels()
+
+    @property
+    def compact(self) -> bool:
+        """Below 32 lines (80x24): the IR and Diff tabs' bars take one line each (kdebug.tcss)."""
+        return self.app.size.height < 32
+
+    def _fit_tab_labels(self) -> None:
+        narrow = self.app.size.width < NARROW
+        tabbed = self.query_one("#detail-tabs", TabbedContent)
+        for tab in TABS:
+            label = tab.short if narrow and tab.short else tab.label
+            strip_tab = tabbed.get_tab(f"tab-{tab.id}")
+            if str(strip_tab.label) != label:
+                strip_tab.label = label
 
     def on_resize(self) -> None:
+        self._fit_tab_labels()
         self._show_explanations()
+        self._banner_lines = -1
+        self.call_after_refresh(self._update_banner)  # the banner's wrap follows the width
 
     def on_text_view_resized(self, message: TextView.Resized) -> None:
         # the finish view itself (a zoom resizes it, not this pane): side by side splits its width
@@ -167,6 +270,9 @@ class DetailPane(Vertical):
     def on_tabbed_content_tab_activated(self, message: TabbedContent.TabActivated) -> None:
         if message.tabbed_content.id == "detail-tabs":
             self.refresh_active()
+            focused, shown = self.app.focused, message.pane
+            if focused is None or (self in focused.ancestors and shown not in focused.ancestors):
+                self.focus_view()  # the view that had the focus is hidden now: the one shown takes it
 
     def active_view(self) -> TextView | None:
         tab = self.active_tab
@@ -263,8 +369,14 @@ class DetailPane(Vertical):
     def _update_banner(self) -> None:
         job = self.model.jobs.get(self.job_id) if self.job_id is not None else None
         if job is None:
-            self._set_banner(Text("no job yet"))
-            return
+            diag = self.script_error
+            if diag is None:
+                return self._set_banner(Text("no job yet"))
+            text = Text(f"\u2716 {diag.message}", "bold red")
+            text.append(f" at {location_of(diag, self.cwd) or 'the script start'}", "bold red")
+            text.append("\nno kernel was compiled; the Source tab shows the line"
+                        + (" (fix it, then r reruns)" if self.app.opts is not None else ""), "dim")
+            return self._set_banner(text, diag.text, tall=True)
         text = Text()
         if self.backref is not None and self.backref < len(self.model.reentrant):
             # what happened first: the resolution, then the cycle, so a narrow pane wraps, never cuts
@@ -278,36 +390,77 @@ class DetailPane(Vertical):
             state = self.model.job_state(job.id)[0]
             text.append(f"in #{job.id} {job.name}, {state}", "dim")
             if job.error:
-                text.append("\n" + job.error.splitlines()[0], "red")
-            self._set_banner(text)
+                text.append("\n" + error_summary(job.error, self.cwd), "red")
+            self._set_banner(text, job.error, tall=True)
             return
         state, phase = self.model.job_state(job.id)
+        # the name and the state first: a one-line banner (80x24) keeps them, the argument types give way
+        args = job.signature[len(job.name):] if job.signature.startswith(job.name) else ""
         text.append(f"#{job.id} ", "bold")
-        text.append(job.signature, "bold")
-        text.append(f"  {job.kind} on {job.target}  ")
+        text.append(job.name if args else job.signature, "bold")
+        text.append("  ")
         text.append(state, {"failed": "bold red", "done": "green", "compiling": "yellow"}.get(state, ""))
         if phase:
             text.append(f" ({phase})", "yellow")
         if job.compile_time:
             text.append(f" in {job.compile_time * 1e3:.1f} ms")
+        text.append(f"  {job.kind} on {job.target}")
+        if args:
+            text.append(f"  {args}", "bold")
         if job.parent is not None:
             text.append(f"  deferred: requested by #{job.parent} via {job.reason}", "magenta")
         if job.resolved_round:
             text.append(f", resolved by the toplevel in round {job.resolved_round}", "cyan")
         if job.duplicate_of is not None:
             text.append(f"  duplicate codegen: the same key as #{job.duplicate_of}", "bold yellow")
+        for miss in (d for d in self.model.diagnostics if d.category == "finish" and d.job == job.id):
+            text.append("\n\u2716 finish-coverage miss: " + miss.message.splitlines()[0], "bold red")
         if job.error:
-            text.append("\n" + job.error.splitlines()[0], "red")
-        self._set_banner(text)
+            text.append("\n" + error_summary(job.error, self.cwd), "red")
+        self._set_banner(text, job.error)
 
-    def _set_banner(self, text: Text) -> None:
-        """The banner wraps (height auto): a layout only when its number of lines changes,
+    def _set_banner(self, text: Text, full: str | None = None, tall: bool = False) -> None:
+        """The banner wraps (height auto), never cut silently: past its height its last line says that
+        o opens it all (with ``full``, the whole error). A layout only when its number of lines changes,
         since a layout on every key in the tree costs more than the rest of the answer."""
         banner = self.query_one("#banner", Static)
+        # a ↻'s cycle and resolution, a script's error, keep three lines at 80x24 (kdebug.tcss)
+        banner.set_class(tall, "tall")
+        self._banner_full = text.copy()
+        if full:  # the whole error in place of its summary
+            at = text.plain.rfind(error_summary(full, self.cwd))
+            self._banner_full = text[:at].copy() if at > 0 else text.copy()
+            self._banner_full.rstrip()
+            self._banner_full.append("\n" + full, "red")
         width = banner.content_size.width
-        lines = len(text.wrap(self.app.console, width)) if width > 0 else -1
+        if width > 0:
+            wrapped = text.wrap(self.app.console, width)
+            limit = banner.styles.max_height.value if banner.styles.max_height is not None else 6
+            limit = max(1, int(limit))
+            self._banner_cut = len(wrapped) > limit or bool(full and full.strip() != error_summary(full, self.cwd))
+            if len(wrapped) > limit:  # its last line says what is left out, and which key shows it
+                kept = list(wrapped[:limit])
+                last = kept[-1].copy()
+                last.rstrip()
+                last.truncate(max(0, width - len(MORE)))
+                last.append(MORE, "bold reverse")
+                kept[-1] = last
+                text = Text("\n").join(kept)
+            elif self._banner_cut:
+                text = text.copy()
+                text.append("  (o: all of it)", "dim")
+            lines = min(len(wrapped), limit)
+        else:
+            lines = -1
         banner.update(text, layout=lines != self._banner_lines or lines < 0)
         self._banner_lines = lines
+
+    def action_open_banner(self) -> None:
+        """o: the banner in full, with the job's whole error (its source line and caret, its hint)."""
+        full = getattr(self, "_banner_full", None)
+        if full is None or not full.plain.strip():
+            return self.notify("nothing to open: the banner is empty")
+        self.app.push_screen(MessageScreen("the banner in full", full))
 
     def refresh_active(self) -> None:
         tab = self.active_tab
@@ -315,12 +468,18 @@ class DetailPane(Vertical):
         version = len(job.events) if job is not None else -1
         width = self.query_one(f"#view-{tab}", TextView).size.width if tab in ("finish", "diff") else 0
         key = (self.job_id, version, self.phase, self.diff_mode, len(self.model.events) if tab == "strategy" else 0,
-               width, self.pass_index, self.hide_unchanged,  # side by side splits the width
+               width, self.pass_index, self.hide_unchanged, self.compact,  # side by side splits the width
                (self.diff_a, self.diff_noise, self.diff_function) if tab == "diff" else None)
-        if self._loaded.get(tab) == key:
+        old = self._loaded.get(tab)
+        if old == key:
             return
         self._loaded[tab] = key
-        getattr(self, f"_show_{tab}")(job)
+        # only the width changed (a zoom, a resize: side by side splits it): the reader keeps the place
+        self._keep_place = old is not None and old[:5] == key[:5] and old[6:] == key[6:]
+        try:
+            getattr(self, f"_show_{tab}")(job)
+        finally:
+            self._keep_place = False
         self.mark_sites()
 
     def mark_sites(self) -> None:
@@ -373,8 +532,10 @@ class DetailPane(Vertical):
         self.post_message(GoToJob(stop.job))
         self._show_path(stop.job)
 
+    _keep_place = False  # refresh_active: the document is the same but for the width
+
     def _set(self, tab: str, doc: Document, keep: bool = False) -> None:
-        self.query_one(f"#view-{tab}", TextView).set_document(doc, keep_position=keep)
+        self.query_one(f"#view-{tab}", TextView).set_document(doc, keep_position=keep or self._keep_place)
 
     def _text(self, phase: str, job=None) -> tuple[str | None, str]:
         job = job or self.model.jobs.get(self.job_id)
@@ -384,7 +545,8 @@ class DetailPane(Vertical):
 
     def _show_source(self, job) -> None:
         if job is None:
-            return self._set("source", Document([]))
+            return self._set("source", script_error_document(self.script_error, self.cwd)
+                             if self.script_error is not None else Document([]))
         src = job.source or self._text("parse")[0] or "(source not available)"
         header = f"# {job.source_file}:{job.source_line}\n" if job.source_file else ""
         self._set("source", CodeDocument(header + src, "python"))
@@ -395,14 +557,14 @@ class DetailPane(Vertical):
             self.phase, self.pass_index = ("optimize" if "optimize" in phases else phases[-1]), None
         stages = self.stages() if job is not None else []
         # each phase is a link: a click runs the app's set_phase action; = marks a phase that changed nothing
-        bar = phase_bar(phases, self.phase, stage_diff.phase_changes(stages), self.hide_unchanged)
+        bar = phase_bar(phases, self.phase, stage_diff.phase_changes(stages), self.hide_unchanged, self.compact)
         if bar != self._phase_bar:  # it may wrap, so an update costs a layout: only when it changed
             self._phase_bar = bar
             self.query_one("#phase-bar", Static).update(Content.from_markup(bar))
         in_phase = [s for s in stages if s.is_pass and s.phase == self.phase]
         if self.pass_index is not None and not any(s.index == self.pass_index for s in in_phase):
             self.pass_index = None
-        passes = pass_bar(in_phase, self.pass_index, self.hide_unchanged)
+        passes = pass_bar(in_phase, self.pass_index, self.hide_unchanged, self.compact)
         pass_box = self.query_one("#pass-bar", Static)
         if getattr(pass_box, "_markup", None) != passes:
             pass_box._markup = passes
@@ -539,7 +701,7 @@ class DetailPane(Vertical):
     def _show_diff(self, job) -> None:
         a, b = self._diff_pair() if job is not None else (None, None)
         self.query_one("#diff-bar", Static).update(diff_bar(a, b, self.diff_a is not None, self.diff_mode,
-                                                            self.diff_noise, self.diff_function))
+                                                            self.diff_noise, self.diff_function, self.compact))
         before = stage_diff.stage_text(self.model, a) if a is not None else None
         after = stage_diff.stage_text(self.model, b) if b is not None else None
         if before is None or after is None:
@@ -563,6 +725,8 @@ class DetailPane(Vertical):
         if view is None:
             return self.notify("nothing to search in this tab")
         count = view.search(text)
+        if count:
+            view.focus()  # the match is there: the arrows, enter, n and N go on from it
         self.notify(f"{count} line(s) match {text!r}" if text else "search cleared", timeout=3)
 
     def action_step_match(self, step: int) -> None:

@@ -1,6 +1,8 @@
 """The diagnostics panel: every alert of the session (the model's), in order, with its full text."""
 from __future__ import annotations
 
+import textwrap
+
 from textual import events
 from textual.binding import Binding
 
@@ -10,6 +12,15 @@ from kdebug.tui.messages import GoToJob
 from kdebug.tui.textview import TextView
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "note": "cyan"}
+
+
+def wrap(line: str, width: int) -> list[str]:
+    """``line`` wrapped at ``width`` (0: not at all), its continuation lines two more columns in; a line
+    that fits (a source line, a caret under it) is kept as it is."""
+    if width <= 0 or len(line) <= width:
+        return [line]
+    lead = line[:len(line) - len(line.lstrip())]
+    return textwrap.wrap(line, width, subsequent_indent=lead + "  ", break_on_hyphens=False) or [line]
 
 
 class DiagnosticsPanel(TextView):
@@ -23,6 +34,7 @@ class DiagnosticsPanel(TextView):
         self.line_alert: list[int] = []  # the index of the alert each line belongs to
         self._shown = (0, 0)  # alerts shown, detail lines of the last one
         self._last_line = 0  # where the last alert shown starts (a later event may add to its detail)
+        self._wrapped_at = 0  # the width the lines are wrapped at (0: not laid out yet, not wrapped)
 
     @property
     def count(self) -> int:
@@ -42,15 +54,29 @@ class DiagnosticsPanel(TextView):
         first = max(self._shown[0] - 1, 0)  # redo the last alert shown, then add the new ones
         doc = self.document
         del doc.lines[self._last_line:], doc.styles[self._last_line:], self.line_alert[self._last_line:]
+        width = self._wrap_width()
         for index, alert in enumerate(alerts[first:], start=first):
             self._last_line = len(doc.lines)
-            doc.append(f"{alert.severity}: {alert.title}", SEVERITY_STYLE.get(alert.severity, ""))
+            for k, line in enumerate(wrap(f"{alert.severity}: {alert.title}", width)):
+                doc.append(line, SEVERITY_STYLE.get(alert.severity, "") if k == 0 else "")
             for line in alert.detail:
-                doc.append("    " + line, "")
+                for part in wrap("    " + line, width):
+                    doc.append(part, "")
             self.line_alert.extend([index] * (len(doc.lines) - self._last_line))
         self._shown = shown
         self._cache.clear()
         self.content_grew()
+
+    def _wrap_width(self) -> int:
+        return max(20, self.size.width - 3) if self.size.width else 0  # a vertical scrollbar may come
+
+    def on_resize(self) -> None:
+        super().on_resize()
+        if self._wrapped_at != self._wrap_width():  # the lines wrap at the width: wrap them again
+            self._wrapped_at = self._wrap_width()
+            self._shown, self._last_line, self.line_alert = (0, 0), 0, []
+            self.set_document(StyledDocument())
+            self.refresh_alerts()
 
     def job_at_line(self, line: int) -> int | None:
         """The job of the alert shown on ``line`` (None: no alert there, or one without a job)."""

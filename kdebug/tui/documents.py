@@ -151,6 +151,12 @@ class UnifiedLines(Document):
     def __init__(self, diff: stage_diff.StageDiff, names: tuple[str, str], context: int = 3) -> None:
         super().__init__(stage_diff.unified(diff, names, context) or ["(no difference)"])
 
+    hunk_above = 0  # a hunk shown from its @@ line (its context lines follow it)
+
+    def hunks(self) -> list[int]:
+        """The lines where each hunk starts (its ``@@`` line): ] and [ go there."""
+        return [i for i, line in enumerate(self.lines) if line.startswith("@@")]
+
     def render(self, i: int) -> Text:
         line = self.lines[i]
         if line.startswith(("+++", "---")):
@@ -170,6 +176,13 @@ class SideBySideRows(Document):
 
     def _join(self, left: str, right: str) -> str:
         return left[:self.column].ljust(self.column) + self.SEP + right
+
+    hunk_above = 2  # rows of context kept above a run of changes the view goes to
+
+    def hunks(self) -> list[int]:
+        """The rows where each run of changed rows starts: ] and [ go there."""
+        return [i for i, (_, _, tag) in enumerate(self.rows)
+                if tag != "equal" and (i == 0 or self.rows[i - 1][2] == "equal")]
 
     def render(self, i: int) -> Text:
         if not self.rows:

@@ -10,8 +10,10 @@ from kdebug.session.model import JobView, SessionModel
 from kdebug.tui.messages import JobChosen
 
 ARROW = " \u2192 "
-STATE_STYLE = {"queued": "dim", "compiling": "yellow", "done": "green", "cached": "cyan", "failed": "bold red"}
-STATE_MARK = {"queued": "\u00b7", "compiling": "\u27f3", "done": "\u2713", "cached": "\u2713", "failed": "\u2716"}
+STATE_STYLE = {"queued": "dim", "compiling": "yellow", "done": "green", "cached": "cyan", "failed": "bold red",
+               "killed": "bold red", "crashed": "bold red", "interrupted": "bold yellow", "abandoned": "dim red"}
+STATE_MARK = {"queued": "\u00b7", "compiling": "\u27f3", "done": "\u2713", "cached": "\u2713", "failed": "\u2716",
+              "killed": "\u25a0", "crashed": "\u2716", "interrupted": "\u25a0", "abandoned": "\u25a0"}
 
 
 def _ms(seconds: float) -> str:
@@ -19,7 +21,7 @@ def _ms(seconds: float) -> str:
 
 
 def job_label(job: JobView, model: SessionModel) -> Text:
-    """``✓ name #id  reason  state  time  (argument types)``: what matters first, the long part last."""
+    """``✓ name #id[=#N]  reason  state  time  (argument types)``: what matters first, the long part last."""
     state, phase = model.job_state(job.id)
     alert = model.job_alert.get(job.id)
     style = STATE_STYLE.get(state, "")
@@ -31,15 +33,16 @@ def job_label(job: JobView, model: SessionModel) -> Text:
     text.append(STATE_MARK.get(state, "") + " ", style)
     text.append(job.name, "bold reverse magenta" if job.id in model.cycle else "bold")
     text.append(f" #{job.id}", "dim")
+    if job.duplicate_of is not None:  # next to the name: a deep, narrow tree keeps it (the banner says it whole)
+        text.append(f"=#{job.duplicate_of}", "bold yellow")  # #7=#3: the same key as #3, compiled again
     if job.kind == "derivative":
         text.append("  derivative", "blue")
     if job.reason != "host":
         text.append(f"  {job.reason}", "magenta")
     if job.resolved_round:
         text.append(f"  round {job.resolved_round}", "cyan")
-    text.append(f"  {state}" + (f": {phase}" if state == "compiling" and phase else ""), style)
-    if job.duplicate_of is not None:
-        text.append(f"  duplicate of #{job.duplicate_of}", "bold yellow")
+    text.append(f"  {state}" + (f": {phase}" if state == "compiling" and phase else
+                                f" in {job.stopped_in}" if job.stopped_in else ""), style)
     if job.cache_hits:
         text.append(f" +{job.cache_hits} cached", "cyan")
     if job.compile_time:

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
 
 from kdebug import events as E
 from kdebug.session.model import LaunchView, SessionModel
 from kdebug.tui.messages import GoToJob
 
-COLUMNS = ("#", "kernel", "job", "grid", "block", "backend", "time", "status")
+# the backend is the session's (the header says it); the status takes what is left of the width, and wraps
+COLUMNS = ("#", "kernel", "job", "grid", "block", "time", "status")
 
 
 def _dims(d) -> str:
@@ -54,31 +56,67 @@ class LaunchesPanel(DataTable):
         self.model = model
         self.clear()
 
+    def _add(self, ln: LaunchView) -> None:
+        # height None: as many lines as the status wraps to in its column
+        self.add_row(str(ln.id), self._kernel(ln), f"#{ln.job}" if ln.job is not None else "",
+                     _dims(ln.grid), _dims(ln.block), _time(ln), _status(ln), key=str(ln.id), height=None)
+
+    def _rebuild(self) -> None:
+        """Every row again (the status column's width changed, or a status grew a line)."""
+        row = self.cursor_row
+        self.clear()
+        for ln in self.model.launches.values():
+            self._add(ln)
+        if self.row_count:
+            self.move_cursor(row=min(row, self.row_count - 1), animate=False)
+
+    def _fit_status(self) -> bool:
+        """The status column gets the width the others leave (a launch's error wraps there); True when it
+        changed (the rows are rebuilt)."""
+        if not self.size.width or not self.columns:
+            return False
+        status = self.columns[ColumnKey("status")]
+        others = sum(c.get_render_width(self) for key, c in self.columns.items() if key != status.key)
+        width = min(self.size.width, self.scrollable_content_region.width or self.size.width)
+        want = max(12, width - others - 2 * self.cell_padding - 2)  # a vertical scrollbar may come
+        if not status.auto_width and status.width == want:
+            return False
+        status.auto_width, status.width = False, want
+        self._rebuild()
+        return True
+
+    def on_resize(self) -> None:
+        self._fit_status()
+
     def _kernel(self, ln: LaunchView) -> str:
         if ln.parent_launch is None:
             return ln.name
         # device-side launches nest under their parent launch, as deep as they go
-        return "  " * (self.model.launch_depth(ln.id) - 1) + f"\u2514 {ln.name} (from launch #{ln.parent_launch})"
+        # short: at 80 columns the time and the status keep their room
+        return " " * (self.model.launch_depth(ln.id) - 1) + f"\u2514 {ln.name} from #{ln.parent_launch}"
 
     def add_events(self, events: list[E.Event]) -> None:
         for ev in events:
             if isinstance(ev, E.LaunchStarted):
-                ln = self.model.launches[ev.launch]
-                self.add_row(str(ln.id), self._kernel(ln), f"#{ln.job}" if ln.job is not None else "",
-                             _dims(ln.grid), _dims(ln.block), ln.backend, _time(ln), _status(ln), key=str(ln.id))
+                self._add(self.model.launches[ev.launch])
             elif isinstance(ev, E.LaunchFinished) and ev.launch in self.model.launches:
                 self._update(self.model.launches[ev.launch])
             elif isinstance(ev, E.SessionEnded):
                 for ln in self.model.launches.values():
                     if ln.ended_by is not None:
                         self._update(ln)
+        self._fit_status()  # a wider kernel, grid or time column leaves the status less
+
 
     def _update(self, ln: LaunchView) -> None:
-        try:
-            self.update_cell(str(ln.id), "time", _time(ln), update_width=True)
-            self.update_cell(str(ln.id), "status", _status(ln), update_width=True)
-        except Exception:  # noqa: BLE001 - a finish without its start (torn trace)
-            pass
+        if str(ln.id) not in self.rows:  # a finish without its start (torn trace)
+            return
+        status = _status(ln)
+        if len(status.plain) > self.columns[ColumnKey("status")].get_render_width(self) - 2 * self.cell_padding:
+            self._rebuild()  # it wraps: the row grows
+            return
+        self.update_cell(str(ln.id), "time", _time(ln), update_width=True)
+        self.update_cell(str(ln.id), "status", status)
 
     def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
         message.stop()

@@ -7,8 +7,10 @@ it as data, as they reach the debuggee.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
+from urllib.parse import urlsplit
 
 from kdebug.session.options import RunOptions
 
@@ -23,18 +25,64 @@ def url_of(host: str, port: int) -> str:
     return f"http://{shown}:{port}"
 
 
-def serve(options: RunOptions, host: str = "localhost", port: int = 8000) -> int:
+# a Host header the page may echo: a host name, an IPv4 or a bracketed IPv6 address, and a port
+SAFE_HOST = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}"
+                       r"[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?")
+
+
+def public_url_for(host_header: str | None, fallback: str) -> str:
+    """The URL the page's links and websocket use: ``http://`` and the request's Host header, the name the
+    browser reached this server by (the projector's PC asks for this machine, not its own localhost);
+    ``fallback`` when the header is missing or is anything but a host name or address and a port."""
+    if host_header and SAFE_HOST.fullmatch(host_header):
+        return f"http://{host_header}"
+    return fallback
+
+
+def check_public_url(url: str) -> str:
+    """``--public-url``: an http(s) URL with a host and no path; raises ValueError saying what is wrong."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or not SAFE_HOST.fullmatch(parts.netloc):
+        raise ValueError(f"{url!r}: give http://HOST:PORT or https://HOST (the address browsers reach this server by)")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ValueError(f"{url!r}: give the server's root, without a path, query or fragment")
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _server_class():
+    from textual_serve.server import Server
+
+    class PublicUrlServer(Server):
+        """textual-serve's server, whose page names the server by ``--public-url``, else by the request's
+        Host header (where that is safe), so a browser on another machine loads it and connects back."""
+
+        def __init__(self, *args, fixed_url: str | None, fallback_url: str, **kw) -> None:
+            super().__init__(*args, public_url=fixed_url or fallback_url, **kw)
+            self.fixed_url, self.fallback_url = fixed_url, fallback_url
+
+        async def handle_index(self, request):
+            # set and read without an await in between (the template's context is built at once)
+            self.public_url = self.fixed_url or public_url_for(request.headers.get("Host"), self.fallback_url)
+            return await super().handle_index(request)
+
+    return PublicUrlServer
+
+
+def serve(options: RunOptions, host: str = "localhost", port: int = 8000, public_url: str | None = None) -> int:
     """Serve until interrupted; prints the URL to open first."""
     try:
-        from textual_serve.server import Server
+        server_class = _server_class()
     except ImportError:
         print("kdebug: error: kdebug serve needs textual-serve: python -m pip install textual-serve",
               file=sys.stderr)
         return 2
-    server = Server(served_command(options), host=host, port=port, title=f"kdebug {os.path.basename(options.script)}",
-                    public_url=url_of(host, port))
-    print(f"kdebug: serving {options.script} on {url_of(host, port)} (open it in a browser; ctrl+c stops)",
-          flush=True)
+    server = server_class(served_command(options), host=host, port=port,
+                          title=f"kdebug {os.path.basename(options.script)}", fixed_url=public_url,
+                          fallback_url=url_of(host, port))
+    where = public_url or url_of(host, port)
+    also = "" if public_url or host not in ("", "0.0.0.0", "::") else \
+        f"; from another machine: http://THIS-MACHINE:{port}"
+    print(f"kdebug: serving {options.script} on {where} (open it in a browser{also}; ctrl+c stops)", flush=True)
     server.serve()
     return 0
 
@@ -42,7 +90,7 @@ def serve(options: RunOptions, host: str = "localhost", port: int = 8000) -> int
 def main(argv: list[str]) -> int:
     """The served app: one browser session's kdebug."""
     # kept lazy for start-up time: the server process (serve) never loads the app, only the served one
-    from kdebug.tui.app import run_tui
+    from kdebug.tui.entry import run_tui
     if len(argv) != 2 or argv[0] != "--options":
         print("usage: python -m kdebug.tui.serve --options JSON (kdebug serve runs this)", file=sys.stderr)
         return 2

@@ -15,9 +15,13 @@ from textual.binding import Binding
 
 from kdebug.tui.textview import TextView
 
-CURSOR = Style(bgcolor="#2c313a")
+# reverse video: the terminal's own colours swapped, so the cursor line stands out on a washed-out
+# projector and in a light terminal theme alike (a dark background tint vanishes on both)
+CURSOR = Style(reverse=True, bold=True)
 FOCUS = Style(bgcolor="#6b4f00", bold=True)  # the request the session stands at
 SITE_MARK = Style(color="magenta", bold=True)
+FAULT = Style(bgcolor="#5f0000", bold=True)  # a line an error points at (memcheck, a compile error)
+FAULT_MARK = Style(color="#ff5f5f", bold=True)
 
 
 class SiteView(TextView):
@@ -28,6 +32,7 @@ class SiteView(TextView):
         super().__init__(id=id)
         self.cursor = 0
         self.focus_lines: set[int] = set()
+        self.faults: dict[int, str] = {}  # lines an error points at, with its category
         self._targets: Callable[[int], list[int]] = lambda i: []
         self._label: Callable[[int], str] = str
 
@@ -62,9 +67,22 @@ class SiteView(TextView):
         self.refresh()
 
     def _show_cursor(self) -> None:
-        height = max(self.size.height, 1)
-        if not (self.scroll_y <= self.cursor < self.scroll_y + height):
-            self.scroll_to(y=max(0, self.cursor - height // 3), animate=False)
+        """Keep the cursor in the lines the view shows: the horizontal scrollbar's row is not one of them.
+        A step past the top or the bottom scrolls by what it takes; a jump puts the line a third down."""
+        height = max(self.scrollable_content_region.height, 1)
+        top = int(self.scroll_y)
+        if top <= self.cursor < top + height:
+            return
+        if top - 1 <= self.cursor < top:
+            y = self.cursor
+        elif top + height <= self.cursor <= top + height + 1:
+            y = self.cursor - height + 1
+        else:
+            y = self.cursor - height // 3
+        self.scroll_to(y=max(0, y), animate=False)
+
+    def at_line(self, line: int) -> None:
+        self.move_cursor(line)
 
     def action_cursor(self, step: int) -> None:
         self.move_cursor(self.cursor + step)
@@ -80,7 +98,11 @@ class SiteView(TextView):
         targets = self._targets(index)
         if targets:
             text.append("  \u25c2 " + ", ".join(self._label(t) for t in targets), SITE_MARK)
-        style = FOCUS if index in self.focus_lines else CURSOR if index == self.cursor and self.has_focus else None
+        fault = self.faults.get(index)
+        if fault is not None:
+            text.append(f"  \u25c2 \u2716 {fault}", FAULT_MARK)
+        style = FOCUS if index in self.focus_lines else CURSOR if index == self.cursor and self.has_focus \
+            else FAULT if fault is not None else None
         if style is not None:
             text.pad_right(max(0, self.size.width - text.cell_len))
             text.stylize(style)

@@ -9,18 +9,39 @@ from textual.widgets import Static
 from kdebug.session.model import Alert, SessionModel
 
 
-def header(model: SessionModel, opts, replay: bool, trace_path: str | None) -> str | None:
-    """The subtitle: the script, backend and strategy (None: nothing to say yet)."""
+HEADER_SPARE = 34  # the header's icon and its right-hand space, "kdebug — ", the title's padding
+
+
+def header(model: SessionModel, opts, replay: bool, trace_path: str | None, width: int | None = None) -> str | None:
+    """The subtitle: backend and strategy first, then the script, whose path shortens to fit ``width``
+    (the terminal's; None: never shortened). None: nothing to say yet."""
     started = model.started
     if started is not None:
-        where = f"replay of {os.path.basename(trace_path)} \u00b7 " if replay and trace_path else ""
-        title = f"{where}{started.script} \u00b7 backend {started.backend} \u00b7 strategy {started.strategy}"
+        head = f"backend {started.backend} \u00b7 strategy {started.strategy}"
         if set(model.sanitizers) != {"memcheck", "synccheck"}:  # the default stays unsaid
-            title += f" \u00b7 sanitize {','.join(model.sanitizers)}"
-        return title
+            head += f" \u00b7 sanitize {','.join(model.sanitizers)}"
+        where = f"replay of {os.path.basename(trace_path)} \u00b7 " if replay and trace_path else ""
+        room = width - HEADER_SPARE - len(head) - 3 if width else None
+        if room is not None and where and len(where) + len(os.path.basename(started.script)) > room:
+            where = "replay \u00b7 "  # the trace's name gives way before the script's
+        return head + " \u00b7 " + where + short_path(started.script, room - len(where) if room is not None else None)
     if opts is not None:
-        return f"{opts.script} \u00b7 strategy {opts.strategy} \u00b7 starting"
+        head = f"strategy {opts.strategy} \u00b7 starting"
+        return head + " \u00b7 " + short_path(opts.script, width - HEADER_SPARE - len(head) - 3 if width else None)
     return None
+
+
+def short_path(path: str, room: int | None) -> str:
+    """``path`` in ``room`` columns (None: as it is); its leading folders
+    give way to "…/" first, its file name last."""
+    if room is None or len(path) <= room:
+        return path
+    parts = path.split(os.sep)
+    for k in range(1, len(parts)):
+        shorter = "\u2026" + os.sep + os.sep.join(parts[k:])
+        if len(shorter) <= room:
+            return shorter
+    return parts[-1]
 
 
 def status_text(model: SessionModel, traveled: Text | None, stop_asked: str, replay: bool, quiet_s: float | None,
@@ -33,11 +54,11 @@ def status_text(model: SessionModel, traveled: Text | None, stop_asked: str, rep
     if traveled is not None:
         text.append_text(traveled)
     elif ended is not None:
-        style = "bold green" if ended.status == "ok" else "bold red"
-        mark = "\u25a0" if ended.status == "ok" else "\u2716"
+        style = {"ok": "bold green", "interrupted": "bold yellow"}.get(ended.status, "bold red")
+        mark = "\u2716" if ended.status not in ("ok", "interrupted") else "\u25a0"
         text.append(f"{mark} session {ended.status} (exit status {ended.exit_code})", style)
         if ended.error:
-            text.append("  " + ended.error.splitlines()[0], "red")
+            text.append("  " + ended.error.splitlines()[0], "yellow" if ended.status == "interrupted" else "red")
     elif paused is not None:
         # a step stop is the user's own (s or p); a breakpoint names its kind
         how = {"step": "stepped" if stop_asked == "step" else "paused"}.get(

@@ -11,16 +11,18 @@ class Tab:
     label: str  # on the tab strip
     name: str  # in the help screen and the command palette
     shows: str  # the command palette's description: "Show the job's <shows>"
+    short: str = ""  # on the strip below 100 columns (empty: the label)
 
 
-TABS = (Tab("source", "Source", "Source", "Python source"),
+TABS = (Tab("source", "Source", "Source", "Python source", "Src"),
         Tab("ir", "IR", "IR by phase", "IR after each phase"),
-        Tab("finish", "Finish", "Finish diff", "before/after-finish diff"),
+        Tab("finish", "Finish", "Finish diff", "before/after-finish diff", "Fin"),
         Tab("ptx", "PTX", "PTX", "PTX and ptxas report"),
-        Tab("asm", "Host asm", "Host asm", "host assembly"),
-        Tab("events", "Events", "Events", "events"),
-        Tab("strategy", "Strategy", "Strategy", "deferred-codegen strategy explained"),
+        Tab("asm", "Host asm", "Host asm", "host assembly", "Asm"),
+        Tab("events", "Events", "Events", "events", "Ev"),
+        Tab("strategy", "Strategy", "Strategy", "deferred-codegen strategy explained", "Strat"),
         Tab("diff", "Diff", "Stage diff", "any two stages (phases, passes) compared"))
+NARROW = 100  # columns: below, the strip shows the short labels
 TAB_IDS = tuple(tab.id for tab in TABS)
 
 

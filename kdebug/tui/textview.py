@@ -11,6 +11,7 @@ import re
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
@@ -27,6 +28,9 @@ class TextView(ScrollView, can_focus=True):
     DEFAULT_CSS = """
     TextView { background: $surface; }
     """
+    # in a diff, ] and [ go to the next / previous hunk; elsewhere they are the app's (next / previous job)
+    BINDINGS = [Binding("right_square_bracket", "hunk(1)", show=False),
+                Binding("left_square_bracket", "hunk(-1)", show=False)]
 
     class Resized(Message):
         """The view's size changed (a view whose layout depends on its width redraws)."""
@@ -54,7 +58,50 @@ class TextView(ScrollView, can_focus=True):
             self._find_all()
         if not keep_position:
             self.scroll_to(0, 0, animate=False)
+            if self.hunks():  # a diff opens at its first change
+                self.call_after_refresh(self.go_to_hunk, 0)
         self.refresh()
+
+    # ---- diffs: hunks ----------------------------------------------------------------
+    @property
+    def hunk_above(self) -> int:
+        """Lines kept above a hunk the view goes to (the document's say)."""
+        return getattr(self.document, "hunk_above", 0)
+
+    def hunks(self) -> list[int]:
+        """Where the document's hunks start (a diff's), else none."""
+        hunks = getattr(self.document, "hunks", None)
+        return hunks() if hunks is not None else []
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "hunk":
+            return bool(self.hunks())  # not a diff: the key goes on to the app's binding
+        return True
+
+    def go_to_hunk(self, k: int) -> None:
+        """Show hunk ``k`` near the top (a view with a line cursor puts it there)."""
+        hunks = self.hunks()
+        if not hunks:
+            return
+        line = hunks[max(0, min(k, len(hunks) - 1))]
+        self.scroll_to(y=max(0, line - self.hunk_above), animate=False)
+        self.at_line(line)
+
+    def at_line(self, line: int) -> None:
+        """A subclass's cursor goes to ``line``; none here."""
+
+    def action_hunk(self, step: int) -> None:
+        """] [: the next / previous hunk from the one at the top of the view."""
+        hunks = self.hunks()
+        top = int(self.scroll_y) + self.hunk_above
+        if step > 0:
+            k = next((k for k, line in enumerate(hunks) if line > top), None)
+        else:
+            k = next((k for k in range(len(hunks) - 1, -1, -1) if hunks[k] < top), None)
+        if k is None:
+            self.notify("the last hunk" if step > 0 else "the first hunk", timeout=2)
+            return
+        self.go_to_hunk(k)
 
     def on_show(self) -> None:
         if self.follow:  # lines appended while it was hidden (another tab showing) had no height to scroll in
@@ -107,6 +154,7 @@ class TextView(ScrollView, can_focus=True):
         line = self.matches[self.current_match]
         if not (self.scroll_y <= line < self.scroll_y + self.size.height):
             self.scroll_to(y=max(0, line - self.size.height // 3), animate=False)
+        self.at_line(line)  # a view with a line cursor: it goes to the match (enter descends from there)
 
     # ---- rendering ---------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:

@@ -1,0 +1,556 @@
+"""One Pilot test per defect of the TUI's third pass (each failed before its fix).
+
+Recorded traces of the samples where the defect is in what the app shows; a live
+debuggee only where it is in how the app drives one. Sizes: 80x24 (a projector's
+terminal) and 120x36 where the layout matters. Waits are bounded.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from conftest import ROOT, SAMPLES
+from test_tui import live_app, run, view_lines, wait_for
+from kdebug.session.model import SessionModel
+from kdebug.session.trace import read_trace
+from kdebug.tui.app import KdebugApp
+from kdebug.tui.textview import TextView
+
+SMALL, MEDIUM = (80, 24), (120, 36)
+SIZES = pytest.mark.parametrize("size", [SMALL, MEDIUM], ids=["80x24", "120x36"])
+
+
+def screen_text(app: KdebugApp) -> str:
+    """What the terminal shows, as text."""
+    return "\n".join("".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips())
+
+
+def replay_of(path: str) -> KdebugApp:
+    return KdebugApp(model=SessionModel().extend(read_trace(path)), trace_path=path, cwd=os.path.dirname(path))
+
+
+# 1 ---------------------------------------------------------------------------------------------
+@SIZES
+def test_1_the_view_a_tab_key_shows_has_the_focus(sample_trace, size):
+    async def go():
+        app = replay_of(sample_trace("grad_taylor.py"))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await pilot.press("tab")  # into Source
+            assert app.focused is app.query_one("#view-source")
+            for key, tab in (("2", "ir"), ("3", "finish"), ("6", "events"), ("8", "diff"), ("1", "source")):
+                await pilot.press(key)
+                await pilot.pause()
+                assert app.detail.active_tab == tab
+                assert app.focused is app.query_one(f"#view-{tab}"), (key, app.focused)
+            await pilot.press("7")  # the Strategy tab: its scroll
+            await pilot.pause()
+            assert app.focused is not None and app.detail.active_tab == "strategy"
+            assert app.query_one("#tab-strategy") in app.focused.ancestors
+            app.tree.focus()  # from the tree too: the key's view takes the focus
+            await pilot.press("2")
+            await pilot.pause()
+            view = app.query_one("#view-ir", TextView)
+            assert app.focused is view
+            before = view.cursor
+            await pilot.press("down")
+            await pilot.pause()
+            assert view.cursor == before + 1  # the arrows move the IR's cursor now
+            await pilot.press("8", "z")  # z zooms the Diff tab (the detail pane holds it)
+            await pilot.pause()
+            zoomed = app.screen.maximized
+            assert zoomed is not None and zoomed in app.query_one("#view-diff").ancestors_with_self
+    run(go())
+
+
+# 12 --------------------------------------------------------------------------------------------
+HUNG = """
+import time
+print("spinning", flush=True)
+n = 0
+while True:
+    n += 1
+"""
+
+STUBBORN = """
+import time
+print("spinning", flush=True)
+while True:
+    try:
+        time.sleep(0.05)
+    except KeyboardInterrupt:
+        pass
+"""
+
+
+@pytest.mark.parametrize("body", [HUNG, STUBBORN], ids=["plain-loop", "catches-keyboardinterrupt"])
+def test_12_ctrl_c_interrupts_the_script_keeps_the_screen_and_q_exits_130(tmp_path, body):
+    script = tmp_path / "spin.py"
+    script.write_text(body)
+
+    async def go():
+        app = live_app(str(script), cwd=str(tmp_path))
+        async with app.run_test(size=SMALL) as pilot:
+            await wait_for(pilot, lambda: any("spinning" in ln for ln in view_lines(app, "output")), "the script")
+            await pilot.press("ctrl+c")
+            await wait_for(pilot, lambda: app.model.ended is not None, "the interrupted script to end")
+            ended = app.model.ended
+            assert (ended.status, ended.exit_code) == ("interrupted", 130)
+            assert "interrupted (Ctrl-C) at " in ended.error and "spin.py:" in ended.error  # where it was
+            await pilot.pause()
+            status = app.status_text().plain
+            assert "session interrupted (exit status 130)" in status and "failed" not in status
+            assert app.is_running and "interrupted" in screen_text(app)  # the screen stays
+            await pilot.press("q")
+            await pilot.pause()
+        assert app.exit_status == 130  # what run_tui returns
+    run(go())
+
+
+# 6 ---------------------------------------------------------------------------------------------
+SYNTAX_ERROR = """import numpy as np
+from kdebug import cuda
+
+
+def f(:
+    pass
+"""
+
+
+@SIZES
+def test_6_a_syntax_error_is_shown_located_in_the_main_view(tmp_path, size):
+    script = tmp_path / "broken.py"
+    script.write_text(SYNTAX_ERROR)
+
+    async def go():
+        app = live_app(str(script), cwd=str(tmp_path))
+        async with app.run_test(size=size) as pilot:
+            await wait_for(pilot, lambda: app.model.ended is not None, "the session to end")
+            await pilot.pause()
+            banner = str(app.query_one("#banner").render())
+            assert "broken.py:5:7" in banner and "SyntaxError" in banner and "no job yet" not in banner
+            assert app.detail.active_tab == "source" and app.bottom.active == "tab-diagnostics"
+            source = view_lines(app, "view-source")
+            assert source[0].startswith("broken.py:5:7: SyntaxError")
+            at = next(i for i, ln in enumerate(source) if ln.startswith("\u25b6"))  # the faulting line, marked
+            assert source[at].endswith("def f(:")
+            caret = source[at + 1]
+            assert caret.strip() == "^" and caret.index("^") == source[at].index("(:") + 1  # under the ':'
+            assert "broken.py:5:7" in screen_text(app)  # on the screen, not only in the document
+    run(go())
+
+
+# 5 ---------------------------------------------------------------------------------------------
+@SIZES
+def test_5_an_error_banner_is_never_cut_silently_and_o_opens_it_all(sample_trace, size):
+    from kdebug.tui.message_screen import MessageScreen
+
+    async def go():
+        app = replay_of(sample_trace("grad_taylor.py", "--strategy", "toplevel"))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            job = next(j for j in app.model.jobs.values() if j.name == "grad(grad(f))")
+            app.tree.select_job(job.id)
+            await pilot.pause()
+            await pilot.pause()
+            banner = " ".join(str(app.query_one("#banner").render()).split())
+            shown = " ".join(screen_text(app).split())
+            if size == MEDIUM:  # room enough: the hint is on the screen
+                assert "hint: --strategy worklist" in banner
+                assert "hint: --strategy worklist" in " ".join(
+                    line.split("\u2502")[-1].strip() for line in screen_text(app).splitlines())
+            else:  # no room: the banner says so, and o opens the whole message
+                assert banner.endswith("\u2026 o: more") and "\u2026 o: more" in shown
+            await pilot.press("o")
+            await pilot.pause()
+            assert isinstance(app.screen, MessageScreen)
+            full = " ".join(str(app.screen.query_one("#message-text").render()).split())
+            assert "hint: --strategy worklist expands each nested job's markers" in full
+            assert "^" in full  # the whole error: its source line and caret too
+            await pilot.press("escape")
+            await pilot.pause()
+            assert not isinstance(app.screen, MessageScreen)
+    run(go())
+
+
+# 7 ---------------------------------------------------------------------------------------------
+OUT_OF_BOUNDS = """import numpy as np
+from kdebug import cuda
+
+
+@cuda.jit
+def shift(out, x):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i + 1] * 2.0
+
+
+x = np.arange(64, dtype=np.float32)
+out = np.zeros_like(x)
+shift[2, 32](out, x)
+"""
+
+
+def widget_words(widget) -> str:
+    """A widget's rendered lines, joined into one line of words."""
+    lines = ["".join(seg.text for seg in widget.render_line(y)) for y in range(widget.size.height)]
+    return " ".join(" ".join(lines).split())
+
+
+@pytest.fixture(scope="module")
+def oob_trace(tmp_path_factory) -> str:
+    from conftest import run_kdebug
+    folder = tmp_path_factory.mktemp("oob")
+    (folder / "oob.py").write_text(OUT_OF_BOUNDS)
+    trace = str(folder / "oob.jsonl")
+    r = run_kdebug("run", "--headless", "--backend", "cpu", "--trace", trace, "oob.py", cwd=str(folder))
+    assert r.returncode == 1 and "out-of-bounds read" in r.stdout, r.stdout + r.stderr
+    return trace
+
+
+@SIZES
+def test_7_diagnostics_and_launches_wrap_and_source_marks_the_faulting_line(oob_trace, size):
+    async def go():
+        app = replay_of(oob_trace)
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            assert "\u25c2 \u2716 memcheck" in screen_text(app)  # on the screen: the faulting line is marked
+            app.bottom.action_resize(8)  # room for the wrapped lines
+            await pilot.pause()
+            launches = app.query_one("#launches")
+            words = widget_words(launches)
+            assert "thread (31, 0, 0)" in words and "status" in words  # the whole error, in its column
+            app.bottom.active = "tab-diagnostics"
+            await pilot.pause()
+            diag = app.query_one("#diagnostics", TextView)
+            lines = view_lines(app, "diagnostics")
+            assert all(len(line) <= diag.size.width for line in lines)  # wrapped, not cut
+            joined = " ".join(" ".join(lines).split())
+            assert "thread (31, 0, 0)" in joined and "hint: check the index arithmetic" in joined
+            assert "--no-memcheck to skip these checks" in joined
+            source = app.query_one("#view-source")
+            (line, category), = source.faults.items()
+            assert "x[i + 1]" in source.document.plain(line) and category == "memcheck"
+    run(go())
+
+
+# 4 ---------------------------------------------------------------------------------------------
+@SIZES
+def test_4_the_header_keeps_backend_and_strategy_and_shortens_the_path(sample_trace, size):
+    async def go():
+        trace = sample_trace("grad_taylor.py", "--strategy", "toplevel")
+        model = SessionModel().extend(read_trace(trace))
+        model.started.script = os.path.join(ROOT, "sample_kernels", "grad_taylor.py")  # an absolute path
+        app = KdebugApp(model=model, trace_path=trace, cwd=os.path.dirname(trace))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            top = screen_text(app).splitlines()[0]
+            assert "backend cpu \u00b7 strategy toplevel" in top, top
+            if size == MEDIUM:
+                assert "grad_taylor.py" in top and ROOT not in top  # the path is what shortened
+    run(go())
+
+
+# 3 ---------------------------------------------------------------------------------------------
+@SIZES
+@pytest.mark.parametrize("sample", ["grad_taylor.py", "recursive_launch.py"])
+def test_3_the_compare_view_never_cuts_counts_resolutions_or_what_differs(sample_trace, size, sample):
+    from kdebug.session.compare import compare
+    from kdebug.tui.compare import CompareScreen
+
+    async def go():
+        top = SessionModel().extend(read_trace(sample_trace(sample, "--strategy", "toplevel")))
+        rec = SessionModel().extend(read_trace(sample_trace(sample, "--strategy", "recursive")))
+        app = replay_of(sample_trace(sample, "--strategy", "recursive"))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            app.push_screen(CompareScreen(top, rec, ("toplevel", "recursive")))
+            await pilot.pause()
+            await pilot.pause()
+            view = app.screen.query_one("#compare-view", TextView)
+            doc = view.document
+            lines = [doc.plain(i) for i in range(len(doc))]
+            assert all(len(line) <= size[0] for line in lines), max(lines, key=len)
+            text = " ".join(" ".join(lines).split())
+            comparison = compare(top, rec, ("toplevel", "recursive"))
+            assert comparison.differences
+            for row in comparison.rows:
+                if row.changes:  # what differs, whole
+                    assert "; ".join(row.changes) in text, row.changes
+                for side in (row.a, row.b):
+                    if side is None:
+                        continue
+                    alert = {"error": " \u2716 error", "warning": " \u26a0 warning"}.get(side.alert or "", "")
+                    tail = f"#{side.target} {side.state}" if side.backref else \
+                        f"#{side.job} {side.state} \u00d7{side.compiled}{alert}"
+                    assert tail in text, tail  # the counts and a ↻'s resolution
+    run(go())
+
+
+# 14 --------------------------------------------------------------------------------------------
+def test_14_at_80x24_the_bars_take_a_line_each_and_the_ir_keeps_12_lines(sample_trace):
+    async def go():
+        app = replay_of(sample_trace("grad_taylor.py"))
+        async with app.run_test(size=SMALL) as pilot:
+            await pilot.pause()
+            shown = screen_text(app)
+            strip = next(line for line in shown.splitlines() if "IR" in line and "Diff" in line)
+            for label in ("Src", "IR", "Fin", "PTX", "Asm", "Ev", "Strat", "Diff"):  # the whole strip fits
+                assert f" {label} " in strip + " ", (label, strip)
+            await pilot.press("2")
+            await pilot.pause()
+            view = app.query_one("#view-ir", TextView)
+            bars = [app.query_one(f"#{b}") for b in ("phase-bar", "pass-bar")]
+            assert all(bar.display and bar.size.height == 1 for bar in bars)
+            assert view.scrollable_content_region.height >= 12  # lines of IR, the scrollbar left out
+            region = view.region
+            for key in ("k", "k", "k", "j", "k", "k"):  # into optimize's passes and about: nothing moves
+                await pilot.press(key)
+                await pilot.pause()
+                assert app.detail.pass_index is not None or key == "j"
+                assert all(bar.size.height == 1 for bar in bars) and view.region == region, key
+            assert "pass " in " ".join(screen_text(app).split())
+            await pilot.press("8")
+            await pilot.pause()
+            diff = app.query_one("#view-diff", TextView)
+            assert app.query_one("#diff-bar").size.height == 1
+            assert diff.scrollable_content_region.height >= 12
+    run(go())
+
+
+# 15 --------------------------------------------------------------------------------------------
+@SIZES
+def test_15_diffs_open_at_the_first_hunk_brackets_step_hunks_and_z_keeps_the_place(sample_trace, size):
+    async def go():
+        app = replay_of(sample_trace("grad_taylor.py"))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            stepped = 0
+            for key, tab in (("3", "finish"), ("8", "diff")):
+                for mode in ("unified", "side"):
+                    await pilot.press(key)
+                    await pilot.pause()
+                    if app.detail.diff_mode != mode:
+                        await pilot.press("d")
+                        await pilot.pause()
+                    await pilot.pause()
+                    view = app.query_one(f"#view-{tab}", TextView)
+                    hunks = view.hunks()
+                    assert hunks and hunks[0] > 0, (tab, mode)
+                    above = view.hunk_above  # a unified hunk from its @@ line, side by side two rows above it
+                    assert above == (0 if mode == "unified" else 2)
+                    assert view.scroll_y == max(0, min(hunks[0] - above, view.max_scroll_y)), (tab, mode)
+                    assert app.focused is view
+                    if len(hunks) > 1 and view.max_scroll_y >= hunks[1] - above:
+                        await pilot.press("right_square_bracket")
+                        await pilot.pause()
+                        assert view.scroll_y == hunks[1] - above
+                        await pilot.press("left_square_bracket")
+                        await pilot.pause()
+                        assert view.scroll_y == hunks[0] - above
+                        stepped += 1
+                    job = app.detail.job_id
+                    await pilot.press("right_square_bracket")  # the next hunk (or "the last"), never the next job
+                    await pilot.pause()
+                    assert app.detail.job_id == job
+                    place = view.scroll_y
+                    await pilot.press("z")
+                    await pilot.pause()
+                    await pilot.pause()
+                    assert app.screen.maximized is not None and view.scroll_y == min(place, view.max_scroll_y)
+                    await pilot.press("z")
+                    await pilot.pause()
+                    await pilot.pause()
+                    assert app.screen.maximized is None and view.scroll_y == min(place, view.max_scroll_y)
+            assert stepped >= 2  # the Finish diff has hunks enough to step through, in both layouts
+            app.tree.focus()
+            job = app.detail.job_id
+            await pilot.press("right_square_bracket")  # in the tree: ] is the next job
+            await pilot.pause()
+            assert app.detail.job_id != job
+    run(go())
+
+
+# 11 --------------------------------------------------------------------------------------------
+@SIZES
+def test_11_search_moves_the_line_cursor_and_n_N_step_matches(sample_trace, size):
+    async def go():
+        app = replay_of(sample_trace("mutual_pointers.py"))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await pilot.press("2")
+            app.detail.set_phase("lower")  # the markers, before expand_deferred replaces them
+            await pilot.pause()
+            app.tree.focus()
+            await pilot.press("slash", *"kdebug.deferred", "enter")
+            await pilot.pause()
+            view = app.query_one("#view-ir")
+            assert view.matches and app.focused is view
+            first = view.matches[view.current_match]
+            assert view.cursor == first and "kdebug.deferred" in view.document.plain(view.cursor)
+            await pilot.press("down")  # from the match, not from the top
+            await pilot.pause()
+            assert view.cursor == first + 1
+            await pilot.press("n")
+            await pilot.pause()
+            expected = view.matches[(view.matches.index(first) + 1) % len(view.matches)]
+            assert view.cursor == expected
+            await pilot.press("N")
+            await pilot.pause()
+            assert view.cursor == first
+            job = app.detail.job_id
+            await pilot.press("enter")  # descends from the match
+            await pilot.pause()
+            assert app.detail.job_id != job
+    run(go())
+
+
+# 10 --------------------------------------------------------------------------------------------
+@SIZES
+def test_10_the_ir_cursor_never_goes_under_the_horizontal_scrollbar(sample_trace, size):
+    async def go():
+        app = replay_of(sample_trace("grad_taylor.py"))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await pilot.press("2")
+            await pilot.pause()
+            view = app.query_one("#view-ir")
+            assert view.show_horizontal_scrollbar  # long IR lines: the scrollbar takes the view's last row
+            shown = view.scrollable_content_region.height
+            for _ in range(shown + 5):
+                before = int(view.scroll_y)
+                await pilot.press("down")
+                await pilot.pause()
+                top = int(view.scroll_y)
+                assert top <= view.cursor < top + shown, (view.cursor, top, shown)  # a row that is drawn
+                assert top - before in (0, 1)  # the view follows a line at a time, no jumps
+            await pilot.press("pagedown")
+            await pilot.pause()
+            top = int(view.scroll_y)
+            assert top <= view.cursor < top + shown
+    run(go())
+
+
+# 13 --------------------------------------------------------------------------------------------
+def test_13_jobs_a_kill_ends_under_are_killed_not_compiling():
+    from conftest import tree_labels
+
+    async def go():
+        app = live_app("--break", "deferred", os.path.join(SAMPLES, "grad_taylor.py"))
+        async with app.run_test(size=MEDIUM) as pilot:
+            await wait_for(pilot, lambda: app.model.paused is not None, "the deferred breakpoint")
+            assert any(j.state == "compiling" for j in app.model.jobs.values())
+            await pilot.press("x")
+            await wait_for(pilot, lambda: app.model.ended is not None, "the kill")
+            await pilot.pause()
+            labels = tree_labels(app)
+            assert labels and not any("compiling" in label for label in labels), labels
+            assert any("killed in " in label for label in labels), labels
+            assert not any(j.state in ("queued", "compiling") for j in app.model.jobs.values())
+            assert "compiling" not in str(app.query_one("#banner").render())
+    run(go())
+
+
+# 18 --------------------------------------------------------------------------------------------
+@SIZES
+def test_18_the_launches_table_keeps_every_column_at_80_wide(sample_trace, size):
+    from kdebug.tui.launches import _time
+
+    async def go():
+        app = replay_of(sample_trace("recursive_launch.py"))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            app.bottom.action_resize(6)
+            await pilot.pause()
+            await pilot.pause()
+            table = app.query_one("#launches")
+            assert table.max_scroll_x == 0  # nothing to the right of the view
+            rows = ["".join(seg.text for seg in table.render_line(y)) for y in range(table.size.height)]
+            assert "time" in rows[0] and "status" in rows[0]
+            shown = [ln for ln in app.model.launches.values()][:table.size.height - 2]
+            assert len(shown) >= 3
+            for ln in shown:
+                row = next(r for r in rows[1:] if r.split()[:1] == [str(ln.id)])
+                assert _time(ln) in row and row.rstrip().endswith("ok"), row  # the unit, and the status
+    run(go())
+
+
+# 16 --------------------------------------------------------------------------------------------
+@SIZES
+def test_16_the_breakpoint_dialog_cuts_no_label_and_empty_boxes_are_empty(size):
+    from kdebug.tui import teaching
+    from kdebug.tui.breakpoints import BreakpointsScreen
+
+    async def go():
+        app = live_app("--break", "finish", os.path.join(SAMPLES, "saxpy.py"))
+        async with app.run_test(size=size) as pilot:
+            await pilot.press("b")
+            await pilot.pause()
+            assert isinstance(app.screen, BreakpointsScreen)
+            labels = list(app.screen.query(".bp-what"))
+            assert len(labels) == len(teaching.BREAKPOINTS)
+            for label, what in zip(labels, teaching.BREAKPOINTS.values()):
+                assert widget_words(label) == what, what  # every description whole, as drawn
+                assert label.region.right <= size[0]
+            for kind in teaching.BREAKPOINTS:
+                box = app.screen.query_one(f"#bp-{kind}")
+                inner = "".join(seg.text for seg in box.render_line(box.size.height // 2))
+                assert ("\u2713" in inner) == (kind == "finish") and "X" not in inner, (kind, inner)
+            await pilot.press("escape")
+    run(go())
+
+
+# 9 ---------------------------------------------------------------------------------------------
+def test_9_the_cursor_line_is_reverse_video_and_high_contrast_is_a_theme(sample_trace):
+    from kdebug.cli import parse_args, run_options
+    from kdebug.tui.key_help import commands
+
+    async def go():
+        app = replay_of(sample_trace("grad_taylor.py"))
+        async with app.run_test(size=SMALL) as pilot:
+            await pilot.pause()
+            await pilot.press("1")
+            await pilot.pause()
+            view = app.query_one("#view-source")
+            line = view.cursor - int(view.scroll_y)
+            styles = [seg.style for seg in view.render_line(line) if seg.text.strip()]
+            assert styles and all(s.reverse and s.bold for s in styles)  # survives any palette
+            other = [seg.style for seg in view.render_line(line + 1) if seg.text.strip()]
+            assert other and not any(s.reverse for s in other)
+            palette = {title: action for title, _, action in commands(replay=True)}
+            assert palette["Theme: high contrast (projector)"] == "app.set_theme('high-contrast')"
+            await app.run_action(palette["Theme: high contrast (projector)"])
+            await pilot.pause()
+            assert app.theme == "kdebug-high-contrast"
+            assert app.current_theme.background.lower() == "#000000"
+    run(go())
+    opts = run_options(parse_args(["run", "--theme", "high-contrast", "x.py"]))
+    assert opts.theme == "high-contrast" and KdebugApp(opts=opts).theme == "kdebug-high-contrast"
+    assert KdebugApp(opts=run_options(parse_args(["run", "--theme", "light", "x.py"]))).theme == "textual-light"
+
+
+# 17 --------------------------------------------------------------------------------------------
+@SIZES
+def test_17_duplicates_fit_in_the_tree_and_the_banner_names_a_finish_miss(sample_trace, size):
+    async def go():
+        app = replay_of(sample_trace("grad_taylor.py", "--strategy", "recursive"))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            dups = [j for j in app.model.jobs.values() if j.duplicate_of is not None]
+            assert len(dups) >= 3
+            tree = app.query_one("#jobs")
+            rows = [line[tree.region.x:tree.region.right] for line in screen_text(app).splitlines()]
+            shown = [j for j in dups if any(f"#{j.id}=#{j.duplicate_of}" in row for row in rows)]
+            assert len(shown) >= 3, rows  # on the screen, inside the Jobs pane
+        app = replay_of(sample_trace("nested_deferred.py", "--strategy", "recursive"))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            miss = next(d for d in app.model.diagnostics if d.category == "finish")
+            app.tree.select_job(miss.job)
+            await pilot.pause()
+            await pilot.press("o")  # the banner in full (at 80x24 it is one line)
+            await pilot.pause()
+            full = " ".join(str(app.screen.query_one("#message-text").render()).split())
+            assert "finish-coverage miss: " + " ".join(miss.message.splitlines()[0].split()) in full
+    run(go())
