@@ -21,7 +21,7 @@ def nothing_runs(monkeypatch):
     """Whatever would start the script (headless, TUI, serve) fails the test if it is reached."""
     def must_not_run(*_a, **_k):
         raise AssertionError("the script was started despite the usage error")
-    import kdebug.tui.app as app
+    import kdebug.tui.entry as app
     import kdebug.tui.serve as serve
     monkeypatch.setattr(cli, "cmd_run", must_not_run)
     monkeypatch.setattr(app, "run_tui", must_not_run)
