@@ -57,6 +57,7 @@ class RegionKernel:
     conts: list = dc_field(default_factory=list)  # the block after each barrier
     lines: list = dc_field(default_factory=list)  # each barrier's source line
     votes: bool = False  # a syncthreads_count/and/or: the launcher sums the votes
+    uniform: set = dc_field(default_factory=set)  # id() of the slots of block-uniform variables (one entry)
     frame_bytes: int = 0  # the region frame of one block (cut fills it in)
     columns: list = dc_field(default_factory=list)  # (slot name, bytes per thread) of each column
     cut_done: bool = False
@@ -127,11 +128,91 @@ def _barrier_shape_reason(tf, seen: set) -> str | None:
     return None
 
 
+# ---- block-uniform variables ------------------------------------------------------------------------
+_BLOCK_REGISTERS = ("blockIdx", "blockDim", "gridDim")
+
+
+def _assigned_names(tree) -> dict:
+    """How many times each name is bound in the function (assignments, loop targets, ...)."""
+    count: dict = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            count[n.id] = count.get(n.id, 0) + 1
+    return count
+
+
+def _uniform_expr(tf, node, uniform: set) -> bool:
+    """Whether ``node`` has one value for every thread of a block: constants, the block's special
+    registers, block-uniform variables, shared arrays, and pure arithmetic of them."""
+    from kdebug.targets.cpu.lockstep_rules import pure_call
+    if node in tf.consts:
+        return True
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id in uniform
+    if isinstance(node, ast.Attribute):
+        chain, v = [], node
+        while isinstance(v, ast.Attribute):
+            chain.append(v.attr)
+            v = v.value
+        chain.reverse()
+        if isinstance(v, ast.Name) and v.id not in tf.locals and len(chain) == 2 and chain[0] in _BLOCK_REGISTERS:
+            return True  # cuda.blockIdx.x and the like
+        if isinstance(v, ast.Name) and v.id in uniform and chain in (["shape"], ["size"], ["ndim"]):
+            return True
+        return False
+    if isinstance(node, ast.Subscript):  # a uniform tuple's element (x.shape[0])
+        return _uniform_expr(tf, node.value, uniform) and isinstance(node.value, ast.Attribute) \
+            and _uniform_expr(tf, node.slice, uniform)
+    if isinstance(node, ast.BinOp):
+        return _uniform_expr(tf, node.left, uniform) and _uniform_expr(tf, node.right, uniform)
+    if isinstance(node, ast.UnaryOp):
+        return _uniform_expr(tf, node.operand, uniform)
+    if isinstance(node, ast.BoolOp):
+        return all(_uniform_expr(tf, v, uniform) for v in node.values)
+    if isinstance(node, ast.Compare):
+        return _uniform_expr(tf, node.left, uniform) and all(_uniform_expr(tf, c, uniform) for c in node.comparators)
+    if isinstance(node, ast.IfExp):
+        return all(_uniform_expr(tf, v, uniform) for v in (node.test, node.body, node.orelse))
+    if isinstance(node, ast.Tuple):
+        return all(_uniform_expr(tf, v, uniform) for v in node.elts)
+    if isinstance(node, ast.Call):
+        from kdebug.targets.cpu.lockstep_rules import _intrinsic_name
+        name = _intrinsic_name(tf, node)
+        if name is not None:  # the block's own shared memory has one address for all its threads;
+            return name == "shared.array"  # cuda.grid(1) and the like differ between them
+        return pure_call(tf, node) and not node.keywords and all(_uniform_expr(tf, a, uniform) for a in node.args)
+    return False
+
+
+def uniform_variables(tf) -> set:
+    """Variables with one value for the whole block wherever they are read: arguments never assigned,
+    and variables assigned exactly once, by a statement of the kernel's own body (not in a loop or a
+    branch), from a block-uniform expression. Their slot needs one entry, not one per thread: every
+    thread writes it the same value before any thread reads it."""
+    count = _assigned_names(tf.source.tree)
+    uniform = {a for a in tf.argnames if count.get(a, 0) == 0}
+    for st in tf.source.tree.body:
+        if (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                and count.get(st.targets[0].id) == 1 and st.targets[0].id not in tf.argnames
+                and _uniform_expr(tf, st.value, uniform)):
+            uniform.add(st.targets[0].id)
+    return uniform
+
+
+def has_barrier(tf, node) -> bool:
+    """Whether a barrier (or a call of a device function with one) lies inside ``node``."""
+    return any(isinstance(n, ast.Call) and _barrier_callee(tf, n) is not None for n in ast.walk(node))
+
+
 # ---- lowering hooks -------------------------------------------------------------------------------
 def begin(lc) -> RegionKernel:
     """Before the kernel's arguments are stored: the entry block's switch on the waiting site."""
     b = lc.builder
     rk = lc.state.regions[lc.fn.name] = RegionKernel()
+    slots = lc.slots[0]
+    rk.uniform = {id(slots[n]) for n in uniform_variables(lc.tf) if n in slots}
     slot = field(b, lc.thread_ctx, CTX_BARRIER)
     waiting = b.load(slot, name="waits.at")
     b.store(const(0), slot)
@@ -296,12 +377,13 @@ def _place_columns(fn, entry, columns, rk: RegionKernel, target_data) -> None:
         stride = -(-size // align) * align
         offset = -(-offset // COLUMN_ALIGN) * COLUMN_ALIGN
         b.position_before(a)
-        at = b.add(const(offset, i64), b.mul(lane, const(stride, i64)))
+        uniform = id(a) in rk.uniform  # one entry that every thread writes alike
+        at = const(offset, i64) if uniform else b.add(const(offset, i64), b.mul(lane, const(stride, i64)))
         ptr = b.bitcast(b.gep(frame, [at], inbounds=True), a.type)
         entry.instructions.remove(a)
         ptr._name = a._name  # the users refer to the slot by its name
-        rk.columns.append((a._name, stride))
-        offset += stride * LANES
+        rk.columns.append((a._name, 0 if uniform else stride))
+        offset += stride if uniform else stride * LANES
     rk.frame_bytes = -(-offset // COLUMN_ALIGN) * COLUMN_ALIGN
 
 
@@ -311,7 +393,8 @@ def describe(rk: RegionKernel, name: str) -> str:
              f"{', '.join(map(str, rk.lines)) or '-'})",
              f"; region 0 starts at %\"{rk.start.name}\"; after each barrier the entry's switch goes on at its block",
              f"; per-thread columns ({LANES} threads each, {rk.frame_bytes} bytes per block): "
-             + (", ".join(f"{n} ({s} B)" for n, s in rk.columns) or "none")]
+             + (", ".join(f"{n} ({s} B)" if s else f"{n} (block-uniform: one entry)" for n, s in rk.columns)
+                or "none")]
     return "\n".join(lines) + "\n"
 
 

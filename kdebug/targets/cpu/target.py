@@ -230,7 +230,11 @@ class CpuTarget(Target):
             sanitizer_ir.emit_access(lc, node, arr_t, ptr, indices, access, self.racecheck, self.initcheck)
 
     def enter_while(self, lc, node) -> int:
-        """The thread notes the loop and its block in the runtime record (progress_ir.py)."""
+        """The thread notes the loop and its block in the runtime record (progress_ir.py); in a kernel cut
+        at its barriers, not a loop with a barrier in it (its threads' atomic notes would keep the region's
+        thread loop from being vectorised, and every iteration passes a barrier)."""
+        if lc.state is not None and lc.fn.name in lc.state.regions and regions.has_barrier(lc.tf, node):
+            return progress_ir.loop_site(lc, node)
         return progress_ir.enter_loop(lc, node)
 
     def leave_while(self, lc, node, outer) -> None:
