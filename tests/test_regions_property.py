@@ -158,6 +158,8 @@ def _run(session, seen, kernel, blocks, threads, u, shuffle):
     return out.tobytes(), error, warnings
 
 
+@pytest.mark.slow  # two compilations per example: 1-2 minutes on 2 idle cores, more on a busy machine
+@pytest.mark.timeout(1800)
 @settings(max_examples=int(os.environ.get("KDEBUG_REGIONS_EXAMPLES", "110")), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(body=stmts, blocks=st.integers(1, 2), threads=st.sampled_from([1, 7, 32, 64]), u=st.integers(0, 6),
        shuffle=st.sampled_from([None, 3]))
