@@ -47,6 +47,16 @@ class RegionScheduler(BlockScheduler):
     def _destroy_all(self, nblocks) -> None:  # no coroutine frames
         pass
 
+    def _scan_threads(self, bi, blk) -> None:
+        """The block taken over after a thread loop: its threads counted in the order that loop ran them,
+        as the block scheduler counts them (in thread order after the start, in the phase's order after a
+        release), so that the first odd thread it names is the same."""
+        b, lb = self.b, self.lb
+        ph = b.load(self.ph)
+        with Loop(b, const(0, i64), lb.nt, "scan.k") as k:
+            t = b.select(b.icmp_signed("==", ph, const(0, i64)), b.trunc(k, i32), lb.order(blk, k, ph))
+            self._count_thread(t, b.gep(lb.ctxs, [b.zext(t, i64)]))
+
     def build(self) -> None:
         b, lb = self.b, self.lb
         self._declare_state()

@@ -35,6 +35,8 @@ from kdebug.runtime import memcheck as M
 from kdebug.targets.cpu.barrier_lines import reach_line
 from kdebug.targets.cpu.coroutines import in_branch
 from kdebug.targets.cpu.ir_helpers import const, field
+from kdebug.targets.cpu.lockstep_rules import _intrinsic_name as intrinsic_name
+from kdebug.targets.cpu.lockstep_rules import pure_call
 from kdebug.targets.cpu.layout import (CTX_BAR_LINE, CTX_BARRIER, CTX_EXIT_LINE, CTX_FRAME, CTX_NTID, CTX_TID,
                                        CTX_VOTE, END_OF_KERNEL, IN_BRANCH, i32, i64)
 
@@ -55,6 +57,7 @@ class RegionKernel:
     start: object = None  # the block where a thread's first region begins
     sites: list = dc_field(default_factory=list)  # the barriers' values (site | IN_BRANCH), in source order
     conts: list = dc_field(default_factory=list)  # the block after each barrier
+    returns: list = dc_field(default_factory=list)  # the block that returns at each barrier
     lines: list = dc_field(default_factory=list)  # each barrier's source line
     votes: bool = False  # a syncthreads_count/and/or: the launcher sums the votes
     uniform: set = dc_field(default_factory=set)  # id() of the slots of block-uniform variables (one entry)
@@ -84,8 +87,7 @@ def region_reason(lc, options) -> str | None:
 
 def _barrier_callee(tf, call):
     """The barrier intrinsic's name or the device function (with barriers) that ``call`` calls, else None."""
-    from kdebug.targets.cpu.lockstep_rules import _intrinsic_name
-    name = _intrinsic_name(tf, call)
+    name = intrinsic_name(tf, call)
     if name in BLOCK_BARRIERS:
         return name
     callee = tf.callees.get(call)
@@ -144,7 +146,6 @@ def _assigned_names(tree) -> dict:
 def _uniform_expr(tf, node, uniform: set) -> bool:
     """Whether ``node`` has one value for every thread of a block: constants, the block's special
     registers, block-uniform variables, shared arrays, and pure arithmetic of them."""
-    from kdebug.targets.cpu.lockstep_rules import pure_call
     if node in tf.consts:
         return True
     if isinstance(node, ast.Constant):
@@ -178,8 +179,7 @@ def _uniform_expr(tf, node, uniform: set) -> bool:
     if isinstance(node, ast.Tuple):
         return all(_uniform_expr(tf, v, uniform) for v in node.elts)
     if isinstance(node, ast.Call):
-        from kdebug.targets.cpu.lockstep_rules import _intrinsic_name
-        name = _intrinsic_name(tf, node)
+        name = intrinsic_name(tf, node)
         if name is not None:  # the block's own shared memory has one address for all its threads;
             return name == "shared.array"  # cuda.grid(1) and the like differ between them
         return pure_call(tf, node) and not node.keywords and all(_uniform_expr(tf, a, uniform) for a in node.args)
@@ -232,6 +232,7 @@ def emit_barrier(lc, node, what: str, vote=None):
     b.store(const(value), field(b, lc.thread_ctx, CTX_BARRIER))
     b.store(const(reach_line(lc, node)), field(b, lc.thread_ctx, CTX_BAR_LINE))
     b.store(vote if vote is not None else const(0), field(b, lc.thread_ctx, CTX_VOTE))
+    rk.returns.append(b.block)
     b.ret_void()
     line = lc.src.loc(node).line
     cont = lc.new_block(f"region.after.barrier.line{line}")
@@ -306,26 +307,26 @@ def cut(fn: ir.Function, rk: RegionKernel, target_data) -> None:
                     first.setdefault((id(blk), id(op)), "store")
                 else:
                     escaping.add(id(op))
-    columns = [a for a in allocas if id(a) in escaping or _live_at_a_start(a, starts, first)]
+    live = {id(a): [s for s in starts[1:] if _live_at(a, s, first)] for a in allocas if id(a) not in escaping}
+    columns = [a for a in allocas if id(a) in escaping or live[id(a)]]
     _check_no_register_crosses(fn, starts)
-    _place_columns(fn, entry, columns, rk, target_data)
+    _place_columns(fn, entry, columns, rk, target_data, escaping)
     rk.cut_done = True
 
 
-def _live_at_a_start(a, starts, first) -> bool:
-    """Whether some region's start reaches a load of slot ``a`` before any store to it."""
-    for s in starts:
-        seen, todo = set(), [s]
-        while todo:
-            blk = todo.pop()
-            if id(blk) in seen:
-                continue
-            seen.add(id(blk))
-            kind = first.get((id(blk), id(a)))
-            if kind == "load":
-                return True
-            if kind is None:
-                todo.extend(_successors(blk))
+def _live_at(a, s, first) -> bool:
+    """Whether region start ``s`` reaches a load of slot ``a`` before any store to it."""
+    seen, todo = set(), [s]
+    while todo:
+        blk = todo.pop()
+        if id(blk) in seen:
+            continue
+        seen.add(id(blk))
+        kind = first.get((id(blk), id(a)))
+        if kind == "load":
+            return True
+        if kind is None:
+            todo.extend(_successors(blk))
     return False
 
 
@@ -356,8 +357,10 @@ def _check_no_register_crosses(fn, starts) -> None:
                                              f"in {ub.name}, after a barrier (a register crossing a cut)")
 
 
-def _place_columns(fn, entry, columns, rk: RegionKernel, target_data) -> None:
-    """Each column slot's address becomes entry ``lane`` of its column in the region frame."""
+def _place_columns(fn, entry, columns, rk: RegionKernel, target_data, escaping) -> None:
+    """Each column's entry ``lane`` in the region frame. A slot whose address is taken becomes that entry;
+    a variable keeps its stack slot within a region (a register after optimisation), read from its
+    column where a region that needs it starts and written back where a region returns at a barrier."""
     if not columns:
         rk.frame_bytes = 0
         return
@@ -380,11 +383,28 @@ def _place_columns(fn, entry, columns, rk: RegionKernel, target_data) -> None:
         uniform = id(a) in rk.uniform  # one entry that every thread writes alike
         at = const(offset, i64) if uniform else b.add(const(offset, i64), b.mul(lane, const(stride, i64)))
         ptr = b.bitcast(b.gep(frame, [at], inbounds=True), a.type)
-        entry.instructions.remove(a)
-        ptr._name = a._name  # the users refer to the slot by its name
+        if id(a) in escaping:
+            entry.instructions.remove(a)
+            ptr._name = a._name  # the users refer to the slot by its name
+        else:
+            ptr.name = a._name + ".column"
+            _spill_and_reload(a, ptr, rk.conts, rk.returns)
         rk.columns.append((a._name, 0 if uniform else stride))
         offset += stride if uniform else stride * LANES
     rk.frame_bytes = -(-offset // COLUMN_ALIGN) * COLUMN_ALIGN
+
+
+def _spill_and_reload(slot, column, starts, returns) -> None:
+    """``slot`` from its column where each region after a barrier starts, back to it at every barrier's
+    return (a region that leaves the variable alone writes back the value it read)."""
+    for s in starts:
+        b = ir.IRBuilder(s)
+        b.position_at_start(s)
+        b.store(b.load(column), slot)
+    for r in returns:
+        b = ir.IRBuilder(r)
+        b.position_before(r.terminator)
+        b.store(b.load(slot), column)
 
 
 def describe(rk: RegionKernel, name: str) -> str:
