@@ -241,3 +241,18 @@ def test_the_coroutine_kernels_regions_snapshot_says_why(sessions):
     text = rec.snapshots["regions"]
     text = text if isinstance(text, str) else str(text)
     assert text.startswith(f"; {rec.entry}: coroutines, one per thread (not the region form: warp operations")
+
+
+def test_the_column_layout_is_llvms_own():
+    """regions.abi_layout (sizes without printing a module) agrees with LLVM's data layout."""
+    from llvmlite import ir
+    from kdebug.targets.cpu.layout import CONTEXT
+    from kdebug.targets.cpu.regions import abi_layout
+    td = live.Session(backend="cpu", snapshots=False, tiered=False).target.tm.target_data
+    types = [ir.IntType(1), ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64), ir.HalfType(),
+             ir.FloatType(), ir.DoubleType(), ir.ArrayType(ir.FloatType(), 7), CONTEXT,
+             ir.LiteralStructType([ir.PointerType(ir.FloatType()), ir.ArrayType(ir.IntType(64), 2)]),
+             ir.LiteralStructType([ir.IntType(8), ir.DoubleType(), ir.IntType(32)]),
+             ir.LiteralStructType([ir.IntType(1), ir.IntType(16)])]
+    for t in types:
+        assert abi_layout(t, td) == (t.get_abi_size(td), t.get_abi_alignment(td)), str(t)

@@ -327,9 +327,11 @@ class Driver:
                                                                                 requester=requester, fastmath=fastmath,
                                                                                 debug=debug, target_state=rec.target_state))
             for stage in stages.after_lower(self.target.stages()):  # the CPU target's regions
+                show = (lambda m: self.target.stage_header(stage, rec.target_state) + str(m)) \
+                    if self.target.shows_stage(stage, rec.target_state) else None
                 rec.module_ir = self.run_phase(
                     rec, stage.name, lambda: self.target.transform_lowered(stage, rec.module_ir, rec.target_state, rec.kind),
-                    lambda m: self.target.stage_header(stage, rec.target_state) + str(m), stage.language)
+                    show, stage.language)
             rec.form = self.target.code_form(rec.target_state, rec.entry)
         except KdebugError as exc:
             if getattr(exc, "failed_job", None) is None:

@@ -233,6 +233,10 @@ class Target:
         """One of ``stages()`` that runs after ``lower``, on a job's own module: returns the module."""
         raise NotImplementedError(stage.name)
 
+    def shows_stage(self, stage: Stage, target_state) -> bool:
+        """Whether a job lowered into ``target_state`` gets a snapshot of ``stage`` (one that runs after lower)."""
+        return True
+
     def stage_header(self, stage: Stage, target_state) -> str:
         """Comment lines above the snapshot of one of ``stages()`` that runs after ``lower``."""
         return ""

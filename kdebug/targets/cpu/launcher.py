@@ -86,7 +86,7 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
     it failure slots and reports from them. ``lockstep``: the kernel has lockstep loops (lockstep.py).
     ``shuffle``: a barrier-free kernel's launcher also has the ``--shuffle-threads`` path (an out-of-line
     call of the kernel in a loop of its own: a sixth of a small kernel's emit time, so it is built only
-    where it is asked for or pays, target.py's finish_ir). ``regions``: (barrier sites, region frame bytes,
+    where it is asked for or pays, target.py's finish_ir). ``regions``: (number of barriers, region frame bytes,
     votes) of a kernel in the region form (region_scheduler.py), else None."""
     m = ir.Module(name=entry + ".grid")
     m.triple, m.data_layout = target.triple, target.data_layout

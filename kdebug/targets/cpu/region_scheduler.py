@@ -24,9 +24,9 @@ from llvmlite import ir
 from kdebug.targets.cpu.block_scheduler import BlockScheduler
 from kdebug.targets.cpu.ir_helpers import Loop, const, entry_alloca, field
 from kdebug.targets.cpu.layout import (CONTEXT, CTX_BAR_LINE, CTX_BARRIER, CTX_EXIT_LINE, CTX_FRAME, CTX_TID,
-                                       CTX_VOTE, i32, i64)
+                                       CTX_VOTE, CTX_WKIND, i32, i64)
 from kdebug.targets.cpu.memcheck_ir import error_flag
-from kdebug.targets.cpu.regions import LANES
+from kdebug.targets.cpu.regions import LANES, REGION_INDEX
 
 _STATE = (("waits", CTX_BARRIER), ("bar_line", CTX_BAR_LINE), ("exit_line", CTX_EXIT_LINE), ("vote", CTX_VOTE))
 
@@ -34,9 +34,9 @@ _STATE = (("waits", CTX_BARRIER), ("bar_line", CTX_BAR_LINE), ("exit_line", CTX_
 class RegionScheduler(BlockScheduler):
     """The block scheduler's decisions, with a thread resumed by a call of the step function."""
 
-    def __init__(self, body, sites, votes: bool) -> None:
+    def __init__(self, body, nbarriers: int, votes: bool) -> None:
         super().__init__(body, grid_sync=False, lockstep=False)
-        self.sites, self.votes = list(sites), votes
+        self.nbarriers, self.votes = nbarriers, votes
 
     # the block scheduler's code, for a thread that is a step function rather than a coroutine
     def _resume(self, c) -> None:
@@ -66,6 +66,7 @@ class RegionScheduler(BlockScheduler):
         self.lo, self.hi, self.vsum = (entry_alloca(b, i32, n) for n in ("waits.lo", "waits.hi", "votes.sum"))
         self.vtotal, self.at, self.ph = entry_alloca(b, i32, "votes.total"), entry_alloca(b, i32, "region"), \
             entry_alloca(b, i64, "region.phase")
+        self.next_at = entry_alloca(b, i32, "region.next")
         if b.block is lb.fn.entry_basic_block:  # the allocas went in above the builder's place
             b.position_at_end(b.block)
         self.cols = {name: b.gep(p, [const(0), const(0)], inbounds=True) for name, p in cols.items()}
@@ -96,11 +97,11 @@ class RegionScheduler(BlockScheduler):
         b.store(const(0), self.vsum)
         at = b.load(self.at)
         sw = b.switch(at, after)
-        for k, site in enumerate([0] + self.sites):
+        for k in range(self.nbarriers + 1):
             loop = fn.append_basic_block(f"region.{k}.threads")
-            sw.add_case(const(site), loop)
+            sw.add_case(const(k), loop)
             b.position_at_end(loop)
-            self._thread_loop(ctx, blk, site)
+            self._thread_loop(ctx, blk, k | REGION_INDEX)
             b.branch(after)
         b.position_at_end(after)
         lo, hi = b.load(self.lo), b.load(self.hi)
@@ -111,7 +112,7 @@ class RegionScheduler(BlockScheduler):
         go_on = fn.append_basic_block("regions.barrier")
         b.cbranch(b.icmp_signed("==", lo, const(0)), done, go_on)
         b.position_at_end(go_on)  # every thread waits at barrier ``lo``: it completes
-        b.store(lo, self.at)
+        b.store(b.load(self.next_at), self.at)
         b.store(b.load(self.vsum), self.vtotal)
         b.store(self._next_phase(), self.ph)
         b.branch(head)
@@ -122,7 +123,7 @@ class RegionScheduler(BlockScheduler):
         b.position_at_end(done)
 
     def _thread_loop(self, ctx, blk, site: int) -> None:
-        """Every thread of the block runs from ``site`` (0: the kernel's start) to its next stop."""
+        """Every thread of the block runs from ``site`` (region k's number | REGION_INDEX) to its next stop."""
         b, lb = self.b, self.lb
         if lb.shuffle:
             with b.if_else(lb.use_perm) as (shuffled, ordered):
@@ -155,6 +156,7 @@ class RegionScheduler(BlockScheduler):
         if self.votes:
             b.store(b.load(self.vtotal), field(b, ctx, CTX_VOTE))
         b.call(lb.kernel, [ctx] + lb.args)
+        b.store(b.load(field(b, ctx, CTX_WKIND)), self.next_at)  # the region after its barrier
         for name, f in _STATE:
             v = b.load(field(b, ctx, f))
             b.store(v, b.gep(self.cols[name], [t], inbounds=True))
@@ -176,6 +178,6 @@ class RegionScheduler(BlockScheduler):
                 b.store(b.load(b.gep(self.cols[name], [t], inbounds=True)), field(b, c, f))
 
 
-def region_blocks(lb, sites, votes: bool) -> None:
-    """The launcher body of a region-form kernel (launcher.py)."""
-    RegionScheduler(lb, sites, votes).build()
+def region_blocks(lb, nbarriers: int, votes: bool) -> None:
+    """The launcher body of a region-form kernel with ``nbarriers`` barriers (launcher.py)."""
+    RegionScheduler(lb, nbarriers, votes).build()

@@ -38,8 +38,9 @@ from kdebug.targets.cpu.ir_helpers import const, field
 from kdebug.targets.cpu.lockstep_rules import _intrinsic_name as intrinsic_name
 from kdebug.targets.cpu.lockstep_rules import pure_call
 from kdebug.targets.cpu.layout import (CTX_BAR_LINE, CTX_BARRIER, CTX_EXIT_LINE, CTX_FRAME, CTX_NTID, CTX_TID,
-                                       CTX_VOTE, END_OF_KERNEL, IN_BRANCH, i32, i64)
+                                       CTX_VOTE, CTX_WKIND, END_OF_KERNEL, IN_BRANCH, i32, i64)
 
+REGION_INDEX = 1 << 27  # (below LOCKSTEP_FLAG, IN_BRANCH, WARP_FLAG) the launcher's thread loops start a thread at region k with barrier = k | REGION_INDEX
 LANES = 1024  # threads a column holds: the most a block has (launches of more are refused)
 COLUMN_ALIGN = 64  # each column starts on a cache line
 
@@ -218,6 +219,7 @@ def begin(lc) -> RegionKernel:
     b.store(const(0), slot)
     rk.start = lc.new_block("region.start")
     rk.dispatch = b.switch(waiting, rk.start)
+    rk.dispatch.add_case(const(REGION_INDEX), rk.start)
     b.position_at_end(rk.start)
     return rk
 
@@ -232,11 +234,14 @@ def emit_barrier(lc, node, what: str, vote=None):
     b.store(const(value), field(b, lc.thread_ctx, CTX_BARRIER))
     b.store(const(reach_line(lc, node)), field(b, lc.thread_ctx, CTX_BAR_LINE))
     b.store(vote if vote is not None else const(0), field(b, lc.thread_ctx, CTX_VOTE))
+    # the region the thread goes on in: the launcher's thread loops are numbered, not named by site
+    b.store(const(len(rk.sites) + 1), field(b, lc.thread_ctx, CTX_WKIND))
     rk.returns.append(b.block)
     b.ret_void()
     line = lc.src.loc(node).line
     cont = lc.new_block(f"region.after.barrier.line{line}")
     rk.dispatch.add_case(const(value), cont)
+    rk.dispatch.add_case(const((len(rk.sites) + 1) | REGION_INDEX), cont)
     rk.sites.append(value)
     rk.conts.append(cont)
     rk.lines.append(line)
@@ -375,8 +380,9 @@ def _place_columns(fn, entry, columns, rk: RegionKernel, target_data, escaping) 
     for a in columns:
         ty = a.type.pointee
         count = a.operands[0].constant if a.operands else 1
-        size = ty.get_abi_size(target_data) * count
-        align = max(ty.get_abi_alignment(target_data), a.align or 1)
+        size, align = abi_layout(ty, target_data)
+        size *= count
+        align = max(align, a.align or 1)
         stride = -(-size // align) * align
         offset = -(-offset // COLUMN_ALIGN) * COLUMN_ALIGN
         b.position_before(a)
@@ -392,6 +398,33 @@ def _place_columns(fn, entry, columns, rk: RegionKernel, target_data, escaping) 
         rk.columns.append((a._name, 0 if uniform else stride))
         offset += stride if uniform else stride * LANES
     rk.frame_bytes = -(-offset // COLUMN_ALIGN) * COLUMN_ALIGN
+
+
+def abi_layout(ty, target_data) -> tuple[int, int]:
+    """(size, alignment) in bytes of an llvmlite type on x86-64 (LLVM's own answer for anything else: it
+    prints and parses a module, which a compile without snapshots otherwise never does)."""
+    if isinstance(ty, ir.IntType):
+        n = 1 if ty.width <= 8 else 2 if ty.width <= 16 else 4 if ty.width <= 32 else 8 if ty.width <= 64 else 16
+        return n, n
+    if isinstance(ty, ir.HalfType):
+        return 2, 2
+    if isinstance(ty, ir.FloatType):
+        return 4, 4
+    if isinstance(ty, ir.DoubleType):
+        return 8, 8
+    if isinstance(ty, ir.PointerType):
+        return 8, 8
+    if isinstance(ty, ir.ArrayType):
+        size, align = abi_layout(ty.element, target_data)
+        return size * ty.count, align
+    if isinstance(ty, ir.LiteralStructType) and not ty.packed:
+        offset, most = 0, 1
+        for el in ty.elements:
+            size, align = abi_layout(el, target_data)
+            offset = -(-offset // align) * align + size
+            most = max(most, align)
+        return -(-offset // most) * most, most
+    return ty.get_abi_size(target_data), ty.get_abi_alignment(target_data)
 
 
 def _spill_and_reload(slot, column, starts, returns) -> None:

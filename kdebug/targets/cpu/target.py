@@ -337,6 +337,10 @@ class CpuTarget(Target):
             if not rk.cut_done:
                 regions.cut(module.get_global(name), rk, self.tm.target_data)
 
+    def shows_stage(self, stage, target_state) -> bool:
+        """The regions snapshot of a job with a kernel with barriers (cut, or left as coroutines and why)."""
+        return target_state is not None and any(f != regions.FORM_THREAD_LOOP for f, _ in target_state.forms.values())
+
     def stage_header(self, stage, target_state) -> str:
         """Above the regions snapshot: each kernel's form, and why a kernel with barriers is not cut."""
         if stage is not stages.REGIONS or target_state is None:
@@ -434,7 +438,7 @@ class CpuTarget(Target):
         # their ~16 values live through the thread loop (measured: saxpy with memcheck ran 1.25x slower)
         shuffle = self.shuffle or (self.memcheck and not thread_exit and rk is None)
         options = dict(coroutine=job.entry in state.coroutines,
-                       regions=(tuple(rk.sites), rk.frame_bytes, rk.votes) if rk is not None else None, grid_sync=job.entry in state.grid_sync,
+                       regions=(len(rk.sites), rk.frame_bytes, rk.votes) if rk is not None else None, grid_sync=job.entry in state.grid_sync,
                        shared_bytes=state.shared_bytes, racecheck=self.racecheck, initcheck=self.initcheck,
                        thread_exit=thread_exit, lockstep=job.entry in state.lockstep)
         launcher, bitcode = launcher_module(job.entry, job.argtypes, self, shuffle=shuffle, **options)
