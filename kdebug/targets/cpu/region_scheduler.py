@@ -5,8 +5,11 @@ fastest, as a barrier-free kernel's loop; or the ``--shuffle-threads`` order of 
 function, inlined, runs the thread to its next barrier or its end, on one context private to the
 loop (its fields forwarded by LLVM, as ``plain_blocks``' are), and the loop keeps the thread's state
 (where it waits, the barrier's reach line, its exit line, its vote) in four columns and the least
-and greatest waiting site. One loop is made for each region, the region's site a constant, so LLVM
-keeps only that region's code in it and vectorises it across threads.
+and greatest waiting site. One loop is made for each region, numbered (the thread starts with
+``barrier = k | REGION_INDEX``; a barrier names the number of the region after it in ``wkind``, a
+warp field the region form leaves unused), the number a constant in each loop, so that LLVM keeps
+only that region's code in it and may vectorise it across threads. The launcher depends on the
+kernel only through its number of barriers, so it is built once per signature (launcher.py's cache).
 
 When every thread waits at the same barrier (the least site is the greatest and not 0), the barrier
 completes: the votes are summed, the phase advances (the shuffled order changes, as the block
