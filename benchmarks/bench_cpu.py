@@ -5,8 +5,15 @@
     python benchmarks/bench_cpu.py --numba-python /path/to/python   # an interpreter where numba imports
 
 Kernels: saxpy (barrier-free, vectorised thread loop), the tiled matmul of
-sample_kernels/matmul_tiled.py (shared memory, two syncthreads per tile) and the
-block tree reduction of sample_kernels/reduction.py (syncthreads in a loop).
+sample_kernels/matmul_tiled.py (shared memory, two syncthreads per tile), the
+block tree reduction of sample_kernels/reduction.py (syncthreads in a loop), the
+Hillis-Steele scan of sample_kernels/scan.py (two syncthreads per step, the block
+offsets added by a second, barrier-free kernel) and the shared-memory halo stencil
+of sample_kernels/stencil_halo.py (one syncthreads). The kernels with barriers run
+in both of the CPU backend's forms side by side: the region form (cut at the
+barriers, a thread loop per region; kdebug/targets/cpu/regions.py) and one
+coroutine per thread (``regions=False``, with lockstep loops), each with memcheck
+on and off.
 Times are the best of several launches after a warm-up launch (compilation
 excluded), given per element: per input element for saxpy and the reduction,
 per multiply-add (n^3 of them) for the matmul, whose work per output element
@@ -123,6 +130,24 @@ def workloads(cuda_module, sizes, repeat):
     t = median_time(lambda: rd.block_sum[blocks, rd.TPB](dx, dp), repeat)
     np.testing.assert_allclose(dp.copy_to_host().sum(dtype=np.float64), x.sum(dtype=np.float64), rtol=1e-4)
     out["reduction"] = (t / n, n, t)
+
+    if "scan" in sizes:
+        sc = load("scan", cuda_module)
+        n = sizes["scan"]
+        xi = rng.integers(-50, 100, n).astype(np.int64)
+        got = {}
+        t = median_time(lambda: got.__setitem__("out", sc.scan(xi)), repeat)
+        np.testing.assert_array_equal(got["out"], np.cumsum(xi))
+        out["scan"] = (t / n, n, t)
+    if "stencil" in sizes:
+        sh = load("stencil_halo", cuda_module)
+        n = sizes["stencil"]
+        x = rng.standard_normal(n).astype(np.float32)
+        dx, do = cuda_module.to_device(x), cuda_module.device_array_like(x)
+        blocks = (n + sh.TPB - 1) // sh.TPB
+        t = median_time(lambda: sh.stencil[blocks, sh.TPB](dx, do), repeat)
+        np.testing.assert_allclose(do.copy_to_host(), sh.reference(x), rtol=1e-4, atol=1e-5)
+        out["stencil"] = (t / n, n, t)
     return out
 
 
@@ -172,6 +197,13 @@ def numpy_times(sizes, repeat):
     n = sizes["reduction"]
     x = rng.random(n).astype(np.float32)
     res["reduction"] = median_time(lambda: x.sum(), repeat) / n
+    n = sizes["scan"]
+    xi = rng.integers(-50, 100, n).astype(np.int64)
+    res["scan"] = median_time(lambda: np.cumsum(xi), repeat) / n
+    n = sizes["stencil"]
+    x = rng.standard_normal(n).astype(np.float32)
+    k = np.ones(7, np.float32) / np.float32(7)
+    res["stencil"] = median_time(lambda: np.convolve(x, k, mode="same"), repeat) / n
     return res
 
 
@@ -230,16 +262,21 @@ def main() -> int:
     from kdebug import cuda
 
     repeat = args.repeat or (2 if args.quick else 7)
-    sizes = ({"saxpy": 1 << 16, "matmul": 64, "reduction": 1 << 16} if args.quick else
-             {"saxpy": 1 << 22, "matmul": 512, "reduction": 1 << 22})
+    sizes = ({"saxpy": 1 << 16, "matmul": 64, "reduction": 1 << 16, "scan": 1 << 14, "stencil": 1 << 16}
+             if args.quick else
+             {"saxpy": 1 << 22, "matmul": 512, "reduction": 1 << 22, "scan": 1 << 20, "stencil": 1 << 22})
     sim_sizes = {"saxpy": 1024, "matmul": 32, "reduction": 1024} if args.quick else \
         {"saxpy": 4096, "matmul": 64, "reduction": 4096}
 
-    kd = {}
+    kd, coro = {}, {}
+    barrier_sizes = {k: v for k, v in sizes.items() if k != "saxpy"}
+    barrier_sizes["saxpy"] = 1 << 10  # workloads runs saxpy first; the coroutine table leaves it out
     for mc in (True, False):
-        kdebug.set_options(memcheck=mc)
+        kdebug.set_options(memcheck=mc, regions=True)
         kd[mc] = workloads(cuda, sizes, repeat)
-    kdebug.set_options(memcheck=True)
+        kdebug.set_options(memcheck=mc, regions=False)  # one coroutine per thread (lockstep loops on)
+        coro[mc] = workloads(cuda, barrier_sizes, repeat)
+    kdebug.set_options(memcheck=True, regions=True)
     cpu1 = saxpy_cpu_time(sizes["saxpy"], repeat)
     npy = numpy_times(sizes, repeat)
     sim = {"unavailable": "skipped (--no-simulator)"}
@@ -252,10 +289,10 @@ def main() -> int:
     print("| kernel | kdebug size | kdebug memcheck on | kdebug memcheck off | memcheck cost | numpy | "
           "simulator (size) | simulator / kdebug |")
     print("|---|---|---|---|---|---|---|---|")
-    label = {"saxpy": lambda n: f"2^{n.bit_length() - 1}", "matmul": lambda n: f"{n}x{n}",
-             "reduction": lambda n: f"2^{n.bit_length() - 1}"}
+    pow2 = lambda n: f"2^{n.bit_length() - 1}"  # noqa: E731
+    label = {"saxpy": pow2, "matmul": lambda n: f"{n}x{n}", "reduction": pow2, "scan": pow2, "stencil": pow2}
     sim_res = sim.get("results", {})
-    for name in ("saxpy", "matmul", "reduction"):
+    for name in ("saxpy", "matmul", "reduction", "scan", "stencil"):
         on, n, _ = kd[True][name]
         off = kd[False][name][0]
         s = sim_res.get(name)
@@ -264,7 +301,19 @@ def main() -> int:
         print(f"| {name} | {label[name](n)} | {fmt_t(on)} | {fmt_t(off)} | {on / off:.2f}x | {fmt_t(npy[name])} | "
               f"{sim_cell} | {ratio} |")
     print()
-    print("per element: saxpy and reduction per input element, matmul per multiply-add (n^3)")
+    print("The kernels with barriers in both forms (kdebug memcheck on / off):")
+    print()
+    print("| kernel | size | region form, on | region form, off | coroutines, on | coroutines, off | "
+          "coroutines / regions (off) | numpy | region form (off) / numpy |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name in ("matmul", "reduction", "scan", "stencil"):
+        on, n, _ = kd[True][name]
+        off = kd[False][name][0]
+        con, coff = coro[True][name][0], coro[False][name][0]
+        print(f"| {name} | {label[name](n)} | {fmt_t(on)} | {fmt_t(off)} | {fmt_t(con)} | {fmt_t(coff)} | "
+              f"{coff / off:.1f}x | {fmt_t(npy[name])} | {off / npy[name]:.1f}x |")
+    print()
+    print("per element: saxpy, reduction, scan and stencil per input element, matmul per multiply-add (n^3)")
     if "unavailable" in sim:
         print(f"numba's CUDA simulator: not measured: {sim['unavailable']}")
     else:
@@ -281,6 +330,12 @@ def main() -> int:
     print(f"  memcheck cost on saxpy: {cost:.2f}x in CPU time on one core ({fmt_t(cpu1[True])} vs "
           f"{fmt_t(cpu1[False])} per element; {kd[True]['saxpy'][0] / kd[False]['saxpy'][0]:.2f}x in the "
           f"wall-clock table) (target <= 2x): {'met' if cost <= 2 else 'MISSED'}")
+    r = kd[False]["reduction"][0] / npy["reduction"]
+    print(f"  reduction, region form, memcheck off: {r:.1f}x numpy's sum per element (target <= 3x): "
+          f"{'met' if r <= 3 else 'MISSED'}")
+    mm = kd[False]["matmul"][0] * 1e9
+    print(f"  tiled matmul, region form, memcheck off: {mm:.3f} ns per multiply-add (target <= 0.2 ns at 512x512): "
+          f"{'met' if mm <= 0.2 else 'MISSED'}")
     if sizes["matmul"] == 512:
         t = kd[True]["matmul"][2]
         print(f"  512x512 float32 tiled matmul, memcheck on: {t:.3f} s (target < 0.5 s): "

@@ -8,14 +8,16 @@ from kdebug.lang.intrinsics import deferred  # noqa: F401 - kdebug.deferred(fn) 
 __version__ = "0.1.0"
 
 
-def set_options(memcheck=None, shuffle_threads=False, racecheck=None, initcheck=None, lockstep=None) -> None:
+def set_options(memcheck=None, shuffle_threads=False, racecheck=None, initcheck=None, lockstep=None,
+                regions=None) -> None:
     """Options of the active session, as the command line's: ``memcheck=False`` is ``--no-memcheck``
     (also ``KDEBUG_MEMCHECK=0`` in the environment); ``shuffle_threads=SEED`` is
     ``--shuffle-threads=SEED`` and ``shuffle_threads=None`` turns shuffling off; ``racecheck=True``
     and ``initcheck=True`` are ``--sanitize ...,racecheck,initcheck`` (CPU backend); ``lockstep=False``
-    runs every loop thread by thread (CPU backend; also ``KDEBUG_LOCKSTEP=0``)."""
+    runs every loop thread by thread (CPU backend; also ``KDEBUG_LOCKSTEP=0``); ``regions=False`` runs
+    kernels with barriers as coroutines instead of cut at their barriers (CPU backend; ``KDEBUG_REGIONS=0``)."""
     seam.current().set_options(memcheck=memcheck, shuffle_threads=shuffle_threads, racecheck=racecheck,
-                               initcheck=initcheck, lockstep=lockstep)
+                               initcheck=initcheck, lockstep=lockstep, regions=regions)
 
 
 def _default_session():

@@ -29,6 +29,7 @@ VARIABLES = {
     "KDEBUG_BACKEND": "the backend of a session started without --backend (cpu, gpu, auto)",
     "KDEBUG_MEMCHECK": "0/off/false/no: bounds checks off where no option says otherwise",
     "KDEBUG_LOCKSTEP": "0/off/false/no: the CPU backend runs every loop thread by thread",
+    "KDEBUG_REGIONS": "0/off/false/no: the CPU backend runs every kernel with barriers as coroutines",
     "KDEBUG_TIERED": "0/off/false/no: no quick first tier; emit compiles the optimised code at once",
     "KDEBUG_HOST_CPU": "an LLVM CPU model (x86-64-v2, x86-64-v4, skylake-avx512...) the CPU target compiles "
                        "for instead of this host's (its features only: the code must still run here)",
@@ -64,6 +65,7 @@ class CompileOptions:
     racecheck: bool = False  # the CPU backend's shadow-memory sanitizers
     initcheck: bool = False
     lockstep: bool = True  # a coroutine kernel's loops run by its threads together (CPU)
+    regions: bool = True  # kernels with block barriers cut at them, regions run as thread loops (CPU)
     shuffle: bool = False  # launchers carry the shuffled-thread path (--shuffle-threads)
     snapshots: bool = True  # every phase's IR and the host assembly recorded for whoever looks
     tiered: bool = False  # quick code first, optimised code from the background (CPU, without snapshots)
@@ -89,7 +91,7 @@ class CompileOptions:
 
 def compile_options(*, target: str = "cpu", strategy: str = "worklist", memcheck: bool | None = None,
                     racecheck: bool = False, initcheck: bool = False, lockstep: bool | None = None,
-                    shuffle: bool = False, snapshots: bool = True, tiered: bool | None = None,
+                    regions: bool | None = None, shuffle: bool = False, snapshots: bool = True, tiered: bool | None = None,
                     arch: str | None = None, ptx_per_job: bool = False, host_cpu: str | None = None) -> CompileOptions:
     """The options of a session: what is given, the environment for what is None. Tiers only where
     nothing records the host assembly (what is shown is always the code that runs)."""
@@ -97,12 +99,15 @@ def compile_options(*, target: str = "cpu", strategy: str = "worklist", memcheck
         memcheck = flag("KDEBUG_MEMCHECK")
     if lockstep is None:
         lockstep = flag("KDEBUG_LOCKSTEP")
+    if regions is None:
+        regions = flag("KDEBUG_REGIONS")
     if tiered is None:
         tiered = flag("KDEBUG_TIERED")
     if host_cpu is None:
         host_cpu = (variable("KDEBUG_HOST_CPU") or "").strip()
     return CompileOptions(target=target, strategy=strategy, memcheck=bool(memcheck), racecheck=bool(racecheck),
-                          initcheck=bool(initcheck), lockstep=bool(lockstep), shuffle=bool(shuffle),
+                          initcheck=bool(initcheck), lockstep=bool(lockstep), regions=bool(regions),
+                          shuffle=bool(shuffle),
                           snapshots=bool(snapshots), tiered=bool(tiered) and not snapshots, arch=arch,
                           ptx_per_job=bool(ptx_per_job), host_cpu=host_cpu)
 

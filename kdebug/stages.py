@@ -25,6 +25,8 @@ class Stage:
 PARSE = Stage("parse", "python", "the job's Python source, parsed")
 TYPEINFER = Stage("typeinfer", "text", "every variable's type, from the argument types (numba's rules)")
 LOWER = Stage("lower", "llvm", "LLVM IR in a module of the job's own; deferred jobs are still markers")
+REGIONS = Stage("regions", "llvm", "a kernel with barriers cut at them: per-thread columns for the values "
+                                   "live across a barrier (the region form)", target="cpu")
 PRIMAL = Stage("primal", "llvm", "a derivative job's primal as compiled: its own deferred markers in place",
                job_kind="derivative")
 PRIMAL_RESOLVED = Stage("primal_resolved", "llvm", "the primal after the strategy expanded its markers: what "
@@ -44,7 +46,7 @@ PTX = Stage("ptx", "ptx", "each job's own PTX functions (kdebug dump --target pt
 PTXAS = Stage("ptxas", "text", "ptxas -v: registers, shared memory, stack and spills", target="ptx")
 LOAD = Stage("load", "", "the code loaded, each entry's address looked up")
 
-STAGES = (PARSE, TYPEINFER, LOWER, PRIMAL, PRIMAL_RESOLVED, DERIVATIVE, EXPAND_DEFERRED, LINK_RUNTIME, OPTIMIZE,
+STAGES = (PARSE, TYPEINFER, LOWER, REGIONS, PRIMAL, PRIMAL_RESOLVED, DERIVATIVE, EXPAND_DEFERRED, LINK_RUNTIME, OPTIMIZE,
           BEFORE_FINISH, FINISH, AFTER_FINISH, VALIDATE, EMIT, PTX, PTXAS, LOAD)
 
 
@@ -54,6 +56,16 @@ def pipeline(target_stages: tuple[Stage, ...] = ()) -> tuple[Stage, ...]:
     if unknown:
         raise ValueError(f"stages {unknown} are not in kdebug/stages.py's list")
     return tuple(s for s in STAGES if (not s.target or s in target_stages) and not s.job_kind)
+
+
+def after_lower(target_stages: tuple[Stage, ...]) -> tuple[Stage, ...]:
+    """Of a target's stages, those that run on a job's lowered module (before ``emit``), in order."""
+    return tuple(s for s in target_stages if STAGES.index(s) < STAGES.index(EMIT))
+
+
+def after_emit(target_stages: tuple[Stage, ...]) -> tuple[Stage, ...]:
+    """Of a target's stages, those that run on the emitted artifact, in order."""
+    return tuple(s for s in target_stages if STAGES.index(s) > STAGES.index(EMIT))
 
 
 def of_job_kind(kind: str) -> tuple[Stage, ...]:

@@ -69,9 +69,11 @@ def spread_writes(x, y, mul, off):
 
 @pytest.fixture(scope="module")
 def sessions():
-    """Two CPU sessions, lockstep on and off (each compiles its own code)."""
+    """Two CPU sessions, lockstep on and off (each compiles its own code), both running kernels with
+    barriers as coroutines (lockstep loops are the coroutine form's; the region form runs a region's
+    loops in its thread loops already)."""
     previous = seam.current()
-    made = {on: live.Session(backend="cpu", snapshots=True, lockstep=on) for on in (True, False)}
+    made = {on: live.Session(backend="cpu", snapshots=True, lockstep=on, regions=False) for on in (True, False)}
     yield made
     live.set_session(previous)
 
@@ -157,7 +159,7 @@ def test_the_lockstep_lane_loop_is_vectorised(model):
     previous = seam.current()
     x = np.zeros(4, np.float32)
     argtypes = (T.typeof(x), T.typeof(x))
-    made = {on: live.Session(backend="cpu", snapshots=True, lockstep=on, host_cpu=model) for on in (True, False)}
+    made = {on: live.Session(backend="cpu", snapshots=True, lockstep=on, regions=False, host_cpu=model) for on in (True, False)}
     try:
         on = _optimised_module(made[True], warp_reduce.warp_sum, argtypes)
         off = _optimised_module(made[False], warp_reduce.warp_sum, argtypes)

@@ -63,7 +63,8 @@ def test_a_cpu_compilation_runs_the_drivers_list_in_order():
     order = [s.name for s in session.driver.stages]
     assert phases == [n for n in order if n not in ("before_finish", "after_finish")]
     snaps = [e.phase for e in seen if isinstance(e, E.Snapshot) and e.job == top]
-    assert snaps == [s.name for s in session.driver.stages if s.language]  # load records no snapshot
+    # load records no snapshot; regions only for a job with barriers (this kernel has none)
+    assert snaps == [s.name for s in session.driver.stages if s.language and s.name != "regions"]
 
 
 def test_the_ptx_target_runs_ptxas_as_its_own_stage():

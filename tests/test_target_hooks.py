@@ -110,12 +110,19 @@ def two_shared_arrays(out):
     out[t] = a[9 - t] + c[0]
 
 
-def test_cpu_target_records_shared_layout_and_coroutines_in_the_module_state():
-    driver = Driver(E.EventBus(), CpuTarget, CompileOptions())
+@pytest.mark.parametrize("regions", [True, False])
+def test_cpu_target_records_shared_layout_and_the_kernels_form_in_the_module_state(regions):
+    driver = Driver(E.EventBus(), CpuTarget, CompileOptions(regions=regions))
     compiled = driver.compile_kernel(two_shared_arrays, (T.Array(T.float32, 1),))
     state = compiled.record.target_state
     assert state.shared_bytes == 48 + 24
-    assert list(state.coroutines) == [compiled.record.entry]  # the barrier made it a coroutine
+    entry = compiled.record.entry
+    if regions:  # the barrier cut it into regions
+        assert list(state.regions) == [entry] and list(state.coroutines) == []
+        assert state.forms[entry] == ("regions", None) == compiled.record.form
+    else:  # the barrier made it a coroutine
+        assert list(state.coroutines) == [entry] and list(state.regions) == []
+        assert state.forms[entry][0] == "coroutines"
     assert state.grid_sync == set()
 
 

@@ -326,6 +326,13 @@ class Driver:
             rec.module_ir = self.run_phase(rec, "lower", lambda: lower_function(rec.typed, self.target, rec.entry,
                                                                                 requester=requester, fastmath=fastmath,
                                                                                 debug=debug, target_state=rec.target_state))
+            for stage in stages.after_lower(self.target.stages()):  # the CPU target's regions
+                show = (lambda m: self.target.stage_header(stage, rec.target_state) + str(m)) \
+                    if self.target.shows_stage(stage, rec.target_state) else None
+                rec.module_ir = self.run_phase(
+                    rec, stage.name, lambda: self.target.transform_lowered(stage, rec.module_ir, rec.target_state, rec.kind),
+                    show, stage.language)
+            rec.form = self.target.code_form(rec.target_state, rec.entry)
         except KdebugError as exc:
             if getattr(exc, "failed_job", None) is None:
                 exc.failed_job = rec  # the innermost job whose own code failed: it is reported on that job
@@ -355,7 +362,7 @@ class Driver:
                                   lambda a: a.text, target.emit_language, by_pass=True)
         # the target's own stages on the emitted artifact (ptxas...) make only what someone looks at:
         # without snapshots they do not run (ptxas then runs when its report is asked for)
-        for stage in target.stages() if self.snapshots else ():
+        for stage in stages.after_emit(target.stages()) if self.snapshots else ():
             self.run_target_stage(rec, comp, stage, artifact)
         entries = self.run_phase(rec, "load", lambda: target.load(artifact, jobs), None)
         dt = time.perf_counter() - t0 - (self.bus.paused_seconds - paused)

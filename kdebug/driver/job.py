@@ -103,6 +103,7 @@ class JobRecord:
     functions: list = field(default_factory=list)  # names of functions belonging to this job
     loc: object = None  # where it was first requested (SourceLocation), for errors about it
     resolved_module: object = None  # its ModuleRef after its own expand_deferred (worklist)
+    form: tuple | None = None  # how the target runs the kernel: (form, why not a faster one or None)
 
     @property
     def name(self) -> str:

@@ -210,13 +210,14 @@ class FunctionLowerer:
         for name, t in self.tf.locals.items():
             if not isinstance(t, PyValue):
                 self.slots[name] = self.alloca(llvm_type(t), name=name)
+        self.exit = self.fn.append_basic_block("exit")
+        if self.tf.restype != T.void:
+            self.retslot = self.alloca(llvm_type(self.tf.restype), name="retval")
+        self.target.function_prologue(self.hook_context)  # before the arguments are stored (a cut kernel's entry)
         runtime = [(n, t) for n, t in zip(self.tf.argnames, self.tf.argtypes) if not isinstance(t, PyValue)]
         for (name, t), arg in zip(runtime, args):
             arg.name = f"arg.{name}"
             b.store(self.cast(arg, t, self.tf.locals[name]), self.slots[name])
-        self.exit = self.fn.append_basic_block("exit")
-        if self.tf.restype != T.void:
-            self.retslot = self.alloca(llvm_type(self.tf.restype), name="retval")
         self.body(self.tf.source.tree.body)
         self.branch(self.exit)
         b.position_at_end(self.exit)
@@ -351,10 +352,17 @@ class FunctionLowerer:
                                          functools.partial(self.lockstep_iteration, node))
         counter = self.alloca(ty, name="range.k")
         b.store(ir.Constant(ty, 0), counter)
+        held = self.target.keeps_loop_bounds_in_slots(self.hook_context)
+        if held:  # a kernel cut at its barriers: the bounds outlive a barrier in the body in slots
+            start, step, trips = (self._held(v, n) for v, n in ((start, "range.start"), (step, "range.step"),
+                                                                (trips, "range.trips")))
         if splittable(self, node):  # index_split.py: the iterations with k < 0 first, then k >= 0
             zero = ir.Constant(ty, 0)
-            negative = b.select(b.icmp_signed("<", start, zero), b.sub(zero, start), zero)
-            negative = b.select(b.icmp_unsigned("<", negative, trips), negative, trips)
+            st0, tr0 = self._bound(start), self._bound(trips)
+            negative = b.select(b.icmp_signed("<", st0, zero), b.sub(zero, st0), zero)
+            negative = b.select(b.icmp_unsigned("<", negative, tr0), negative, tr0)
+            if held:
+                negative = self._held(negative, "range.negative")
             self._counted_loop(node, counter, negative, start, step, lt)
             self.nonneg_names.add(node.target.id)
             self._counted_loop(node, counter, trips, start, step, lt)
@@ -373,9 +381,9 @@ class FunctionLowerer:
         b.branch(head)
         b.position_at_end(head)
         k = b.load(counter)
-        b.cbranch(b.icmp_unsigned("<", k, trips), body, end)
+        b.cbranch(b.icmp_unsigned("<", k, self._bound(trips)), body, end)
         b.position_at_end(body)
-        i = b.add(start, b.mul(k, step))
+        i = b.add(self._bound(start), b.mul(k, self._bound(step)))
         var = node.target.id
         b.store(self.cast(i, lt, self.tf.locals[var]), self.slots[var])
         self.loops.append((latch, end))
@@ -386,6 +394,16 @@ class FunctionLowerer:
         b.store(b.add(b.load(counter), ir.Constant(ty, 1)), counter)
         b.branch(head)
         b.position_at_end(end)
+
+    def _held(self, value, name: str):
+        """``value`` kept in a slot of its own (read again by ``_bound`` where it is used)."""
+        slot = self.alloca(value.type, name=name)
+        self.builder.store(value, slot)
+        return _HeldBound(slot)
+
+    def _bound(self, value):
+        """A loop bound: the value, or its slot's content (``_held``)."""
+        return self.builder.load(value.slot) if isinstance(value, _HeldBound) else value
 
     def lockstep_iteration(self, node, slots, ctx, value, latch, stop, nonneg: bool) -> None:
         """One iteration of the range loop ``node`` for one thread of a target's lockstep run
@@ -954,6 +972,14 @@ class FunctionLowerer:
         toward_zero = b.select(away, b.sub(bits, ir.Constant(i32, 1)), bits)
         odd = b.or_(toward_zero, ir.Constant(i32, 1))
         return b.select(inexact, b.bitcast(odd, f32), f)
+
+
+class _HeldBound:
+    """A range loop's bound kept in a stack slot (FunctionLowerer._held)."""
+    __slots__ = ("slot",)
+
+    def __init__(self, slot) -> None:
+        self.slot = slot
 
 
 def _constant_sign(node) -> int:

@@ -35,7 +35,8 @@ class KernelSession(Protocol):
         """The GPU runtime (device memory, the current device) when kernels run on a GPU, else None."""
 
     def set_options(self, memcheck: bool | None = None, shuffle_threads=False, racecheck: bool | None = None,
-                    initcheck: bool | None = None, lockstep: bool | None = None) -> None:
+                    initcheck: bool | None = None, lockstep: bool | None = None,
+                    regions: bool | None = None) -> None:
         """``kdebug.set_options``: the checks compiled into kernels (None: unchanged), the thread-shuffle
         seed (None: off; False: unchanged)."""
 

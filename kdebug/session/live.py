@@ -52,11 +52,14 @@ class Session:
     def __init__(self, backend: str = "auto", strategy: str = "worklist", memcheck: bool | None = None,
                  bus: E.EventBus | None = None, emit_ptx: bool = False, ptx_arch: str | None = None,
                  snapshots: bool = True, racecheck: bool = False, initcheck: bool = False,
-                 lockstep: bool | None = None, tiered: bool | None = None, host_cpu: str | None = None) -> None:
+                 lockstep: bool | None = None, tiered: bool | None = None, host_cpu: str | None = None,
+                 regions: bool | None = None) -> None:
         """``snapshots``: print every phase's IR and the host assembly for whoever looks (the TUI, dump,
         a trace); a session nobody watches turns it off and compiles faster. ``racecheck``, ``initcheck``:
         the CPU backend's shadow-memory sanitizers. ``lockstep``: the CPU backend's lockstep loops
-        (kdebug/targets/cpu/lockstep.py; None: ``KDEBUG_LOCKSTEP``, on unless 0). ``tiered`` (default:
+        (kdebug/targets/cpu/lockstep.py; None: ``KDEBUG_LOCKSTEP``, on unless 0). ``regions``: the CPU
+        backend's region form of kernels with barriers (kdebug/targets/cpu/regions.py; None:
+        ``KDEBUG_REGIONS``, on unless 0). ``tiered`` (default:
         unless ``KDEBUG_TIERED=0``): without snapshots, the CPU backend runs quick code until the
         optimised code, compiled in the background, is ready (kdebug/targets/cpu/tiers.py). ``host_cpu``:
         the LLVM CPU model the CPU backend compiles for (None: ``KDEBUG_HOST_CPU``, else this host's)."""
@@ -74,7 +77,8 @@ class Session:
         # the target and its stages follow from them (Driver.configure, make_target)
         self.options = compile_options(
             target="ptx" if self.backend == "gpu" else "cpu", strategy=strategy, memcheck=memcheck,
-            racecheck=racecheck, initcheck=initcheck, lockstep=lockstep, snapshots=snapshots, tiered=tiered,
+            racecheck=racecheck, initcheck=initcheck, lockstep=lockstep, regions=regions, snapshots=snapshots,
+            tiered=tiered,
             arch=(ptx_arch or self.runtime.arch) if self.backend == "gpu" else ptx_arch,
             ptx_per_job=emit_ptx and self.backend == "gpu", host_cpu=host_cpu)
         self.hazards: list = []  # what racecheck and initcheck found, launch after launch
@@ -118,6 +122,7 @@ class Session:
     racecheck = property(lambda self: self.options.racecheck)
     initcheck = property(lambda self: self.options.initcheck)
     lockstep = property(lambda self: self.options.lockstep)
+    regions = property(lambda self: self.options.regions)
 
     # ---- compilation ---------------------------------------------------------------
     def compile_kernel(self, dispatcher, argtypes: tuple):
@@ -275,12 +280,14 @@ class Session:
         return staged, copy_back
 
     def set_options(self, memcheck: bool | None = None, shuffle_threads=False, racecheck: bool | None = None,
-                    initcheck: bool | None = None, lockstep: bool | None = None) -> None:
+                    initcheck: bool | None = None, lockstep: bool | None = None,
+                    regions: bool | None = None) -> None:
         """Change the checks compiled into kernels or the shuffle seed (None: off). New compile options
         give new job keys: a kernel launched next is a new job compiled with them (one compiled with the
         old options stays in the cache under its own key); no target is changed."""
         changes = {name: bool(value) for name, value in (("memcheck", memcheck), ("racecheck", racecheck),
-                                                         ("initcheck", initcheck), ("lockstep", lockstep))
+                                                         ("initcheck", initcheck), ("lockstep", lockstep),
+                                                         ("regions", regions))
                    if value is not None}
         if changes:
             self.configure(self.options.replace(**changes))

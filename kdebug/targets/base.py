@@ -97,6 +97,14 @@ class Target:
         target left the builder, for the threads it does not run, and goes on to that block."""
         return None
 
+    def function_prologue(self, lc) -> None:
+        """Runs in a function's entry block once its variables have slots, before its arguments are stored."""
+
+    def keeps_loop_bounds_in_slots(self, lc) -> bool:
+        """At a range loop: whether its bounds and trip count go through stack slots rather than registers
+        (the CPU target's region form cuts a kernel at its barriers, and registers do not cross a cut)."""
+        return False
+
     def function_epilogue(self, lc) -> None:
         """Runs in a function's exit block, just before its return instruction is emitted."""
 
@@ -217,8 +225,25 @@ class Target:
 
     # ---- the target's own stages ----------------------------------------------
     def stages(self) -> tuple[Stage, ...]:
-        """Stages this target adds (kdebug/stages.py), run in order between emit and load (ptxas)."""
+        """Stages this target adds (kdebug/stages.py): those listed before ``emit`` run on each job's
+        lowered module (``transform_lowered``), the others in order between emit and load (ptxas)."""
         return ()
+
+    def transform_lowered(self, stage: Stage, module, target_state, job_kind: str):
+        """One of ``stages()`` that runs after ``lower``, on a job's own module: returns the module."""
+        raise NotImplementedError(stage.name)
+
+    def shows_stage(self, stage: Stage, target_state) -> bool:
+        """Whether a job lowered into ``target_state`` gets a snapshot of ``stage`` (one that runs after lower)."""
+        return True
+
+    def stage_header(self, stage: Stage, target_state) -> str:
+        """Comment lines above the snapshot of one of ``stages()`` that runs after ``lower``."""
+        return ""
+
+    def code_form(self, target_state, entry: str):
+        """How the target runs kernel ``entry`` as lowered, (form, why not a faster one or None), or None."""
+        return None
 
     def run_stage(self, stage: Stage, artifact, jobs) -> dict:
         """Runs one of ``stages()`` on the emitted artifact: {job id: snapshot text} of the jobs it shows."""

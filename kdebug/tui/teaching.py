@@ -14,6 +14,12 @@ PHASES: dict[str, str] = {
                  "unifies across branches. The listing shows each variable's type.",
     "lower": "The typed function becomes LLVM IR in a module of its own. A device-side launch or a function "
              "pointer is still an opaque deferred-codegen marker call carrying the requested job's id.",
+    "regions": "CPU target: a kernel with cuda.syncthreads() cut at its barriers. Each barrier stores where "
+               "the thread waits and returns; the entry's switch sends the thread to the code after it next "
+               "time, so a region (the code between two barriers) runs as one loop over the block's threads, "
+               "which LLVM vectorises. Variables live across a barrier live in per-thread columns of the "
+               "block's region frame (%lane-indexed); the header says which kernels got this form and why "
+               "the others stay coroutines.",
     "primal": "A derivative job: the function it differentiates as compiled, its own deferred-codegen markers "
               "still in place (for a derivative of a derivative, a call through the inner job's marker).",
     "primal_resolved": "The primal after the strategy expanded its markers: what the forward-mode transform "

@@ -216,8 +216,7 @@ class BlockScheduler:
         b.branch(scan)
         b.position_at_end(scan)
         self._reset_block_counts()
-        with Loop(b, const(0), lb.nt32, "scan.t") as t:
-            self._count_thread(t, self._thread_ctx(bi, t))
+        self._scan_threads(bi, blk)
         b.branch(decide)
         b.position_at_end(decide)
         if self.lockstep:  # threads at a lockstep loop: run it, then look at the block again
@@ -247,6 +246,11 @@ class BlockScheduler:
         b.position_at_end(check)
         self._block_barrier(bi, blk, n_done, decide, next_block)
         b.position_at_end(next_block)
+
+    def _scan_threads(self, bi, blk) -> None:
+        """Count every thread's state, in thread order (after the start; a release counts as it resumes)."""
+        with Loop(self.b, const(0), self.lb.nt32, "scan.t") as t:
+            self._count_thread(t, self._thread_ctx(bi, t))
 
     def _warp_barriers(self, bi) -> None:
         """Warp operations first: per warp, the group of its first waiting lane goes on, or the reason it

@@ -10,7 +10,10 @@ The body depends on what typeinfer found in the kernel:
 
 * barrier-free: a plain loop over blocks and threads that calls the kernel,
   which is inlined into it and vectorised by LLVM (``plain_blocks``);
-* with barriers: every thread a coroutine, run by the block scheduler
+* with barriers, in the region form (regions.py): a thread loop per region
+  between barriers, the block scheduler's code where the threads do not agree
+  (region_scheduler.py);
+* with barriers otherwise: every thread a coroutine, run by the block scheduler
   (block_scheduler.py). A grid barrier makes it keep every block of the grid
   alive at once.
 """
@@ -25,6 +28,7 @@ from llvmlite import ir
 from kdebug.frontend.lower import llvm_type
 from kdebug.targets.cpu import progress_ir, sanitizer_ir
 from kdebug.targets.cpu.block_scheduler import BlockScheduler
+from kdebug.targets.cpu.region_scheduler import region_blocks
 from kdebug.targets.cpu.lockstep import LOCKSTEP_GROUP
 from kdebug.targets.cpu.ir_helpers import Loop, cond_value, const, declare, entry_alloca, field
 from kdebug.targets.cpu.layout import (CONTEXT, CONTEXT_P, CTX_BARRIER, CTX_CORO, CTX_CTAID, CTX_DEPTH,
@@ -75,27 +79,34 @@ def name_entry(mod, entry: str) -> None:
 
 def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync: bool,
                         shared_bytes: int, racecheck: bool = False, initcheck: bool = False,
-                        thread_exit: bool = False, lockstep: bool = False, shuffle: bool = True) -> ir.Module:
+                        thread_exit: bool = False, lockstep: bool = False, shuffle: bool = True,
+                        regions=None) -> ir.Module:
     """The module holding ``<entry>.grid`` (and its body), which calls the kernel ``entry``.
     ``thread_exit``: the kernel's failed checks end their thread (memcheck_ir.py); the launcher gives
     it failure slots and reports from them. ``lockstep``: the kernel has lockstep loops (lockstep.py).
     ``shuffle``: a barrier-free kernel's launcher also has the ``--shuffle-threads`` path (an out-of-line
     call of the kernel in a loop of its own: a sixth of a small kernel's emit time, so it is built only
-    where it is asked for or pays, target.py's finish_ir)."""
+    where it is asked for or pays, target.py's finish_ir). ``regions``: (number of barriers, region frame bytes,
+    votes) of a kernel in the region form (region_scheduler.py), else None."""
     m = ir.Module(name=entry + ".grid")
     m.triple, m.data_layout = target.triple, target.data_layout
     kernel = ir.Function(m, ir.FunctionType(VOID, [CONTEXT_P] + [llvm_type(t) for t in argtypes]), name=entry)
-    body_ty = ir.FunctionType(VOID, [I8P, ir.PointerType(i32), i64, i64, I8P, I8P, I8P, CONTEXT_P, i64, i64, I8P, I8P])
+    body_ty = ir.FunctionType(VOID, [I8P, ir.PointerType(i32), i64, i64, I8P, I8P, I8P, CONTEXT_P, i64, i64, I8P, I8P,
+                                     I8P])
     body = ir.Function(m, body_ty, name=entry + ".grid.body")
     body.linkage = "internal"
     body.attributes.add("noinline")
     body.args[11].add_attribute("noalias")  # the failure slots: the launcher's own allocation
+    body.args[12].add_attribute("noalias")  # the region frame: the same
     shared_stride = (shared_bytes + SHARED_ALIGN - 1) // SHARED_ALIGN * SHARED_ALIGN
     ctx_bytes = target.tm.target_data.get_abi_size(_binding_type(CONTEXT))
     sanitize = (racecheck, initcheck) if racecheck or initcheck else None
-    _build_wrapper(m, body, ctx_bytes, coroutine, grid_sync, shared_stride, sanitize, thread_exit, lockstep)
+    _build_wrapper(m, body, ctx_bytes, coroutine, grid_sync, shared_stride, sanitize, thread_exit, lockstep,
+                   regions[1] if regions is not None else None)
     lb = LauncherBody(body, kernel, argtypes, shared_stride, sanitize, thread_exit, shuffle or coroutine)
-    if coroutine:
+    if regions is not None:
+        region_blocks(lb, regions[0], regions[2])
+    elif coroutine:
         BlockScheduler(lb, grid_sync, lockstep).build()
     else:
         plain_blocks(lb)
@@ -105,8 +116,9 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
 
 
 def _build_wrapper(m, body, ctx_bytes: int, coroutine: bool, grid_sync: bool, shared_stride: int,
-                   sanitize, thread_exit: bool, lockstep: bool = False) -> None:
-    """``<entry>.grid``: memory, setjmp, body, free. ``sanitize``: (racecheck, initcheck) or None."""
+                   sanitize, thread_exit: bool, lockstep: bool = False, region_frame: int | None = None) -> None:
+    """``<entry>.grid``: memory, setjmp, body, free. ``sanitize``: (racecheck, initcheck) or None;
+    ``region_frame``: the bytes of a region-form kernel's per-thread columns (its threads' contexts too)."""
     fn = ir.Function(m, LAUNCHER_TYPE, name=body.name[:-len(".body")])
     params, dims, first, last, runtime = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -126,10 +138,13 @@ def _build_wrapper(m, body, ctx_bytes: int, coroutine: bool, grid_sync: bool, sh
     dyn_stride = b.and_(b.add(dyn, const(SHARED_ALIGN - 1, i64)), const(-SHARED_ALIGN, i64))
     stride = b.add(const(shared_stride, i64), dyn_stride)
     shared = b.call(calloc, [b.add(b.mul(group, stride), const(SHARED_ALIGN, i64)), const(1, i64)])
-    nctx = b.mul(group, nt) if coroutine else const(1, i64)
+    nctx = b.mul(group, nt) if coroutine or region_frame is not None else const(1, i64)
     ctxs = b.bitcast(b.call(calloc, [b.add(nctx, const(1, i64)), const(ctx_bytes, i64)]), CONTEXT_P)
     # a barrier-free kernel's failed checks record into one slot per thread (memcheck_ir.py)
     slots = b.call(calloc, [nt, const(FAIL_SLOT_BYTES, i64)]) if thread_exit else ir.Constant(I8P, None)
+    frame = ir.Constant(I8P, None)
+    if region_frame is not None:
+        frame = b.call(calloc, [const(max(region_frame, 64), i64), const(1, i64)])
     shadow = ir.Constant(I8P, None)
     if sanitize:  # a shadow entry per byte of every block's shared memory
         shadow = b.call(calloc, [b.mul(b.mul(group, stride), const(SHADOW_BYTES, i64)), const(1, i64)])
@@ -139,7 +154,7 @@ def _build_wrapper(m, body, ctx_bytes: int, coroutine: bool, grid_sync: bool, sh
     r = b.call(setjmp, [jbp])
     with b.if_then(b.icmp_signed("==", r, const(0))):
         progress_ir.note_block(b, runtime, first)  # here, not in the body: the body's code stays as it was
-        b.call(body, [params, dims, first, last, runtime, jbp, shared, ctxs, stride, dyn, shadow, slots])
+        b.call(body, [params, dims, first, last, runtime, jbp, shared, ctxs, stride, dyn, shadow, slots, frame])
         if sanitize:  # a host launch's global hazards, once every block ran
             host = b.and_(b.icmp_unsigned("!=", runtime, ir.Constant(I8P, None)),
                           b.icmp_signed("==", b.load(b.gep(dims, [const(6)])), const(0)))
@@ -149,6 +164,8 @@ def _build_wrapper(m, body, ctx_bytes: int, coroutine: bool, grid_sync: bool, sh
         with Loop(b, const(0, i64), nctx, "free") as k:
             b.call(free, [b.load(field(b, b.gep(ctxs, [k]), CTX_FRAME))])
     b.call(free, [shared])
+    if region_frame is not None:
+        b.call(free, [frame])
     if thread_exit:
         b.call(free, [slots])
     if sanitize:
@@ -174,7 +191,7 @@ class LauncherBody:
         self.sanitize = sanitize  # (racecheck, initcheck) or None
         self.thread_exit = thread_exit  # failed checks end their thread and leave a failure slot
         (params, dims, self.first, self.last, self.runtime, self.jbp, self.shared, self.ctxs, self.stride,
-         self.dyn, self.san_shadow, self.fail_slots) = fn.args
+         self.dyn, self.san_shadow, self.fail_slots, self.frame) = fn.args
         self.b = b = ir.IRBuilder(fn.append_basic_block("entry"))
         pstruct = b.bitcast(params, ir.PointerType(param_struct_type(argtypes)))
         self.args = [b.load(b.gep(pstruct, [const(0), const(k)], inbounds=True)) for k in range(len(argtypes))]
@@ -258,6 +275,8 @@ class LauncherBody:
     def order(self, blk, k, phase):
         """The k-th thread to run in this phase: k, or the shuffled one."""
         b = self.b
+        if not self.shuffle:
+            return b.trunc(k, i32)
         sel = b.urem(b.add(blk, b.mul(phase, const(7, i64))), self.nperm)
         return cond_value(b, self.use_perm, lambda: b.load(b.gep(self.perm, [b.add(b.mul(sel, self.nt), k)])),
                           b.trunc(k, i32))

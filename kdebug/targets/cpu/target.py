@@ -21,10 +21,10 @@ from kdebug.lazy_dataclasses import dataclass
 from kdebug.runtime import device_launch
 from kdebug.runtime.artifacts import CpuArtifact
 from kdebug.settings import CompileOptions
-from kdebug import passes
+from kdebug import passes, stages
 from kdebug.targets.base import Target, init_llvm, run_pipeline
 from kdebug.targets.cpu import (coroutines, exceptions_ir, kernel_print, lockstep, lockstep_rules, memcheck_ir,
-                               progress_ir, sanitizer_ir, tiers, warp)
+                               progress_ir, regions, sanitizer_ir, tiers, warp)
 from kdebug.targets.cpu.launcher import launcher_module, name_entry
 from kdebug.targets.cpu.machines import new_machine
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_DEPTH, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_RUNTIME,
@@ -86,6 +86,8 @@ class CpuModuleState:
     lockstep: set = field(default_factory=set)  # kernels with lockstep loops (lockstep.py)
     lockstep_reasons: dict = field(default_factory=dict)  # loop node id -> why it is not lockstep (or None)
     lockstep_frame: object = None  # while a lockstep run's body is lowered: lockstep.Frame
+    regions: dict = field(default_factory=dict)  # kernel name -> regions.RegionKernel: kernels cut at barriers
+    forms: dict = field(default_factory=dict)  # kernel name -> (form, why not the region form or None)
 
 
 # emit's optimisation: optimize has unrolled the kernels' own loops already: unrolling or interleaving
@@ -228,7 +230,11 @@ class CpuTarget(Target):
             sanitizer_ir.emit_access(lc, node, arr_t, ptr, indices, access, self.racecheck, self.initcheck)
 
     def enter_while(self, lc, node) -> int:
-        """The thread notes the loop and its block in the runtime record (progress_ir.py)."""
+        """The thread notes the loop and its block in the runtime record (progress_ir.py); in a kernel cut
+        at its barriers, not a loop with a barrier in it (its threads' atomic notes would keep the region's
+        thread loop from being vectorised, and every iteration passes a barrier)."""
+        if lc.state is not None and lc.fn.name in lc.state.regions and regions.has_barrier(lc.tf, node):
+            return progress_ir.loop_site(lc, node)
         return progress_ir.enter_loop(lc, node)
 
     def leave_while(self, lc, node, outer) -> None:
@@ -237,6 +243,8 @@ class CpuTarget(Target):
     def lockstep_loop(self, lc, node, start, step, trips, iteration):
         """A loop of a kernel with barriers or warp operations that lockstep_rules.py accepts: run by
         the threads waiting at it together (lockstep.py)."""
+        if lc.state is not None and lc.fn.name in lc.state.regions:  # a region's thread loop runs it already
+            return None
         if not self.lockstep or self.racecheck or self.initcheck or lc.debug or lc.thread_ctx is None:
             return None
         if lc.tf is not lc.function_tf or lc.tf.kind != "kernel" or "barrier" not in lc.tf.features:
@@ -248,7 +256,25 @@ class CpuTarget(Target):
         lc.state.lockstep.add(lc.fn.name)
         return lockstep.lower_loop(lc, node, start, step, trips, iteration)
 
+    def function_prologue(self, lc) -> None:
+        """A kernel's form (regions.py): one thread loop (no barriers), cut at its barriers, or coroutines."""
+        if lc.tf.kind != "kernel" or lc.tf is not lc.function_tf or lc.thread_ctx is None or lc.state is None:
+            return
+        if "barrier" not in lc.tf.features:
+            lc.state.forms[lc.fn.name] = (regions.FORM_THREAD_LOOP, None)
+            return
+        why = regions.region_reason(lc, self.options)
+        lc.state.forms[lc.fn.name] = (regions.FORM_COROUTINES if why else regions.FORM_REGIONS, why)
+        if why is None:
+            regions.begin(lc)
+
+    def keeps_loop_bounds_in_slots(self, lc) -> bool:
+        return lc.state is not None and lc.fn.name in lc.state.regions
+
     def function_epilogue(self, lc) -> None:
+        if lc.state is not None and lc.fn.name in lc.state.regions:
+            regions.function_epilogue(lc)
+            return
         if lc.fn.name in lc.state.coroutines and lc.fn.name in lc.state.thread_exit:
             # its failed checks would leave it without the final suspend (memcheck_ir.ends_thread)
             raise AssertionError(f"{lc.fn.name}: thread-ending memcheck in a coroutine kernel")
@@ -261,6 +287,8 @@ class CpuTarget(Target):
     def barrier(self, lc, node, what: str, vote=None, grid: bool = False):
         if grid:
             lc.state.grid_sync.add(lc.fn.name)
+        if lc.fn.name in lc.state.regions:
+            return regions.emit_barrier(lc, node, what, vote)
         return coroutines.emit_barrier(lc, node, what, vote, grid)
 
     def warp_op(self, lc, node, op):
@@ -291,6 +319,45 @@ class CpuTarget(Target):
         gv.align = 64
         gv.initializer = ir.Constant(ir.ArrayType(i8, data.nbytes), bytearray(data.tobytes()))
         return gv.bitcast(elem_p)
+
+    # ---- the regions stage ------------------------------------------------------
+    def stages(self):
+        return (stages.REGIONS,)
+
+    def transform_lowered(self, stage, module, target_state, job_kind: str):
+        """regions: the region-form kernels' live-across-barrier slots become per-thread columns."""
+        if stage is not stages.REGIONS:
+            raise NotImplementedError(stage.name)
+        if target_state is not None:
+            self._cut(module, target_state)
+        return module
+
+    def _cut(self, module, state) -> None:
+        for name, rk in state.regions.items():
+            if not rk.cut_done:
+                regions.cut(module.get_global(name), rk, self.tm.target_data)
+
+    def shows_stage(self, stage, target_state) -> bool:
+        """The regions snapshot of a job with a kernel with barriers (cut, or left as coroutines and why)."""
+        return target_state is not None and any(f != regions.FORM_THREAD_LOOP for f, _ in target_state.forms.values())
+
+    def stage_header(self, stage, target_state) -> str:
+        """Above the regions snapshot: each kernel's form, and why a kernel with barriers is not cut."""
+        if stage is not stages.REGIONS or target_state is None:
+            return ""
+        out = []
+        for name, (form, why) in target_state.forms.items():
+            if form == regions.FORM_REGIONS:
+                out.append(regions.describe(target_state.regions[name], name))
+            elif form == regions.FORM_COROUTINES:
+                out.append(f"; {name}: coroutines, one per thread (not the region form: {why})\n")
+            else:
+                out.append(f"; {name}: {form} (no barriers: nothing to cut)\n")
+        return "".join(out)
+
+    def code_form(self, target_state, entry: str):
+        """(form, reason) of kernel ``entry`` as lowered (regions.py), or None."""
+        return target_state.forms.get(entry) if target_state is not None else None
 
     # ---- deferred codegen -------------------------------------------------------
     supports_cross_module_references = True  # one MCJIT engine: later modules link to earlier entries
@@ -362,12 +429,16 @@ class CpuTarget(Target):
         if job.kind != "kernel":
             return []
         state = module_state(job)
+        rk = state.regions.get(job.entry)
+        if rk is not None and not rk.cut_done:
+            raise AssertionError(f"{job.entry}: a kernel cut at its barriers reached finish without the regions stage")
         thread_exit = job.entry in state.thread_exit
         # A launcher whose kernel has the stopping check keeps the shuffled path even unshuffled: without
         # its out-of-line call LLVM sinks the block's context stores into the failed checks' blocks, keeping
         # their ~16 values live through the thread loop (measured: saxpy with memcheck ran 1.25x slower)
-        shuffle = self.shuffle or (self.memcheck and not thread_exit)
-        options = dict(coroutine=job.entry in state.coroutines, grid_sync=job.entry in state.grid_sync,
+        shuffle = self.shuffle or (self.memcheck and not thread_exit and rk is None)
+        options = dict(coroutine=job.entry in state.coroutines,
+                       regions=(len(rk.sites), rk.frame_bytes, rk.votes) if rk is not None else None, grid_sync=job.entry in state.grid_sync,
                        shared_bytes=state.shared_bytes, racecheck=self.racecheck, initcheck=self.initcheck,
                        thread_exit=thread_exit, lockstep=job.entry in state.lockstep)
         launcher, bitcode = launcher_module(job.entry, job.argtypes, self, shuffle=shuffle, **options)

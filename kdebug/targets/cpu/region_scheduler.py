@@ -1,0 +1,186 @@
+"""The launcher body of a kernel in the region form (regions.py): each region a loop over the block's threads.
+
+Per block, the threads start in region 0 and run a *thread loop*: for every thread in order (x
+fastest, as a barrier-free kernel's loop; or the ``--shuffle-threads`` order of the phase) the step
+function, inlined, runs the thread to its next barrier or its end, on one context private to the
+loop (its fields forwarded by LLVM, as ``plain_blocks``' are), and the loop keeps the thread's state
+(where it waits, the barrier's reach line, its exit line, its vote) in four columns and the least
+and greatest waiting site. One loop is made for each region, numbered (the thread starts with
+``barrier = k | REGION_INDEX``; a barrier names the number of the region after it in ``wkind``, a
+warp field the region form leaves unused), the number a constant in each loop, so that LLVM keeps
+only that region's code in it and may vectorise it across threads. The launcher depends on the
+kernel only through its number of barriers, so it is built once per signature (launcher.py's cache).
+
+When every thread waits at the same barrier (the least site is the greatest and not 0), the barrier
+completes: the votes are summed, the phase advances (the shuffled order changes, as the block
+scheduler's) and the loop of the code after that barrier runs. When all have exited, the block is
+done. Anything else (threads at different barriers, some exited while others wait) is what the block
+scheduler decides: the threads' states are copied into their own contexts and block_scheduler.py's
+code takes the block over from there (divergent barrier errors, the exit rule and its warning, the
+votes), resuming each thread by calling the step function on its context. So the region form keeps
+the coroutine form's order of every thread's operations, its phases and its findings.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from kdebug.targets.cpu.block_scheduler import BlockScheduler
+from kdebug.targets.cpu.ir_helpers import Loop, const, entry_alloca, field
+from kdebug.targets.cpu.layout import (CONTEXT, CTX_BAR_LINE, CTX_BARRIER, CTX_EXIT_LINE, CTX_FRAME, CTX_TID,
+                                       CTX_VOTE, CTX_WKIND, i32, i64)
+from kdebug.targets.cpu.memcheck_ir import error_flag
+from kdebug.targets.cpu.regions import LANES, REGION_INDEX
+
+_STATE = (("waits", CTX_BARRIER), ("bar_line", CTX_BAR_LINE), ("exit_line", CTX_EXIT_LINE), ("vote", CTX_VOTE))
+
+
+class RegionScheduler(BlockScheduler):
+    """The block scheduler's decisions, with a thread resumed by a call of the step function."""
+
+    def __init__(self, body, nbarriers: int, votes: bool) -> None:
+        super().__init__(body, grid_sync=False, lockstep=False)
+        self.nbarriers, self.votes = nbarriers, votes
+
+    # the block scheduler's code, for a thread that is a step function rather than a coroutine
+    def _resume(self, c) -> None:
+        b = self.b
+        with b.if_then(b.icmp_signed("!=", b.load(field(b, c, CTX_BARRIER)), const(0))):
+            b.call(self.lb.kernel, [c] + self.lb.args, attrs=("noinline",))  # it reads the site itself
+
+    def _destroy_all(self, nblocks) -> None:  # no coroutine frames
+        pass
+
+    def _scan_threads(self, bi, blk) -> None:
+        """The block taken over after a thread loop: its threads counted in the order that loop ran them,
+        as the block scheduler counts them (in thread order after the start, in the phase's order after a
+        release), so that the first odd thread it names is the same."""
+        b, lb = self.b, self.lb
+        ph = b.load(self.ph)
+        with Loop(b, const(0, i64), lb.nt, "scan.k") as k:
+            t = b.select(b.icmp_signed("==", ph, const(0, i64)), b.trunc(k, i32), lb.order(blk, k, ph))
+            self._count_thread(t, b.gep(lb.ctxs, [b.zext(t, i64)]))
+
+    def build(self) -> None:
+        b, lb = self.b, self.lb
+        self._declare_state()
+        self.fail = self.fn.append_basic_block("fail")
+        ctx = entry_alloca(b, CONTEXT, "ctx")  # private: LLVM forwards its fields into the thread loops
+        cols = {name: entry_alloca(b, ir.ArrayType(i32, LANES), name=f"state.{name}") for name, _ in _STATE}
+        self.lo, self.hi, self.vsum = (entry_alloca(b, i32, n) for n in ("waits.lo", "waits.hi", "votes.sum"))
+        self.vtotal, self.at, self.ph = entry_alloca(b, i32, "votes.total"), entry_alloca(b, i32, "region"), \
+            entry_alloca(b, i64, "region.phase")
+        self.next_at = entry_alloca(b, i32, "region.next")
+        if b.block is lb.fn.entry_basic_block:  # the allocas went in above the builder's place
+            b.position_at_end(b.block)
+        self.cols = {name: b.gep(p, [const(0), const(0)], inbounds=True) for name, p in cols.items()}
+        with Loop(b, lb.first, lb.last, "block") as blk:
+            lb.init_ctx(ctx, blk, None, lb.shared, None)
+            b.store(lb.frame, field(b, ctx, CTX_FRAME))
+            self._run_regions(ctx, blk)
+            nxt = self.fn.append_basic_block("block.next")
+            b.cbranch(error_flag(b, lb.runtime), lb.stop, nxt)
+            b.position_at_end(nxt)
+        b.branch(lb.stop)
+        b.position_at_end(self.fail)
+        b.branch(lb.stop)
+
+    def _run_regions(self, ctx, blk) -> None:
+        """One block: thread loops region after region while its threads agree; else the scheduler's code."""
+        b, fn = self.b, self.fn
+        b.store(const(0), self.at)
+        b.store(const(0, i64), self.ph)  # the threads start in phase 0 (block_scheduler._start_threads)
+        b.store(const(0), self.vtotal)
+        head = fn.append_basic_block("regions.head")
+        after = fn.append_basic_block("regions.after")
+        done = fn.append_basic_block("regions.done")
+        b.branch(head)
+        b.position_at_end(head)
+        b.store(const(0x7FFFFFFF), self.lo)
+        b.store(const(-0x80000000), self.hi)
+        b.store(const(0), self.vsum)
+        at = b.load(self.at)
+        sw = b.switch(at, after)
+        for k in range(self.nbarriers + 1):
+            loop = fn.append_basic_block(f"region.{k}.threads")
+            sw.add_case(const(k), loop)
+            b.position_at_end(loop)
+            self._thread_loop(ctx, blk, k | REGION_INDEX)
+            b.branch(after)
+        b.position_at_end(after)
+        lo, hi = b.load(self.lo), b.load(self.hi)
+        agree = fn.append_basic_block("regions.agree")
+        differ = fn.append_basic_block("regions.differ")
+        b.cbranch(b.icmp_signed("==", lo, hi), agree, differ)
+        b.position_at_end(agree)
+        go_on = fn.append_basic_block("regions.barrier")
+        b.cbranch(b.icmp_signed("==", lo, const(0)), done, go_on)
+        b.position_at_end(go_on)  # every thread waits at barrier ``lo``: it completes
+        b.store(b.load(self.next_at), self.at)
+        b.store(b.load(self.vsum), self.vtotal)
+        b.store(self._next_phase(), self.ph)
+        b.branch(head)
+        b.position_at_end(differ)  # the block scheduler takes the block over
+        self._hand_over(blk)
+        self._run_block(const(0, i64), blk)
+        b.branch(done)
+        b.position_at_end(done)
+
+    def _thread_loop(self, ctx, blk, site: int) -> None:
+        """Every thread of the block runs from ``site`` (region k's number | REGION_INDEX) to its next stop."""
+        b, lb = self.b, self.lb
+        if lb.shuffle:
+            with b.if_else(lb.use_perm) as (shuffled, ordered):
+                with shuffled:
+                    ph = b.load(self.ph)
+                    with Loop(b, const(0, i64), lb.nt, "k") as k:
+                        t = lb.order(blk, k, ph)
+                        lb.set_tid(ctx, t)
+                        self._one_thread(ctx, site, b.zext(t, i64))
+                with ordered:
+                    self._ordered(ctx, site)
+        else:
+            self._ordered(ctx, site)
+
+    def _ordered(self, ctx, site: int) -> None:
+        b, lb = self.b, self.lb
+        with Loop(b, const(0), lb.bz, "tz") as tz:
+            b.store(tz, field(b, ctx, CTX_TID, 2))
+            with Loop(b, const(0), lb.by, "ty") as ty:
+                b.store(ty, field(b, ctx, CTX_TID, 1))
+                row = b.zext(b.mul(lb.bx, b.add(ty, b.mul(lb.by, tz))), i64)
+                with Loop(b, const(0), lb.bx, "tx") as tx:
+                    b.store(tx, field(b, ctx, CTX_TID, 0))
+                    self._one_thread(ctx, site, b.add(row, b.zext(tx, i64)))
+
+    def _one_thread(self, ctx, site: int, t) -> None:
+        """The step function inlined for thread ``t`` from ``site``; its state into the columns."""
+        b, lb = self.b, self.lb
+        b.store(const(site), field(b, ctx, CTX_BARRIER))
+        if self.votes:
+            b.store(b.load(self.vtotal), field(b, ctx, CTX_VOTE))
+        b.call(lb.kernel, [ctx] + lb.args)
+        b.store(b.load(field(b, ctx, CTX_WKIND)), self.next_at)  # the region after its barrier
+        for name, f in _STATE:
+            v = b.load(field(b, ctx, f))
+            b.store(v, b.gep(self.cols[name], [t], inbounds=True))
+            if name == "waits":
+                lo, hi = b.load(self.lo), b.load(self.hi)
+                b.store(b.select(b.icmp_signed("<", v, lo), v, lo), self.lo)
+                b.store(b.select(b.icmp_signed(">", v, hi), v, hi), self.hi)
+            elif name == "vote" and self.votes:
+                b.store(b.add(b.load(self.vsum), v), self.vsum)
+
+    def _hand_over(self, blk) -> None:
+        """Each thread's own context, with the state the thread loop left in the columns."""
+        b, lb = self.b, self.lb
+        with Loop(b, const(0, i64), lb.nt, "handover") as t:
+            c = b.gep(lb.ctxs, [t])
+            lb.init_ctx(c, blk, b.trunc(t, i32), lb.shared, None)
+            b.store(lb.frame, field(b, c, CTX_FRAME))
+            for name, f in _STATE:
+                b.store(b.load(b.gep(self.cols[name], [t], inbounds=True)), field(b, c, f))
+
+
+def region_blocks(lb, nbarriers: int, votes: bool) -> None:
+    """The launcher body of a region-form kernel with ``nbarriers`` barriers (launcher.py)."""
+    RegionScheduler(lb, nbarriers, votes).build()

@@ -1,0 +1,454 @@
+"""The region form: a kernel with block barriers cut at its barriers, each region run as a loop over the
+block's threads (MCUDA, PoCL's work-group functions, CuPBoP), instead of one coroutine per thread.
+
+Lowering (hooks of target.py) makes the kernel a *step function*: called with a thread's context, it
+runs that thread from where it stopped to its next barrier or its end, and returns. Its entry block
+reads the site the thread waits at (the context's ``barrier`` field, 0 at the start) and switches to
+the code after that barrier (``region.start`` for 0); a barrier stores its site, its reach line and the
+thread's vote in the context, exactly as a coroutine's barrier does, and returns; the end stores the
+exit line and 0. Which threads wait where is then what the block scheduler reads for coroutines, so
+the launcher (region_scheduler.py) decides divergence, the exit rule and votes with the same code.
+
+The ``regions`` stage (``cut``) then gives the thread's state a place that outlives a call: every stack
+slot whose value may be read after a barrier before it is written again (a variable live across a
+barrier, found by a walk of the control flow from each region's start), and every slot whose address
+is taken (arrays, records), becomes a per-thread *column*: ``LANES`` entries of its type side by side
+in the block's region frame (the context's ``frame`` field), entry ``lane`` for thread number
+``lane``. A thread loop that runs one region for consecutive threads then loads and stores its columns
+contiguously, and LLVM vectorises it across threads. Slots written before every read in each region
+stay stack slots (registers after optimisation). Values in registers never cross a cut: barriers
+stand only as statements (``region_reason``), and a range loop keeps its bounds in slots
+(``Target.keeps_loop_bounds_in_slots``); ``cut`` checks it.
+
+Where the form does not apply, the kernel is lowered as coroutines (coroutines.py) and
+``region_reason`` says why; the job's record shows which form it got.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import field as dc_field
+
+from llvmlite import ir
+
+from kdebug.lazy_dataclasses import dataclass
+from kdebug.runtime import memcheck as M
+from kdebug.targets.cpu.barrier_lines import reach_line
+from kdebug.targets.cpu.coroutines import in_branch
+from kdebug.targets.cpu.ir_helpers import const, field
+from kdebug.targets.cpu.lockstep_rules import _intrinsic_name as intrinsic_name
+from kdebug.targets.cpu.lockstep_rules import pure_call
+from kdebug.targets.cpu.layout import (CTX_BAR_LINE, CTX_BARRIER, CTX_EXIT_LINE, CTX_FRAME, CTX_NTID, CTX_TID,
+                                       CTX_VOTE, CTX_WKIND, END_OF_KERNEL, IN_BRANCH, i32, i64)
+
+REGION_INDEX = 1 << 27  # (below LOCKSTEP_FLAG, IN_BRANCH, WARP_FLAG) the launcher's thread loops start a thread at region k with barrier = k | REGION_INDEX
+LANES = 1024  # threads a column holds: the most a block has (launches of more are refused)
+COLUMN_ALIGN = 64  # each column starts on a cache line
+
+FORM_REGIONS = "regions"
+FORM_COROUTINES = "coroutines"
+FORM_THREAD_LOOP = "thread loop"  # a barrier-free kernel: one loop over the block's threads
+
+BLOCK_BARRIERS = frozenset({"syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or"})
+
+
+@dataclass
+class RegionKernel:
+    """What the lowering of one region-form kernel leaves for ``cut`` and the launcher."""
+    dispatch: object = None  # the entry block's switch on the site the thread waits at
+    start: object = None  # the block where a thread's first region begins
+    sites: list = dc_field(default_factory=list)  # the barriers' values (site | IN_BRANCH), in source order
+    conts: list = dc_field(default_factory=list)  # the block after each barrier
+    returns: list = dc_field(default_factory=list)  # the block that returns at each barrier
+    lines: list = dc_field(default_factory=list)  # each barrier's source line
+    votes: bool = False  # a syncthreads_count/and/or: the launcher sums the votes
+    uniform: set = dc_field(default_factory=set)  # id() of the slots of block-uniform variables (one entry)
+    frame_bytes: int = 0  # the region frame of one block (cut fills it in)
+    columns: list = dc_field(default_factory=list)  # (slot name, bytes per thread) of each column
+    cut_done: bool = False
+
+
+# ---- which kernels take the form -----------------------------------------------------------------
+def region_reason(lc, options) -> str | None:
+    """Why the kernel being lowered (one with block barriers) cannot take the region form; None when it can."""
+    tf = lc.tf
+    if not options.regions:
+        return "the region form is turned off (regions=False or KDEBUG_REGIONS=0)"
+    if lc.debug:
+        return "debug=True: the kernel keeps numba's python error model, lowered as coroutines"
+    if options.racecheck or options.initcheck:
+        return ("racecheck/initcheck: their shadow-memory epochs and access order are kept per coroutine; "
+                "the region form does not carry them yet")
+    if "grid_sync" in tf.features:
+        return "a grid barrier (cuda.cg.this_grid().sync()) keeps every block of the grid alive at once"
+    if "warp" in tf.features:
+        return ("warp operations (shuffles, votes, matches, syncwarp): warp-sized regions are not "
+                "implemented yet")
+    return _barrier_shape_reason(tf, set())
+
+
+def _barrier_callee(tf, call):
+    """The barrier intrinsic's name or the device function (with barriers) that ``call`` calls, else None."""
+    name = intrinsic_name(tf, call)
+    if name in BLOCK_BARRIERS:
+        return name
+    callee = tf.callees.get(call)
+    if callee is not None and "barrier" in callee.features:
+        return callee
+    return None
+
+
+def _barrier_shape_reason(tf, seen: set) -> str | None:
+    """A barrier (or a call of a device function with one) must be a statement of its own: an expression
+    statement, ``x = barrier(...)`` or ``x += barrier(...)``. Then nothing computed before it in the
+    statement is needed after it (no value in a register crosses the cut)."""
+    if id(tf) in seen:
+        return None
+    seen.add(id(tf))
+    parents = {}
+    for n in ast.walk(tf.source.tree):
+        for c in ast.iter_child_nodes(n):
+            parents[c] = n
+    for n in ast.walk(tf.source.tree):
+        if not isinstance(n, ast.Call):
+            continue
+        what = _barrier_callee(tf, n)
+        if what is None:
+            continue
+        p = parents.get(n)
+        own = (isinstance(p, ast.Expr)
+               or (isinstance(p, ast.Assign) and p.value is n and len(p.targets) == 1
+                   and isinstance(p.targets[0], ast.Name))
+               or (isinstance(p, ast.AugAssign) and p.value is n and isinstance(p.target, ast.Name)))
+        if not own:
+            loc = tf.source.loc(n)
+            label = f"cuda.{what}()" if isinstance(what, str) else f"{what.name}() (it has a barrier)"
+            return (f"{label} inside an expression at {loc.file.rsplit('/', 1)[-1]}:{loc.line}: the region "
+                    "form cuts only at barriers that are statements of their own")
+        if not isinstance(what, str):
+            inner = _barrier_shape_reason(what, seen)
+            if inner is not None:
+                return inner
+    return None
+
+
+# ---- block-uniform variables ------------------------------------------------------------------------
+_BLOCK_REGISTERS = ("blockIdx", "blockDim", "gridDim")
+
+
+def _assigned_names(tree) -> dict:
+    """How many times each name is bound in the function (assignments, loop targets, ...)."""
+    count: dict = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            count[n.id] = count.get(n.id, 0) + 1
+    return count
+
+
+def _uniform_expr(tf, node, uniform: set) -> bool:
+    """Whether ``node`` has one value for every thread of a block: constants, the block's special
+    registers, block-uniform variables, shared arrays, and pure arithmetic of them."""
+    if node in tf.consts:
+        return True
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id in uniform
+    if isinstance(node, ast.Attribute):
+        chain, v = [], node
+        while isinstance(v, ast.Attribute):
+            chain.append(v.attr)
+            v = v.value
+        chain.reverse()
+        if isinstance(v, ast.Name) and v.id not in tf.locals and len(chain) == 2 and chain[0] in _BLOCK_REGISTERS:
+            return True  # cuda.blockIdx.x and the like
+        if isinstance(v, ast.Name) and v.id in uniform and chain in (["shape"], ["size"], ["ndim"]):
+            return True
+        return False
+    if isinstance(node, ast.Subscript):  # a uniform tuple's element (x.shape[0])
+        return _uniform_expr(tf, node.value, uniform) and isinstance(node.value, ast.Attribute) \
+            and _uniform_expr(tf, node.slice, uniform)
+    if isinstance(node, ast.BinOp):
+        return _uniform_expr(tf, node.left, uniform) and _uniform_expr(tf, node.right, uniform)
+    if isinstance(node, ast.UnaryOp):
+        return _uniform_expr(tf, node.operand, uniform)
+    if isinstance(node, ast.BoolOp):
+        return all(_uniform_expr(tf, v, uniform) for v in node.values)
+    if isinstance(node, ast.Compare):
+        return _uniform_expr(tf, node.left, uniform) and all(_uniform_expr(tf, c, uniform) for c in node.comparators)
+    if isinstance(node, ast.IfExp):
+        return all(_uniform_expr(tf, v, uniform) for v in (node.test, node.body, node.orelse))
+    if isinstance(node, ast.Tuple):
+        return all(_uniform_expr(tf, v, uniform) for v in node.elts)
+    if isinstance(node, ast.Call):
+        name = intrinsic_name(tf, node)
+        if name is not None:  # the block's own shared memory has one address for all its threads;
+            return name == "shared.array"  # cuda.grid(1) and the like differ between them
+        return pure_call(tf, node) and not node.keywords and all(_uniform_expr(tf, a, uniform) for a in node.args)
+    return False
+
+
+def uniform_variables(tf) -> set:
+    """Variables with one value for the whole block wherever they are read: arguments never assigned,
+    and variables assigned exactly once, by a statement of the kernel's own body (not in a loop or a
+    branch), from a block-uniform expression. Their slot needs one entry, not one per thread: every
+    thread writes it the same value before any thread reads it."""
+    count = _assigned_names(tf.source.tree)
+    uniform = {a for a in tf.argnames if count.get(a, 0) == 0}
+    for st in tf.source.tree.body:
+        if (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                and count.get(st.targets[0].id) == 1 and st.targets[0].id not in tf.argnames
+                and _uniform_expr(tf, st.value, uniform)):
+            uniform.add(st.targets[0].id)
+    return uniform
+
+
+def has_barrier(tf, node) -> bool:
+    """Whether a barrier (or a call of a device function with one) lies inside ``node``."""
+    return any(isinstance(n, ast.Call) and _barrier_callee(tf, n) is not None for n in ast.walk(node))
+
+
+# ---- lowering hooks -------------------------------------------------------------------------------
+def begin(lc) -> RegionKernel:
+    """Before the kernel's arguments are stored: the entry block's switch on the waiting site."""
+    b = lc.builder
+    rk = lc.state.regions[lc.fn.name] = RegionKernel()
+    slots = lc.slots[0]
+    rk.uniform = {id(slots[n]) for n in uniform_variables(lc.tf) if n in slots}
+    slot = field(b, lc.thread_ctx, CTX_BARRIER)
+    waiting = b.load(slot, name="waits.at")
+    b.store(const(0), slot)
+    rk.start = lc.new_block("region.start")
+    rk.dispatch = b.switch(waiting, rk.start)
+    rk.dispatch.add_case(const(REGION_INDEX), rk.start)
+    b.position_at_end(rk.start)
+    return rk
+
+
+def emit_barrier(lc, node, what: str, vote=None):
+    """A block barrier of a region-form kernel: the thread's state as a coroutine leaves it, then return;
+    the code after it is where the dispatch switch sends the thread next time."""
+    rk = lc.state.regions[lc.fn.name]
+    b = lc.builder
+    site = M.register_site(M.Site("barrier", lc.tf.name, lc.src.loc(node), what=what, function_kind=lc.tf.kind))
+    value = site | IN_BRANCH if in_branch(lc.tf.source.tree, node) else site
+    b.store(const(value), field(b, lc.thread_ctx, CTX_BARRIER))
+    b.store(const(reach_line(lc, node)), field(b, lc.thread_ctx, CTX_BAR_LINE))
+    b.store(vote if vote is not None else const(0), field(b, lc.thread_ctx, CTX_VOTE))
+    # the region the thread goes on in: the launcher's thread loops are numbered, not named by site
+    b.store(const(len(rk.sites) + 1), field(b, lc.thread_ctx, CTX_WKIND))
+    rk.returns.append(b.block)
+    b.ret_void()
+    line = lc.src.loc(node).line
+    cont = lc.new_block(f"region.after.barrier.line{line}")
+    rk.dispatch.add_case(const(value), cont)
+    rk.dispatch.add_case(const((len(rk.sites) + 1) | REGION_INDEX), cont)
+    rk.sites.append(value)
+    rk.conts.append(cont)
+    rk.lines.append(line)
+    rk.votes = rk.votes or vote is not None
+    b.position_at_end(cont)
+    return b.load(field(b, lc.thread_ctx, CTX_VOTE))
+
+
+def function_epilogue(lc) -> None:
+    """In the exit block: the line the thread left by, and no waiting site (it has exited)."""
+    b = lc.builder
+    preds = [blk for blk in lc.fn.blocks if blk.is_terminated and lc.exit in _successors(blk)]
+    if preds:
+        line = b.phi(i32, name="exit.line")
+        for blk in preds:
+            line.add_incoming(const(lc.exit_lines.get(blk, END_OF_KERNEL)), blk)
+        b.store(line, field(b, lc.thread_ctx, CTX_EXIT_LINE))
+    b.store(const(0), field(b, lc.thread_ctx, CTX_BARRIER))
+
+
+# ---- the regions stage: per-thread columns ----------------------------------------------------------
+def _successors(blk) -> list:
+    term = blk.terminator
+    if term is None:
+        return []
+    if isinstance(term, ir.instructions.SwitchInstr):
+        return [term.default] + [t for _, t in term.cases]
+    return [op for op in term.operands if isinstance(op, ir.Block)]
+
+
+def _operands(ins) -> list:
+    if isinstance(ins, ir.instructions.PhiInstr):
+        return [v for v, _ in ins.incomings]
+    ops = list(ins.operands)
+    if isinstance(ins, ir.instructions.SwitchInstr):
+        ops += [v for v, _ in ins.cases]
+    return ops
+
+
+def _reachable(starts, blocked=None) -> set:
+    seen, todo = set(), list(starts)
+    while todo:
+        blk = todo.pop()
+        if id(blk) in seen or blk is blocked:
+            continue
+        seen.add(id(blk))
+        todo.extend(_successors(blk))
+    return seen
+
+
+def cut(fn: ir.Function, rk: RegionKernel, target_data) -> None:
+    """Give the step function ``fn``'s live-across-barrier slots their per-thread columns (module docstring)."""
+    entry = fn.entry_basic_block
+    starts = [rk.start] + rk.conts
+    allocas = [ins for ins in entry.instructions if isinstance(ins, ir.instructions.AllocaInstr)]
+    ids = {id(a): a for a in allocas}
+    escaping: set = set()
+    first: dict = {}  # (id(block), id(alloca)) -> "load" or "store": the block's first access of the slot
+    for blk in fn.blocks:
+        for ins in blk.instructions:
+            ops = _operands(ins)
+            for k, op in enumerate(ops):
+                if id(op) not in ids:
+                    continue
+                if isinstance(ins, ir.instructions.LoadInstr) and k == 0:
+                    first.setdefault((id(blk), id(op)), "load")
+                elif isinstance(ins, ir.instructions.StoreInstr) and k == 1 and ops[0] is not op:
+                    first.setdefault((id(blk), id(op)), "store")
+                else:
+                    escaping.add(id(op))
+    live = {id(a): [s for s in starts[1:] if _live_at(a, s, first)] for a in allocas if id(a) not in escaping}
+    columns = [a for a in allocas if id(a) in escaping or live[id(a)]]
+    _check_no_register_crosses(fn, starts)
+    _place_columns(fn, entry, columns, rk, target_data, escaping)
+    rk.cut_done = True
+
+
+def _live_at(a, s, first) -> bool:
+    """Whether region start ``s`` reaches a load of slot ``a`` before any store to it."""
+    seen, todo = set(), [s]
+    while todo:
+        blk = todo.pop()
+        if id(blk) in seen:
+            continue
+        seen.add(id(blk))
+        kind = first.get((id(blk), id(a)))
+        if kind == "load":
+            return True
+        if kind is None:
+            todo.extend(_successors(blk))
+    return False
+
+
+def _check_no_register_crosses(fn, starts) -> None:
+    """Every value used outside its block is defined on every path from each region start to the use
+    (else a register would have to cross a cut, which the lowering never leaves)."""
+    entry = fn.entry_basic_block
+    where = {}
+    for blk in fn.blocks:
+        for ins in blk.instructions:
+            where[id(ins)] = blk
+    reach = {id(s): _reachable([s]) for s in starts}
+    for blk in fn.blocks:
+        for ins in blk.instructions:
+            if isinstance(ins, ir.instructions.PhiInstr):
+                uses = [(v, inc) for v, inc in ins.incomings]
+            else:
+                uses = [(v, blk) for v in _operands(ins)]
+            for v, ub in uses:
+                db = where.get(id(v))
+                if db is None or db is ub or db is entry:
+                    continue
+                for s in starts:
+                    if s is db or id(ub) not in reach[id(s)]:
+                        continue
+                    if id(ub) in _reachable([s], blocked=db):
+                        raise AssertionError(f"{fn.name}: the value {v.get_reference()} of block {db.name} is used "
+                                             f"in {ub.name}, after a barrier (a register crossing a cut)")
+
+
+def _place_columns(fn, entry, columns, rk: RegionKernel, target_data, escaping) -> None:
+    """Each column's entry ``lane`` in the region frame. A slot whose address is taken becomes that entry;
+    a variable keeps its stack slot within a region (a register after optimisation), read from its
+    column where a region that needs it starts and written back where a region returns at a barrier."""
+    if not columns:
+        rk.frame_bytes = 0
+        return
+    ctx = fn.args[0]
+    b = ir.IRBuilder(entry)
+    b.position_at_start(entry)
+    frame = b.load(field(b, ctx, CTX_FRAME), name="region.frame")
+    tid = [b.zext(b.load(field(b, ctx, CTX_TID, k)), i64) for k in range(3)]
+    ntid = [b.zext(b.load(field(b, ctx, CTX_NTID, k)), i64) for k in range(2)]
+    lane = b.add(tid[0], b.mul(ntid[0], b.add(tid[1], b.mul(ntid[1], tid[2]))), name="lane")
+    offset = 0
+    for a in columns:
+        ty = a.type.pointee
+        count = a.operands[0].constant if a.operands else 1
+        size, align = abi_layout(ty, target_data)
+        size *= count
+        align = max(align, a.align or 1)
+        stride = -(-size // align) * align
+        offset = -(-offset // COLUMN_ALIGN) * COLUMN_ALIGN
+        b.position_before(a)
+        uniform = id(a) in rk.uniform  # one entry that every thread writes alike
+        at = const(offset, i64) if uniform else b.add(const(offset, i64), b.mul(lane, const(stride, i64)))
+        ptr = b.bitcast(b.gep(frame, [at], inbounds=True), a.type)
+        if id(a) in escaping:
+            entry.instructions.remove(a)
+            ptr._name = a._name  # the users refer to the slot by its name
+        else:
+            ptr.name = a._name + ".column"
+            _spill_and_reload(a, ptr, rk.conts, rk.returns)
+        rk.columns.append((a._name, 0 if uniform else stride))
+        offset += stride if uniform else stride * LANES
+    rk.frame_bytes = -(-offset // COLUMN_ALIGN) * COLUMN_ALIGN
+
+
+def abi_layout(ty, target_data) -> tuple[int, int]:
+    """(size, alignment) in bytes of an llvmlite type on x86-64 (LLVM's own answer for anything else: it
+    prints and parses a module, which a compile without snapshots otherwise never does)."""
+    if isinstance(ty, ir.IntType):
+        n = 1 if ty.width <= 8 else 2 if ty.width <= 16 else 4 if ty.width <= 32 else 8 if ty.width <= 64 else 16
+        return n, n
+    if isinstance(ty, ir.HalfType):
+        return 2, 2
+    if isinstance(ty, ir.FloatType):
+        return 4, 4
+    if isinstance(ty, ir.DoubleType):
+        return 8, 8
+    if isinstance(ty, ir.PointerType):
+        return 8, 8
+    if isinstance(ty, ir.ArrayType):
+        size, align = abi_layout(ty.element, target_data)
+        return size * ty.count, align
+    if isinstance(ty, ir.LiteralStructType) and not ty.packed:
+        offset, most = 0, 1
+        for el in ty.elements:
+            size, align = abi_layout(el, target_data)
+            offset = -(-offset // align) * align + size
+            most = max(most, align)
+        return -(-offset // most) * most, most
+    return ty.get_abi_size(target_data), ty.get_abi_alignment(target_data)
+
+
+def _spill_and_reload(slot, column, starts, returns) -> None:
+    """``slot`` from its column where each region after a barrier starts, back to it at every barrier's
+    return (a region that leaves the variable alone writes back the value it read)."""
+    for s in starts:
+        b = ir.IRBuilder(s)
+        b.position_at_start(s)
+        b.store(b.load(column), slot)
+    for r in returns:
+        b = ir.IRBuilder(r)
+        b.position_before(r.terminator)
+        b.store(b.load(slot), column)
+
+
+def describe(rk: RegionKernel, name: str) -> str:
+    """A few comment lines above the regions snapshot: the cut and the columns."""
+    lines = [f"; {name}: region form, {len(rk.sites) + 1} regions (cut at the barriers of lines "
+             f"{', '.join(map(str, rk.lines)) or '-'})",
+             f"; region 0 starts at %\"{rk.start.name}\"; after each barrier the entry's switch goes on at its block",
+             f"; per-thread columns ({LANES} threads each, {rk.frame_bytes} bytes per block): "
+             + (", ".join(f"{n} ({s} B)" if s else f"{n} (block-uniform: one entry)" for n, s in rk.columns)
+                or "none")]
+    return "\n".join(lines) + "\n"
+
+
+

@@ -1,0 +1,258 @@
+"""The region form (kdebug/targets/cpu/regions.py): which kernels take it, why the others stay coroutines
+(each reason in the job's record and the regions snapshot), the samples' forms and results in both forms,
+and the cut shown in the regions stage."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+from kdebug import cuda
+from kdebug.cuda import float32
+from kdebug.lang import seam
+from kdebug.lang import types as T
+from kdebug.session import live
+
+sys.path.insert(0, f"{ROOT}/sample_kernels")
+import histogram  # noqa: E402
+import matmul_tiled  # noqa: E402
+import reduction  # noqa: E402
+import scan  # noqa: E402
+import stencil_halo  # noqa: E402
+import warp_reduce  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def sessions():
+    """CPU sessions with the region form on and off (each compiles its own code)."""
+    previous = seam.current()
+    made = {on: live.Session(backend="cpu", snapshots=True, tiered=False, regions=on) for on in (True, False)}
+    yield made
+    live.set_session(previous)
+
+
+def _record(session, dispatcher, *arrays):
+    compiled = session.compile_kernel(dispatcher, tuple(T.typeof(a) for a in arrays))
+    return compiled.record
+
+
+def _form(session, dispatcher, *arrays):
+    return _record(session, dispatcher, *arrays).form
+
+
+# ---- the samples -----------------------------------------------------------------------------------------
+F1 = np.zeros(8, np.float32)
+F2 = np.zeros((4, 4), np.float32)
+I1 = np.zeros(8, np.int32)
+L1 = np.zeros(8, np.int64)
+
+
+@pytest.mark.parametrize("dispatcher, arrays", [
+    (reduction.block_sum, (F1, F1)),
+    (matmul_tiled.matmul_tiled, (F2, F2, F2)),
+    (scan.block_scan, (L1, L1, L1)),
+    (stencil_halo.stencil, (F1, F1)),
+    (histogram.histogram, (I1, L1)),
+], ids=["reduction", "matmul_tiled", "scan", "stencil_halo", "histogram"])
+def test_the_samples_with_barriers_take_the_region_form(sessions, dispatcher, arrays):
+    assert _form(sessions[True], dispatcher, *arrays) == ("regions", None)
+    form, why = _form(sessions[False], dispatcher, *arrays)
+    assert form == "coroutines" and "turned off" in why
+
+
+def test_warp_reduce_stays_coroutines_and_says_why(sessions):
+    form, why = _form(sessions[True], warp_reduce.warp_sum, F1, F1)
+    assert form == "coroutines" and why.startswith("warp operations")
+
+
+def test_a_barrier_free_kernel_is_one_thread_loop(sessions):
+    import saxpy
+    rec = sessions[True].compile_kernel(saxpy.saxpy, (T.float32, T.typeof(F1), T.typeof(F1), T.typeof(F1))).record
+    assert rec.form == ("thread loop", None)
+
+
+def _run_samples():
+    """Each sample's own check (it asserts against numpy) and its outputs."""
+    rng = np.random.default_rng(1)
+    x = rng.random(5000).astype(np.float32)
+    xi = rng.integers(-50, 100, 5000).astype(np.int64)
+    out = {"reduction": np.float64(reduction.total(x.copy())), "scan": scan.scan(xi)}
+    np.testing.assert_array_equal(out["scan"], np.cumsum(xi))
+    xs = rng.random(3000).astype(np.float32)
+    o = np.zeros_like(xs)
+    stencil_halo.stencil[(xs.size + stencil_halo.TPB - 1) // stencil_halo.TPB, stencil_halo.TPB](xs, o)
+    np.testing.assert_allclose(o, stencil_halo.reference(xs), rtol=1e-6)
+    out["stencil"] = o
+    data = rng.integers(0, 1 << 30, 20000).astype(np.int32)
+    bins = np.zeros(histogram.NBINS, np.int64)
+    histogram.histogram[13, histogram.TPB](data, bins)
+    np.testing.assert_array_equal(bins, np.bincount(data % histogram.NBINS, minlength=histogram.NBINS))
+    out["histogram"] = bins
+    A = rng.random((40, 24)).astype(np.float32)
+    B = rng.random((24, 33)).astype(np.float32)
+    C = np.zeros((40, 33), np.float32)
+    tpb = matmul_tiled.TPB
+    matmul_tiled.matmul_tiled[((33 + tpb - 1) // tpb, (40 + tpb - 1) // tpb), (tpb, tpb)](A, B, C)
+    np.testing.assert_allclose(C, A @ B, rtol=1e-4)
+    out["matmul"] = C
+    return out
+
+
+def test_the_samples_give_the_coroutine_forms_results_bit_for_bit(sessions):
+    got = {}
+    for on in (True, False):
+        live.set_session(sessions[on])
+        got[on] = _run_samples()
+    for name in got[True]:
+        assert np.asarray(got[True][name]).tobytes() == np.asarray(got[False][name]).tobytes(), name
+
+
+# ---- the fallback reasons -----------------------------------------------------------------------------------
+@cuda.jit(debug=True)
+def debug_kernel(x, out):
+    s = cuda.shared.array(32, float32)
+    t = cuda.threadIdx.x
+    s[t] = x[t]
+    cuda.syncthreads()
+    out[t] = s[31 - t]
+
+
+@cuda.jit
+def grid_kernel(x, out):
+    i = cuda.grid(1)
+    out[i] = x[i]
+    cuda.cg.this_grid().sync()
+    out[i] += x[(i + 1) % x.size]
+
+
+@cuda.jit
+def barrier_in_expression(x, out):
+    t = cuda.threadIdx.x
+    out[t] = x[t] + cuda.syncthreads_count(x[t] > 0)
+
+
+@cuda.jit(device=True)
+def device_with_barrier(s, t):
+    cuda.syncthreads()
+    return s[(t + 1) % 32]
+
+
+@cuda.jit(device=True)
+def device_barrier_inner(s, t):
+    cuda.syncthreads()
+    return s[(t + 1) % 32]
+
+
+@cuda.jit
+def device_barrier_in_expression(x, out):
+    s = cuda.shared.array(32, float32)
+    t = cuda.threadIdx.x
+    s[t] = x[t]
+    out[t] = x[t] * device_barrier_inner(s, t)
+
+
+@cuda.jit
+def device_barrier_statement(x, out):
+    s = cuda.shared.array(32, float32)
+    t = cuda.threadIdx.x
+    s[t] = x[t]
+    v = device_with_barrier(s, t)
+    out[t] = v
+
+
+def test_debug_kernels_stay_coroutines(sessions):
+    form, why = _form(sessions[True], debug_kernel, F1, F1)
+    assert form == "coroutines" and why.startswith("debug=True")
+
+
+def test_grid_barriers_stay_coroutines(sessions):
+    form, why = _form(sessions[True], grid_kernel, F1, F1)
+    assert form == "coroutines" and "grid barrier" in why
+
+
+def test_a_barrier_inside_an_expression_stays_coroutines(sessions):
+    form, why = _form(sessions[True], barrier_in_expression, F1, F1)
+    assert form == "coroutines" and "cuda.syncthreads_count() inside an expression" in why
+    assert f"test_regions.py:{barrier_in_expression.py_func.__code__.co_firstlineno + 3}" in why
+
+
+def test_a_device_function_with_a_barrier_inside_an_expression_stays_coroutines(sessions):
+    form, why = _form(sessions[True], device_barrier_in_expression, F1, F1)
+    assert form == "coroutines" and "device_barrier_inner() (it has a barrier) inside an expression" in why
+
+
+def test_a_device_function_with_a_barrier_as_a_statement_is_cut(sessions):
+    assert _form(sessions[True], device_barrier_statement, F1, F1) == ("regions", None)
+    x = np.arange(32, dtype=np.float32)
+    got = {}
+    for on in (True, False):
+        live.set_session(sessions[on])
+        out = np.zeros(32, np.float32)
+        device_barrier_statement[1, 32](x, out)
+        got[on] = out
+    np.testing.assert_array_equal(got[True], np.roll(x, -1))
+    np.testing.assert_array_equal(got[True], got[False])
+
+
+@pytest.mark.parametrize("option, words", [("racecheck", "racecheck/initcheck"), ("initcheck", "racecheck/initcheck")])
+def test_the_shadow_memory_sanitizers_stay_coroutines(option, words):
+    previous = seam.current()
+    try:
+        s = live.Session(backend="cpu", snapshots=False, tiered=False, **{option: True})
+        form, why = _form(s, reduction.block_sum, F1, F1)
+    finally:
+        live.set_session(previous)
+    assert form == "coroutines" and why.startswith(words)
+
+
+def test_kdebug_regions_0_turns_the_form_off(monkeypatch):
+    previous = seam.current()
+    monkeypatch.setenv("KDEBUG_REGIONS", "0")
+    try:
+        s = live.Session(backend="cpu", snapshots=False, tiered=False)
+        assert s.regions is False
+        assert _form(s, reduction.block_sum, F1, F1)[0] == "coroutines"
+        s.set_options(regions=True)
+        assert _form(s, reduction.block_sum, F1, F1) == ("regions", None)
+    finally:
+        live.set_session(previous)
+
+
+# ---- the regions stage ----------------------------------------------------------------------------------
+def test_the_regions_snapshot_shows_the_cut_and_the_columns(sessions):
+    rec = _record(sessions[True], reduction.block_sum, F1, F1)
+    text = rec.snapshots["regions"]
+    text = text if isinstance(text, str) else str(text)
+    first = reduction.block_sum.py_func.__code__.co_firstlineno
+    assert text.startswith(f"; {rec.entry}: region form, 3 regions (cut at the barriers of lines {first + 6}, "
+                           f"{first + 11})")
+    assert "step (8 B)" in text and "s (block-uniform: one entry)" in text
+    assert '%"region.frame"' in text and '%"lane"' in text
+    assert "switch i32" in text and "region.after.barrier.line" in text
+    lowered = rec.snapshots["lower"]
+    lowered = lowered if isinstance(lowered, str) else str(lowered)
+    assert "region.frame" not in lowered  # the columns are the regions stage's work
+
+
+def test_the_coroutine_kernels_regions_snapshot_says_why(sessions):
+    rec = _record(sessions[True], warp_reduce.warp_sum, F1, F1)
+    text = rec.snapshots["regions"]
+    text = text if isinstance(text, str) else str(text)
+    assert text.startswith(f"; {rec.entry}: coroutines, one per thread (not the region form: warp operations")
+
+
+def test_the_column_layout_is_llvms_own():
+    """regions.abi_layout (sizes without printing a module) agrees with LLVM's data layout."""
+    from llvmlite import ir
+    from kdebug.targets.cpu.layout import CONTEXT
+    from kdebug.targets.cpu.regions import abi_layout
+    td = live.Session(backend="cpu", snapshots=False, tiered=False).target.tm.target_data
+    types = [ir.IntType(1), ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64), ir.HalfType(),
+             ir.FloatType(), ir.DoubleType(), ir.ArrayType(ir.FloatType(), 7), CONTEXT,
+             ir.LiteralStructType([ir.PointerType(ir.FloatType()), ir.ArrayType(ir.IntType(64), 2)]),
+             ir.LiteralStructType([ir.IntType(8), ir.DoubleType(), ir.IntType(32)]),
+             ir.LiteralStructType([ir.IntType(1), ir.IntType(16)])]
+    for t in types:
+        assert abi_layout(t, td) == (t.get_abi_size(td), t.get_abi_alignment(td)), str(t)

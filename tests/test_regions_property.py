@@ -1,0 +1,177 @@
+"""Property: a random kernel with barriers (in uniform loops and branches, under thread-dependent
+branches, with shared and local arrays, early exits before and after barriers, votes, out-of-bounds
+reads) gives the same outputs, the same errors and the same warnings in the region form
+(kdebug/targets/cpu/regions.py) as in the coroutine form, thread order and shuffled."""
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import os
+import tempfile
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kdebug import events as E
+from kdebug.errors import KernelRuntimeError
+from kdebug.lang import seam
+from kdebug.session import live
+
+SHARED = 64
+_dir = tempfile.mkdtemp(prefix="kdebug-regions-")
+_count = itertools.count()
+
+# statements: leaves, and blocks that nest (depth-limited by the strategy's recursion)
+leaf = st.one_of(
+    st.tuples(st.just("shared_write"), st.integers(1, 3), st.integers(0, SHARED - 1)),
+    st.tuples(st.just("shared_read"), st.integers(1, 3), st.integers(0, SHARED - 1)),
+    st.tuples(st.just("local"), st.integers(0, 3)),
+    st.tuples(st.just("global_read"), st.integers(0, 40)),  # some offsets read past x's end: memcheck
+    st.just(("sync",)),
+    st.tuples(st.just("count"), st.integers(0, 70)),
+    st.tuples(st.just("exit"), st.integers(0, 70)),  # if t >= K: return
+    st.tuples(st.just("divergent_sync"), st.integers(0, 70)),  # if t < K: cuda.syncthreads()
+)
+
+
+def _blocks(children):
+    return st.one_of(
+        st.tuples(st.just("for"), st.integers(0, 3), st.lists(children, min_size=1, max_size=4)),
+        st.tuples(st.just("while"), st.lists(children, min_size=1, max_size=4)),
+        st.tuples(st.just("uniform_if"), st.integers(0, 4), st.lists(children, min_size=1, max_size=3),
+                  st.lists(children, max_size=3)),
+        st.tuples(st.just("thread_if"), st.integers(0, 70), st.lists(children, min_size=1, max_size=3)),
+    )
+
+
+stmts = st.lists(st.recursive(leaf, _blocks, max_leaves=10), min_size=1, max_size=7)
+
+
+def _emit(stmt, depth: int, out: list) -> None:
+    pad = "    " * depth
+    kind = stmt[0]
+    if kind == "shared_write":
+        out.append(f"{pad}s[(t * {stmt[1]} + {stmt[2]}) % {SHARED}] = acc + float32(t)")
+    elif kind == "shared_read":
+        out.append(f"{pad}acc += s[(t * {stmt[1]} + {stmt[2]}) % {SHARED}] * float32(0.5)")
+    elif kind == "local":
+        out.append(f"{pad}loc[{stmt[1]}] = acc")
+        out.append(f"{pad}acc += loc[(t + {stmt[1]}) % 4]")
+    elif kind == "global_read":
+        out.append(f"{pad}acc += x[i + {stmt[1]}]")
+    elif kind == "sync":
+        out.append(f"{pad}cuda.syncthreads()")
+    elif kind == "count":
+        out.append(f"{pad}c = cuda.syncthreads_count(t < {stmt[1]})")
+        out.append(f"{pad}acc += float32(c)")
+    elif kind == "exit":
+        out.append(f"{pad}if t >= {stmt[1]}:")
+        out.append(f"{pad}    return")
+    elif kind == "divergent_sync":
+        out.append(f"{pad}if t < {stmt[1]}:")
+        out.append(f"{pad}    cuda.syncthreads()")
+    elif kind == "for":
+        var = f"j{depth}"
+        out.append(f"{pad}for {var} in range({stmt[1]} + u % 2):")
+        for s in stmt[2]:
+            _emit(s, depth + 1, out)
+        out.append(f"{pad}    acc += float32({var})")
+    elif kind == "while":
+        var = f"w{depth}"
+        out.append(f"{pad}{var} = u")
+        out.append(f"{pad}while {var} > 0:")
+        for s in stmt[1]:
+            _emit(s, depth + 1, out)
+        out.append(f"{pad}    {var} //= 2")
+    elif kind == "uniform_if":
+        out.append(f"{pad}if u > {stmt[1]}:")
+        for s in stmt[2]:
+            _emit(s, depth + 1, out)
+        if stmt[3]:
+            out.append(f"{pad}else:")
+            for s in stmt[3]:
+                _emit(s, depth + 1, out)
+    elif kind == "thread_if":
+        out.append(f"{pad}if t < {stmt[1]}:")
+        for s in stmt[2]:
+            _emit(s, depth + 1, out)
+
+
+def kernel_source(body) -> str:
+    lines = ["from kdebug import cuda", "from kdebug.cuda import float32", "", "",
+             "@cuda.jit", "def k(x, out, u):",
+             f"    s = cuda.shared.array({SHARED}, float32)",
+             "    loc = cuda.local.array(4, float32)",
+             "    t = cuda.threadIdx.x",
+             "    i = cuda.grid(1)",
+             "    acc = float32(0)",
+             "    c = 0",
+             "    for q in range(4):",
+             "        loc[q] = float32(q)",
+             f"    s[t % {SHARED}] = float32(0)",
+             "    cuda.syncthreads()"]
+    for stmt in body:
+        _emit(stmt, 1, lines)
+    lines.append("    out[i] = acc + float32(c)")
+    return "\n".join(lines) + "\n"
+
+
+def load_kernel(body):
+    path = os.path.join(_dir, f"regions_k{next(_count)}.py")
+    with open(path, "w") as f:
+        f.write(kernel_source(body))
+    spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.k
+
+
+@pytest.fixture(scope="module")
+def sessions():
+    """Two CPU sessions, the region form on and off, each with its warnings."""
+    previous = seam.current()
+    made = {}
+    for on in (True, False):
+        s = live.Session(backend="cpu", snapshots=False, tiered=False, regions=on)
+        seen: list = []
+        s.bus.subscribe(lambda e, seen=seen: seen.append(e) if isinstance(e, E.Diagnostic) else None)
+        made[on] = (s, seen)
+    yield made
+    live.set_session(previous)
+
+
+def _run(session, seen, kernel, blocks, threads, u, shuffle):
+    live.set_session(session)
+    session.set_options(shuffle_threads=shuffle)
+    n = blocks * threads
+    x = np.linspace(-1, 1, n, dtype=np.float32)
+    out = np.full(n, np.float32(-7), np.float32)
+    del seen[:]
+    try:
+        kernel[blocks, threads](x, out, np.int32(u))
+        error = None
+    except KernelRuntimeError as exc:
+        error = str(exc)
+    warnings = [(d.severity, d.message) for d in seen if d.severity == "warning"]
+    return out.tobytes(), error, warnings
+
+
+@pytest.mark.slow  # two compilations per example: 1-2 minutes on 2 idle cores, more on a busy machine
+@pytest.mark.timeout(1800)
+@settings(max_examples=int(os.environ.get("KDEBUG_REGIONS_EXAMPLES", "110")), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(body=stmts, blocks=st.integers(1, 2), threads=st.sampled_from([1, 7, 32, 64]), u=st.integers(0, 6),
+       shuffle=st.sampled_from([None, 3]))
+def test_the_region_form_runs_as_the_coroutines_do(sessions, body, blocks, threads, u, shuffle):
+    kernel = load_kernel(body)
+    got = {on: _run(*sessions[on], kernel, blocks, threads, u, shuffle) for on in (True, False)}
+    regions_out, regions_error, regions_warnings = got[True]
+    coro_out, coro_error, coro_warnings = got[False]
+    assert regions_error == coro_error, kernel_source(body)
+    assert regions_warnings == coro_warnings, kernel_source(body)
+    assert regions_out == coro_out, kernel_source(body)
+    # every kernel of this grammar takes the region form (its barriers are statements, no warp operations)
+    records = sessions[True][0].driver.records
+    latest = records[max(j for j, r in records.items() if r.name == "k")]
+    assert latest.form == ("regions", None)
