@@ -207,6 +207,22 @@ def test_the_shadow_memory_sanitizers_stay_coroutines(option, words):
     assert form == "coroutines" and why.startswith(words)
 
 
+def test_shuffled_runs_stay_coroutines():
+    """--shuffle-threads: the region launcher's shuffled order differs from the coroutine scheduler's (a
+    kernel whose threads 5 and 6 both read out of bounds after a barrier reported thread 6 in the region
+    form and thread 5 as coroutines), so a shuffled run keeps the coroutines and says why."""
+    previous = seam.current()
+    try:
+        s = live.Session(backend="cpu", snapshots=False, tiered=False)
+        unshuffled = _form(s, reduction.block_sum, F1, F1)
+        s.set_options(shuffle_threads=3)
+        form, why = _form(s, reduction.block_sum, F1, F1)
+    finally:
+        live.set_session(previous)
+    assert unshuffled == ("regions", None)
+    assert form == "coroutines" and why.startswith("--shuffle-threads")
+
+
 def test_kdebug_regions_0_turns_the_form_off(monkeypatch):
     previous = seam.current()
     monkeypatch.setenv("KDEBUG_REGIONS", "0")

@@ -31,7 +31,8 @@ def test_headless_cli_prints_job_tree_and_writes_trace(tmp_path):
     for e in events:
         assert e["v"] == 1 and isinstance(e["t"], float)
     phases = [e["phase"] for e in events if e["event"] == "phase_finished"]
-    assert phases == ["parse", "typeinfer", "lower", "expand_deferred", "link_runtime", "optimize",
+    # regions: the CPU target's stage after lower (kernels with barriers are cut there; saxpy passes through)
+    assert phases == ["parse", "typeinfer", "lower", "regions", "expand_deferred", "link_runtime", "optimize",
                       "finish", "validate", "emit", "load"]
     snaps = {e["phase"] for e in events if e["event"] == "snapshot"}
     assert {"before_finish", "after_finish"} <= snaps

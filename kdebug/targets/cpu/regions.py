@@ -75,6 +75,9 @@ def region_reason(lc, options) -> str | None:
         return "the region form is turned off (regions=False or KDEBUG_REGIONS=0)"
     if lc.debug:
         return "debug=True: the kernel keeps numba's python error model, lowered as coroutines"
+    if options.shuffle:
+        return ("--shuffle-threads: the region launcher's shuffled order is not yet the coroutine scheduler's "
+                "(a memcheck report could name another thread), so shuffled runs keep the coroutines")
     if options.racecheck or options.initcheck:
         return ("racecheck/initcheck: their shadow-memory epochs and access order are kept per coroutine; "
                 "the region form does not carry them yet")

@@ -275,10 +275,15 @@ def _submit(t: Tiers) -> None:
 _running: Tiers | None = None  # the compile the worker is on
 
 
+_forking = False  # a fork is about to happen: no compile starts until it has (see _before_fork)
+
+
 def _work() -> None:
     global _worker, _running
     while True:
         with _cv:
+            while _forking and not _closing:
+                _cv.wait(1.0)
             if not _queue or _closing:
                 dropped = list(_queue)
                 _queue.clear()
@@ -288,6 +293,7 @@ def _work() -> None:
         t.compile()
         with _cv:
             _running = None
+            _cv.notify_all()  # a fork waiting for the compile in progress may go on
     for t in dropped:  # at exit: tier 0 is what ran, and nothing will run any more
         t.ready.set()
 
@@ -319,19 +325,38 @@ def _close() -> None:
         _closing = True
 
 
+def _before_fork() -> None:
+    """Before ``os.fork``: let the compile in progress finish and start no other, so that the child is
+    not made while this process's worker holds LLVM's locks (the child would wait for them forever)."""
+    global _forking
+    with _cv:
+        _forking = True
+        deadline = time.monotonic() + 60.0
+        while _running is not None and time.monotonic() < deadline:
+            _cv.wait(1.0)
+
+
+def _after_fork_in_parent() -> None:
+    global _forking
+    with _cv:
+        _forking = False
+        _cv.notify_all()
+
+
 def _after_fork_in_child() -> None:
     """``os.fork`` (or a fork-based multiprocessing pool) copies this process without its background
     thread: the child gets a lock of its own and its own worker, and compiles again what the parent's
     worker had queued or was compiling, so that a launch waiting for tier 1 does not wait forever."""
-    global _cv, _queue, _worker, _running, _background_context
+    global _cv, _queue, _worker, _running, _background_context, _forking
     unfinished = ([_running] if _running is not None else []) + list(_queue)
-    _cv, _queue, _worker, _running = threading.Condition(), collections.deque(), None, None
+    _cv, _queue, _worker, _running, _forking = threading.Condition(), collections.deque(), None, None, False
     _background_context = None  # the parent's thread may have been in the middle of using it
     for t in unfinished:
         _submit(t)
 
 
-os.register_at_fork(after_in_child=_after_fork_in_child)
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                    after_in_child=_after_fork_in_child)
 
 _register = getattr(threading, "_register_atexit", None)  # runs before non-daemon threads are joined
 if _register is not None:
