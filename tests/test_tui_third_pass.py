@@ -372,6 +372,51 @@ def test_15_diffs_open_at_the_first_hunk_brackets_step_hunks_and_z_keeps_the_pla
     run(go())
 
 
+@SIZES
+def test_15_z_and_back_finds_the_place_a_taller_pane_clamped(sample_trace, size):
+    """A view a little longer than its pane shows whole when zoomed (its place clamps to 0); going
+    back returns to the reader's place. Failed before kdebug/tui/zoom.py: the view stayed at 0."""
+    from kdebug.tui.documents import Document
+
+    async def go():
+        app = replay_of(sample_trace("grad_taylor.py"))
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await pilot.press("2")
+            await pilot.pause()
+            view = app.query_one("#view-ir", TextView)
+            view.set_document(Document([f"line {i}" for i in range(view.size.height + 3)]))
+            await pilot.pause()
+            assert view.max_scroll_y == 3
+            view.scroll_to(y=2, animate=False)
+            await pilot.pause()
+            assert app.focused is view and view.scroll_y == 2
+            await pilot.press("z")
+            await pilot.pause()
+            await pilot.pause()
+            assert app.screen.maximized is not None and view.scroll_y == 0  # all of it shows
+            await pilot.press("z")
+            await pilot.pause()
+            await pilot.pause()
+            assert app.screen.maximized is None and view.scroll_y == 2
+            view.set_document(Document([f"line {i}" for i in range(200)]))
+            view.scroll_to(y=50, animate=False)
+            await pilot.pause()
+            await pilot.press("z")
+            await pilot.pause()
+            await pilot.pause()
+            assert view.scroll_y == 50
+            view.scroll_to(y=10, animate=False)  # the reader moves while zoomed: going back keeps that
+            await pilot.pause()
+            moved = view.scroll_y
+            assert moved == 10
+            await pilot.press("escape")
+            await pilot.pause()
+            await pilot.pause()
+            assert app.screen.maximized is None and view.scroll_y == moved
+    run(go())
+
+
 # 11 --------------------------------------------------------------------------------------------
 @SIZES
 def test_11_search_moves_the_line_cursor_and_n_N_step_matches(sample_trace, size):

@@ -38,6 +38,7 @@ from kdebug.tui.key_help import KeyHelp
 from kdebug.tui.messages import DebuggeeWake, GoToJob, JobChosen
 from kdebug.tui.search import SearchBox
 from kdebug.tui.status import StatusLine
+from kdebug.tui.zoom import Zoom
 
 STRATEGIES = strategies.names()
 
@@ -69,6 +70,7 @@ class KdebugApp(App):
         self._started_at = time.monotonic()
         self._alerts_seen = 0  # alerts already announced
         self.interrupt = Interrupt()  # ctrl+c (kdebug/tui/interrupt.py)
+        self.zoom = Zoom(self)  # z (kdebug/tui/zoom.py)
         self._stop_asked = ""  # "step" or "pause" while a stop the user asked for has not come
         self.travel: travel.Travel | None = None  # a replay's position in its trace, once it left the end
         self.previous_run: tuple[str, SessionModel] | None = None  # (strategy, model) of the run r replaced
@@ -264,16 +266,12 @@ class KdebugApp(App):
             self.search_box.close()
         elif self.screen.query("HelpPanel"):
             self.action_hide_help_panel()
-        elif self.screen.maximized is not None:
-            self.screen.minimize()
+        elif self.zoom.zoomed:
+            self.zoom.back()
 
     def action_zoom(self) -> None:
         """z: the focused pane (the whole detail pane for one of its views) fills the screen, or goes back."""
-        screen = self.screen
-        if screen.maximized is not None:
-            screen.minimize()
-        elif screen.focused is not None:
-            screen.maximize(screen.focused)
+        self.zoom.toggle()
 
     def action_interrupt(self) -> None:
         """ctrl+c: interrupt the script as a debugger does (kdebug/tui/interrupt.py); a second one soon
