@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from dataclasses import field
 from typing import Callable
@@ -19,6 +20,14 @@ MIN_TRIAL_TIMEOUT = 10.0  # seconds: a trial's limit is at least this, else a fe
 
 class NothingToReduce(Exception):
     """The original script does not show the property: there is nothing to keep while cutting."""
+
+
+class Cancelled(Exception):
+    """The reduction was asked to stop (``cancel`` set): the smallest script so far is in ``out``."""
+
+    def __init__(self, out: str, lines: int) -> None:
+        super().__init__(f"stopped; the smallest script so far ({lines} code lines) is in {out}")
+        self.out, self.lines = out, lines
 
 
 @dataclass
@@ -47,9 +56,11 @@ def default_out(script: str, cwd: str | None = None) -> str:
 
 def reduce_script(options: RunOptions, properties: list[Property], out: str, jobs: int = 1,
                   timeout: float | None = None, trace: str | None = None,
-                  on_progress: Callable[[Progress], None] | None = None, warm: bool = True) -> Result:
+                  on_progress: Callable[[Progress], None] | None = None, warm: bool = True,
+                  cancel: threading.Event | None = None) -> Result:
     """Reduce ``options.script`` to the smallest script found that still shows every property; the
-    original file is only read. Raises NothingToReduce when the original does not show them."""
+    original file is only read. Raises NothingToReduce when the original does not show them, and
+    Cancelled once ``cancel`` is set (checked between trials; the trials in flight finish first)."""
     with open(options.script, encoding="utf-8") as f:
         original = f.read()
     if os.path.abspath(out) == os.path.abspath(options.script):
@@ -69,9 +80,19 @@ def reduce_script(options: RunOptions, properties: list[Property], out: str, job
             if not runner.test(normalised):
                 raise NothingToReduce("the script shows the property only with its comments and layout as they "
                                       "are (it reads its own source?): kdebug reduce rewrites the syntax tree")
-            reducer = Reducer(runner, on_progress)
+            def report(progress: Progress) -> None:
+                if cancel is not None and cancel.is_set():
+                    raise _Stop
+                if on_progress is not None:
+                    on_progress(progress)
+
+            reducer = Reducer(runner, report)
             try:
                 source = reducer.reduce(normalised)
+            except _Stop:
+                with open(out, "w", encoding="utf-8") as f:
+                    f.write(reducer.source)
+                raise Cancelled(out, passes.code_lines(reducer.source)) from None
             except KeyboardInterrupt:  # Ctrl-C: keep what was reached (every accepted step showed it)
                 with open(out, "w", encoding="utf-8") as f:
                     f.write(reducer.source)
@@ -92,6 +113,10 @@ def reduce_script(options: RunOptions, properties: list[Property], out: str, job
                           p.original_lines, passes.code_lines(source), time.monotonic() - started, trace, final)
         finally:
             runner.close()
+
+
+class _Stop(Exception):
+    """Raised from the progress report when ``cancel`` is set, out through the reducer's passes."""
 
 
 def _not_shown(properties: list[Property], runs: dict[str, Outcome], strategy: str) -> str:

@@ -195,6 +195,17 @@ class JobTree(Tree):
             return self.notify("no job has an alert")
         self.select_job(jid)
 
+    def action_reduce(self) -> None:
+        """R: ``kdebug reduce`` on the script, keeping the alert at the cursor (kdebug/tui/reducing.py)."""
+        from kdebug.tui.reducing import ReduceScreen, alert_to_reduce  # kept lazy for start-up time
+        opts = getattr(self.app, "opts", None)
+        if opts is None or getattr(self.app, "replay", False):
+            return self.notify("a replay has no script to run: run it with kdebug SCRIPT, then R on the alert")
+        spec, what = alert_to_reduce(self.model, *self._at())
+        if spec is None:
+            return self.notify(what)
+        self.app.push_screen(ReduceScreen(opts, spec, what))
+
     def action_goto_target(self) -> None:
         job_id, backref = self._at()
         if backref is None:

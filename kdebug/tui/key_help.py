@@ -82,6 +82,9 @@ KEYS: list[Key] = [
     Key("Jobs", "[  ]", ("left_square_bracket", "right_square_bracket"), "step_job", "previous / next job (in a focused diff: previous / next hunk)", "Job",
         owner="tree", args=("-1", "1"), titles=("Previous job", "Next job")),
     Key("Jobs", "a", ("a",), "next_alert", "the next job with an alert", owner="tree", titles=("Next alert",)),
+    Key("Jobs", "R", ("R",), "reduce", "reduce the script to a reproducer of the selected job's alert (kdebug "
+        "reduce --until ...: the re-entrant request, the finish miss, the failure), the trials shown as they go",
+        live=True, owner="tree", titles=("Reduce to a reproducer",)),
     Key("Jobs", "g", ("g",), "goto_target", "from a \u21bb node, go to the job it refers to", "\u21bb target",
         owner="tree", titles=("Go to the re-entrant target",)),
     Key("Jobs", "enter", ("enter",), "descend", "in Source or IR (\u2191 \u2193 move the line cursor): descend into "
