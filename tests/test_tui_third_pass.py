@@ -26,6 +26,13 @@ def screen_text(app: KdebugApp) -> str:
     return "\n".join("".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips())
 
 
+async def press(pilot, *keys: str, settle: int = 1) -> None:
+    """Press ``keys``, then let the app settle (``settle`` pauses: a zoom relayouts, then scrolls)."""
+    await pilot.press(*keys)
+    for _ in range(settle):
+        await pilot.pause()
+
+
 def replay_of(path: str) -> KdebugApp:
     return KdebugApp(model=SessionModel().extend(read_trace(path)), trace_path=path, cwd=os.path.dirname(path))
 
@@ -40,25 +47,20 @@ def test_1_the_view_a_tab_key_shows_has_the_focus(sample_trace, size):
             await pilot.press("tab")  # into Source
             assert app.focused is app.query_one("#view-source")
             for key, tab in (("2", "ir"), ("3", "finish"), ("6", "events"), ("8", "diff"), ("1", "source")):
-                await pilot.press(key)
-                await pilot.pause()
+                await press(pilot, key)
                 assert app.detail.active_tab == tab
                 assert app.focused is app.query_one(f"#view-{tab}"), (key, app.focused)
-            await pilot.press("7")  # the Strategy tab: its scroll
-            await pilot.pause()
+            await press(pilot, "7")  # the Strategy tab: its scroll
             assert app.focused is not None and app.detail.active_tab == "strategy"
             assert app.query_one("#tab-strategy") in app.focused.ancestors
             app.tree.focus()  # from the tree too: the key's view takes the focus
-            await pilot.press("2")
-            await pilot.pause()
+            await press(pilot, "2")
             view = app.query_one("#view-ir", TextView)
             assert app.focused is view
             before = view.cursor
-            await pilot.press("down")
-            await pilot.pause()
+            await press(pilot, "down")
             assert view.cursor == before + 1  # the arrows move the IR's cursor now
-            await pilot.press("8", "z")  # z zooms the Diff tab (the detail pane holds it)
-            await pilot.pause()
+            await press(pilot, "8", "z")  # z zooms the Diff tab (the detail pane holds it)
             zoomed = app.screen.maximized
             assert zoomed is not None and zoomed in app.query_one("#view-diff").ancestors_with_self
     run(go())
@@ -102,8 +104,7 @@ def test_12_ctrl_c_interrupts_the_script_keeps_the_screen_and_q_exits_130(tmp_pa
             status = app.status_text().plain
             assert "session interrupted (exit status 130)" in status and "failed" not in status
             assert app.is_running and "interrupted" in screen_text(app)  # the screen stays
-            await pilot.press("q")
-            await pilot.pause()
+            await press(pilot, "q")
         assert app.exit_status == 130  # what run_tui returns
     run(go())
 
@@ -162,14 +163,12 @@ def test_5_an_error_banner_is_never_cut_silently_and_o_opens_it_all(sample_trace
                     line.split("\u2502")[-1].strip() for line in screen_text(app).splitlines())
             else:  # no room: the banner says so, and o opens the whole message
                 assert banner.endswith("\u2026 o: more") and "\u2026 o: more" in shown
-            await pilot.press("o")
-            await pilot.pause()
+            await press(pilot, "o")
             assert isinstance(app.screen, MessageScreen)
             full = " ".join(str(app.screen.query_one("#message-text").render()).split())
             assert "hint: --strategy worklist expands each nested job's markers" in full
             assert "^" in full  # the whole error: its source line and caret too
-            await pilot.press("escape")
-            await pilot.pause()
+            await press(pilot, "escape")
             assert not isinstance(app.screen, MessageScreen)
     run(go())
 
@@ -298,21 +297,18 @@ def test_14_at_80x24_the_bars_take_a_line_each_and_the_ir_keeps_12_lines(sample_
             strip = next(line for line in shown.splitlines() if "IR" in line and "Diff" in line)
             for label in ("Src", "IR", "Fin", "PTX", "Asm", "Ev", "Strat", "Diff"):  # the whole strip fits
                 assert f" {label} " in strip + " ", (label, strip)
-            await pilot.press("2")
-            await pilot.pause()
+            await press(pilot, "2")
             view = app.query_one("#view-ir", TextView)
             bars = [app.query_one(f"#{b}") for b in ("phase-bar", "pass-bar")]
             assert all(bar.display and bar.size.height == 1 for bar in bars)
             assert view.scrollable_content_region.height >= 12  # lines of IR, the scrollbar left out
             region = view.region
             for key in ("k", "k", "k", "j", "k", "k"):  # into optimize's passes and about: nothing moves
-                await pilot.press(key)
-                await pilot.pause()
+                await press(pilot, key)
                 assert app.detail.pass_index is not None or key == "j"
                 assert all(bar.size.height == 1 for bar in bars) and view.region == region, key
             assert "pass " in " ".join(screen_text(app).split())
-            await pilot.press("8")
-            await pilot.pause()
+            await press(pilot, "8")
             diff = app.query_one("#view-diff", TextView)
             assert app.query_one("#diff-bar").size.height == 1
             assert diff.scrollable_content_region.height >= 12
@@ -329,11 +325,9 @@ def test_15_diffs_open_at_the_first_hunk_brackets_step_hunks_and_z_keeps_the_pla
             stepped = 0
             for key, tab in (("3", "finish"), ("8", "diff")):
                 for mode in ("unified", "side"):
-                    await pilot.press(key)
-                    await pilot.pause()
+                    await press(pilot, key)
                     if app.detail.diff_mode != mode:
-                        await pilot.press("d")
-                        await pilot.pause()
+                        await press(pilot, "d")
                     await pilot.pause()
                     view = app.query_one(f"#view-{tab}", TextView)
                     hunks = view.hunks()
@@ -343,31 +337,23 @@ def test_15_diffs_open_at_the_first_hunk_brackets_step_hunks_and_z_keeps_the_pla
                     assert view.scroll_y == max(0, min(hunks[0] - above, view.max_scroll_y)), (tab, mode)
                     assert app.focused is view
                     if len(hunks) > 1 and view.max_scroll_y >= hunks[1] - above:
-                        await pilot.press("right_square_bracket")
-                        await pilot.pause()
+                        await press(pilot, "right_square_bracket")
                         assert view.scroll_y == hunks[1] - above
-                        await pilot.press("left_square_bracket")
-                        await pilot.pause()
+                        await press(pilot, "left_square_bracket")
                         assert view.scroll_y == hunks[0] - above
                         stepped += 1
                     job = app.detail.job_id
-                    await pilot.press("right_square_bracket")  # the next hunk (or "the last"), never the next job
-                    await pilot.pause()
+                    await press(pilot, "right_square_bracket")  # the next hunk (or "the last"), never the next job
                     assert app.detail.job_id == job
                     place = view.scroll_y
-                    await pilot.press("z")
-                    await pilot.pause()
-                    await pilot.pause()
+                    await press(pilot, "z", settle=2)
                     assert app.screen.maximized is not None and view.scroll_y == min(place, view.max_scroll_y)
-                    await pilot.press("z")
-                    await pilot.pause()
-                    await pilot.pause()
+                    await press(pilot, "z", settle=2)
                     assert app.screen.maximized is None and view.scroll_y == min(place, view.max_scroll_y)
             assert stepped >= 2  # the Finish diff has hunks enough to step through, in both layouts
             app.tree.focus()
             job = app.detail.job_id
-            await pilot.press("right_square_bracket")  # in the tree: ] is the next job
-            await pilot.pause()
+            await press(pilot, "right_square_bracket")  # in the tree: ] is the next job
             assert app.detail.job_id != job
     run(go())
 
@@ -382,8 +368,7 @@ def test_15_z_and_back_finds_the_place_a_taller_pane_clamped(sample_trace, size)
         app = replay_of(sample_trace("grad_taylor.py"))
         async with app.run_test(size=size) as pilot:
             await pilot.pause()
-            await pilot.press("2")
-            await pilot.pause()
+            await press(pilot, "2")
             view = app.query_one("#view-ir", TextView)
             view.set_document(Document([f"line {i}" for i in range(view.size.height + 3)]))
             await pilot.pause()
@@ -391,28 +376,20 @@ def test_15_z_and_back_finds_the_place_a_taller_pane_clamped(sample_trace, size)
             view.scroll_to(y=2, animate=False)
             await pilot.pause()
             assert app.focused is view and view.scroll_y == 2
-            await pilot.press("z")
-            await pilot.pause()
-            await pilot.pause()
+            await press(pilot, "z", settle=2)
             assert app.screen.maximized is not None and view.scroll_y == 0  # all of it shows
-            await pilot.press("z")
-            await pilot.pause()
-            await pilot.pause()
+            await press(pilot, "z", settle=2)
             assert app.screen.maximized is None and view.scroll_y == 2
             view.set_document(Document([f"line {i}" for i in range(200)]))
             view.scroll_to(y=50, animate=False)
             await pilot.pause()
-            await pilot.press("z")
-            await pilot.pause()
-            await pilot.pause()
+            await press(pilot, "z", settle=2)
             assert view.scroll_y == 50
             view.scroll_to(y=10, animate=False)  # the reader moves while zoomed: going back keeps that
             await pilot.pause()
             moved = view.scroll_y
             assert moved == 10
-            await pilot.press("escape")
-            await pilot.pause()
-            await pilot.pause()
+            await press(pilot, "escape", settle=2)
             assert app.screen.maximized is None and view.scroll_y == moved
     run(go())
 
@@ -428,25 +405,20 @@ def test_11_search_moves_the_line_cursor_and_n_N_step_matches(sample_trace, size
             app.detail.set_phase("lower")  # the markers, before expand_deferred replaces them
             await pilot.pause()
             app.tree.focus()
-            await pilot.press("slash", *"kdebug.deferred", "enter")
-            await pilot.pause()
+            await press(pilot, "slash", *"kdebug.deferred", "enter")
             view = app.query_one("#view-ir")
             assert view.matches and app.focused is view
             first = view.matches[view.current_match]
             assert view.cursor == first and "kdebug.deferred" in view.document.plain(view.cursor)
-            await pilot.press("down")  # from the match, not from the top
-            await pilot.pause()
+            await press(pilot, "down")  # from the match, not from the top
             assert view.cursor == first + 1
-            await pilot.press("n")
-            await pilot.pause()
+            await press(pilot, "n")
             expected = view.matches[(view.matches.index(first) + 1) % len(view.matches)]
             assert view.cursor == expected
-            await pilot.press("N")
-            await pilot.pause()
+            await press(pilot, "N")
             assert view.cursor == first
             job = app.detail.job_id
-            await pilot.press("enter")  # descends from the match
-            await pilot.pause()
+            await press(pilot, "enter")  # descends from the match
             assert app.detail.job_id != job
     run(go())
 
@@ -458,20 +430,17 @@ def test_10_the_ir_cursor_never_goes_under_the_horizontal_scrollbar(sample_trace
         app = replay_of(sample_trace("grad_taylor.py"))
         async with app.run_test(size=size) as pilot:
             await pilot.pause()
-            await pilot.press("2")
-            await pilot.pause()
+            await press(pilot, "2")
             view = app.query_one("#view-ir")
             assert view.show_horizontal_scrollbar  # long IR lines: the scrollbar takes the view's last row
             shown = view.scrollable_content_region.height
             for _ in range(shown + 5):
                 before = int(view.scroll_y)
-                await pilot.press("down")
-                await pilot.pause()
+                await press(pilot, "down")
                 top = int(view.scroll_y)
                 assert top <= view.cursor < top + shown, (view.cursor, top, shown)  # a row that is drawn
                 assert top - before in (0, 1)  # the view follows a line at a time, no jumps
-            await pilot.press("pagedown")
-            await pilot.pause()
+            await press(pilot, "pagedown")
             top = int(view.scroll_y)
             assert top <= view.cursor < top + shown
     run(go())
@@ -530,8 +499,7 @@ def test_16_the_breakpoint_dialog_cuts_no_label_and_empty_boxes_are_empty(size):
     async def go():
         app = live_app("--break", "finish", os.path.join(SAMPLES, "saxpy.py"))
         async with app.run_test(size=size) as pilot:
-            await pilot.press("b")
-            await pilot.pause()
+            await press(pilot, "b")
             assert isinstance(app.screen, BreakpointsScreen)
             labels = list(app.screen.query(".bp-what"))
             assert len(labels) == len(teaching.BREAKPOINTS)
@@ -555,8 +523,7 @@ def test_9_the_cursor_line_is_reverse_video_and_high_contrast_is_a_theme(sample_
         app = replay_of(sample_trace("grad_taylor.py"))
         async with app.run_test(size=SMALL) as pilot:
             await pilot.pause()
-            await pilot.press("1")
-            await pilot.pause()
+            await press(pilot, "1")
             view = app.query_one("#view-source")
             line = view.cursor - int(view.scroll_y)
             styles = [seg.style for seg in view.render_line(line) if seg.text.strip()]
@@ -594,8 +561,7 @@ def test_17_duplicates_fit_in_the_tree_and_the_banner_names_a_finish_miss(sample
             miss = next(d for d in app.model.diagnostics if d.category == "finish")
             app.tree.select_job(miss.job)
             await pilot.pause()
-            await pilot.press("o")  # the banner in full (at 80x24 it is one line)
-            await pilot.pause()
+            await press(pilot, "o")  # the banner in full (at 80x24 it is one line)
             full = " ".join(str(app.screen.query_one("#message-text").render()).split())
             assert "finish-coverage miss: " + " ".join(miss.message.splitlines()[0].split()) in full
     run(go())
