@@ -1,6 +1,25 @@
 """Buried-bug scripts for tests/test_reduce.py: unrelated kernels and host code around one defect."""
 from __future__ import annotations
 
+import ast
+import os
+
+SAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sample_kernels")
+
+
+def sample_defs(sample: str, *names: str) -> str:
+    """The named functions of a sample kernel file, decorators included, as they are written there."""
+    with open(os.path.join(SAMPLES, sample), encoding="utf-8") as f:
+        source = f.read()
+    lines = source.splitlines()
+    defs = {n.name: n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
+    parts = []
+    for name in names:
+        node = defs[name]
+        first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+        parts.append("\n".join(lines[first - 1:node.end_lineno]))
+    return "\n\n\n" + "\n\n\n".join(parts) + "\n"
+
 FILLER_KERNELS = '''
 import numpy as np
 
@@ -72,31 +91,9 @@ def kernel_b(out, depth, again):
 ''', '''    res = np.zeros(8, dtype=np.int32)
     kernel_a[1, 1](res, 0, True)
     print(res)'''),
-    # pointer -> launch -> pointer: under --strategy recursive the innermost jobs miss finish
-    "nested": ('''
-
-@cuda.jit(device=True)
-def sq(x):
-    return x * x
-
-
-@cuda.jit
-def fill_squares(out, n):
-    i = cuda.grid(1)
-    if i < n:
-        out[i] = kdebug.deferred(sq)(i)
-
-
-@cuda.jit(device=True)
-def fill_via_launch(out, n):
-    fill_squares[(n + 31) // 32, 32](out, n)
-    return n
-
-
-@cuda.jit
-def top(out, count):
-    if cuda.grid(1) == 0:
-        count[0] = kdebug.deferred(fill_via_launch)(out, out.size)
+    # pointer -> launch -> pointer: under --strategy recursive the innermost jobs miss finish (the sample's
+    # own functions; buried with the small filler, as FILLER_KERNELS has a kernel named square too)
+    "nested": (sample_defs("nested_deferred.py", "square", "fill_squares", "fill_via_launch", "top") + '''
 ''', '''    sq_out = np.zeros(40, dtype=np.int64)
     count = np.zeros(1, dtype=np.int64)
     top[1, 1](sq_out, count)
