@@ -244,7 +244,10 @@ def test_the_regions_snapshot_shows_the_cut_and_the_columns(sessions):
     first = reduction.block_sum.py_func.__code__.co_firstlineno
     assert text.startswith(f"; {rec.entry}: region form, 3 regions (cut at the barriers of lines {first + 6}, "
                            f"{first + 11})")
-    assert "step (8 B)" in text and "s (block-uniform: one entry)" in text
+    # step = TPB // 2 ... step //= 2 is the same in every thread: one entry per region, not a column
+    assert "per-thread columns (1024 threads each, 128 bytes per block): step (block-uniform, updated" in text
+    # t = threadIdx.x, the shared array and the argument are computed again, not kept in columns
+    assert "; computed again where a region needs them (thread-constant): t, s, partial\n" in text
     assert '%"region.frame"' in text and '%"lane"' in text
     assert "switch i32" in text and "region.after.barrier.line" in text
     lowered = rec.snapshots["lower"]

@@ -356,6 +356,7 @@ class FunctionLowerer:
         if held:  # a kernel cut at its barriers: the bounds outlive a barrier in the body in slots
             start, step, trips = (self._held(v, n) for v, n in ((start, "range.start"), (step, "range.step"),
                                                                 (trips, "range.trips")))
+        held_slots = [counter] + [v.slot for v in (start, step, trips) if isinstance(v, _HeldBound)]
         if splittable(self, node):  # index_split.py: the iterations with k < 0 first, then k >= 0
             zero = ir.Constant(ty, 0)
             st0, tr0 = self._bound(start), self._bound(trips)
@@ -363,12 +364,14 @@ class FunctionLowerer:
             negative = b.select(b.icmp_unsigned("<", negative, tr0), negative, tr0)
             if held:
                 negative = self._held(negative, "range.negative")
+                held_slots.append(negative.slot)
             self._counted_loop(node, counter, negative, start, step, lt)
             self.nonneg_names.add(node.target.id)
             self._counted_loop(node, counter, trips, start, step, lt)
             self.nonneg_names.discard(node.target.id)
         else:
             self._counted_loop(node, counter, trips, start, step, lt)
+        self.target.range_loop_slots(self.hook_context, node, held_slots)
         if join is not None:
             self.branch(join)
             b.position_at_end(join)

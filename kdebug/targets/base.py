@@ -105,6 +105,10 @@ class Target:
         (the CPU target's region form cuts a kernel at its barriers, and registers do not cross a cut)."""
         return False
 
+    def range_loop_slots(self, lc, node, slots: list) -> None:
+        """After the slots of range loop ``node``'s counter and held bounds (``keeps_loop_bounds_in_slots``)
+        are made: the CPU target's region form notes those of a loop every thread of a block runs alike."""
+
     def function_epilogue(self, lc) -> None:
         """Runs in a function's exit block, just before its return instruction is emitted."""
 

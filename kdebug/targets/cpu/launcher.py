@@ -87,7 +87,8 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
     ``shuffle``: a barrier-free kernel's launcher also has the ``--shuffle-threads`` path (an out-of-line
     call of the kernel in a loop of its own: a sixth of a small kernel's emit time, so it is built only
     where it is asked for or pays, target.py's finish_ir). ``regions``: (number of barriers, region frame bytes,
-    votes) of a kernel in the region form (region_scheduler.py), else None."""
+    votes, the updated uniform variables' entries to copy at a barrier or None) of a kernel in the region
+    form (region_scheduler.py), else None."""
     m = ir.Module(name=entry + ".grid")
     m.triple, m.data_layout = target.triple, target.data_layout
     kernel = ir.Function(m, ir.FunctionType(VOID, [CONTEXT_P] + [llvm_type(t) for t in argtypes]), name=entry)
@@ -96,6 +97,10 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
     body = ir.Function(m, body_ty, name=entry + ".grid.body")
     body.linkage = "internal"
     body.attributes.add("noinline")
+    # the blocks' shared memory, the thread contexts: the launcher's own allocations, which no argument of
+    # the kernel can reach (so LLVM may reorder a thread loop's shared-memory accesses past the user's arrays')
+    body.args[6].add_attribute("noalias")
+    body.args[7].add_attribute("noalias")
     body.args[11].add_attribute("noalias")  # the failure slots: the launcher's own allocation
     body.args[12].add_attribute("noalias")  # the region frame: the same
     shared_stride = (shared_bytes + SHARED_ALIGN - 1) // SHARED_ALIGN * SHARED_ALIGN
@@ -105,7 +110,7 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
                    regions[1] if regions is not None else None)
     lb = LauncherBody(body, kernel, argtypes, shared_stride, sanitize, thread_exit, shuffle or coroutine)
     if regions is not None:
-        region_blocks(lb, regions[0], regions[2])
+        region_blocks(lb, regions[0], regions[2], regions[3])
     elif coroutine:
         BlockScheduler(lb, grid_sync, lockstep).build()
     else:

@@ -11,8 +11,12 @@ warp field the region form leaves unused), the number a constant in each loop, s
 only that region's code in it and may vectorise it across threads. The launcher depends on the
 kernel only through its number of barriers, so it is built once per signature (launcher.py's cache).
 
-When every thread waits at the same barrier (the least site is the greatest and not 0), the barrier
-completes: the votes are summed, the phase advances (the shuffled order changes, as the block
+Before each call the loop sets every context field the step function may write from the thread's own
+column, so no value passes from thread to thread through the shared context (a loop-carried value
+LLVM cannot vectorise), and the region after the barrier is the greatest a thread names (a max
+reduction). When every thread waits at the same barrier (the least site is the greatest and not 0), the barrier
+completes: the votes are summed, the updated block-uniform variables' next entries become their
+current ones (regions.updated_uniform_variables), the phase advances (the shuffled order changes, as the block
 scheduler's) and the loop of the code after that barrier runs. When all have exited, the block is
 done. Anything else (threads at different barriers, some exited while others wait) is what the block
 scheduler decides: the threads' states are copied into their own contexts and block_scheduler.py's
@@ -27,7 +31,7 @@ from llvmlite import ir
 from kdebug.targets.cpu.block_scheduler import BlockScheduler
 from kdebug.targets.cpu.ir_helpers import Loop, const, entry_alloca, field
 from kdebug.targets.cpu.layout import (CONTEXT, CTX_BAR_LINE, CTX_BARRIER, CTX_EXIT_LINE, CTX_FRAME, CTX_TID,
-                                       CTX_VOTE, CTX_WKIND, i32, i64)
+                                       CTX_VOTE, CTX_WKIND, I8P, i1, i32, i64)
 from kdebug.targets.cpu.memcheck_ir import error_flag
 from kdebug.targets.cpu.regions import LANES, REGION_INDEX
 
@@ -37,9 +41,24 @@ _STATE = (("waits", CTX_BARRIER), ("bar_line", CTX_BAR_LINE), ("exit_line", CTX_
 class RegionScheduler(BlockScheduler):
     """The block scheduler's decisions, with a thread resumed by a call of the step function."""
 
-    def __init__(self, body, nbarriers: int, votes: bool) -> None:
+    def __init__(self, body, nbarriers: int, votes: bool, uniform_copy=None) -> None:
         super().__init__(body, grid_sync=False, lockstep=False)
-        self.nbarriers, self.votes = nbarriers, votes
+        self.nbarriers, self.votes, self.uniform_copy = nbarriers, votes, uniform_copy
+
+    def _advance_uniform(self) -> None:
+        """A barrier completes: the updated block-uniform variables' values its threads left become the
+        values the next region starts from (regions.updated_uniform_variables)."""
+        if self.uniform_copy is None:
+            return
+        b, lb = self.b, self.lb
+        cur, nxt, size = self.uniform_copy
+        memcpy = b.module.declare_intrinsic("llvm.memcpy", [I8P, I8P, i64])
+        b.call(memcpy, [b.gep(lb.frame, [const(cur, i64)], inbounds=True),
+                        b.gep(lb.frame, [const(nxt, i64)], inbounds=True), const(size, i64), ir.Constant(i1, 0)])
+
+    def _release_block(self, bi, blk) -> None:  # the block scheduler's release, after a hand-over
+        self._advance_uniform()
+        super()._release_block(bi, blk)
 
     # the block scheduler's code, for a thread that is a step function rather than a coroutine
     def _resume(self, c) -> None:
@@ -98,6 +117,7 @@ class RegionScheduler(BlockScheduler):
         b.store(const(0x7FFFFFFF), self.lo)
         b.store(const(-0x80000000), self.hi)
         b.store(const(0), self.vsum)
+        b.store(const(0), self.next_at)
         at = b.load(self.at)
         sw = b.switch(at, after)
         for k in range(self.nbarriers + 1):
@@ -118,6 +138,7 @@ class RegionScheduler(BlockScheduler):
         b.store(b.load(self.next_at), self.at)
         b.store(b.load(self.vsum), self.vtotal)
         b.store(self._next_phase(), self.ph)
+        self._advance_uniform()
         b.branch(head)
         b.position_at_end(differ)  # the block scheduler takes the block over
         self._hand_over(blk)
@@ -153,13 +174,24 @@ class RegionScheduler(BlockScheduler):
                     self._one_thread(ctx, site, b.add(row, b.zext(tx, i64)))
 
     def _one_thread(self, ctx, site: int, t) -> None:
-        """The step function inlined for thread ``t`` from ``site``; its state into the columns."""
+        """The step function inlined for thread ``t`` from ``site``; its state into the columns. Every
+        context field the step function may write is set before the call, from the thread's own column
+        (its initial value in region 0): no value passes from one thread to the next through the shared
+        context, which would be a loop-carried value that keeps LLVM from vectorising the loop."""
         b, lb = self.b, self.lb
+        first = site == REGION_INDEX
         b.store(const(site), field(b, ctx, CTX_BARRIER))
-        if self.votes:
-            b.store(b.load(self.vtotal), field(b, ctx, CTX_VOTE))
+        for name, f in _STATE[1:]:
+            if name == "vote" and self.votes:
+                v = b.load(self.vtotal)
+            else:
+                v = const(0) if first else b.load(b.gep(self.cols[name], [t], inbounds=True))
+            b.store(v, field(b, ctx, f))
+        b.store(const(0), field(b, ctx, CTX_WKIND))
         b.call(lb.kernel, [ctx] + lb.args)
-        b.store(b.load(field(b, ctx, CTX_WKIND)), self.next_at)  # the region after its barrier
+        nxt, got = b.load(self.next_at), b.load(field(b, ctx, CTX_WKIND))
+        # the region after the barrier the threads stop at (the launcher reads it when they all agree)
+        b.store(b.select(b.icmp_signed(">", got, nxt), got, nxt), self.next_at)
         for name, f in _STATE:
             v = b.load(field(b, ctx, f))
             b.store(v, b.gep(self.cols[name], [t], inbounds=True))
@@ -181,6 +213,6 @@ class RegionScheduler(BlockScheduler):
                 b.store(b.load(b.gep(self.cols[name], [t], inbounds=True)), field(b, c, f))
 
 
-def region_blocks(lb, nbarriers: int, votes: bool) -> None:
+def region_blocks(lb, nbarriers: int, votes: bool, uniform_copy=None) -> None:
     """The launcher body of a region-form kernel with ``nbarriers`` barriers (launcher.py)."""
-    RegionScheduler(lb, nbarriers, votes).build()
+    RegionScheduler(lb, nbarriers, votes, uniform_copy).build()

@@ -16,7 +16,14 @@ is taken (arrays, records), becomes a per-thread *column*: ``LANES`` entries of 
 in the block's region frame (the context's ``frame`` field), entry ``lane`` for thread number
 ``lane``. A thread loop that runs one region for consecutive threads then loads and stores its columns
 contiguously, and LLVM vectorises it across threads. Slots written before every read in each region
-stay stack slots (registers after optimisation). Values in registers never cross a cut: barriers
+stay stack slots (registers after optimisation). Two kinds of variable need no column: one stored once
+with a value of the thread's indices, its block's, constants and arguments (``t = cuda.threadIdx.x``,
+``i = cuda.grid(1)``, an argument's slot, a shared array) is computed again where a region needs it
+(``_rematerialisable``), so that the thread loop sees ``t`` as its own induction variable; and one
+updated alike in every thread (``updated_uniform_variables``: ``step //= 2`` of a tree reduction, the
+counter of a ``for`` over a uniform ``range`` around barriers) has two entries, the value its regions
+start from and the value they leave at the barrier, which the launcher makes the next region's when
+the barrier completes. Values in registers never cross a cut: barriers
 stand only as statements (``region_reason``), and a range loop keeps its bounds in slots
 (``Target.keeps_loop_bounds_in_slots``); ``cut`` checks it.
 
@@ -37,7 +44,8 @@ from kdebug.targets.cpu.coroutines import in_branch
 from kdebug.targets.cpu.ir_helpers import const, field
 from kdebug.targets.cpu.lockstep_rules import _intrinsic_name as intrinsic_name
 from kdebug.targets.cpu.lockstep_rules import pure_call
-from kdebug.targets.cpu.layout import (CTX_BAR_LINE, CTX_BARRIER, CTX_EXIT_LINE, CTX_FRAME, CTX_NTID, CTX_TID,
+from kdebug.targets.cpu.layout import (CTX_BAR_LINE, CTX_BARRIER, CTX_CTAID, CTX_DYN_BYTES, CTX_DYN_SHARED,
+                                       CTX_EXIT_LINE, CTX_FRAME, CTX_NCTAID, CTX_NTID, CTX_SHARED, CTX_TID,
                                        CTX_VOTE, CTX_WKIND, END_OF_KERNEL, IN_BRANCH, i32, i64)
 
 REGION_INDEX = 1 << 27  # (below LOCKSTEP_FLAG, IN_BRANCH, WARP_FLAG) the launcher's thread loops start a thread at region k with barrier = k | REGION_INDEX
@@ -62,8 +70,13 @@ class RegionKernel:
     lines: list = dc_field(default_factory=list)  # each barrier's source line
     votes: bool = False  # a syncthreads_count/and/or: the launcher sums the votes
     uniform: set = dc_field(default_factory=set)  # id() of the slots of block-uniform variables (one entry)
+    updated: set = dc_field(default_factory=set)  # id() of uniform variables assigned again (two entries)
+    uniform_names: set = dc_field(default_factory=set)  # the block-uniform variables' names
+    parents: dict = dc_field(default_factory=dict)  # the kernel's syntax tree: each node's parent
+    uniform_copy: tuple | None = None  # (current, next, bytes): the launcher copies next to current at a barrier
     frame_bytes: int = 0  # the region frame of one block (cut fills it in)
-    columns: list = dc_field(default_factory=list)  # (slot name, bytes per thread) of each column
+    columns: list = dc_field(default_factory=list)  # (slot name, bytes per thread: 0 one entry, -1 two) of each column
+    recomputed: list = dc_field(default_factory=list)  # the slots computed again where a region needs them
     cut_done: bool = False
 
 
@@ -205,6 +218,84 @@ def uniform_variables(tf) -> set:
     return uniform
 
 
+def _uniform_position(tf, node, parents, uniform: set) -> bool:
+    """Whether every thread of the block that has not exited reaches ``node`` alike: every statement it
+    is nested in is an ``if`` or ``while`` with a block-uniform test or a ``for`` over a block-uniform
+    ``range``, up to the kernel's own body."""
+    p = parents.get(node)
+    while p is not None and p is not tf.source.tree:
+        if isinstance(p, (ast.If, ast.While)):
+            if not _uniform_expr(tf, p.test, uniform):
+                return False
+        elif isinstance(p, ast.For):
+            it = p.iter
+            if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+                    and it.func.id not in tf.locals and not it.keywords
+                    and all(_uniform_expr(tf, a, uniform) for a in it.args)):
+                return False
+        else:
+            return False
+        p = parents.get(p)
+    return p is tf.source.tree
+
+
+def updated_uniform_variables(tf, uniform: set) -> set:
+    """Variables assigned more than once but always alike in every thread (``step = TPB // 2`` ...
+    ``step //= 2`` of a tree reduction): every binding is ``v = e`` or ``v op= e`` with ``e`` block-uniform
+    (of constants, block registers and such variables), at a uniform position (``_uniform_position``),
+    and no ``break`` or ``continue`` of the kernel is under thread-dependent control (a thread that
+    skipped an update would differ). Every thread that waits at a barrier then holds the same value, so
+    the region form keeps one entry for the value a region starts with and one for the value its
+    threads leave at the barrier, made the next region's when the barrier completes."""
+    tree = tf.source.tree
+    parents = {c: n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+    binds: dict = {}
+    bad: set = set(tf.argnames) | set(uniform)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            p = parents.get(n)
+            if (isinstance(p, ast.Assign) and len(p.targets) == 1 and p.targets[0] is n) \
+                    or (isinstance(p, ast.AugAssign) and p.target is n):
+                binds.setdefault(n.id, []).append(p)
+            else:
+                bad.add(n.id)
+    cands = {v for v in binds if v not in bad and len(binds[v]) > 1}
+    changed = True
+    while changed and cands:
+        changed = False
+        known = set(uniform) | cands
+        if not _jumps_uniform(tf, parents, known):
+            return set()
+        for v in sorted(cands):
+            if not all(_uniform_expr(tf, st.value, known) and _uniform_position(tf, st, parents, known)
+                       for st in binds[v]):
+                cands.discard(v)
+                changed = True
+                break
+    return cands
+
+
+def _jumps_uniform(tf, parents, known) -> bool:
+    """Whether every ``break`` and ``continue`` of the kernel is at a uniform position."""
+    return all(_uniform_position(tf, j, parents, known) for j in ast.walk(tf.source.tree)
+               if isinstance(j, (ast.Break, ast.Continue)))
+
+
+def note_range_loop(lc, node, slots) -> None:
+    """A range loop's counter and held bounds are block-uniform values updated alike in every thread
+    (``updated_uniform_variables``'s rule) when the loop is at a uniform position over a block-uniform
+    ``range`` and no ``break`` or ``continue`` is thread-dependent: ``for t in range(tiles):`` around
+    the barriers of a tiled matrix product."""
+    rk = lc.state.regions.get(lc.fn.name)
+    if rk is None or lc.tf is None or node not in rk.parents:
+        return
+    known = rk.uniform_names
+    it = node.iter
+    if (isinstance(it, ast.Call) and not it.keywords and all(_uniform_expr(lc.tf, a, known) for a in it.args)
+            and _uniform_position(lc.tf, node, rk.parents, known) and _jumps_uniform(lc.tf, rk.parents, known)):
+        rk.updated |= {id(s) for s in slots}
+
+
 def has_barrier(tf, node) -> bool:
     """Whether a barrier (or a call of a device function with one) lies inside ``node``."""
     return any(isinstance(n, ast.Call) and _barrier_callee(tf, n) is not None for n in ast.walk(node))
@@ -216,7 +307,12 @@ def begin(lc) -> RegionKernel:
     b = lc.builder
     rk = lc.state.regions[lc.fn.name] = RegionKernel()
     slots = lc.slots[0]
-    rk.uniform = {id(slots[n]) for n in uniform_variables(lc.tf) if n in slots}
+    uniform = uniform_variables(lc.tf)
+    updated = updated_uniform_variables(lc.tf, uniform)
+    rk.uniform = {id(slots[n]) for n in uniform if n in slots}
+    rk.updated = {id(slots[n]) for n in updated if n in slots}
+    rk.uniform_names = uniform | updated
+    rk.parents = {c: n for n in ast.walk(lc.tf.source.tree) for c in ast.iter_child_nodes(n)}
     slot = field(b, lc.thread_ctx, CTX_BARRIER)
     waiting = b.load(slot, name="waits.at")
     b.store(const(0), slot)
@@ -316,10 +412,125 @@ def cut(fn: ir.Function, rk: RegionKernel, target_data) -> None:
                 else:
                     escaping.add(id(op))
     live = {id(a): [s for s in starts[1:] if _live_at(a, s, first)] for a in allocas if id(a) not in escaping}
-    columns = [a for a in allocas if id(a) in escaping or live[id(a)]]
+    remat = _rematerialisable(fn, [a for a in allocas if id(a) not in escaping])
+    for a in allocas:
+        if id(a) in remat and live[id(a)]:
+            _recompute_at(a, remat, live[id(a)])
+            rk.recomputed.append(a._name)
+    columns = [a for a in allocas if id(a) in escaping or (live[id(a)] and id(a) not in remat)]
     _check_no_register_crosses(fn, starts)
     _place_columns(fn, entry, columns, rk, target_data, escaping)
     rk.cut_done = True
+
+
+# ---- variables recomputed where a region starts, rather than kept in columns --------------------------
+# context fields that the launcher sets once for a thread and the step function never writes
+_THREAD_CONSTANT_FIELDS = frozenset({CTX_TID, CTX_NTID, CTX_CTAID, CTX_NCTAID, CTX_SHARED, CTX_DYN_SHARED,
+                                     CTX_DYN_BYTES})
+_PURE_OPS = frozenset({"add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr", "fadd", "fsub", "fmul",
+                       "fneg"})
+_DIVISIONS = frozenset({"udiv", "sdiv", "urem", "srem"})
+
+
+def _rematerialisable(fn, slots) -> dict:
+    """id(slot) -> the value stored, for each slot stored exactly once with a value computed, without
+    branches, calls or memory other than such slots, from constants, the kernel's arguments and the
+    context fields a thread keeps for its life (its and its block's indices and sizes, the shared memory):
+    ``t = cuda.threadIdx.x``, ``i = cuda.grid(1)``, ``n = x.shape[0]``, ``s = cuda.shared.array(...)``,
+    an argument's own slot. Such a variable has the same value wherever the thread reads it after that
+    store, so a region that needs it computes it again instead of reading a column: the thread loop then
+    sees ``t`` as its induction variable and an argument as loop-invariant, which it can vectorise."""
+    ids = {id(a): a for a in slots}
+    stores: dict = {}
+    for blk in fn.blocks:
+        for ins in blk.instructions:
+            if isinstance(ins, ir.instructions.StoreInstr) and id(ins.operands[1]) in ids:
+                stores.setdefault(id(ins.operands[1]), []).append(ins.operands[0])
+    single = {k: v[0] for k, v in stores.items() if len(v) == 1}
+    ctx = fn.args[0]
+    verdict: dict = {}
+
+    def pure(v, active) -> bool:
+        if isinstance(v, (ir.Constant, ir.Argument)):
+            return True
+        if not isinstance(v, ir.Instruction):
+            return False
+        if id(v) in verdict:
+            return verdict[id(v)]
+        ok = False
+        if isinstance(v, ir.instructions.LoadInstr):
+            ptr = v.operands[0]
+            if id(ptr) in single:
+                if id(ptr) not in active:
+                    ok = pure(single[id(ptr)], active | {id(ptr)})
+            else:
+                ok = _thread_constant_field(ptr, ctx)
+        elif isinstance(v, ir.instructions.GEPInstr):
+            ok = v.pointer is not ctx and all(pure(o, active) for o in v.operands)
+        elif isinstance(v, (ir.instructions.CastInstr, ir.instructions.ICMPInstr, ir.instructions.SelectInstr,
+                            ir.instructions.ExtractValue, ir.instructions.InsertValue)):
+            ok = all(pure(o, active) for o in v.operands)
+        elif type(v) is ir.Instruction and v.opname in _PURE_OPS:
+            ok = all(pure(o, active) for o in v.operands)
+        elif type(v) is ir.Instruction and v.opname in _DIVISIONS:  # never by zero: no trap to move
+            d = v.operands[1]
+            ok = isinstance(d, ir.Constant) and isinstance(d.constant, int) and d.constant not in (0, -1) \
+                and pure(v.operands[0], active)
+        verdict[id(v)] = ok
+        return ok
+
+    return {k: v for k, v in single.items() if pure(v, frozenset({k}))}
+
+
+def _thread_constant_field(ptr, ctx) -> bool:
+    """Whether ``ptr`` is the address of a thread-constant context field (an element of one)."""
+    if not (isinstance(ptr, ir.instructions.GEPInstr) and ptr.pointer is ctx and len(ptr.indices) >= 2):
+        return False
+    idx = ptr.indices
+    return (all(isinstance(i, ir.Constant) for i in idx) and idx[0].constant == 0
+            and idx[1].constant in _THREAD_CONSTANT_FIELDS)
+
+
+def _recompute_at(slot, remat, starts) -> None:
+    """At each region start of ``starts``: the value of ``slot`` computed again and stored in it."""
+    for s in starts:
+        b = ir.IRBuilder(s)
+        b.position_at_start(s)
+        b.store(_clone(b, remat[id(slot)], remat, {}), slot)
+
+
+def _clone(b, v, remat, done):
+    """The pure value ``v`` (``_rematerialisable``) computed again at the builder's place."""
+    if not isinstance(v, ir.Instruction):
+        return v
+    if id(v) in done:
+        return done[id(v)]
+    I = ir.instructions
+    ops = v.operands
+    if isinstance(v, I.LoadInstr) and id(ops[0]) in remat:
+        new = _clone(b, remat[id(ops[0])], remat, done)
+    elif isinstance(v, I.LoadInstr):
+        new = b.load(_clone(b, ops[0], remat, done), typ=v.type)
+    else:
+        c = [_clone(b, o, remat, done) for o in ops]
+        if isinstance(v, I.GEPInstr):
+            new = b.gep(c[0], c[1:], inbounds=v.inbounds, source_etype=v.source_etype)
+        elif isinstance(v, I.CastInstr):
+            new = getattr(b, v.opname)(c[0], v.type)
+        elif isinstance(v, I.ICMPInstr):
+            new = I.ICMPInstr(b.block, v.op, c[0], c[1], flags=v.flags)
+            b._insert(new)
+        elif isinstance(v, I.SelectInstr):
+            new = b.select(c[0], c[1], c[2])
+        elif isinstance(v, I.ExtractValue):
+            new = b.extract_value(c[0], v.indices)
+        elif isinstance(v, I.InsertValue):
+            new = b.insert_value(c[0], c[1], v.indices)
+        else:
+            new = ir.Instruction(b.block, v.type, v.opname, c, flags=v.flags)
+            b._insert(new)
+    done[id(v)] = new
+    return new
 
 
 def _live_at(a, s, first) -> bool:
@@ -380,7 +591,10 @@ def _place_columns(fn, entry, columns, rk: RegionKernel, target_data, escaping) 
     ntid = [b.zext(b.load(field(b, ctx, CTX_NTID, k)), i64) for k in range(2)]
     lane = b.add(tid[0], b.mul(ntid[0], b.add(tid[1], b.mul(ntid[1], tid[2]))), name="lane")
     offset = 0
+    updated = [a for a in columns if id(a) in rk.updated and id(a) not in escaping]
     for a in columns:
+        if any(a is u for u in updated):
+            continue
         ty = a.type.pointee
         count = a.operands[0].constant if a.operands else 1
         size, align = abi_layout(ty, target_data)
@@ -397,9 +611,27 @@ def _place_columns(fn, entry, columns, rk: RegionKernel, target_data, escaping) 
             ptr._name = a._name  # the users refer to the slot by its name
         else:
             ptr.name = a._name + ".column"
-            _spill_and_reload(a, ptr, rk.conts, rk.returns)
+            _spill_and_reload(a, ptr, ptr, rk.conts, rk.returns)
         rk.columns.append((a._name, 0 if uniform else stride))
         offset += stride if uniform else stride * LANES
+    if updated:  # the entries regions start from, then those their threads leave at a barrier
+        offset = -(-offset // COLUMN_ALIGN) * COLUMN_ALIGN
+        places, size = [], 0
+        for a in updated:
+            n, al = abi_layout(a.type.pointee, target_data)
+            size = -(-size // al) * al
+            places.append((a, size))
+            size += n
+        size = -(-size // COLUMN_ALIGN) * COLUMN_ALIGN
+        for a, at in places:
+            b.position_before(a)
+            cur = b.bitcast(b.gep(frame, [const(offset + at, i64)], inbounds=True), a.type, name=a._name + ".current")
+            nxt = b.bitcast(b.gep(frame, [const(offset + size + at, i64)], inbounds=True), a.type,
+                            name=a._name + ".next")
+            _spill_and_reload(a, cur, nxt, rk.conts, rk.returns)
+            rk.columns.append((a._name, -1))
+        rk.uniform_copy = (offset, offset + size, size)
+        offset += 2 * size
     rk.frame_bytes = -(-offset // COLUMN_ALIGN) * COLUMN_ALIGN
 
 
@@ -430,9 +662,10 @@ def abi_layout(ty, target_data) -> tuple[int, int]:
     return ty.get_abi_size(target_data), ty.get_abi_alignment(target_data)
 
 
-def _spill_and_reload(slot, column, starts, returns) -> None:
-    """``slot`` from its column where each region after a barrier starts, back to it at every barrier's
-    return (a region that leaves the variable alone writes back the value it read)."""
+def _spill_and_reload(slot, column, back, starts, returns) -> None:
+    """``slot`` from ``column`` where each region after a barrier starts, to ``back`` (the same column, or
+    an updated uniform variable's next entry) at every barrier's return (a region that leaves the variable
+    alone writes back the value it read)."""
     for s in starts:
         b = ir.IRBuilder(s)
         b.position_at_start(s)
@@ -440,7 +673,7 @@ def _spill_and_reload(slot, column, starts, returns) -> None:
     for r in returns:
         b = ir.IRBuilder(r)
         b.position_before(r.terminator)
-        b.store(b.load(slot), column)
+        b.store(b.load(slot), back)
 
 
 def describe(rk: RegionKernel, name: str) -> str:
@@ -449,8 +682,10 @@ def describe(rk: RegionKernel, name: str) -> str:
              f"{', '.join(map(str, rk.lines)) or '-'})",
              f"; region 0 starts at %\"{rk.start.name}\"; after each barrier the entry's switch goes on at its block",
              f"; per-thread columns ({LANES} threads each, {rk.frame_bytes} bytes per block): "
-             + (", ".join(f"{n} ({s} B)" if s else f"{n} (block-uniform: one entry)" for n, s in rk.columns)
-                or "none")]
+             + (", ".join(f"{n} ({s} B)" if s > 0 else f"{n} (block-uniform: one entry)" if s == 0 else
+                          f"{n} (block-uniform, updated: the region's and the next one's)" for n, s in rk.columns)
+                or "none"),
+             "; computed again where a region needs them (thread-constant): " + (", ".join(rk.recomputed) or "none")]
     return "\n".join(lines) + "\n"
 
 

@@ -271,6 +271,10 @@ class CpuTarget(Target):
     def keeps_loop_bounds_in_slots(self, lc) -> bool:
         return lc.state is not None and lc.fn.name in lc.state.regions
 
+    def range_loop_slots(self, lc, node, slots: list) -> None:
+        if lc.state is not None and lc.fn.name in lc.state.regions:
+            regions.note_range_loop(lc, node, slots)
+
     def function_epilogue(self, lc) -> None:
         if lc.state is not None and lc.fn.name in lc.state.regions:
             regions.function_epilogue(lc)
@@ -438,7 +442,8 @@ class CpuTarget(Target):
         # their ~16 values live through the thread loop (measured: saxpy with memcheck ran 1.25x slower)
         shuffle = self.shuffle or (self.memcheck and not thread_exit and rk is None)
         options = dict(coroutine=job.entry in state.coroutines,
-                       regions=(len(rk.sites), rk.frame_bytes, rk.votes) if rk is not None else None, grid_sync=job.entry in state.grid_sync,
+                       regions=(len(rk.sites), rk.frame_bytes, rk.votes, rk.uniform_copy) if rk is not None else None,
+                       grid_sync=job.entry in state.grid_sync,
                        shared_bytes=state.shared_bytes, racecheck=self.racecheck, initcheck=self.initcheck,
                        thread_exit=thread_exit, lockstep=job.entry in state.lockstep)
         launcher, bitcode = launcher_module(job.entry, job.argtypes, self, shuffle=shuffle, **options)

@@ -1,0 +1,57 @@
+"""The region form's thread loops are vectorised: the reduction's regions run as SIMD loops over threads.
+
+Compiled only, never run, so any x86-64 host checks both pinned CPU models (README "Tests on other CPU
+models"): the vectoriser's choices depend on the model the code is made for, so the test pins it and
+looks for vector arithmetic on the kernel's own values rather than naming instructions.
+"""
+from __future__ import annotations
+
+import re
+import sys
+
+import llvmlite.binding as llvm
+import numpy as np
+import pytest
+
+from conftest import ROOT
+from kdebug.lang import seam
+from kdebug.lang import types as T
+from kdebug.session import live
+from kdebug.targets.cpu.target import emit_pipeline
+
+sys.path.insert(0, f"{ROOT}/sample_kernels")
+import reduction  # noqa: E402
+
+
+def _launcher_body(model: str, memcheck: bool) -> str:
+    """The optimised launcher body of the reduction's block_sum (the thread loops, the step function inlined)."""
+    previous = seam.current()
+    session = live.Session(backend="cpu", snapshots=True, regions=True, memcheck=memcheck, host_cpu=model)
+    try:
+        x = np.zeros(4, np.float32)
+        compiled = session.compile_kernel(reduction.block_sum, (T.typeof(x), T.typeof(x)))
+        assert compiled.record.form[0] == "regions", compiled.record.form
+        mod = llvm.parse_assembly(compiled.record.ir_after_finish())
+        emit_pipeline(session.target.tm, mod, session.target.speed_level)
+    finally:
+        live.set_session(previous)
+    text = str(mod)
+    start = text.index("define internal fastcc void @block_sum")
+    body = [m.start() for m in re.finditer(r"^define ", text, re.M) if m.start() > start and ".grid.body" in
+            text[m.start():text.index("\n", m.start())]]
+    assert body, "no launcher body in the optimised module"
+    end = text.find("\n}\n", body[0])
+    return text[body[0]:end]
+
+
+# x86-64-v3 (AVX2) and v4 (AVX-512) have masked loads and stores, which the branches inside the regions
+# (``if t < step``, ``x[i] if i < x.size else 0``) need to become straight-line vector code; on SSE4.2
+# (x86-64-v2) LLVM keeps these loops scalar.
+@pytest.mark.parametrize("model", ["x86-64-v3", "x86-64-v4"])
+def test_the_reductions_thread_loops_are_vectorised(model):
+    body = _launcher_body(model, memcheck=False)
+    # the tree's step s[t] += s[t + step]: a vector add of the shared array's elements (t is the thread
+    # loop's induction variable, recomputed rather than read from a column)
+    assert re.search(r"= fadd <\d+ x float>", body), f"the tree step's add is not vectorised for {model}"
+    # masked loads: region 0's s[t] = x[i] if i < x.size else 0 too
+    assert re.search(r"<\d+ x float> @llvm\.masked\.load", body), f"region 0's x[i] is not vectorised for {model}"
