@@ -486,6 +486,9 @@ class FunctionLowerer:
 
     def expr_Attribute(self, node):
         t = self.type_of(node)
+        if node.attr == "data" and isinstance(node.value, ast.Attribute) and node.value.attr == "ctypes":
+            data = self.builder.extract_value(self.expr(node.value.value), 0)  # a.ctypes.data: the address
+            return self.builder.ptrtoint(data, i64)
         base_t = self.type_of(node.value)
         if isinstance(base_t, T.Array):
             arr = self.expr(node.value)

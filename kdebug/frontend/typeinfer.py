@@ -479,6 +479,9 @@ class TypeInferer:
 
     def expr_Attribute(self, node) -> T.Type:
         base = node.value
+        if node.attr == "data" and isinstance(base, ast.Attribute) and base.attr == "ctypes":
+            if isinstance(self.expr(base.value), T.Array):  # numba's ArrayCTypes.data: the address, a uintp
+                return T.uint64
         base_t = self.expr(base)
         attr = node.attr
         if isinstance(base_t, T.Array):
