@@ -189,4 +189,5 @@ def test_bad_field_access_is_a_located_error(body, message, tmp_path):
 
 def test_from_dtype_of_structured_dtypes():
     assert isinstance(T.from_dtype(recordtype), T.Record)
-    assert T.from_dtype(np.dtype([("s", "U3")])) is None  # a string field: no kernel type
+    assert T.from_dtype(np.dtype([("o", "O")])) is None  # an object field: no kernel type
+    assert isinstance(T.from_dtype(np.dtype([("s", "U3")])), T.Record)  # a string field: numba's UnicodeCharSeq

@@ -17,7 +17,7 @@ import numpy as np
 from llvmlite import ir
 
 from kdebug.frontend import complex_numbers as C, round_impl, ufuncs
-from kdebug.frontend import vectors as V
+from kdebug.frontend import strings as S, vectors as V
 from kdebug.frontend.desugar import loop_iter_error
 from kdebug.frontend.math_extra import EXTRA_MATH, OPERATOR_FUNCTIONS, lower_math, math_type, operator_expression
 from kdebug.frontend.registry import register_callee
@@ -77,8 +77,10 @@ def type_len(inferer, node, fn) -> T.Type:
     argts = _argtypes(inferer, node)
     if getattr(node, "kdebug_loop_iter", None) is not None and not isinstance(argts[0], (T.Array, T.Tuple)):
         raise loop_iter_error(inferer, node, argts[0])
+    if len(argts) == 1 and S.is_string(argts[0]):  # numba's charseq_len / len of a str constant
+        return T.int64
     if len(argts) != 1 or not isinstance(argts[0], (T.Array, T.Tuple)):
-        raise inferer.error(node, "len() takes one array or tuple", "write len(a)")
+        raise inferer.error(node, "len() takes one array, tuple or string", "write len(a)")
     return T.int64
 
 
@@ -86,6 +88,8 @@ def lower_len(lw, node, fn):
     args, argts = _arguments(lw, node)
     if isinstance(argts[0], T.Tuple):
         return ir.Constant(i64, len(argts[0].types))
+    if S.is_string(argts[0]):
+        return S.length(lw, args[0], argts[0])
     return lw.builder.extract_value(args[0], [1, 0])
 
 
@@ -207,6 +211,8 @@ def type_print(inferer, node, fn) -> T.Type:
         if isinstance(a, ast.Constant) and isinstance(a.value, str):
             continue
         t = inferer.expr(a)
+        if isinstance(t, T.StringConstant) and t.unicode:  # a str constant through a variable or a global
+            continue
         if not isinstance(t, T.Scalar):
             raise inferer.error(a, f"print() in a kernel prints numbers, booleans and string constants, not {t}",
                                 "print the elements one by one, e.g. print(a[i])")
@@ -221,6 +227,8 @@ def lower_print(lw, node, fn):
     for a in node.args:
         if isinstance(a, ast.Constant) and isinstance(a.value, str):
             items.append(("s", a.value))
+        elif isinstance(lw.type_of(a), T.StringConstant):
+            items.append(("s", lw.type_of(a).value))
         else:
             items.append((lw.type_of(a), lw.expr(a)))
     lw.target.print_line(lw.hook_context, node, items)

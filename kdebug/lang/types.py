@@ -105,6 +105,55 @@ class Scalar(Type):
 
 
 @dataclass(frozen=True)
+class CharSeq(Type):
+    """numba's ``CharSeq`` (``[char x n]``, an element of a bytes dtype ``S<n>``) and ``UnicodeCharSeq``
+    (``[unichr x n]``, of ``U<n>``): ``n`` character codes (bytes, or UTF-32 code points), zero-padded.
+    In a kernel its value is the codes (kdebug/frontend/strings.py)."""
+
+    unicode: bool
+    count: int
+
+    is_bool = is_int = is_float = is_complex = is_datetime = False
+
+    @property
+    def char_bits(self) -> int:
+        return 32 if self.unicode else 8
+
+    @property
+    def size(self) -> int:
+        return self.count * self.char_bits // 8
+
+    @property
+    def np_dtype(self) -> np.dtype:
+        return np.dtype(f"{'U' if self.unicode else 'S'}{self.count}")
+
+    def __str__(self) -> str:  # numba's names (types/cuda_npytypes.py)
+        return f"[{'unichr' if self.unicode else 'char'} x {self.count}]"
+
+    __repr__ = __str__  # numba's Type.__repr__ is its name
+
+
+@dataclass(frozen=True)
+class StringConstant(Type):
+    """A str or bytes constant in a kernel (numba's ``StringLiteral`` for a str): a compile-time value
+    that can be printed, compared and stored into string arrays; it has no run-time value."""
+
+    value: str | bytes
+
+    is_bool = is_int = is_float = is_complex = is_datetime = False
+
+    @property
+    def unicode(self) -> bool:
+        return isinstance(self.value, str)
+
+    def codes(self) -> list[int]:
+        return [ord(c) for c in self.value] if self.unicode else list(self.value)
+
+    def __str__(self) -> str:
+        return f"Literal[str]({self.value})" if self.unicode else f"Literal[bytes]({self.value!r})"
+
+
+@dataclass(frozen=True)
 class Array(Type):
     """An array: a data pointer and a shape; ``strided`` ones (numba's non-contiguous 'A' views, ``a[:, j]``,
     ``a[::2]``) also carry a stride per dimension (in elements), and index through it."""
@@ -347,13 +396,15 @@ NUMBA_NAMES = {
 }
 
 
-def from_dtype(dtype) -> Scalar | Record | None:
+def from_dtype(dtype) -> Scalar | Record | CharSeq | None:
     """The scalar (or record) type of a numpy dtype, or None when kdebug has none for it."""
     dtype = np.dtype(dtype)
     if dtype.fields is not None:  # a structured dtype of scalar (or record) fields, without subarrays
         ok = all(from_dtype(sub.subdtype[0] if sub.subdtype is not None else sub) is not None
                  for sub, *_ in dtype.fields.values())
         return Record(dtype) if ok and dtype.fields else None
+    if dtype.kind in "SU" and dtype.itemsize:  # numba's CharSeq / UnicodeCharSeq
+        return CharSeq(dtype.kind == "U", dtype.itemsize // (4 if dtype.kind == "U" else 1))
     if dtype.kind in "mM":
         unit, count = np.datetime_data(dtype)
         if unit == "generic" or count != 1:
