@@ -495,6 +495,9 @@ class FunctionLowerer:
 
     def expr_Attribute(self, node):
         t = self.type_of(node)
+        call = getattr(node, "kdebug_attribute_call", None)
+        if call is not None:  # an overload_attribute: its implementation called with the object
+            return self.device_call(call, None, [self.expr(a) for a in call.args], [self.type_of(a) for a in call.args])
         if node.attr == "data" and isinstance(node.value, ast.Attribute) and node.value.attr == "ctypes":
             data = self.builder.extract_value(self.expr(node.value.value), 0)  # a.ctypes.data: the address
             return self.builder.ptrtoint(data, i64)

@@ -491,6 +491,10 @@ class TypeInferer:
                 return T.uint64
         base_t = self.expr(base)
         attr = node.attr
+        for hook in registry.ATTRIBUTE_HOOKS:  # the extension API's methods and attributes
+            hooked = hook(self, node, base_t)
+            if hooked is not None:
+                return hooked
         if isinstance(base_t, T.Array):
             if attr in ("shape", "strides"):  # numba's strides are in bytes
                 return T.Tuple((T.int64,) * base_t.ndim)

@@ -14,7 +14,15 @@ from kdebug.lazy_dataclasses import dataclass
 
 
 class Type:
-    """Base of every kernel-language type. Subclasses are frozen dataclasses."""
+    """Base of every kernel-language type. Subclasses are frozen dataclasses; a numba extension's own
+    ``types.Type`` subclass calls ``Type.__init__(self, name=...)``, as in numba."""
+
+    def __init__(self, name: str | None = None) -> None:
+        if name is not None:
+            self.__dict__["_numba_name"] = name
+
+    def __str__(self) -> str:
+        return self.__dict__.get("_numba_name") or repr(self)
 
     @property
     def name(self) -> str:
