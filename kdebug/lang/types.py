@@ -560,7 +560,8 @@ def parse_signature(sig) -> Signature:
     namespace = dict(NUMBA_NAMES)
     try:
         if text.startswith("("):
-            args = eval(f"({text[1:-1]},)" if text[1:-1].strip() else "()", {"__builtins__": {}}, namespace)
+            inner = text[1:-1].strip().rstrip(",")  # "(float32[:],)" is a one-tuple
+            args = eval(f"({inner},)" if inner else "()", {"__builtins__": {}}, namespace)
             return Signature(None, tuple(args))
         head, _, rest = text.partition("(")
         if not rest.endswith(")"):
