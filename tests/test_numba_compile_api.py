@@ -167,3 +167,17 @@ def test_declared_function_on_the_cpu_backend_is_located():
     msg = str(err.value)
     assert "times2 is declared with cuda.declare_device (link: times2.cu)" in msg and "cpu target" in msg
     assert err.value.loc.line == call_times2.__code__.co_firstlineno + 3
+
+
+def test_inspect_lto_ptx_errors():
+    """codegen.py's get_lto_ptx: without lto=True numba's 'LTO is not enabled'; with it numba's error for a
+    machine without nvJitLink (kdebug does not drive it)."""
+    def k(r):
+        r[0] = 1
+
+    plain = cuda.jit("void(int32[:])")(k)
+    with pytest.raises(RuntimeError, match="LTO is not enabled"):
+        plain.inspect_lto_ptx()
+    lto = cuda.jit("void(int32[:])", lto=True)(k)
+    with pytest.raises(RuntimeError, match="Link time optimization requires nvJitLink"):
+        lto.inspect_lto_ptx()
