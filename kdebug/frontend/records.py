@@ -31,6 +31,10 @@ def field_type(inferer, node, rec: T.Record) -> T.Type:
     if name not in fields:
         raise inferer.error(node, f"{rec} has no field {name!r}",
                             f"its fields are {', '.join(fields)}")
+    misaligned = rec.misaligned(name)
+    if misaligned is not None:  # numba-cuda's strict alignment (core/base.py's check of record fields)
+        raise inferer.error(node, f"{rec}.{name} of type {misaligned} is not aligned",
+                            "make the dtype aligned: np.dtype([...], align=True)")
     return fields[name][0]
 
 

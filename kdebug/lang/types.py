@@ -216,6 +216,18 @@ class Record(Type):
                 out[name] = (from_dtype(sub), offset)
         return out
 
+    def __getitem__(self, item) -> "Array":  # rec[:], as numba's from_dtype(record dtype)[:]
+        return Scalar.__getitem__(self, item)
+
+    def misaligned(self, name: str):
+        """numba's strict alignment (a CUDA target's ``strict_alignment``): the element type of field ``name``
+        when its offset is not a multiple of that type's alignment, else None."""
+        sub, offset = self.dtype.fields[name][:2]
+        base = sub.subdtype[0] if sub.subdtype is not None else sub
+        if base.fields is not None or base.kind in "SU":
+            return None
+        return from_dtype(base) if offset % base.alignment else None
+
     def field_shape(self, name: str) -> tuple:
         sub = self.dtype.fields[name][0]
         return sub.subdtype[1] if sub.subdtype is not None else ()
