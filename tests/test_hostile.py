@@ -165,7 +165,7 @@ CASES = [
     case("shared_variable_size", H + "\n@cuda.jit\ndef k(a, n):\n    s = cuda.shared.array(n, np.float32)\n"
          "    a[0] = s[0]\n\nk[1, 1](np.zeros(1), 4)\n", 1, ["'n' is a variable"], line=6),
     case("str_in_kernel", H + "\n@cuda.jit\ndef k(a):\n    a[0] = 'x'\n\nk[1, 1](np.zeros(1))\n", 1,
-         ["str constants are not supported"], line=6),
+         ["cannot store Literal[str](x) into an array of float64"], line=6),
     case("non_ascii_before_error", H + "\n@cuda.jit\ndef k(a):\n    é = 1\n    a[0] = é + [1]\n\n"
          "k[1, 1](np.zeros(1))\n", 1, [":7:16:", "\n" + " " * 19 + "^"]),
     case("tab_indented_error", H + "\n@cuda.jit\ndef k(a):\n\tx = 1\n\ta[0] = [x]\n\nk[1, 1](np.zeros(1))\n", 1,
