@@ -55,6 +55,11 @@ class LoweringError(CompileError):
     """A typed kernel that code generation cannot lower (numba's LoweringError under ``--numba``)."""
 
 
+class LoweringValueError(LoweringError, ValueError):
+    """A constant numba checks when lowering and rejects with a ValueError (``alignment=3`` of a
+    ``cuda.local.array``): still a ValueError, as numba raises it."""
+
+
 class LaunchError(KdebugError):
     """A bad launch configuration or bad arguments to a kernel."""
 

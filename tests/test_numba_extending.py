@@ -11,7 +11,7 @@ import pytest
 from kdebug import cuda
 from kdebug.cuda import types
 from kdebug.errors import TypingError
-from kdebug.numba.extending import intrinsic, overload, overload_method, register_jitable
+from kdebug.numba.extending import intrinsic, overload, overload_attribute, overload_method, register_jitable
 
 
 def generic_func_1():
@@ -185,6 +185,107 @@ def test_register_jitable_and_an_intrinsic_with_its_codegen():
 
 
 def test_what_kdebug_does_not_honour_is_located():
-    with pytest.raises(TypingError) as err:
-        overload_method(types.Array, "foo")
-    assert "overload_method" in str(err.value) and err.value.loc.file.endswith("test_numba_extending.py")
+    """New types with a data model (test_extending.py's IntervalType: register_model, make_attribute_wrapper,
+    typeof_impl.register, type_callable, lower_builtin) are a located TypingError at the user's line."""
+    from kdebug.numba import extending
+    for refuse, args in [(extending.register_model, (types.Array,)), (extending.make_attribute_wrapper, (types.Array, "lo", "lo")),
+                         (extending.typeof_impl.register, (object,)), (extending.type_callable, (object,)),
+                         (extending.lower_builtin, (object,))]:
+        with pytest.raises(TypingError) as err:
+            refuse(*args)
+        assert "kdebug does not honour it" in str(err.value)
+        assert err.value.loc.file.endswith("test_numba_extending.py")
+
+
+def test_overload_method_kwargs():
+    """test_extending.py TestHighLevelExtending.test_overload_method_kwargs: 10, 20, 30."""
+    @overload_method(types.Array, "foo_kwargs")
+    def fooimpl(arr, a_kwarg=10):
+        def impl(arr, a_kwarg=10):
+            return a_kwarg
+        return impl
+
+    @cuda.jit
+    def bar(A, res):
+        res[0] = A.foo_kwargs()
+        res[1] = A.foo_kwargs(20)
+        res[2] = A.foo_kwargs(a_kwarg=30)
+
+    res = np.zeros(3)
+    bar[1, 1](np.arange(5), res)
+    assert list(res) == [10, 20, 30]
+
+
+def test_overload_method_literal_unpack():
+    """test_extending.py TestHighLevelExtending.test_overload_method_literal_unpack: 0xCAFE, typed as a
+    non-literal Integer."""
+    @overload_method(types.Array, "litfoo")
+    def litfoo(arr, val):
+        if isinstance(val, types.Integer):
+            if not isinstance(val, types.Literal):
+                def impl(arr, val):
+                    return val
+                return impl
+
+    @cuda.jit
+    def bar(A, res):
+        res[0] = A.litfoo(0xCAFE)
+
+    res = np.zeros(1)
+    bar[1, 1](np.zeros(1), res)
+    assert res[0] == 0xCAFE
+
+
+def test_overload_attribute_and_methods_of_scalars():
+    """overload_attribute (test_overload.py test_overload_attribute_target's pattern, on kdebug's types): the
+    cuda-target attribute is used in kernels; methods of scalars with defaults; the receiver comes first."""
+    @overload_attribute(types.Array, "first_item", target="cuda")
+    def ol_first(arr):
+        def imp(arr):
+            return arr[0]
+        return imp
+
+    @overload_method(types.Integer, "scaled")
+    def ol_scaled(x, scale=2):
+        def impl(x, scale=2):
+            return x * scale
+        return impl
+
+    @overload_method(types.Array, "sum_first")
+    def ol_sum_first(arr, n):
+        if isinstance(n, types.Integer):
+            def impl(arr, n):
+                s = arr[0] - arr[0]
+                for i in range(n):
+                    s += arr[i]
+                return s
+            return impl
+
+    @cuda.jit
+    def k(a, out):
+        out[0] = a.first_item
+        i = 5
+        out[1] = i.scaled()
+        out[2] = i.scaled(scale=3)
+        out[3] = a.sum_first(3)
+
+    out = np.zeros(4)
+    k[1, 1](np.arange(1.0, 10.0), out)
+    assert list(out) == [1.0, 10.0, 15.0, 6.0]
+
+
+def test_overload_method_without_an_implementation():
+    """None from every typing function is numba's 'No implementation of function ... found for signature'."""
+    @overload_method(types.Array, "only_for_ints")
+    def ol(arr, n):
+        if isinstance(n, types.Integer):
+            return lambda arr, n: n
+
+    @cuda.jit
+    def k(a):
+        a[0] = a.only_for_ints(1.5)
+
+    with pytest.raises(TypingError, match=r"No implementation of function float64\[::1\].only_for_ints found for "
+                                          r"signature: float64\[::1\].only_for_ints\(float64\[::1\], float64\)") as err:
+        k[1, 1](np.zeros(1))
+    assert err.value.loc is not None and err.value.loc.line == k.py_func.__code__.co_firstlineno + 2  # the decorator, the def, the call

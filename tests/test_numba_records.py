@@ -132,7 +132,7 @@ def test_record_read_1d_subarray():
 
 
 def test_getitem_and_attribute_and_references_in_a_kernel():
-    rec = np.dtype([("x", np.float64), ("n", np.int32), ("flag", np.bool_), ("y", np.float32)])  # packed: y at 13
+    rec = np.dtype([("x", np.float64), ("n", np.int32), ("flag", np.bool_), ("y", np.float32)], align=True)
 
     @cuda.jit
     def k(r, out):
@@ -154,7 +154,31 @@ def test_getitem_and_attribute_and_references_in_a_kernel():
     np.testing.assert_array_equal(a["n"], [0, 10, 20, 30])
     np.testing.assert_array_equal(a["y"], [2.0] * 4)
     assert str(k.signatures[0][0].dtype) == ("Record(x[type=float64;offset=0],n[type=int32;offset=8],"
-                                             "flag[type=boolean;offset=12],y[type=float32;offset=13];17;False)")
+                                             "flag[type=boolean;offset=12],y[type=float32;offset=16];24;True)")
+
+
+def test_misaligned_field_is_numbas_error():
+    """numba-cuda's strict alignment (tests/cudapy/test_alignment.py: test_record_alignment_error): a packed
+    record's float64 at offset 4 is 'Record(...).b of type float64 is not aligned'; aligned, it works
+    (test_record_alignment)."""
+    from kdebug.errors import TypingError
+    from kdebug.numba.np.numpy_support import from_dtype
+
+    def body(a):
+        i = cuda.grid(1)
+        a[i].a = a[i].b
+
+    packed = np.dtype([("a", "int32"), ("b", "float64")])
+    with pytest.raises(TypingError, match=r"\.b of type float64 is not aligned") as err:
+        cuda.jit((from_dtype(packed)[:],))(body)
+    assert err.value.loc is not None
+    aligned = np.dtype([("a", "int32"), ("b", "float64")], align=True)
+    k = cuda.jit((from_dtype(aligned)[:],))(body)
+    a = np.recarray(3, dtype=aligned)
+    for i in range(a.size):
+        a[i].a, a[i].b = 0, (i + 1) * 123
+    k[1, 3](a)
+    assert np.all(a.a == a.b)
 
 
 def test_record_arrays_on_the_host_and_memcheck():
@@ -189,4 +213,5 @@ def test_bad_field_access_is_a_located_error(body, message, tmp_path):
 
 def test_from_dtype_of_structured_dtypes():
     assert isinstance(T.from_dtype(recordtype), T.Record)
-    assert T.from_dtype(np.dtype([("s", "U3")])) is None  # a string field: no kernel type
+    assert T.from_dtype(np.dtype([("o", "O")])) is None  # an object field: no kernel type
+    assert isinstance(T.from_dtype(np.dtype([("s", "U3")])), T.Record)  # a string field: numba's UnicodeCharSeq

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from kdebug.lang.args import In, InOut, Out  # noqa: F401
 from kdebug.lang.dispatcher import jit  # noqa: F401
+from kdebug.lang.extern import ExternFunction, declare_device  # noqa: F401
 from kdebug.lang.devices import (close, current_context, current_device, detect, get_context, gpus,  # noqa: F401
                                  list_devices, profile_start, profile_stop, profiling, select_device)
 from kdebug.lang.foreign_arrays import (as_cuda_array, from_cuda_array_interface, is_cuda_array,  # noqa: F401
@@ -33,7 +34,7 @@ from kdebug.lang.missing import missing_name
 # Loaded on first use (start-up time: a script that never touches them does not pay for them), and
 # still in dir() and ``from kdebug.cuda import *``: the submodules, the ufunc builders, and the
 # vector types' constructors (cuda.float32x4, cuda.float4, ...: every name of lang.vector_types.ALL).
-_LAZY_SUBMODULES = ("args", "cg", "fp16", "launchconfig", "random", "types", "vector_types")
+_LAZY_SUBMODULES = ("args", "cg", "compiler", "fp16", "launchconfig", "random", "types", "vector_types")
 _LAZY_NAMES = {"Reduce": "kdebug.lang.vectorize", "guvectorize": "kdebug.lang.vectorize",
                "reduce": "kdebug.lang.vectorize", "vectorize": "kdebug.lang.vectorize",
                "ptx_compile": "kdebug.session"}  # the module kdebug.session.ptx_compile
@@ -67,6 +68,24 @@ def compile_ptx_for_current_device(pyfunc, sig, debug=None, lineinfo=False, devi
     # kept lazy for start-up time: the compiler loads with the first compile
     from kdebug.session import ptx_compile
     return ptx_compile.compile_ptx_for_current_device(pyfunc, sig, device=device)
+
+
+def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None, opt=None, abi="c",
+            abi_info=None, output="ptx", forceinline=False, launch_bounds=None):
+    """numba.cuda.compile: ``(code, resty)``, PTX (numba.cuda.compiler's)."""
+    from kdebug.cuda import compiler  # kept lazy for start-up time: the compiler loads with the first compile
+    return compiler.compile(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device, fastmath=fastmath, cc=cc,
+                            opt=opt, abi=abi, abi_info=abi_info, output=output, forceinline=forceinline,
+                            launch_bounds=launch_bounds)
+
+
+def compile_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, opt=None,
+                               abi="c", abi_info=None, output="ptx", forceinline=False, launch_bounds=None):
+    """numba.cuda.compile_for_current_device."""
+    from kdebug.cuda import compiler  # kept lazy for start-up time: the compiler loads with the first compile
+    return compiler.compile_for_current_device(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device,
+                                               fastmath=fastmath, opt=opt, abi=abi, abi_info=abi_info, output=output,
+                                               forceinline=forceinline, launch_bounds=launch_bounds)
 
 
 def get_current_device():

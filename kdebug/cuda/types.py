@@ -40,6 +40,32 @@ class Boolean(metaclass=_Kind):
 
 
 BaseTuple = Tuple
+IntegerLiteral = _T.IntLiteral
+CharSeq = _T.CharSeq  # [char x n]: an element of a bytes (S<n>) array; UnicodeCharSeq tells them apart
+Record = _T.Record
+
+
+class _LiteralKind(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, cls._classes) and cls._holds(obj)
+
+
+class Literal(metaclass=_LiteralKind):
+    """numba's ``types.Literal``: an integer argument typed as its value, or a string constant."""
+    _classes = (_T.IntLiteral, _T.StringConstant)
+    _holds = staticmethod(lambda obj: True)
+
+
+class StringLiteral(Literal):
+    _classes = (_T.StringConstant,)
+    _holds = staticmethod(lambda obj: obj.unicode)
+
+
+class UnicodeCharSeq(metaclass=_LiteralKind):
+    """numba's ``[unichr x n]``: an element of a str (U<n>) array."""
+    _classes = (_T.CharSeq,)
+    _holds = staticmethod(lambda obj: obj.unicode)
+
 
 # numba's type domains (numba/cuda/types/__init__.py): frozensets of the scalar types
 signed_domain = frozenset([_T.int8, _T.int16, _T.int32, _T.int64])

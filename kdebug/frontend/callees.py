@@ -17,11 +17,12 @@ import numpy as np
 from llvmlite import ir
 
 from kdebug.frontend import complex_numbers as C, round_impl, ufuncs
-from kdebug.frontend import vectors as V
+from kdebug.frontend import strings as S, vectors as V
 from kdebug.frontend.desugar import loop_iter_error
 from kdebug.frontend.math_extra import EXTRA_MATH, OPERATOR_FUNCTIONS, lower_math, math_type, operator_expression
 from kdebug.frontend.registry import register_callee
 from kdebug.lang import types as T
+from kdebug.lang.extern import ExternFunction
 from kdebug.lang.vector_types import constructors as vector_constructors
 
 i1, i64 = ir.IntType(1), ir.IntType(64)
@@ -77,8 +78,10 @@ def type_len(inferer, node, fn) -> T.Type:
     argts = _argtypes(inferer, node)
     if getattr(node, "kdebug_loop_iter", None) is not None and not isinstance(argts[0], (T.Array, T.Tuple)):
         raise loop_iter_error(inferer, node, argts[0])
+    if len(argts) == 1 and S.is_string(argts[0]):  # numba's charseq_len / len of a str constant
+        return T.int64
     if len(argts) != 1 or not isinstance(argts[0], (T.Array, T.Tuple)):
-        raise inferer.error(node, "len() takes one array or tuple", "write len(a)")
+        raise inferer.error(node, "len() takes one array, tuple or string", "write len(a)")
     return T.int64
 
 
@@ -86,6 +89,8 @@ def lower_len(lw, node, fn):
     args, argts = _arguments(lw, node)
     if isinstance(argts[0], T.Tuple):
         return ir.Constant(i64, len(argts[0].types))
+    if S.is_string(argts[0]):
+        return S.length(lw, args[0], argts[0])
     return lw.builder.extract_value(args[0], [1, 0])
 
 
@@ -207,6 +212,8 @@ def type_print(inferer, node, fn) -> T.Type:
         if isinstance(a, ast.Constant) and isinstance(a.value, str):
             continue
         t = inferer.expr(a)
+        if isinstance(t, T.StringConstant) and t.unicode:  # a str constant through a variable or a global
+            continue
         if not isinstance(t, T.Scalar):
             raise inferer.error(a, f"print() in a kernel prints numbers, booleans and string constants, not {t}",
                                 "print the elements one by one, e.g. print(a[i])")
@@ -221,6 +228,8 @@ def lower_print(lw, node, fn):
     for a in node.args:
         if isinstance(a, ast.Constant) and isinstance(a.value, str):
             items.append(("s", a.value))
+        elif isinstance(lw.type_of(a), T.StringConstant):
+            items.append(("s", lw.type_of(a).value))
         else:
             items.append((lw.type_of(a), lw.expr(a)))
     lw.target.print_line(lw.hook_context, node, items)
@@ -400,3 +409,41 @@ def refuse_module(inferer, node, fn):
 
 
 register_callee("refused", "a module", refuse_module, None, kind=types.ModuleType)
+
+
+# ---- cuda.declare_device: functions defined outside Python (kdebug/lang/extern.py) -----------------
+def type_extern_call(inferer, node, fn) -> T.Type:
+    argts = _argtypes(inferer, node)
+    if len(argts) != len(fn.sig.args):
+        raise inferer.error(node, f"{fn.name} is declared with {len(fn.sig.args)} argument(s) ({fn.sig}); "
+                                  f"{len(argts)} given", "pass one value per declared argument")
+    for a, t, want in zip(node.args, argts, fn.sig.args):
+        if not isinstance(want, T.Scalar) or not isinstance(t, T.Scalar):
+            raise inferer.error(a, f"{fn.name} takes {want} here: kdebug passes numbers to declared device "
+                                   f"functions, not {t}", "pass numbers (numba's ABI for arrays is not provided)")
+    if fn.sig.restype is not T.void and not isinstance(fn.sig.restype, T.Scalar):
+        raise inferer.error(node, f"{fn.name} returns {fn.sig.restype}: kdebug's declared device functions "
+                                  "return numbers", "declare it returning a number or void")
+    return fn.sig.restype
+
+
+def lower_extern_call(lw, node, fn):
+    b = lw.builder
+    args = [lw.cast(lw.expr(a), lw.type_of(a), want) for a, want in zip(node.args, fn.sig.args)]
+    void = fn.sig.restype is T.void
+    ret = ir.VoidType() if void else lw.llvm_type(fn.sig.restype)
+    params = [a.type for a in args]
+    if fn.abi == "c":
+        callee = lw.target.extern_function(lw.hook_context, node, fn, ir.FunctionType(ret, params))
+        value = b.call(callee, args)
+        return None if void else value
+    # numba's ABI: int status = name(restype *ret, args...)
+    slot_t = ir.IntType(8) if void else ret
+    callee = lw.target.extern_function(lw.hook_context, node, fn,
+                                       ir.FunctionType(ir.IntType(32), [ir.PointerType(slot_t)] + params))
+    slot = lw.alloca(slot_t)
+    b.call(callee, [slot] + args)
+    return None if void else b.load(slot)
+
+
+register_callee("extern", "cuda.declare_device functions", type_extern_call, lower_extern_call, kind=ExternFunction)

@@ -11,6 +11,7 @@ import functools
 
 from llvmlite import ir
 
+from kdebug.errors import LoweringValueError
 from kdebug.frontend.registry import REGISTRY, IntrinsicImpl, register, register_value
 from kdebug.frontend.lower import llvm_type, mem_type
 from kdebug.frontend.typeinfer import PyValue
@@ -298,22 +299,49 @@ def _dtype_of(value):
 
 
 def _array_args(inferer, node, name):
-    args = list(node.args)
+    """The shape, dtype and alignment nodes of ``cuda.<name>(shape, dtype, alignment=None)``."""
+    params = ("shape", "dtype", "alignment")
     kw = {k.arg: k.value for k in node.keywords}
-    if set(kw) - {"shape", "dtype"} or len(args) + len(kw) != 2:
+    given = dict(zip(params, node.args))
+    if len(node.args) > 3 or set(kw) - set(params) or set(kw) & set(given):
+        raise inferer.error(node, f"cuda.{name}(shape, dtype, alignment=None) takes a shape, a dtype and "
+                                  f"an optional alignment", f"write cuda.{name}((16, 16), float32)")
+    given.update(kw)
+    if given.get("shape") is None or given.get("dtype") is None:
         raise inferer.error(node, f"cuda.{name}(shape, dtype) takes a shape and a dtype",
                             f"write cuda.{name}((16, 16), float32)")
-    shape_node = args[0] if args else kw.get("shape")
-    dtype_node = args[1] if len(args) > 1 else kw.get("dtype")
-    if shape_node is None or dtype_node is None:
-        raise inferer.error(node, f"cuda.{name}(shape, dtype) takes a shape and a dtype",
-                            f"write cuda.{name}((16, 16), float32)")
-    return shape_node, dtype_node
+    return given["shape"], given["dtype"], given.get("alignment")
+
+
+def _array_alignment(inferer, node, align_node):
+    """numba-cuda's ``alignment=``: None, or a constant int that is positive, a power of 2 and a multiple
+    of a pointer's size (cudadecl.py's typing, then cudaimpl.py's ``_validate_alignment``, whose
+    ValueErrors numba raises as they are)."""
+    import numpy as np
+    if align_node is None:
+        return None
+    value = _static_value(inferer, align_node)
+    if value is None:
+        return None
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+        raise inferer.error(align_node, f"RequireLiteralValue: alignment must be a constant integer, not {value!r}",
+                            "write e.g. alignment=16")
+    value = int(value)
+    problem = ("Alignment must be positive" if value <= 0 else
+               "Alignment must be a power of 2" if value & (value - 1) else
+               f"Alignment must be a multiple of {POINTER_SIZE}" if value % POINTER_SIZE else None)
+    if problem is not None:
+        raise inferer.src.error(align_node, f"{problem} (alignment={value})", "write e.g. alignment=16",
+                                cls=LoweringValueError)
+    if value > MAX_ALIGNMENT:
+        raise inferer.error(align_node, f"alignment={value} is larger than kdebug places arrays at "
+                                        f"({MAX_ALIGNMENT} bytes)", f"use an alignment of at most {MAX_ALIGNMENT}")
+    return value
 
 
 def _array_type(inferer, node, name):
     import numpy as np
-    shape_node, dtype_node = _array_args(inferer, node, name)
+    shape_node, dtype_node, align_node = _array_args(inferer, node, name)
     shape = _static_value(inferer, shape_node)
     shape = shape if isinstance(shape, tuple) else (shape,)
     if not 1 <= len(shape) <= 3 or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool)
@@ -324,13 +352,44 @@ def _array_type(inferer, node, name):
     if any(n <= 0 for n in shape) and not dyn:
         raise inferer.error(shape_node, f"the shape {shape!r} of cuda.{name} has a dimension <= 0",
                             "every dimension must be at least 1")
-    dtype = _dtype_of(_static_value(inferer, dtype_node))
+    dtype_value = _static_value(inferer, dtype_node)
+    if isinstance(dtype_value, str):
+        try:
+            np.dtype(dtype_value)
+        except TypeError:  # numba's parse_dtype (typing/npydecl.py)
+            raise inferer.error(dtype_node, f"Invalid NumPy dtype specified: '{dtype_value}'",
+                                "write a numpy dtype name, e.g. 'int32'") from None
+    dtype = _dtype_of(dtype_value)
     if dtype is None:
         raise inferer.error(dtype_node, f"cuda.{name} needs a numeric dtype", "write e.g. float32 or int32")
-    nbytes = _nelems(shape) * max(1, dtype.bits // 8)
-    inferer.tf.arrays[node] = (name, shape, nbytes)  # lowering reads the shape here
+    alignment = _array_alignment(inferer, node, align_node)
+    nbytes = _nelems(shape) * _itemsize(dtype)
+    inferer.tf.arrays[node] = (name, shape, nbytes, alignment)  # lowering reads the shape here
     _check_size_limit(inferer, node, name, nbytes)
     return shape, dtype
+
+
+def _itemsize(dtype) -> int:
+    if isinstance(dtype, T.Record):
+        return dtype.size
+    return max(1, dtype.bits // 8)
+
+
+def _natural_alignment(dtype) -> int:
+    """numba-cuda's alignment of a shared array without ``alignment=``: its element's ABI alignment rounded
+    up to a power of 2 (cudaimpl.py); kdebug's floor stays 16 bytes, as before."""
+    import numpy as np
+    try:
+        abi = np.dtype(dtype.np_dtype).alignment
+    except Exception:  # a type numpy has no dtype for (a vector type): its size
+        abi = _itemsize(dtype)
+    return max(16, 1 << (max(abi, 1) - 1).bit_length())
+
+
+POINTER_SIZE = 8
+# the largest alignment= kdebug honours: the CPU backend's block shared memory and the stack are aligned
+# to it (numba-cuda's own tests ask for at most 256)
+MAX_ALIGNMENT = 4096
 
 
 # A GPU's limits (every architecture numba-cuda targets): static shared memory per block, local per thread.
@@ -344,7 +403,7 @@ def _check_size_limit(inferer, node, name, nbytes):
                                   f"{MAX_LOCAL_BYTES // 1024} KiB of local memory", "make it smaller, or use a global array")
     if name == "shared.array":
         # summed over this function's shared arrays, once each however often typing visits them
-        total = sum(n for kind, _, n in inferer.tf.arrays.values() if kind == "shared.array")
+        total = sum(n for kind, _, n, _ in inferer.tf.arrays.values() if kind == "shared.array")
         if total > MAX_STATIC_SHARED_BYTES:
             raise inferer.error(node, f"static shared memory reaches {total} bytes here; a block has at most "
                                       f"{MAX_STATIC_SHARED_BYTES} bytes (48 KiB)",
@@ -385,14 +444,15 @@ class SharedArray:
     def lower(lw, node):
         tf_t = lw.type_of(node)
         shape = _static_shape(lw, node)
-        itemsize = max(1, tf_t.dtype.bits // 8)
+        itemsize = _itemsize(tf_t.dtype)
         if shape == (0,):  # dynamic: the launch's shared_bytes, k[grid, block, stream, nbytes]
             base, nbytes = _target_hook(lw, node, "dynamic_shared_memory", "dynamic shared memory")()
             arr = _array_value(lw, base, (0,), tf_t.dtype)
             n = lw.builder.udiv(nbytes, ir.Constant(ir.IntType(64), itemsize))
             return lw.builder.insert_value(arr, n, [1, 0])
         nbytes = _nelems(shape) * itemsize
-        ptr = _target_hook(lw, node, "shared_memory", "cuda.shared.array")(nbytes)
+        align = lw.tf.arrays[node][3] or _natural_alignment(tf_t.dtype)
+        ptr = _target_hook(lw, node, "shared_memory", "cuda.shared.array")(nbytes, align)
         return _array_value(lw, ptr, shape, tf_t.dtype)
 
 
@@ -415,7 +475,7 @@ class LocalArray:
         tf_t = lw.type_of(node)
         shape = _static_shape(lw, node)
         slot = lw.alloca(ir.ArrayType(mem_type(tf_t.dtype), _nelems(shape)), name="local.array")
-        slot.align = 16
+        slot.align = lw.tf.arrays[node][3] or 16
         return _array_value(lw, slot, shape, tf_t.dtype)
 
 

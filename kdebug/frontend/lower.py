@@ -19,7 +19,7 @@ from kdebug import markers
 from kdebug.frontend.hook_context import LoweringContext, access_kind
 from kdebug.frontend.typeinfer import PyValue, TypedFunction, constant_index
 from kdebug.frontend import complex_numbers as C, datetimes as D, enums as EN, records as R, registry
-from kdebug.frontend import vectors as V
+from kdebug.frontend import strings as S, vectors as V
 from kdebug.frontend.slices import lower_view, strides_tuple, to_strided
 from kdebug.frontend.exceptions import (FLOAT_FLOORDIV, FLOAT_MOD, INT_FLOORDIV, INT_MOD, TRUEDIV, ZERO_POWER,
                                         check_zero_divisor, lower_raise, may_raise)
@@ -38,6 +38,10 @@ def llvm_type(t: T.Type) -> ir.Type:
         return llvm_type(t.dtype)
     if isinstance(t, T.Record):  # a reference to the element (kdebug/frontend/records.py)
         return ir.PointerType(i8)
+    if isinstance(t, T.CharSeq):  # its character codes
+        return ir.ArrayType(ir.IntType(t.char_bits), t.count)
+    if isinstance(t, T.StringConstant):  # a compile-time value: nothing at run time
+        return ir.LiteralStructType([])
     if isinstance(t, V.VectorType):  # float32x4: a struct of its components
         return ir.LiteralStructType([llvm_type(t.base_type)] * t.num_elements)
     if isinstance(t, T.Scalar):
@@ -267,6 +271,9 @@ class FunctionLowerer:
             if isinstance(elem_t, T.Record):
                 R.copy_record(self, ptr, value, elem_t)
                 return
+            if isinstance(elem_t, T.CharSeq):
+                self.builder.store(S.charseq_value(self, value, vt, elem_t), ptr)
+                return
             self.store_element(ptr, elem_t, self.cast(value, vt, elem_t))
 
     def store_element(self, ptr, elem_t, value) -> None:
@@ -478,6 +485,8 @@ class FunctionLowerer:
 
     def expr_Constant(self, node):
         t = self.type_of(node)
+        if isinstance(t, T.StringConstant):
+            return ir.Constant(ir.LiteralStructType([]), [])
         if isinstance(t, T.NoneType):
             return None
         return const(t, node.value)
@@ -489,6 +498,12 @@ class FunctionLowerer:
 
     def expr_Attribute(self, node):
         t = self.type_of(node)
+        call = getattr(node, "kdebug_attribute_call", None)
+        if call is not None:  # an overload_attribute: its implementation called with the object
+            return self.device_call(call, None, [self.expr(a) for a in call.args], [self.type_of(a) for a in call.args])
+        if node.attr == "data" and isinstance(node.value, ast.Attribute) and node.value.attr == "ctypes":
+            data = self.builder.extract_value(self.expr(node.value.value), 0)  # a.ctypes.data: the address
+            return self.builder.ptrtoint(data, i64)
         base_t = self.type_of(node.value)
         if isinstance(base_t, T.Array):
             arr = self.expr(node.value)
@@ -844,6 +859,8 @@ class FunctionLowerer:
 
     def compare(self, op, a, at, c, ct):
         b = self.builder
+        if S.is_string(at):  # a string array element or constant (kdebug/frontend/strings.py)
+            return S.compare(self, op, a, at, c, ct)
         if EN.takes_compare(op, at, ct):
             return EN.compare(self, op, a, at, c, ct)
         sym = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}[type(op)]

@@ -11,6 +11,7 @@ import ast
 
 from llvmlite import ir
 
+from kdebug.frontend import strings as S
 from kdebug.lang import types as T
 
 
@@ -30,6 +31,10 @@ def field_type(inferer, node, rec: T.Record) -> T.Type:
     if name not in fields:
         raise inferer.error(node, f"{rec} has no field {name!r}",
                             f"its fields are {', '.join(fields)}")
+    misaligned = rec.misaligned(name)
+    if misaligned is not None:  # numba-cuda's strict alignment (core/base.py's check of record fields)
+        raise inferer.error(node, f"{rec}.{name} of type {misaligned} is not aligned",
+                            "make the dtype aligned: np.dtype([...], align=True)")
     return fields[name][0]
 
 
@@ -37,6 +42,9 @@ def store_type(inferer, target, value_t) -> T.Type:
     """``r.x = v`` / ``r['x'] = v``: the field's type (a scalar field, of a record in an array)."""
     t = field_type(inferer, target, inferer.expr(target.value))
     inferer.types_set(target, t)
+    if S.is_string(t) or S.is_string(value_t):  # rec["y"] = "ABC"
+        S.check_store(inferer, target, value_t, t)
+        return t
     if not isinstance(t, T.Scalar) or not isinstance(value_t, T.Scalar):
         raise inferer.error(target, f"cannot store {value_t} into a record field of type {t}",
                             "assign a number to a scalar field")
@@ -81,6 +89,9 @@ def copy_record(lw, dst_ptr, src, rec: T.Record) -> None:
 
 def store_field(lw, node, rec: T.Record, value, value_t) -> None:
     ptr, t = field_pointer(lw, node, rec)
+    if isinstance(t, T.CharSeq):
+        lw.builder.store(S.charseq_value(lw, value, value_t, t), ptr, align=1)
+        return
     v = lw.cast(value, value_t, t)
     if t.is_bool:
         v = lw.builder.zext(v, ir.IntType(8))

@@ -55,6 +55,9 @@ class Callee:
     keywords: bool = False  # takes keyword arguments (else typing refuses them first, for every callee)
 
 
+# attribute hooks: ``hook(inferer, node, base_type) -> type or None``, asked first for every ``x.attr`` in a kernel
+# (the extension API's overload_method / overload_attribute, kdebug/numba/extending.py)
+ATTRIBUTE_HOOKS: list[Callable] = []
 CALLEES: dict[object, Callee] = {}  # by the object: abs, math.sqrt, np.sin, float32, print...
 KINDS: dict[type, Callee] = {}  # by the callee's class: Dispatcher, Derivative, Intrinsic...
 CALLEE_TYPES: dict[type, Callee] = {}  # by the class of the callee's type: LaunchTarget, FunctionPointer...

@@ -18,6 +18,7 @@ import numpy as np
 from kdebug.errors import CompileError
 from kdebug.frontend.source import FunctionSource, parse_function
 from kdebug.frontend import complex_numbers as C, datetimes as D, enums as EN, records as R, registry
+from kdebug.frontend import strings as S
 from kdebug.frontend import vectors as V
 from kdebug.frontend.exceptions import type_raise
 from kdebug.frontend.registry import PyValue
@@ -232,6 +233,8 @@ class TypeInferer:
             R.store_type(self, target, value_t)  # a[i].x = v, a[i]['x'] = v
         elif isinstance(target, ast.Subscript):
             elem = self.subscript_store_type(target)
+            if S.is_string(elem) or S.is_string(value_t):
+                return S.check_store(self, target, value_t, elem)
             if isinstance(elem, T.Record) or isinstance(value_t, T.Record):
                 if value_t != elem:
                     raise self.error(target, f"cannot store {value_t} into an array of {elem}",
@@ -379,6 +382,8 @@ class TypeInferer:
             return T.complex128
         if v is None:
             return T.none
+        if isinstance(v, (str, bytes)):  # numba's StringLiteral (kdebug/frontend/strings.py)
+            return T.StringConstant(v)
         raise self.error(node, f"{type(v).__name__} constants are not supported in kernels",
                          "kernels work with numbers and booleans")
 
@@ -435,6 +440,8 @@ class TypeInferer:
                 raise self.error(node, f"constant of type {type(value).__name__} is not supported", "use a number")
             self.tf.consts[node] = value
             return t
+        if isinstance(value, (str, bytes)):  # a global string: a constant, as numba freezes it
+            return T.StringConstant(value)
         if isinstance(value, tuple):
             t = T.typeof(value)
             if not isinstance(t, T.Tuple) or not all(isinstance(x, T.Scalar) for x in t.types):
@@ -479,8 +486,15 @@ class TypeInferer:
 
     def expr_Attribute(self, node) -> T.Type:
         base = node.value
+        if node.attr == "data" and isinstance(base, ast.Attribute) and base.attr == "ctypes":
+            if isinstance(self.expr(base.value), T.Array):  # numba's ArrayCTypes.data: the address, a uintp
+                return T.uint64
         base_t = self.expr(base)
         attr = node.attr
+        for hook in registry.ATTRIBUTE_HOOKS:  # the extension API's methods and attributes
+            hooked = hook(self, node, base_t)
+            if hooked is not None:
+                return hooked
         if isinstance(base_t, T.Array):
             if attr in ("shape", "strides"):  # numba's strides are in bytes
                 return T.Tuple((T.int64,) * base_t.ndim)
@@ -712,6 +726,10 @@ class TypeInferer:
         for op, c in zip(node.ops, node.comparators):
             if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) and not any(by_enum):
                 raise self.error(node, f"'{_CMP_SYMBOL[type(op)]}' is not supported in kernels", "compare numbers with == != < <= > >=")
+        if any(S.is_string(t) for t in ts):  # strings (kdebug/frontend/strings.py)
+            for op, a, b in zip(node.ops, ts, ts[1:]):
+                S.check_compare(self, node, op, a, b)
+            return T.boolean
         for t, n in zip(ts, [node.left] + node.comparators):
             if not isinstance(t, (T.Scalar, T.EnumMember)):
                 raise self.error(n, f"cannot compare {t}", "compare numbers")

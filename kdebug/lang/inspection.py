@@ -122,6 +122,15 @@ class DispatcherInspection:
     def inspect_asm(self, signature=None):
         return self._per_signature(signature, CompiledOverload.inspect_asm)
 
+    def inspect_lto_ptx(self, signature=None):
+        """numba's ``inspect_lto_ptx``: the PTX nvJitLink makes at link time. numba-cuda's errors: a kernel
+        compiled without ``lto=True`` is ``RuntimeError('LTO is not enabled')``; with it, kdebug, which does
+        not drive nvJitLink, answers numba's error for a machine without it."""
+        if not getattr(self, "options", {}).get("lto"):
+            raise RuntimeError("LTO is not enabled")
+        raise RuntimeError("Link time optimization requires nvJitLink. (kdebug does not drive nvJitLink; "
+                           "inspect_asm() gives the kernel's PTX, whose module already holds its device functions)")
+
     def inspect_types(self, file=None, signature=None, pretty=False, **kwargs) -> None:
         if pretty:
             raise CompileError("inspect_types(pretty=True) needs numba's HTML annotator, which kdebug lacks",

@@ -14,7 +14,15 @@ from kdebug.lazy_dataclasses import dataclass
 
 
 class Type:
-    """Base of every kernel-language type. Subclasses are frozen dataclasses."""
+    """Base of every kernel-language type. Subclasses are frozen dataclasses; a numba extension's own
+    ``types.Type`` subclass calls ``Type.__init__(self, name=...)``, as in numba."""
+
+    def __init__(self, name: str | None = None) -> None:
+        if name is not None:
+            self.__dict__["_numba_name"] = name
+
+    def __str__(self) -> str:
+        return self.__dict__.get("_numba_name") or repr(self)
 
     @property
     def name(self) -> str:
@@ -105,6 +113,55 @@ class Scalar(Type):
 
 
 @dataclass(frozen=True)
+class CharSeq(Type):
+    """numba's ``CharSeq`` (``[char x n]``, an element of a bytes dtype ``S<n>``) and ``UnicodeCharSeq``
+    (``[unichr x n]``, of ``U<n>``): ``n`` character codes (bytes, or UTF-32 code points), zero-padded.
+    In a kernel its value is the codes (kdebug/frontend/strings.py)."""
+
+    unicode: bool
+    count: int
+
+    is_bool = is_int = is_float = is_complex = is_datetime = False
+
+    @property
+    def char_bits(self) -> int:
+        return 32 if self.unicode else 8
+
+    @property
+    def size(self) -> int:
+        return self.count * self.char_bits // 8
+
+    @property
+    def np_dtype(self) -> np.dtype:
+        return np.dtype(f"{'U' if self.unicode else 'S'}{self.count}")
+
+    def __str__(self) -> str:  # numba's names (types/cuda_npytypes.py)
+        return f"[{'unichr' if self.unicode else 'char'} x {self.count}]"
+
+    __repr__ = __str__  # numba's Type.__repr__ is its name
+
+
+@dataclass(frozen=True)
+class StringConstant(Type):
+    """A str or bytes constant in a kernel (numba's ``StringLiteral`` for a str): a compile-time value
+    that can be printed, compared and stored into string arrays; it has no run-time value."""
+
+    value: str | bytes
+
+    is_bool = is_int = is_float = is_complex = is_datetime = False
+
+    @property
+    def unicode(self) -> bool:
+        return isinstance(self.value, str)
+
+    def codes(self) -> list[int]:
+        return [ord(c) for c in self.value] if self.unicode else list(self.value)
+
+    def __str__(self) -> str:
+        return f"Literal[str]({self.value})" if self.unicode else f"Literal[bytes]({self.value!r})"
+
+
+@dataclass(frozen=True)
 class Array(Type):
     """An array: a data pointer and a shape; ``strided`` ones (numba's non-contiguous 'A' views, ``a[:, j]``,
     ``a[::2]``) also carry a stride per dimension (in elements), and index through it."""
@@ -158,6 +215,18 @@ class Record(Type):
             else:
                 out[name] = (from_dtype(sub), offset)
         return out
+
+    def __getitem__(self, item) -> "Array":  # rec[:], as numba's from_dtype(record dtype)[:]
+        return Scalar.__getitem__(self, item)
+
+    def misaligned(self, name: str):
+        """numba's strict alignment (a CUDA target's ``strict_alignment``): the element type of field ``name``
+        when its offset is not a multiple of that type's alignment, else None."""
+        sub, offset = self.dtype.fields[name][:2]
+        base = sub.subdtype[0] if sub.subdtype is not None else sub
+        if base.fields is not None or base.kind in "SU":
+            return None
+        return from_dtype(base) if offset % base.alignment else None
 
     def field_shape(self, name: str) -> tuple:
         sub = self.dtype.fields[name][0]
@@ -347,13 +416,15 @@ NUMBA_NAMES = {
 }
 
 
-def from_dtype(dtype) -> Scalar | Record | None:
+def from_dtype(dtype) -> Scalar | Record | CharSeq | None:
     """The scalar (or record) type of a numpy dtype, or None when kdebug has none for it."""
     dtype = np.dtype(dtype)
     if dtype.fields is not None:  # a structured dtype of scalar (or record) fields, without subarrays
         ok = all(from_dtype(sub.subdtype[0] if sub.subdtype is not None else sub) is not None
                  for sub, *_ in dtype.fields.values())
         return Record(dtype) if ok and dtype.fields else None
+    if dtype.kind in "SU" and dtype.itemsize:  # numba's CharSeq / UnicodeCharSeq
+        return CharSeq(dtype.kind == "U", dtype.itemsize // (4 if dtype.kind == "U" else 1))
     if dtype.kind in "mM":
         unit, count = np.datetime_data(dtype)
         if unit == "generic" or count != 1:
@@ -501,7 +572,8 @@ def parse_signature(sig) -> Signature:
     namespace = dict(NUMBA_NAMES)
     try:
         if text.startswith("("):
-            args = eval(f"({text[1:-1]},)" if text[1:-1].strip() else "()", {"__builtins__": {}}, namespace)
+            inner = text[1:-1].strip().rstrip(",")  # "(float32[:],)" is a one-tuple
+            args = eval(f"({inner},)" if inner else "()", {"__builtins__": {}}, namespace)
             return Signature(None, tuple(args))
         head, _, rest = text.partition("(")
         if not rest.endswith(")"):

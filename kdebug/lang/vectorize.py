@@ -90,6 +90,32 @@ class Vectorized(DeviceCallable):
         return host if shape else host[()]
 
 
+    def reduce(self, arg, stream=0):
+        """numba-cuda's ``Vectorized.reduce`` (vectorizers.py): a binary ufunc folded over a 1-D array by
+        halving it, each step a launch of the ufunc on the two halves (an odd one reduces all but its last
+        element first); the result has the array's dtype."""
+        assert self.nin == 2, "must be a binary ufunc"
+        assert arg.ndim == 1, "must use 1d array"
+        n = arg.shape[0]
+        if n == 0:
+            raise TypeError("Reduction on an empty array.")
+        if n == 1:  # nothing to do
+            return arg[0]
+        mem = arg if isinstance(arg, DeviceNDArray) else to_device(np.asarray(arg))
+        out = self._reduce(mem, stream)
+        return out.copy_to_host()[0]
+
+    def _reduce(self, mem, stream):
+        n = mem.shape[0]
+        if n % 2:  # odd: all but the last element, then that one
+            fatcut, thincut = mem.split(n - 1)
+            out = self._reduce(fatcut, stream)
+            return self(out, thincut, out=out, stream=stream)
+        left, right = mem.split(n // 2)
+        self(left, right, out=left, stream=stream)
+        return self._reduce(left, stream) if n // 2 > 1 else left
+
+
 def vectorize(signatures=(), target="cuda", **options):
     """``cuda.vectorize([sigs])`` / ``numba.vectorize([sigs], target='cuda')``."""
     if callable(signatures):
@@ -116,6 +142,10 @@ class GUVectorized:
     def __init__(self, py_func, signatures, layout: str) -> None:
         self.py_func, self.__name__ = py_func, py_func.__name__
         self.signatures = [parse_signature(s) for s in signatures]
+        for given, sig in zip(signatures, self.signatures):  # numba's GUFuncKernel.add (deviceufunc.py)
+            if sig.restype not in (None, T.none, T.void):
+                raise TypeError("guvectorized functions cannot return values: "
+                                f"signature {given} specifies {sig.restype} return type")
         self.layout = layout
         self.ins, self.outs = parse_layout(layout)
         self.nargs = len(self.ins) + len(self.outs)
@@ -134,6 +164,13 @@ class GUVectorized:
 
     def __call__(self, *args, out=None, stream=0):
         nin = len(self.ins)
+        nout = self.nargs - nin
+        if out is None and len(args) not in (nin, self.nargs):  # numba's GUFuncCallSteps checks
+            pos = lambda n: f"{n} positional argument{'s' * (n != 1)}"  # noqa: E731
+            raise TypeError(f"This gufunc accepts {pos(nin)} (when providing input only) or {pos(nin + nout)} "
+                            f"(when providing input and output). Got {pos(len(args))}.")
+        if out is not None and len(args) > nin:
+            raise ValueError("cannot specify argument 'out' as both positional and keyword")
         given_out = list(args[nin:]) + ([out] if out is not None else [])
         on_device = any(isinstance(a, DeviceNDArray) for a in args) or bool(given_out)
         hosts = [_host(a) for a in args[:nin]]
@@ -181,7 +218,19 @@ class GUVectorized:
 
 
 def guvectorize(signatures, layout: str, target="cuda", **options):
-    """``cuda.guvectorize([sigs], '(n),()->(n)')`` / ``numba.guvectorize(..., target='cuda')``."""
+    """``cuda.guvectorize([sigs], '(n),()->(n)')`` / ``numba.guvectorize(..., target='cuda')``, with numba's
+    checks of its options (deviceufunc.py's DeviceGUFuncVectorize)."""
+    options = dict(options)
+    if options.pop("cache", False):
+        raise TypeError("caching is not supported")
+    if options.pop("writable_args", ()):
+        raise TypeError("writable_args are not supported")
+    options.pop("identity", None)
+    if not options.pop("nopython", True):
+        raise TypeError("nopython flag must be True")
+    if options:
+        raise TypeError("The following target options are not supported: "
+                        + ", ".join(repr(k) for k in options))
     sigs = [signatures] if isinstance(signatures, str) else list(signatures)
     return lambda fn: GUVectorized(fn, sigs, layout)
 

@@ -157,6 +157,14 @@ class Target:
         """At ``cuda.shared.array``: an i8* to ``nbytes`` of the block's shared memory."""
         raise NotImplementedError("cuda.shared.array")
 
+    def extern_function(self, lc, node, decl, fnty: ir.FunctionType) -> ir.Function:
+        """At a call of a ``cuda.declare_device`` function ``decl``: the function to call (type ``fnty``)."""
+        files = ", ".join(map(str, decl.link)) or "none given"
+        raise lc.src.error(node, f"{decl.name} is declared with cuda.declare_device (link: {files}): the {self.name} "
+                                 f"target would need its code compiled for it, which kdebug does not do",
+                           "compile for the ptx target (cuda.compile_ptx, kdebug dump --target ptx), whose PTX declares "
+                           "it for linking, or write the function in Python with @cuda.jit(device=True)")
+
     def dynamic_shared_memory(self, lc) -> tuple[ir.Value, ir.Value]:
         """At ``cuda.shared.array(0, dtype)``: (i8* base, i64 bytes) of the launch's dynamic shared memory."""
         raise NotImplementedError("dynamic shared memory")

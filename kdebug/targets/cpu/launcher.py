@@ -80,7 +80,7 @@ def name_entry(mod, entry: str) -> None:
 def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync: bool,
                         shared_bytes: int, racecheck: bool = False, initcheck: bool = False,
                         thread_exit: bool = False, lockstep: bool = False, shuffle: bool = True,
-                        regions=None) -> ir.Module:
+                        regions=None, shared_align: int = SHARED_ALIGN) -> ir.Module:
     """The module holding ``<entry>.grid`` (and its body), which calls the kernel ``entry``.
     ``thread_exit``: the kernel's failed checks end their thread (memcheck_ir.py); the launcher gives
     it failure slots and reports from them. ``lockstep``: the kernel has lockstep loops (lockstep.py).
@@ -88,7 +88,8 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
     call of the kernel in a loop of its own: a sixth of a small kernel's emit time, so it is built only
     where it is asked for or pays, target.py's finish_ir). ``regions``: (number of barriers, region frame bytes,
     votes, the updated uniform variables' entries to copy at a barrier or None) of a kernel in the region
-    form (region_scheduler.py), else None."""
+    form (region_scheduler.py), else None. ``shared_align``: the alignment of each block's shared memory
+    (the largest a shared array of the module asks for, at least 64)."""
     m = ir.Module(name=entry + ".grid")
     m.triple, m.data_layout = target.triple, target.data_layout
     kernel = ir.Function(m, ir.FunctionType(VOID, [CONTEXT_P] + [llvm_type(t) for t in argtypes]), name=entry)
@@ -103,11 +104,12 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
     body.args[7].add_attribute("noalias")
     body.args[11].add_attribute("noalias")  # the failure slots: the launcher's own allocation
     body.args[12].add_attribute("noalias")  # the region frame: the same
-    shared_stride = (shared_bytes + SHARED_ALIGN - 1) // SHARED_ALIGN * SHARED_ALIGN
+    shared_align = max(shared_align, SHARED_ALIGN)
+    shared_stride = (shared_bytes + shared_align - 1) // shared_align * shared_align
     ctx_bytes = target.tm.target_data.get_abi_size(_binding_type(CONTEXT))
     sanitize = (racecheck, initcheck) if racecheck or initcheck else None
     _build_wrapper(m, body, ctx_bytes, coroutine, grid_sync, shared_stride, sanitize, thread_exit, lockstep,
-                   regions[1] if regions is not None else None)
+                   regions[1] if regions is not None else None, shared_align)
     lb = LauncherBody(body, kernel, argtypes, shared_stride, sanitize, thread_exit, shuffle or coroutine)
     if regions is not None:
         region_blocks(lb, regions[0], regions[2], regions[3])
@@ -121,7 +123,8 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
 
 
 def _build_wrapper(m, body, ctx_bytes: int, coroutine: bool, grid_sync: bool, shared_stride: int,
-                   sanitize, thread_exit: bool, lockstep: bool = False, region_frame: int | None = None) -> None:
+                   sanitize, thread_exit: bool, lockstep: bool = False, region_frame: int | None = None,
+                   shared_align: int = SHARED_ALIGN) -> None:
     """``<entry>.grid``: memory, setjmp, body, free. ``sanitize``: (racecheck, initcheck) or None;
     ``region_frame``: the bytes of a region-form kernel's per-thread columns (its threads' contexts too)."""
     fn = ir.Function(m, LAUNCHER_TYPE, name=body.name[:-len(".body")])
@@ -140,9 +143,12 @@ def _build_wrapper(m, body, ctx_bytes: int, coroutine: bool, grid_sync: bool, sh
     host = b.and_(b.icmp_unsigned("!=", runtime, ir.Constant(I8P, None)),
                   b.icmp_signed("==", b.load(b.gep(dims, [const(6)])), const(0)))
     dyn = cond_value(b, host, lambda: b.load(field(b, rtp, RT_DYN_SHARED)), const(0, i64))
-    dyn_stride = b.and_(b.add(dyn, const(SHARED_ALIGN - 1, i64)), const(-SHARED_ALIGN, i64))
+    dyn_stride = b.and_(b.add(dyn, const(shared_align - 1, i64)), const(-shared_align, i64))
     stride = b.add(const(shared_stride, i64), dyn_stride)
-    shared = b.call(calloc, [b.add(b.mul(group, stride), const(SHARED_ALIGN, i64)), const(1, i64)])
+    allocated = b.call(calloc, [b.add(b.mul(group, stride), const(shared_align, i64)), const(1, i64)])
+    # every block's shared memory starts at a multiple of shared_align (calloc's own is 16)
+    aligned = b.and_(b.add(b.ptrtoint(allocated, i64), const(shared_align - 1, i64)), const(-shared_align, i64))
+    shared = b.inttoptr(aligned, I8P)
     nctx = b.mul(group, nt) if coroutine or region_frame is not None else const(1, i64)
     ctxs = b.bitcast(b.call(calloc, [b.add(nctx, const(1, i64)), const(ctx_bytes, i64)]), CONTEXT_P)
     # a barrier-free kernel's failed checks record into one slot per thread (memcheck_ir.py)
@@ -168,7 +174,7 @@ def _build_wrapper(m, body, ctx_bytes: int, coroutine: bool, grid_sync: bool, sh
     if coroutine:  # the threads' coroutine frames (also after a failed check stopped the body)
         with Loop(b, const(0, i64), nctx, "free") as k:
             b.call(free, [b.load(field(b, b.gep(ctxs, [k]), CTX_FRAME))])
-    b.call(free, [shared])
+    b.call(free, [allocated])
     if region_frame is not None:
         b.call(free, [frame])
     if thread_exit:

@@ -28,7 +28,7 @@ from kdebug.targets.cpu import (coroutines, exceptions_ir, kernel_print, lockste
 from kdebug.targets.cpu.launcher import launcher_module, name_entry
 from kdebug.targets.cpu.machines import new_machine
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_DEPTH, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_RUNTIME,
-                                       CTX_SHARED, I8P, LAUNCHER_TYPE, SPECIAL_REGISTER_FIELD, param_struct_type)
+                                       CTX_SHARED, I8P, LAUNCHER_TYPE, SHARED_ALIGN, SPECIAL_REGISTER_FIELD, param_struct_type)
 
 _engine_lock = threading.RLock()  # re-entrant: entry_address holds it while calling execution_engine()
 _engine = None
@@ -79,6 +79,7 @@ def provide_half_precision_functions() -> None:
 class CpuModuleState:
     """What the CPU target's lowering hooks record about one module, for finish_ir and emit."""
     shared_bytes: int = 0  # the module's static shared-memory layout (one for all its kernels)
+    shared_align: int = SHARED_ALIGN  # the largest alignment one of its shared arrays asks for
     coroutines: dict = field(default_factory=dict)  # kernel name -> CoroState: kernels with barriers
     grid_sync: set = field(default_factory=set)  # kernels with a grid barrier
     thread_exit: set = field(default_factory=set)  # kernels whose failed checks end their thread (memcheck_ir.py)
@@ -303,6 +304,7 @@ class CpuTarget(Target):
         """An i8* to ``nbytes`` of the block's shared memory (one static layout per module)."""
         b = lc.builder
         off = (lc.state.shared_bytes + align - 1) // align * align
+        lc.state.shared_align = max(lc.state.shared_align, align)
         lc.state.shared_bytes = off + nbytes
         base = b.load(b.gep(lc.thread_ctx, [ir.Constant(i32, 0), ir.Constant(i32, CTX_SHARED)], inbounds=True))
         return b.gep(base, [ir.Constant(i64, off)], inbounds=True)
@@ -443,8 +445,8 @@ class CpuTarget(Target):
         shuffle = self.shuffle or (self.memcheck and not thread_exit and rk is None)
         options = dict(coroutine=job.entry in state.coroutines,
                        regions=(len(rk.sites), rk.frame_bytes, rk.votes, rk.uniform_copy) if rk is not None else None,
-                       grid_sync=job.entry in state.grid_sync,
-                       shared_bytes=state.shared_bytes, racecheck=self.racecheck, initcheck=self.initcheck,
+                       grid_sync=job.entry in state.grid_sync, shared_bytes=state.shared_bytes,
+                       shared_align=state.shared_align, racecheck=self.racecheck, initcheck=self.initcheck,
                        thread_exit=thread_exit, lockstep=job.entry in state.lockstep)
         launcher, bitcode = launcher_module(job.entry, job.argtypes, self, shuffle=shuffle, **options)
         link_launcher(mod, job.entry, launcher)

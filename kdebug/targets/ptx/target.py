@@ -98,6 +98,7 @@ class PtxTarget(Target):
         self.use_ptxas = ptxas
         self.bus = bus
         self._const_counter = 0
+        self._externs: set[str] = set()  # names of cuda.declare_device functions this target declared
         self._ptxas_missing_said = False
 
     # ---- lowering time -------------------------------------------------------
@@ -181,6 +182,21 @@ class PtxTarget(Target):
         gv.align = align
         gv.initializer = ir.Constant(ty, ir.Undefined)
         return lc.builder.addrspacecast(lc.builder.bitcast(gv, ir.PointerType(i8, addrspace=3)), I8P)
+
+    def extern_function(self, lc, node, decl, fnty: ir.FunctionType) -> ir.Function:
+        """A ``cuda.declare_device`` function: declared (``.extern .func``) for a link step with its files;
+        the gpu backend, which does not link them, refuses it here."""
+        if self.loader is not None:
+            files = ", ".join(map(str, decl.link)) or "none given"
+            raise lc.src.error(node, f"{decl.name} is declared with cuda.declare_device (link: {files}): kdebug's "
+                                     f"gpu backend does not link external code into its modules",
+                               "compile it for the ptx target (cuda.compile_ptx, kdebug dump --target ptx), or "
+                               "write the function in Python with @cuda.jit(device=True)")
+        self._externs.add(decl.name)
+        existing = lc.module.globals.get(decl.name)
+        if existing is not None:
+            return existing
+        return ir.Function(lc.module, fnty, name=decl.name)
 
     def libm_name(self, name: str, single: bool) -> str:
         return f"__nv_{name}f" if single else f"__nv_{name}"
@@ -286,14 +302,16 @@ class PtxTarget(Target):
     def validate(self, mod, jobs) -> None:
         mod.verify()
         for fn in mod.functions:
-            if fn.is_declaration and not fn.name.startswith("llvm.") and fn.name not in CDP2_NAMES + ("vprintf",):
+            if fn.is_declaration and not fn.name.startswith("llvm.") and fn.name not in CDP2_NAMES + ("vprintf",) \
+                    and fn.name not in self._externs:
                 raise CompileError(f"the GPU has no {fn.name}: nothing in libdevice or the device runtime defines it",
                                    hint="use math functions, cuda intrinsics and device functions only")
 
     def emit(self, mod, jobs):
         run_passes(self.tm, mod, POST_INLINE_PASSES)
         ptx = self.tm.emit_assembly(mod)
-        relocatable = any(name in ptx for name in CDP2_NAMES)
+        # external functions (cuda.declare_device) and the device runtime resolve at a link step
+        relocatable = any(name in ptx for name in CDP2_NAMES) or any(n in ptx for n in self._externs)
         # ptxas runs only when its report or cubin is asked for (ptxas_report)
         return PtxArtifact(ptx=ptx, arch=self.arch, needs_cudadevrt=relocatable,
                            # where the loader finds libcudadevrt.a to link it with (None: no toolkit)
