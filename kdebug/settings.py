@@ -72,6 +72,7 @@ class CompileOptions:
     arch: str | None = None  # the GPU architecture of the ptx target (None: its default)
     ptx_per_job: bool = False  # the ptx target's ptx stage gives every job its own PTX
     host_cpu: str = ""  # the CPU target's LLVM CPU model ("": this host's, with its features)
+    lineinfo: bool = True  # !dbg source locations on every instruction the frontend emits (remarks' lines)
     cut_kernel: str = ""  # kdebug bisect: this kernel's optimize and emit pipelines are cut ...
     pass_limit: int = -1  # ... after this many passes (-1: none skipped, only counted)
 
@@ -95,7 +96,7 @@ def compile_options(*, target: str = "cpu", strategy: str = "worklist", memcheck
                     racecheck: bool = False, initcheck: bool = False, lockstep: bool | None = None,
                     regions: bool | None = None, shuffle: bool = False, snapshots: bool = True, tiered: bool | None = None,
                     arch: str | None = None, ptx_per_job: bool = False, host_cpu: str | None = None,
-                    cut_kernel: str = "", pass_limit: int = -1) -> CompileOptions:
+                    cut_kernel: str = "", pass_limit: int = -1, lineinfo: bool = True) -> CompileOptions:
     """The options of a session: what is given, the environment for what is None. Tiers only where
     nothing records the host assembly (what is shown is always the code that runs) and no pipeline is
     cut (the background tier would compile it uncut)."""
@@ -114,7 +115,7 @@ def compile_options(*, target: str = "cpu", strategy: str = "worklist", memcheck
                           shuffle=bool(shuffle),
                           snapshots=bool(snapshots), tiered=bool(tiered) and not snapshots and not cut_kernel,
                           arch=arch, ptx_per_job=bool(ptx_per_job), host_cpu=host_cpu,
-                          cut_kernel=cut_kernel, pass_limit=int(pass_limit))
+                          cut_kernel=cut_kernel, pass_limit=int(pass_limit), lineinfo=bool(lineinfo))
 
 
 def key_identity(key: str) -> str:

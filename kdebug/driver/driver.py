@@ -333,7 +333,8 @@ class Driver:
             rec.target_state = self.target.module_state()
             rec.module_ir = self.run_phase(rec, "lower", lambda: lower_function(rec.typed, self.target, rec.entry,
                                                                                 requester=requester, fastmath=fastmath,
-                                                                                debug=debug, target_state=rec.target_state))
+                                                                                debug=debug, target_state=rec.target_state,
+                                                                                lineinfo=self.options.lineinfo))
             for stage in stages.after_lower(self.target.stages()):  # the CPU target's regions
                 show = (lambda m: self.target.stage_header(stage, rec.target_state) + str(m)) \
                     if self.target.shows_stage(stage, rec.target_state) else None
