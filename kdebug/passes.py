@@ -35,6 +35,9 @@ class PassLog:
     """The passes of the pipelines one phase ran, in order (a phase may run more than one)."""
 
     runs: list[PassRun] = field(default_factory=list)
+    # LLVM's optimisation remarks of those pipelines: [file, line, col, kind, pass, message] each
+    # (kind: passed, missed, analysis; file "<unknown>" and line 0 where the IR had no location)
+    remarks: list[list] = field(default_factory=list)
 
 
 _open: contextvars.ContextVar[PassLog | None] = contextvars.ContextVar("kdebug_pass_log", default=None)

@@ -95,3 +95,41 @@ def test_every_instruction_of_a_lowered_kernel_has_a_source_line():
     lines = {int(n) for n in re.findall(r"!DILocation\([^)]*\bline: (\d+)", text)}
     assert any("out[i] = a * x[i] + y[i]" in source[n - 1] or "a * x[i]" in source[n - 1] for n in lines), lines
     assert 'filename: "saxpy.py"' in text
+
+
+CARRIED = '''
+import numpy as np
+from kdebug import cuda
+
+@cuda.jit
+def prefix_rows(a, n):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        for j in range(1, n):
+            a[i, j] = a[i, j - 1] * 0.5 + a[i, j]
+
+a = np.ones((64, 32), dtype=np.float32)
+prefix_rows[2, 32](a, 32)
+print(a[0, :4])
+'''
+
+
+def test_remarks_name_a_loop_carried_dependence_missed_at_its_for_line(tmp_path):
+    script = tmp_path / "carried.py"
+    script.write_text(CARRIED)
+    out = tmp_path / "dump"
+    res = subprocess.run([sys.executable, "-m", "kdebug.cli", "dump", str(script), "--out", str(out), "--backend",
+                          "cpu", "--no-memcheck"], capture_output=True, text=True, timeout=240,
+                         env=dict(os.environ, KDEBUG_HOST_CPU=PINNED))
+    assert res.returncode == 0, res.stderr
+    (remarks,) = out.glob("*_prefix_rows_remarks.txt")
+    rows = [line.split(" ", 3) for line in remarks.read_text().splitlines()]
+    for_line = next(n for n, line in enumerate(CARRIED.splitlines(), 1) if line.strip().startswith("for j"))
+    body_line = for_line + 1
+    assert [f"carried.py:{for_line}:9", "missed", "loop-vectorize"] in [r[:3] for r in rows], remarks.read_text()
+    # LLVM's reason is beside it: the dependence on the element before, at the body's line
+    reasons = [r for r in rows if r[1] == "analysis" and r[2] == "loop-vectorize"]
+    assert any(r[0].startswith(f"carried.py:{body_line}:") and r[3].startswith("loop not vectorized:")
+               for r in reasons), remarks.read_text()
+    # and every line has the dump's shape: file:line:col kind pass message (phase)
+    assert all(r[1] in ("passed", "missed", "analysis") and re.fullmatch(r".+:\d+:\d+", r[0]) for r in rows)

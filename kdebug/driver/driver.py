@@ -156,6 +156,8 @@ class Driver:
             before, previous, count = lines, sid, count + 1
         self.bus.emit(E.PassList(**self.job_fields(rec), phase=phase,
                                  passes=[[r.name, r.unit, r.changed] for r in log.runs]))
+        if log.remarks:
+            self.bus.emit(E.Remarks(**self.job_fields(rec), phase=phase, remarks=log.remarks))
 
     # ---- the job table --------------------------------------------------------------
     def new_record(self, job: CompilerJob, parent: int | None, reason: str, loc=None) -> JobRecord:

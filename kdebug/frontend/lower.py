@@ -359,8 +359,10 @@ class FunctionLowerer:
         b.cbranch(self.truth(self.expr(node.test), self.type_of(node.test)), body, end)
         b.position_at_end(body)
         self.loops.append((head, end))
+        at_while = b.debug_metadata
         self.body(node.body)
         self.loops.pop()
+        b.debug_metadata = at_while
         self.branch(head)
         b.position_at_end(end)
         self.whiles.pop()
@@ -413,6 +415,7 @@ class FunctionLowerer:
         b = self.builder
         ty = llvm_type(lt)
         head, body, latch, end = (self.new_block(n) for n in ("for.cond", "for.body", "for.inc", "for.end"))
+        at_for = b.debug_metadata  # the loop's own code is at its for line (LLVM's remarks name a loop by it)
         b.branch(head)
         b.position_at_end(head)
         k = b.load(counter)
@@ -424,6 +427,7 @@ class FunctionLowerer:
         self.loops.append((latch, end))
         self.body(node.body)
         self.loops.pop()
+        b.debug_metadata = at_for
         self.branch(latch)
         b.position_at_end(latch)
         b.store(b.add(b.load(counter), ir.Constant(ty, 1)), counter)

@@ -57,6 +57,8 @@ class JobView:
     events: list[int] = field(default_factory=list)  # indices into Session.events
     passes: dict[str, list[PassView]] = field(default_factory=dict)  # phase -> its pipeline's passes, in order
     pass_snapshots: dict[tuple[str, int], int] = field(default_factory=dict)  # (phase, pass index) -> snapshot id
+    # LLVM's optimisation remarks of its phases: (phase, [file, line, col, kind, pass, message]) each
+    remarks: list[tuple[str, list]] = field(default_factory=list)
 
     @property
     def signature(self) -> str:
@@ -291,6 +293,11 @@ class SessionModel:
         snaps, phase = job.pass_snapshots, ev.phase
         job.passes[phase] = [PassView(i, row[0], row[1], bool(row[2]), snaps.get((phase, i)) if row[2] else None)
                              for i, row in enumerate(ev.passes, 1)]
+
+    def _on_remarks(self, ev: E.Remarks) -> None:
+        job = self.jobs.get(ev.job)
+        if job is not None:
+            job.remarks += [(ev.phase, r) for r in ev.remarks]
 
     def _on_deferred_resolved(self, ev: E.DeferredResolved) -> None:
         if ev.entry:

@@ -104,7 +104,9 @@ def module_pass_manager(pb, passes: tuple[str, ...] | None):
 
 def run_recorded(pass_builder, mod, log: PassLog, passes: tuple[str, ...] | None = None) -> None:
     """Run ``pass_builder()``'s module pipeline (or the pass list ``passes``) on ``mod``, appending each
-    pass to ``log``."""
+    pass to ``log``, and LLVM's remarks of the same pipeline to ``log.remarks``."""
+    with PIPELINE_LOCK, GATE.recording():
+        log.remarks += collect_remarks(pass_builder, mod, passes)
     previous = str(mod).rstrip("\n")
     directory = _dump_directory()
     try:
@@ -213,3 +215,45 @@ def run_cut(pass_builder, mod, cut: PassCut, passes: tuple[str, ...] | None = No
         if h is not None:
             last = None
     cut.text = str(mod)
+
+
+# ---- optimisation remarks ---------------------------------------------------------------------
+# LLVM prints a remark as "remark: FILE:LINE:COL: MESSAGE" to fd 2, the same for every kind and with
+# no pass name. So each kind gets a run of its own on a copy of the module (the pipelines are
+# deterministic: the copy meets what the module meets), and the pass gate's quiet-no-more lines
+# ("BISECT: running pass (k) NAME", limit -1: every pass runs) say which pass was running. A remark
+# of a pass LLVM requires (never gated) is named after the gated pass before it.
+REMARK_OPTIONS = {"passed": "-pass-remarks", "missed": "-pass-remarks-missed", "analysis": "-pass-remarks-analysis"}
+REMARK = re.compile(r"^remark: (?P<file>.*?):(?P<line>\d+):(?P<col>\d+): (?P<message>.*)$")
+NOTHING = "^$"  # a regular expression no pass name matches: the option off (an empty one is ignored)
+
+
+def collect_remarks(pass_builder, mod, passes: tuple[str, ...] | None = None) -> list[list]:
+    """LLVM's remarks of the pipeline on ``mod`` (run on copies; ``mod`` is untouched):
+    ``[file, line, col, kind, pass, message]`` each, kind by kind. The caller
+    holds ``PIPELINE_LOCK``."""
+    bitcode = mod.as_bitcode()
+    found: list[list] = []
+    for kind, option in REMARK_OPTIONS.items():
+        copy = llvm.parse_bitcode(bitcode)
+        with captured_stderr() as lines:
+            llvm.set_option("", f"{option}=.*")
+            llvm.set_option("", "-opt-bisect-limit=-1")
+            llvm.set_option("", "-opt-bisect-verbose=true")
+            try:
+                pb = pass_builder()
+                module_pass_manager(pb, passes).run(copy, pb)
+            finally:
+                llvm.set_option("", "-opt-bisect-verbose=false")
+                llvm.set_option("", f"{option}={NOTHING}")
+        running = ""
+        for line in lines:
+            m = BISECT.match(line)
+            if m is not None:
+                running = m.group("name")
+                continue
+            r = REMARK.match(line)
+            if r is not None:
+                found.append([r.group("file"), int(r.group("line")), int(r.group("col")), kind, running,
+                              r.group("message")])
+    return found
