@@ -5,6 +5,8 @@ render this model, and it can be rebuilt from a trace file alone.
 """
 from __future__ import annotations
 
+import os
+
 from collections import OrderedDict
 from dataclasses import field
 from typing import NamedTuple
@@ -355,6 +357,23 @@ class SessionModel:
             view.duration, view.error = max(ev.duration - view.held_time, 0.0), ev.error
 
     # ---- queries -----------------------------------------------------------------------
+    def source_remarks(self, job) -> dict[int, list[list]]:
+        """LLVM's remarks that name a line of ``job``'s source (whichever job's pipeline made them: a
+        deferred job's code is optimised in its toplevel's module), by line number in its file, each
+        line's once: ``[kind, pass, message]``."""
+        if not job.source or not job.source_file or job.source_line is None:
+            return {}
+        base = os.path.basename(job.source_file)
+        first, last = job.source_line, job.source_line + len(job.source.splitlines()) - 1
+        found: dict[int, list[list]] = {}
+        for other in self.jobs.values():
+            for _phase, (file, line, _col, kind, pass_name, message) in other.remarks:
+                if os.path.basename(file) == base and first <= line <= last:
+                    row = [kind, pass_name, message]
+                    if row not in found.setdefault(line, []):
+                        found[line].append(row)
+        return found
+
     def snapshot_text(self, job_id: int, phase: str) -> str | None:
         sid = self.jobs[job_id].snapshots.get(phase)
         return self.snapshots[sid].text if sid in self.snapshots else None
