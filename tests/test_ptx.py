@@ -43,8 +43,8 @@ def dump_ptx(sample: str, out) -> dict:
     assert r.returncode == 0, r.stdout + r.stderr
     files: dict[str, dict] = {}
     for path in glob.glob(str(out / "dump" / "*")):
-        if re.search(r"-pass(\d{4,}-\w+\.ll|es\.txt)$", path):
-            continue  # optimize and emit pass by pass (tests/test_passes.py)
+        if re.search(r"-pass(\d{4,}-\w+\.ll|es\.txt)$|_remarks\.txt$", path):
+            continue  # optimize and emit pass by pass (tests/test_passes.py), LLVM's remarks (test_debug_info.py)
         m = re.match(r"(\d+_\w+?)_\d\d-(\w+)(?:\.excerpt)?\.\w+$", os.path.basename(path))
         files.setdefault(m.group(1), {})[m.group(2)] = open(path, encoding="utf-8").read()
     events = [json.loads(line) for line in trace.read_text().splitlines()]
