@@ -106,15 +106,14 @@ def run_recorded(pass_builder, mod, log: PassLog, passes: tuple[str, ...] | None
     """Run ``pass_builder()``'s module pipeline (or the pass list ``passes``) on ``mod``, appending each
     pass to ``log``, and LLVM's remarks of the same pipeline to ``log.remarks``."""
     with PIPELINE_LOCK, GATE.recording():
-        log.remarks += collect_remarks(pass_builder, mod, passes)
+        log.remarks += collect_remarks(pass_builder, mod, passes, kinds=("passed", "analysis"))
     previous = str(mod).rstrip("\n")
     directory = _dump_directory()
     try:
         with PIPELINE_LOCK, GATE.recording():
             _printing(directory)
-            try:
-                pb = pass_builder()
-                module_pass_manager(pb, passes).run(mod, pb)
+            try:  # the missed remarks come from this run itself: one copy fewer
+                log.remarks += remarks_of(pass_builder, mod, passes, "missed")
             finally:
                 _printing(None)
         for file_name in sorted(os.listdir(directory), key=_order):
@@ -219,8 +218,9 @@ def run_cut(pass_builder, mod, cut: PassCut, passes: tuple[str, ...] | None = No
 
 # ---- optimisation remarks ---------------------------------------------------------------------
 # LLVM prints a remark as "remark: FILE:LINE:COL: MESSAGE" to fd 2, the same for every kind and with
-# no pass name. So each kind gets a run of its own on a copy of the module (the pipelines are
-# deterministic: the copy meets what the module meets), and the pass gate's quiet-no-more lines
+# no pass name. So each kind gets a run of its own: missed ones the recorded run itself, passed and
+# analysis ones a copy of the module each (the pipelines are deterministic: the copy meets what the
+# module meets), and the pass gate's quiet-no-more lines
 # ("BISECT: running pass (k) NAME", limit -1: every pass runs) say which pass was running. A remark
 # of a pass LLVM requires (never gated) is named after the gated pass before it.
 REMARK_OPTIONS = {"passed": "-pass-remarks", "missed": "-pass-remarks-missed", "analysis": "-pass-remarks-analysis"}
@@ -228,32 +228,38 @@ REMARK = re.compile(r"^remark: (?P<file>.*?):(?P<line>\d+):(?P<col>\d+): (?P<mes
 NOTHING = "^$"  # a regular expression no pass name matches: the option off (an empty one is ignored)
 
 
-def collect_remarks(pass_builder, mod, passes: tuple[str, ...] | None = None) -> list[list]:
+def collect_remarks(pass_builder, mod, passes: tuple[str, ...] | None = None,
+                    kinds: tuple[str, ...] = tuple(REMARK_OPTIONS)) -> list[list]:
     """LLVM's remarks of the pipeline on ``mod`` (run on copies; ``mod`` is untouched):
-    ``[file, line, col, kind, pass, message]`` each, kind by kind. The caller
-    holds ``PIPELINE_LOCK``."""
+    ``[file, line, col, kind, pass, message]`` each, kind by kind. The caller holds ``PIPELINE_LOCK``."""
     bitcode = mod.as_bitcode()
     found: list[list] = []
-    for kind, option in REMARK_OPTIONS.items():
-        copy = llvm.parse_bitcode(bitcode)
-        with captured_stderr() as lines:
-            llvm.set_option("", f"{option}=.*")
-            llvm.set_option("", "-opt-bisect-limit=-1")
-            llvm.set_option("", "-opt-bisect-verbose=true")
-            try:
-                pb = pass_builder()
-                module_pass_manager(pb, passes).run(copy, pb)
-            finally:
-                llvm.set_option("", "-opt-bisect-verbose=false")
-                llvm.set_option("", f"{option}={NOTHING}")
-        running = ""
-        for line in lines:
-            m = BISECT.match(line)
-            if m is not None:
-                running = m.group("name")
-                continue
-            r = REMARK.match(line)
-            if r is not None:
-                found.append([r.group("file"), int(r.group("line")), int(r.group("col")), kind, running,
-                              r.group("message")])
+    for kind in kinds:
+        found += remarks_of(pass_builder, llvm.parse_bitcode(bitcode), passes, kind)
+    return found
+
+
+def remarks_of(pass_builder, mod, passes: tuple[str, ...] | None, kind: str) -> list[list]:
+    """Run the pipeline on ``mod`` with LLVM's remarks of one kind on: those remarks."""
+    option = REMARK_OPTIONS[kind]
+    with captured_stderr() as lines:
+        llvm.set_option("", f"{option}=.*")
+        llvm.set_option("", "-opt-bisect-limit=-1")
+        llvm.set_option("", "-opt-bisect-verbose=true")
+        try:
+            pb = pass_builder()
+            module_pass_manager(pb, passes).run(mod, pb)
+        finally:
+            llvm.set_option("", "-opt-bisect-verbose=false")
+            llvm.set_option("", f"{option}={NOTHING}")
+    found, running = [], ""
+    for line in lines:
+        m = BISECT.match(line)
+        if m is not None:
+            running = m.group("name")
+            continue
+        r = REMARK.match(line)
+        if r is not None:
+            found.append([r.group("file"), int(r.group("line")), int(r.group("col")), kind, running,
+                          r.group("message")])
     return found
