@@ -96,7 +96,7 @@ def compile_options(*, target: str = "cpu", strategy: str = "worklist", memcheck
                     racecheck: bool = False, initcheck: bool = False, lockstep: bool | None = None,
                     regions: bool | None = None, shuffle: bool = False, snapshots: bool = True, tiered: bool | None = None,
                     arch: str | None = None, ptx_per_job: bool = False, host_cpu: str | None = None,
-                    cut_kernel: str = "", pass_limit: int = -1, lineinfo: bool = True) -> CompileOptions:
+                    cut_kernel: str = "", pass_limit: int = -1, lineinfo: bool | None = None) -> CompileOptions:
     """The options of a session: what is given, the environment for what is None. Tiers only where
     nothing records the host assembly (what is shown is always the code that runs) and no pipeline is
     cut (the background tier would compile it uncut)."""
@@ -110,6 +110,8 @@ def compile_options(*, target: str = "cpu", strategy: str = "worklist", memcheck
         tiered = flag("KDEBUG_TIERED")
     if host_cpu is None:
         host_cpu = (variable("KDEBUG_HOST_CPU") or "").strip()
+    if lineinfo is None:  # source locations where someone looks (remarks): a plain run compiles less
+        lineinfo = snapshots
     return CompileOptions(target=target, strategy=strategy, memcheck=bool(memcheck), racecheck=bool(racecheck),
                           initcheck=bool(initcheck), lockstep=bool(lockstep), regions=bool(regions),
                           shuffle=bool(shuffle),

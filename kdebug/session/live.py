@@ -54,7 +54,7 @@ class Session:
                  snapshots: bool = True, racecheck: bool = False, initcheck: bool = False,
                  lockstep: bool | None = None, tiered: bool | None = None, host_cpu: str | None = None,
                  regions: bool | None = None, cut_kernel: str = "", pass_limit: int = -1,
-                 lineinfo: bool = True) -> None:
+                 lineinfo: bool | None = None) -> None:
         """``snapshots``: print every phase's IR and the host assembly for whoever looks (the TUI, dump,
         a trace); a session nobody watches turns it off and compiles faster. ``racecheck``, ``initcheck``:
         the CPU backend's shadow-memory sanitizers. ``lockstep``: the CPU backend's lockstep loops
@@ -66,7 +66,8 @@ class Session:
         the LLVM CPU model the CPU backend compiles for (None: ``KDEBUG_HOST_CPU``, else this host's).
         ``cut_kernel``, ``pass_limit``: kernel ``cut_kernel``'s optimisation pipelines cut after
         ``pass_limit`` passes (``kdebug bisect``; kdebug/passes.py). ``lineinfo``: ``!dbg`` source
-        locations on every instruction (kdebug/frontend/debug_info.py)."""
+        locations on every instruction (kdebug/frontend/debug_info.py; None: where snapshots are
+        recorded, as LLVM's remarks are)."""
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}")
         if strategy not in STRATEGIES:
