@@ -3,6 +3,7 @@
     python benchmarks/bench_compile.py            # the full run (a minute or two on 2 cores)
     python benchmarks/bench_compile.py --quick    # small sizes, few repeats (the smoke test runs this)
     python benchmarks/bench_compile.py --profile  # also: where kdebug's own Python time goes
+    python benchmarks/bench_compile.py --recording  # only: per-pass recording off / on, side by side
 
 What it measures (see benchmarks/README.md for the figures and the findings):
 
@@ -28,6 +29,11 @@ launch latency targets, printed first as one side-by-side table for saxpy: warm 
 compile through ``load`` at most 10 ms (matmul_tiled 40 ms), warm ``compile_ptx``
 at least 3.5x faster than numba-cuda's, import + first compile at least 5x faster,
 launch overhead at most 10 µs, memcheck at most 1.2x the unchecked saxpy.
+
+``--recording`` compiles saxpy, matmul_tiled and recursive_launch's toplevel kernels with per-pass
+recording off (a plain run), on as it was before remarks were kept, and on with LLVM's remarks, the
+three modes interleaved in one process per sample, and prints their CPU times and ratios (target:
+recording at most 1.5x the compile with it off; not met, see benchmarks/README.md).
 
 Only the standard library is imported at module level: the numba-cuda child runs
 this file under another interpreter that need not have kdebug installed.
@@ -224,6 +230,81 @@ def _warm(A, dispatcher, argtypes, repeat: int, k: dict) -> None:
         session.compile_kernel(dispatcher, tuple(argtypes))
         walls.append(time.perf_counter() - t)
     k["warm_snapshots_s"] = median(walls)
+
+
+# ---- per-pass recording: what recording every pass (and its remarks) costs a compile -------------
+RECORDING_SAMPLES = ("saxpy", "matmul_tiled", "recursive_launch")
+RECORDING_MODES = (
+    ("off", "recording off (a plain run's compile, untiered)"),
+    ("before", "per-pass recording, without remarks (as before remarks were kept)"),
+    ("after", "per-pass recording with LLVM's remarks (missed ones from the recorded run, passed and "
+              "analysis from a copy each)"),
+)
+
+
+def child_recording(sample: str, repeat: int, out_path: str) -> None:
+    """One sample in a fresh process: its kernels learnt from one plain run, then each toplevel kernel
+    compiled ``repeat`` times per mode, modes interleaved, CPU time of this process per compile."""
+    result: dict = {"sample": os.path.basename(sample), "kernels": []}
+    try:
+        import kdebug.session.live as A
+        from kdebug.targets import pass_record
+        session = _fresh_session(A)
+        rec = Recorder(session.bus)
+        sys.argv = [sample]
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            runpy.run_path(sample, run_name="__main__")
+        records = session.driver.records
+        collect, remarks_of = pass_record.collect_remarks, pass_record.remarks_of
+
+        def plain_run(pass_builder, mod, passes, kind):  # the recorded run as it was: no remarks
+            pb = pass_builder()
+            pass_record.module_pass_manager(pb, passes).run(mod, pb)
+            return []
+        for jid in rec.toplevel():
+            record = records.get(jid)
+            if record is None or rec.jobs[jid]["failed"]:
+                continue
+            times: dict[str, list[float]] = {m: [] for m, _ in RECORDING_MODES}
+            for _ in range(repeat):
+                for mode, _ in RECORDING_MODES:
+                    pass_record.collect_remarks = collect if mode == "after" else (lambda *a, **k: [])
+                    pass_record.remarks_of = remarks_of if mode == "after" else plain_run
+                    s2 = _fresh_session(A, snapshots=mode != "off", tiered=False)
+                    c = time.process_time()
+                    s2.compile_kernel(record.job.function, tuple(record.argtypes))
+                    times[mode].append(time.process_time() - c)
+            pass_record.collect_remarks, pass_record.remarks_of = collect, remarks_of
+            result["kernels"].append({"name": rec.jobs[jid]["name"], **{m: median(v) for m, v in times.items()}})
+        A.set_session(None)
+    except BaseException as exc:  # noqa: BLE001
+        result["error"] = f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
+    with open(out_path, "w") as fh:
+        json.dump(result, fh)
+
+
+def bench_recording(repeat: int, timeout: float) -> int:
+    print("# per-pass recording: compile CPU time, recording off / on (median of %d, modes interleaved)" % repeat)
+    print()
+    print(environment())
+    print()
+    for mode, what in RECORDING_MODES:
+        print(f"- {mode}: {what}")
+    print()
+    print("| sample | kernel | off | on, before | on, after | before / off | after / off |")
+    print("|---|---|---|---|---|---|---|")
+    for name in RECORDING_SAMPLES:
+        res = run_child(sys.executable, ["--child", "recording", "--sample", os.path.join(SAMPLES, name + ".py"),
+                                         "--repeat", str(repeat)], timeout)
+        if "error" in res:
+            print(f"| {name} | error: {res['error'].splitlines()[0][:100]} | | | | | |")
+            continue
+        for k in res["kernels"]:
+            print(f"| {name} | {k['name']} | {ms(k['off'])} | {ms(k['before'])} | {ms(k['after'])} | "
+                  f"{_ratio(k['before'], k['off'])} | {_ratio(k['after'], k['off'])} |")
+    print()
+    print("target: per-pass recording on at most 1.5x the compile CPU time with it off")
+    return 0
 
 
 def _wait_tier1(compiled) -> None:
@@ -817,7 +898,9 @@ def main(argv=None) -> int:
     p.add_argument("--no-numba", action="store_true", help="skip numba-cuda")
     p.add_argument("--profile", action="store_true", help="also profile warm compile and the launch path")
     p.add_argument("--timeout", type=float, help="seconds per child process (default 120, quick 20)")
-    p.add_argument("--child", choices=("kdebug", "numba", "kdebug-ptx"), help=argparse.SUPPRESS)
+    p.add_argument("--recording", action="store_true",
+                   help="only: compile CPU time with per-pass recording off / on (saxpy, matmul_tiled, recursive_launch)")
+    p.add_argument("--child", choices=("kdebug", "numba", "kdebug-ptx", "recording"), help=argparse.SUPPRESS)
     p.add_argument("--sample", help=argparse.SUPPRESS)
     p.add_argument("--kernels", help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
@@ -829,6 +912,11 @@ def main(argv=None) -> int:
     if args.child in ("numba", "kdebug-ptx"):
         child_compile_ptx(args.sample, args.kernels, repeat, args.out, numba=args.child == "numba")
         return 0
+    if args.child == "recording":
+        child_recording(args.sample, repeat, args.out)
+        return 0
+    if args.recording:
+        return bench_recording(repeat, args.timeout or 600.0)
 
     sys.path.insert(0, ROOT)
     n = args.saxpy_n or (1 << 16 if args.quick else 1 << 24)

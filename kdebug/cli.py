@@ -22,7 +22,7 @@ import sys
 from kdebug import settings
 from kdebug.driver import strategies
 
-SUBCOMMANDS = ("run", "dump", "replay", "serve", "export", "reduce")
+SUBCOMMANDS = ("run", "dump", "replay", "serve", "export", "reduce", "bisect")
 BACKENDS = ("cpu", "gpu", "auto")
 
 
@@ -110,6 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_options(serve)
     sub.add_parser("reduce", help="shrink a script to the few lines that still show a property of its run",
                    add_help=False)
+    sub.add_parser("bisect", help="find the first optimisation pass of a kernel after which a property holds",
+                   add_help=False)
     replay = sub.add_parser("replay", help="open a recorded trace file without running anything")
     replay.add_argument("trace")
     replay.add_argument("--headless", action="store_true")
@@ -185,6 +187,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if argv and argv[0] == "reduce":
         opts = build_reduce_parser().parse_intermixed_args(argv[1:])
         opts.command = "reduce"
+        return opts
+    if argv and argv[0] == "bisect":
+        opts = build_bisect_parser().parse_intermixed_args(argv[1:])
+        opts.command = "bisect"
         return opts
     return build_parser().parse_args(argv)
 
@@ -294,6 +300,60 @@ def cmd_reduce(opts) -> int:
         print(f"  {line}", file=sys.stderr)
     print(f"kdebug reduce: the final run's trace: {result.trace} (kdebug replay {result.trace})", file=sys.stderr)
     return 0 if result.holds else 1
+
+
+def build_bisect_parser() -> argparse.ArgumentParser:
+    from kdebug.reduce.bisect import HELP  # kept lazy for start-up time
+    bisect = _Parser(prog="kdebug bisect",
+                     description="Build a script many times with one kernel's optimize and emit pipelines cut "
+                                 "after pass N (LLVM's opt-bisect limit), and find by binary search the first "
+                                 "pass after which a property holds: its number, name, stage and function, "
+                                 "and its diff. Each build is a headless run in a child process.")
+    bisect.add_argument("--kernel", required=True, metavar="NAME", help="the kernel (or device function job) to cut")
+    bisect.add_argument("--until", required=True, metavar="PROPERTY", help="what the first pass makes hold: " + HELP)
+    _add_run_options(bisect, remainder=False)
+    for action in bisect._actions:
+        if action.dest == "timeout":
+            action.help = "each build's limit in seconds (default 120)"
+    return bisect
+
+
+def cmd_bisect(opts) -> int:
+    """``kdebug bisect FILE.py --kernel K --until P``: builds in debuggee children, the pass found printed."""
+    from kdebug.reduce.bisect import BisectError, Bisector, parse_bisect_property  # kept lazy for start-up time
+    problem = script_problem(opts.script)
+    if problem:
+        raise UsageError(problem)
+    try:
+        prop = parse_bisect_property(opts.until)
+    except ValueError as exc:
+        raise UsageError(f"--until {exc}") from None
+    if prop.kind == "race":  # racecheck's findings need racecheck on
+        from kdebug.runtime.sanitizers import DEFAULT  # kept lazy for start-up time
+        opts.sanitize = ",".join(sorted((set(opts.sanitize.split(",")) if opts.sanitize else set(DEFAULT))
+                                        | {"racecheck"}))
+    if prop.kind == "memcheck" and not opts.memcheck:
+        raise UsageError("--until memcheck needs bounds checks: leave out --no-memcheck")
+    timeout = opts.timeout
+    opts.timeout = None
+    if timeout is not None:
+        from kdebug.session.supervisor import positive_seconds  # kept lazy for start-up time
+        try:
+            timeout = positive_seconds(timeout)
+        except ValueError as exc:
+            raise UsageError(f"--timeout: {exc}") from None
+    options = run_options(opts, snapshots=False).replace(script=os.path.abspath(opts.script), trace=None)
+    print(f"kdebug bisect: {opts.script} kernel {opts.kernel} until {prop.spec}", file=sys.stderr, flush=True)
+    bisector = Bisector(options, opts.kernel, prop, timeout=timeout if timeout is not None else 120.0)
+    try:
+        result = bisector.run()
+    except BisectError as exc:
+        print(f"kdebug: error: {opts.script}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        bisector.close()
+    print(result.report(), end="")
+    return 0 if result.first is not None else 1
 
 
 def _out_problem(out: str) -> str | None:
@@ -614,6 +674,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_dump(opts)
         if opts.command == "reduce":
             return cmd_reduce(opts)
+        if opts.command == "bisect":
+            return cmd_bisect(opts)
         if opts.command == "replay":
             return cmd_replay(opts)
         if opts.command == "serve":

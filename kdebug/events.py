@@ -128,6 +128,29 @@ class PassList(JobEvent):
 
 
 @dataclass
+class Remarks(JobEvent):
+    """LLVM's optimisation remarks of one phase's pipelines (recorded with its passes):
+    ``[file, line, col, kind, pass, message]`` each; kind is passed, missed or analysis."""
+
+    kind: ClassVar[str] = "remarks"
+    phase: str = ""
+    remarks: list[list] = field(default_factory=list)
+
+
+@dataclass
+class PassCut(JobEvent):
+    """The passes one cut phase's pipelines were gated on (``kdebug bisect``'s builds): ``[number,
+    LLVM's pass name, IR unit, ran, phase, class name]`` each, numbered over the compilation; ``text``:
+    the module after the phase's last cut pipeline."""
+
+    kind: ClassVar[str] = "pass_cut"
+    phase: str = ""
+    limit: int = -1
+    passes: list[list] = field(default_factory=list)
+    text: str = ""
+
+
+@dataclass
 class DeferredResolved(JobEvent):
     """A deferred-codegen marker in job ``job`` was replaced by job ``target``'s entry."""
 
@@ -245,7 +268,7 @@ class Resumed(Event):
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls for cls in (
         JobRequested, JobStarted, JobFinished, JobFailed, CacheHit, PhaseStarted, PhaseFinished,
-        Snapshot, PassSnapshot, PassList, DeferredResolved, DeferredRequest, Reentrant, Diagnostic, LaunchStarted,
+        Snapshot, PassSnapshot, PassList, PassCut, Remarks, DeferredResolved, DeferredRequest, Reentrant, Diagnostic, LaunchStarted,
         LaunchFinished,
         SessionStarted, SessionEnded, Paused, Resumed, KernelOutput,
     )

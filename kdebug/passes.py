@@ -35,6 +35,9 @@ class PassLog:
     """The passes of the pipelines one phase ran, in order (a phase may run more than one)."""
 
     runs: list[PassRun] = field(default_factory=list)
+    # LLVM's optimisation remarks of those pipelines: [file, line, col, kind, pass, message] each
+    # (kind: passed, missed, analysis; file "<unknown>" and line 0 where the IR had no location)
+    remarks: list[list] = field(default_factory=list)
 
 
 _open: contextvars.ContextVar[PassLog | None] = contextvars.ContextVar("kdebug_pass_log", default=None)
@@ -54,6 +57,46 @@ def recording():
 def open_log() -> PassLog | None:
     """The log a pipeline run now should fill, or None: run it unrecorded (the fast path)."""
     return _open.get()
+
+
+NO_LIMIT = -1  # a cut that skips nothing: it only counts and names the passes (bisect's survey run)
+
+
+@dataclass
+class PassCut:
+    """The optimisation pipelines of one compilation cut after pass ``limit`` (LLVM's opt-bisect
+    limit), counted over the compilation's ``optimize`` and ``emit`` pipelines together: pass
+    ``limit + 1`` and every later one is skipped (passes LLVM requires still run). ``kdebug bisect``
+    builds the same script under many limits, one child process each."""
+
+    limit: int = NO_LIMIT
+    phase: str = ""  # the phase whose pipelines run now
+    # every pass the gate was asked about: [number from 1, LLVM's pass name, IR unit, ran, phase, class name]
+    runs: list[list] = field(default_factory=list)
+    text: str = ""  # the module after the last cut pipeline
+
+    def remaining(self) -> int | None:
+        """How many more passes may run (None: no limit)."""
+        return None if self.limit < 0 else max(self.limit - len(self.runs), 0)
+
+
+_cut: contextvars.ContextVar[PassCut | None] = contextvars.ContextVar("kdebug_pass_cut", default=None)
+
+
+@contextlib.contextmanager
+def cutting(cut: PassCut, phase: str):
+    """Run this block's pipelines under ``cut`` (their passes counted as ``phase``'s)."""
+    cut.phase = phase
+    token = _cut.set(cut)
+    try:
+        yield cut
+    finally:
+        _cut.reset(token)
+
+
+def open_cut() -> PassCut | None:
+    """The cut a pipeline run now runs under, or None."""
+    return _cut.get()
 
 
 FINE_DIFF = 400  # lines of a changed middle worth a line-by-line diff; beyond, it travels whole

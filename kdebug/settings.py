@@ -72,6 +72,9 @@ class CompileOptions:
     arch: str | None = None  # the GPU architecture of the ptx target (None: its default)
     ptx_per_job: bool = False  # the ptx target's ptx stage gives every job its own PTX
     host_cpu: str = ""  # the CPU target's LLVM CPU model ("": this host's, with its features)
+    lineinfo: bool = True  # !dbg source locations on every instruction the frontend emits (remarks' lines)
+    cut_kernel: str = ""  # kdebug bisect: this kernel's optimize and emit pipelines are cut ...
+    pass_limit: int = -1  # ... after this many passes (-1: none skipped, only counted)
 
     def replace(self, **changes) -> CompileOptions:
         return dataclasses.replace(self, **changes)
@@ -92,9 +95,11 @@ class CompileOptions:
 def compile_options(*, target: str = "cpu", strategy: str = "worklist", memcheck: bool | None = None,
                     racecheck: bool = False, initcheck: bool = False, lockstep: bool | None = None,
                     regions: bool | None = None, shuffle: bool = False, snapshots: bool = True, tiered: bool | None = None,
-                    arch: str | None = None, ptx_per_job: bool = False, host_cpu: str | None = None) -> CompileOptions:
+                    arch: str | None = None, ptx_per_job: bool = False, host_cpu: str | None = None,
+                    cut_kernel: str = "", pass_limit: int = -1, lineinfo: bool | None = None) -> CompileOptions:
     """The options of a session: what is given, the environment for what is None. Tiers only where
-    nothing records the host assembly (what is shown is always the code that runs)."""
+    nothing records the host assembly (what is shown is always the code that runs) and no pipeline is
+    cut (the background tier would compile it uncut)."""
     if memcheck is None:
         memcheck = flag("KDEBUG_MEMCHECK")
     if lockstep is None:
@@ -105,11 +110,14 @@ def compile_options(*, target: str = "cpu", strategy: str = "worklist", memcheck
         tiered = flag("KDEBUG_TIERED")
     if host_cpu is None:
         host_cpu = (variable("KDEBUG_HOST_CPU") or "").strip()
+    if lineinfo is None:  # source locations where someone looks (remarks): a plain run compiles less
+        lineinfo = snapshots
     return CompileOptions(target=target, strategy=strategy, memcheck=bool(memcheck), racecheck=bool(racecheck),
                           initcheck=bool(initcheck), lockstep=bool(lockstep), regions=bool(regions),
                           shuffle=bool(shuffle),
-                          snapshots=bool(snapshots), tiered=bool(tiered) and not snapshots, arch=arch,
-                          ptx_per_job=bool(ptx_per_job), host_cpu=host_cpu)
+                          snapshots=bool(snapshots), tiered=bool(tiered) and not snapshots and not cut_kernel,
+                          arch=arch, ptx_per_job=bool(ptx_per_job), host_cpu=host_cpu,
+                          cut_kernel=cut_kernel, pass_limit=int(pass_limit), lineinfo=bool(lineinfo))
 
 
 def key_identity(key: str) -> str:

@@ -212,8 +212,9 @@ def test_dump_writes_one_file_per_job_and_phase(tmp_path, ok_script):
     assert files, r.stdout
     per_pass = [n for n in files if re.fullmatch(PASS_FILE, n)]
     assert per_pass  # the pass-by-pass files (tests/test_passes.py reads them)
-    for name in set(files) - set(per_pass):
-        assert re.fullmatch(r"\d{3}_[A-Za-z0-9_]+_\d{2}-[a-z_]+\.(py|txt|ll|s|ptx)", name), name
+    for name in set(files) - set(per_pass):  # a phase's file, or a job's LLVM remarks
+        assert re.fullmatch(r"\d{3}_[A-Za-z0-9_]+_\d{2}-[a-z_]+\.(py|txt|ll|s|ptx)|\d{3}_[A-Za-z0-9_]+_remarks\.txt",
+                            name), name
     files = [n for n in files if n.startswith("001_fill_") and n not in per_pass]
     phases = {re.sub(r"^001_fill_\d{2}-", "", n).rsplit(".", 1)[0] for n in files}
     assert {"source", "parse", "typeinfer", "lower", "optimize", "before_finish", "after_finish", "emit"} <= phases

@@ -28,7 +28,8 @@ def test_options_are_frozen_hashable_and_their_digest_names_every_field():
     digests = {a.digest}
     for f in dataclasses.fields(a):  # every field changes the digest
         value = getattr(a, f.name)
-        other = a.replace(**{f.name: (not value) if isinstance(value, bool) else (value or "") + "x"})
+        changed = (not value) if isinstance(value, bool) else value + 1 if isinstance(value, int) else (value or "") + "x"
+        other = a.replace(**{f.name: changed})
         digests.add(other.digest)
         assert f.name in other.summary()
     assert len(digests) == len(dataclasses.fields(a)) + 1

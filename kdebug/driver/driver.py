@@ -109,14 +109,19 @@ class Driver:
         self.bus.emit(E.Snapshot(**self.job_fields(rec), id=sid, phase=phase, language=language, text=text))
         return sid
 
-    def run_phase(self, rec: JobRecord, phase: str, work, show=str, language: str = "llvm", by_pass: bool = False):
+    def run_phase(self, rec: JobRecord, phase: str, work, show=str, language: str = "llvm", by_pass: bool = False,
+                  cut: passes.PassCut | None = None):
         """Run one named phase of ``rec``: events, timing and the snapshot of its result. ``by_pass``:
-        the phase runs LLVM pipelines, recorded pass by pass when this driver records snapshots."""
+        the phase runs LLVM pipelines, recorded pass by pass when this driver records snapshots;
+        ``cut``: they run cut after a number of passes (``kdebug bisect``), which then goes unrecorded."""
         if phase not in self.stage_names:
             raise AssertionError(f"{phase!r} is no stage of {self.target.name}: add it to kdebug/stages.py")
         self.bus.emit(E.PhaseStarted(**self.job_fields(rec), phase=phase))
         t0, paused = time.perf_counter(), self.bus.paused_seconds
-        if by_pass and self.snapshots:
+        if cut is not None:
+            with passes.cutting(cut, phase):
+                log, result = None, work()
+        elif by_pass and self.snapshots:
             with passes.recording() as log:
                 result = work()
         else:
@@ -125,6 +130,9 @@ class Driver:
         rec.compile_time += dt
         if log is not None:
             self.pass_snapshots(rec, phase, log)
+        if cut is not None:
+            self.bus.emit(E.PassCut(**self.job_fields(rec), phase=phase, limit=cut.limit, text=cut.text,
+                                    passes=[run for run in cut.runs if run[4] == phase]))
         sid = self.snapshot(rec, phase, lambda: show(result), language) if show is not None else None
         self.bus.emit(E.PhaseFinished(**self.job_fields(rec), phase=phase, duration=dt, snapshot=sid))
         return result
@@ -148,6 +156,8 @@ class Driver:
             before, previous, count = lines, sid, count + 1
         self.bus.emit(E.PassList(**self.job_fields(rec), phase=phase,
                                  passes=[[r.name, r.unit, r.changed] for r in log.runs]))
+        if log.remarks:
+            self.bus.emit(E.Remarks(**self.job_fields(rec), phase=phase, remarks=log.remarks))
 
     # ---- the job table --------------------------------------------------------------
     def new_record(self, job: CompilerJob, parent: int | None, reason: str, loc=None) -> JobRecord:
@@ -325,7 +335,8 @@ class Driver:
             rec.target_state = self.target.module_state()
             rec.module_ir = self.run_phase(rec, "lower", lambda: lower_function(rec.typed, self.target, rec.entry,
                                                                                 requester=requester, fastmath=fastmath,
-                                                                                debug=debug, target_state=rec.target_state))
+                                                                                debug=debug, target_state=rec.target_state,
+                                                                                lineinfo=self.options.lineinfo))
             for stage in stages.after_lower(self.target.stages()):  # the CPU target's regions
                 show = (lambda m: self.target.stage_header(stage, rec.target_state) + str(m)) \
                     if self.target.shows_stage(stage, rec.target_state) else None
@@ -348,7 +359,9 @@ class Driver:
         mod = self.run_phase(rec, "expand_deferred", lambda: self.strategy.expand(self.context, comp, irmod))
         jobs = comp.finish_list
         self.run_phase(rec, "link_runtime", lambda: target.link_runtime(mod, jobs) or mod)
-        self.run_phase(rec, "optimize", lambda: target.optimize(mod) or mod, by_pass=True)
+        # kdebug bisect: this kernel's optimize and emit pipelines cut after pass N, counted over both
+        cut = passes.PassCut(self.options.pass_limit) if self.options.cut_kernel == rec.name else None
+        self.run_phase(rec, "optimize", lambda: target.optimize(mod) or mod, by_pass=True, cut=cut)
         for job in comp.records:
             self.snapshot(job, "before_finish", lambda: str(mod) if job is rec else self.job_ir(mod, job))
         self.run_phase(rec, "finish", lambda: self.finish(mod, jobs) or mod)
@@ -359,7 +372,7 @@ class Driver:
         self.check_finish_coverage(mod, comp)
         self.run_phase(rec, "validate", lambda: self.validate(mod, comp) or mod)
         artifact = self.run_phase(rec, "emit", lambda: target.emit(mod, jobs),
-                                  lambda a: a.text, target.emit_language, by_pass=True)
+                                  lambda a: a.text, target.emit_language, by_pass=True, cut=cut)
         # the target's own stages on the emitted artifact (ptxas...) make only what someone looks at:
         # without snapshots they do not run (ptxas then runs when its report is asked for)
         for stage in stages.after_emit(target.stages()) if self.snapshots else ():

@@ -16,6 +16,7 @@ import numpy as np
 from llvmlite import ir
 
 from kdebug import markers
+from kdebug.frontend.debug_info import Locations, module_debug_info
 from kdebug.frontend.hook_context import LoweringContext, access_kind
 from kdebug.frontend.typeinfer import PyValue, TypedFunction, constant_index
 from kdebug.frontend import complex_numbers as C, datetimes as D, enums as EN, records as R, registry
@@ -124,6 +125,8 @@ class FunctionLowerer:
         self.counter = 0
         self.fastmath = False  # @cuda.jit(fastmath=True): set by whoever lowers the function
         self.debug = False  # @cuda.jit(debug=True): numba's python error model (kdebug/frontend/exceptions.py)
+        self.lineinfo = False  # !dbg locations on every instruction (kdebug/frontend/debug_info.py)
+        self.locations: Locations | None = None  # this body's, once lower() or an inlined call made them
         self.root = self  # the lowerer of ``fn`` itself (an inlined device function's is its kernel's)
         self.call_path: tuple = ()  # an inlined device function's calls from the kernel down: (call node, caller tf)
         self._hook_context: LoweringContext | None = None
@@ -153,6 +156,12 @@ class FunctionLowerer:
         il.call_path = self.call_path + ((node, self.tf),)
         il.slots, il.loops = {}, []
         il._hook_context = None  # its own: made at its first hook
+        if self.locations is not None:  # its lines are its own file's, inlined at the call
+            src = callee_tf.source
+            info = self.locations.info
+            scope = info.subprogram(callee_tf.name, src.file, src.first_line + src.tree.lineno - 1)
+            il.locations = Locations(info, scope, src.first_line, src.indent,
+                                     inlined_at=self.locations.at(node) if node is not None else None)
         return il
 
     def inline_call(self, node, callee_tf: TypedFunction, vals):
@@ -170,6 +179,8 @@ class FunctionLowerer:
         il.body(callee_tf.source.tree.body)
         il.branch(il.exit)
         il.builder.position_at_end(il.exit)
+        if self.locations is not None:
+            self.builder.debug_metadata = self.locations.at(node)  # back at the call
         self.counter = il.counter
         if callee_tf.restype == T.void:
             return None
@@ -210,6 +221,13 @@ class FunctionLowerer:
     # ---- driving --------------------------------------------------------------
     def lower(self) -> ir.Function:
         b = self.builder
+        if self.lineinfo:
+            src = self.tf.source
+            info = module_debug_info(self.module, src.file)
+            scope = info.subprogram(self.fn.name, src.file, src.first_line + src.tree.lineno - 1)
+            self.fn.set_metadata("dbg", scope)
+            self.locations = Locations(info, scope, src.first_line, src.indent)
+            b.debug_metadata = self.locations.at(src.tree)  # the prologue's: the def line
         args = self.fn.args[1:] if self.ctx is not None else self.fn.args
         for name, t in self.tf.locals.items():
             if not isinstance(t, PyValue):
@@ -232,11 +250,28 @@ class FunctionLowerer:
             b.ret(b.load(self.retslot))
         if self.fastmath:
             apply_fastmath(self.fn)
+        if self.locations is not None:
+            self.locate_the_rest()
         return self.fn
+
+    def locate_the_rest(self) -> None:
+        """A location for the instructions llvmlite's builder leaves without one: the one before it in
+        its block, else the function's own line. (llvmlite prints ``unreachable`` without its metadata
+        all the same; LLVM needs none there.)"""
+        first = self.locations.at(self.tf.source.tree)
+        for block in self.fn.blocks:
+            last = first
+            for instr in block.instructions:
+                if "dbg" in instr.metadata:
+                    last = instr.metadata["dbg"]
+                else:
+                    instr.set_metadata("dbg", last)
 
     # ---- statements -----------------------------------------------------------
     def body(self, stmts) -> None:
         for s in stmts:
+            if self.locations is not None:
+                self.builder.debug_metadata = self.locations.at(s)
             getattr(self, "stmt_" + type(s).__name__)(s)
 
     def stmt_Pass(self, node) -> None:
@@ -331,8 +366,10 @@ class FunctionLowerer:
         b.cbranch(self.truth(self.expr(node.test), self.type_of(node.test)), body, end)
         b.position_at_end(body)
         self.loops.append((head, end))
+        at_while = b.debug_metadata
         self.body(node.body)
         self.loops.pop()
+        b.debug_metadata = at_while
         self.branch(head)
         b.position_at_end(end)
         self.whiles.pop()
@@ -388,6 +425,7 @@ class FunctionLowerer:
         b = self.builder
         ty = llvm_type(lt)
         head, body, latch, end = (self.new_block(n) for n in ("for.cond", "for.body", "for.inc", "for.end"))
+        at_for = b.debug_metadata  # the loop's own code is at its for line (LLVM's remarks name a loop by it)
         b.branch(head)
         b.position_at_end(head)
         k = b.load(counter)
@@ -399,6 +437,7 @@ class FunctionLowerer:
         self.loops.append((latch, end))
         self.body(node.body)
         self.loops.pop()
+        b.debug_metadata = at_for
         self.branch(latch)
         b.position_at_end(latch)
         b.store(b.add(b.load(counter), ir.Constant(ty, 1)), counter)
@@ -473,7 +512,14 @@ class FunctionLowerer:
     def expr(self, node):
         if node in self.tf.consts:
             return self.constant_value(node, self.tf.consts[node])
-        return getattr(self, "expr_" + type(node).__name__)(node)
+        if self.locations is None:
+            return getattr(self, "expr_" + type(node).__name__)(node)
+        outer = self.builder.debug_metadata
+        self.builder.debug_metadata = self.locations.at(node)
+        try:
+            return getattr(self, "expr_" + type(node).__name__)(node)
+        finally:
+            self.builder.debug_metadata = outer
 
     def constant_value(self, node, value):
         if isinstance(value, I.Intrinsic):  # a value intrinsic such as cuda.laneid
@@ -910,6 +956,7 @@ class FunctionLowerer:
                                       self.requester, self.target_state)
             lowerer.fastmath = self.fastmath or bool(getattr(fn, "options", {}).get("fastmath"))
             lowerer.debug = self.debug
+            lowerer.lineinfo = self.lineinfo
             callee = lowerer.lower()
         vals = [self.cast(a, t, ct) for a, t, ct in zip(args, argts, callee_tf.argtypes) if not isinstance(ct, PyValue)]
         if self.ctx is not None:
@@ -1013,10 +1060,12 @@ def _constant_sign(node) -> int:
 
 
 def lower_function(tf: TypedFunction, target, name: str, module: ir.Module | None = None,
-                   requester=None, fastmath: bool = False, debug: bool = False, target_state=None) -> ir.Module:
+                   requester=None, fastmath: bool = False, debug: bool = False, target_state=None,
+                   lineinfo: bool = False) -> ir.Module:
     """Lower a kernel or device-function job (and the device functions it calls) into a new module.
     ``target_state``: the target's record of the module (``Target.module_state()``; a new one when
-    not given), which its lowering hooks fill in; the caller keeps it with the module for finish_ir."""
+    not given), which its lowering hooks fill in; the caller keeps it with the module for finish_ir.
+    ``lineinfo``: every instruction carries its source location (kdebug/frontend/debug_info.py)."""
     if module is None:
         module = ir.Module(name=name)
         target.prepare_module(module)
@@ -1025,6 +1074,7 @@ def lower_function(tf: TypedFunction, target, name: str, module: ir.Module | Non
     lowerer = FunctionLowerer(module, tf, target, name, "external", {}, requester, target_state)
     lowerer.fastmath = fastmath
     lowerer.debug = debug
+    lowerer.lineinfo = lineinfo
     lowerer.lower()
     return module
 

@@ -9,7 +9,8 @@ from kdebug.stages import in_stage_order
 
 _EXT = {"llvm": "ll", "python": "py", "text": "txt", "ptx": "ptx", "asm": "s"}
 # every name write_dump gives a file: <job>_<kernel>_<NN>-<phase>[-pass<IIII>-<pass>|-passes].<ext>
-DUMP_FILE = re.compile(r"\d{3}_\w+_\d{2}-\w+(-pass\d{4,}-\w+|-passes)?\.(ll|py|txt|ptx|excerpt\.ptx|s)")
+DUMP_FILE = re.compile(r"\d{3}_\w+_\d{2}-\w+(-pass\d{4,}-\w+|-passes)?\.(ll|py|txt|ptx|excerpt\.ptx|s)"
+                       r"|\d{3}_\w+_remarks\.txt")
 
 
 def _stem(job) -> str:
@@ -65,7 +66,18 @@ def write_dump(model: SessionModel, out_dir: str) -> list[str]:
                 f.write(_excerpt_header(model, job, phase) + snap.text if _is_ptx_excerpt(job, snap) else snap.text)
             written.append(path)
         written += _write_passes(model, job, out_dir)
+        if job.remarks:
+            path = os.path.join(out_dir, f"{stem}_remarks.txt")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(remarks_text(job.remarks))
+            written.append(path)
     return written
+
+
+def remarks_text(remarks: list[tuple[str, list]]) -> str:
+    """A job's remarks, one a line, in source order: ``file:line:col kind pass message (phase)``."""
+    rows = sorted(remarks, key=lambda pr: (pr[1][0] == "<unknown>", pr[1][0], pr[1][1], pr[1][2]))
+    return "".join(f"{r[0]}:{r[1]}:{r[2]} {r[3]} {r[4] or '-'} {r[5]} ({phase})\n" for phase, r in rows)
 
 
 def pass_file_name(model: SessionModel, job, phase: str, p) -> str:

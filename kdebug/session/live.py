@@ -53,7 +53,8 @@ class Session:
                  bus: E.EventBus | None = None, emit_ptx: bool = False, ptx_arch: str | None = None,
                  snapshots: bool = True, racecheck: bool = False, initcheck: bool = False,
                  lockstep: bool | None = None, tiered: bool | None = None, host_cpu: str | None = None,
-                 regions: bool | None = None) -> None:
+                 regions: bool | None = None, cut_kernel: str = "", pass_limit: int = -1,
+                 lineinfo: bool | None = None) -> None:
         """``snapshots``: print every phase's IR and the host assembly for whoever looks (the TUI, dump,
         a trace); a session nobody watches turns it off and compiles faster. ``racecheck``, ``initcheck``:
         the CPU backend's shadow-memory sanitizers. ``lockstep``: the CPU backend's lockstep loops
@@ -62,7 +63,11 @@ class Session:
         ``KDEBUG_REGIONS``, on unless 0). ``tiered`` (default:
         unless ``KDEBUG_TIERED=0``): without snapshots, the CPU backend runs quick code until the
         optimised code, compiled in the background, is ready (kdebug/targets/cpu/tiers.py). ``host_cpu``:
-        the LLVM CPU model the CPU backend compiles for (None: ``KDEBUG_HOST_CPU``, else this host's)."""
+        the LLVM CPU model the CPU backend compiles for (None: ``KDEBUG_HOST_CPU``, else this host's).
+        ``cut_kernel``, ``pass_limit``: kernel ``cut_kernel``'s optimisation pipelines cut after
+        ``pass_limit`` passes (``kdebug bisect``; kdebug/passes.py). ``lineinfo``: ``!dbg`` source
+        locations on every instruction (kdebug/frontend/debug_info.py; None: where snapshots are
+        recorded, as LLVM's remarks are)."""
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}")
         if strategy not in STRATEGIES:
@@ -80,7 +85,8 @@ class Session:
             racecheck=racecheck, initcheck=initcheck, lockstep=lockstep, regions=regions, snapshots=snapshots,
             tiered=tiered,
             arch=(ptx_arch or self.runtime.arch) if self.backend == "gpu" else ptx_arch,
-            ptx_per_job=emit_ptx and self.backend == "gpu", host_cpu=host_cpu)
+            ptx_per_job=emit_ptx and self.backend == "gpu", host_cpu=host_cpu,
+            cut_kernel=cut_kernel, pass_limit=pass_limit, lineinfo=lineinfo)
         self.hazards: list = []  # what racecheck and initcheck found, launch after launch
         self.driver = Driver(self.bus, self.make_target, self.options)
         # emit_ptx on the CPU backend: every job's PTX and ptxas report beside it, launches unchanged

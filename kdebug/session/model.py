@@ -5,6 +5,8 @@ render this model, and it can be rebuilt from a trace file alone.
 """
 from __future__ import annotations
 
+import os
+
 from collections import OrderedDict
 from dataclasses import field
 from typing import NamedTuple
@@ -57,6 +59,8 @@ class JobView:
     events: list[int] = field(default_factory=list)  # indices into Session.events
     passes: dict[str, list[PassView]] = field(default_factory=dict)  # phase -> its pipeline's passes, in order
     pass_snapshots: dict[tuple[str, int], int] = field(default_factory=dict)  # (phase, pass index) -> snapshot id
+    # LLVM's optimisation remarks of its phases: (phase, [file, line, col, kind, pass, message]) each
+    remarks: list[tuple[str, list]] = field(default_factory=list)
 
     @property
     def signature(self) -> str:
@@ -292,6 +296,11 @@ class SessionModel:
         job.passes[phase] = [PassView(i, row[0], row[1], bool(row[2]), snaps.get((phase, i)) if row[2] else None)
                              for i, row in enumerate(ev.passes, 1)]
 
+    def _on_remarks(self, ev: E.Remarks) -> None:
+        job = self.jobs.get(ev.job)
+        if job is not None:
+            job.remarks += [(ev.phase, r) for r in ev.remarks]
+
     def _on_deferred_resolved(self, ev: E.DeferredResolved) -> None:
         if ev.entry:
             self.entries[ev.target_job] = ev.entry
@@ -348,6 +357,23 @@ class SessionModel:
             view.duration, view.error = max(ev.duration - view.held_time, 0.0), ev.error
 
     # ---- queries -----------------------------------------------------------------------
+    def source_remarks(self, job) -> dict[int, list[list]]:
+        """LLVM's remarks that name a line of ``job``'s source (whichever job's pipeline made them: a
+        deferred job's code is optimised in its toplevel's module), by line number in its file, each
+        line's once: ``[kind, pass, message]``."""
+        if not job.source or not job.source_file or job.source_line is None:
+            return {}
+        base = os.path.basename(job.source_file)
+        first, last = job.source_line, job.source_line + len(job.source.splitlines()) - 1
+        found: dict[int, list[list]] = {}
+        for other in self.jobs.values():
+            for _phase, (file, line, _col, kind, pass_name, message) in other.remarks:
+                if os.path.basename(file) == base and first <= line <= last:
+                    row = [kind, pass_name, message]
+                    if row not in found.setdefault(line, []):
+                        found[line].append(row)
+        return found
+
     def snapshot_text(self, job_id: int, phase: str) -> str | None:
         sid = self.jobs[job_id].snapshots.get(phase)
         return self.snapshots[sid].text if sid in self.snapshots else None

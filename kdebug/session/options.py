@@ -59,6 +59,8 @@ class RunOptions:
     timeout: float | None = None  # headless: stop the script after this many seconds
     kernel_print_stdout: bool = True  # kernels' print() lines to stdout (the TUI shows them from events)
     theme: str = "dark"  # the TUI's colours: dark, light, high-contrast (the debuggee ignores it)
+    cut_kernel: str = ""  # kdebug bisect: this kernel's optimisation pipelines cut after pass_limit passes
+    pass_limit: int = -1
 
     def replace(self, **changes) -> RunOptions:
         return dataclasses.replace(self, **changes)

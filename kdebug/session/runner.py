@@ -34,7 +34,8 @@ def configure_session(options: RunOptions):
     memcheck = None if options.memcheck else False  # --no-memcheck; else KDEBUG_MEMCHECK decides
     session = Session(backend=options.backend, strategy=options.strategy, memcheck=memcheck,
                       emit_ptx=options.target == "ptx", ptx_arch=options.arch, snapshots=options.snapshots,
-                      racecheck=options.racecheck, initcheck=options.initcheck)
+                      racecheck=options.racecheck, initcheck=options.initcheck,
+                      cut_kernel=options.cut_kernel, pass_limit=options.pass_limit)
     session.shuffle_seed = options.shuffle_seed
     session.kernel_print_stdout = options.kernel_print_stdout
     set_session(session)

@@ -282,6 +282,9 @@ def run_pipeline(tm, mod, speed_level: int = 3, unroll: bool = True, interleave:
     the vectoriser's interleaving, on by default). Inside ``kdebug.passes.recording()`` every pass is
     kept in its log (``pass_record.py``)."""
     pto = tuning_options(speed_level, unroll, interleave)
+    cut = passes.open_cut()
+    if cut is not None:  # kdebug bisect: the pipeline cut after pass N
+        return pass_record.run_cut(lambda: llvm.create_pass_builder(tm, pto), mod, cut)
     log = passes.open_log()
     if log is not None:  # something shows the passes (the driver opened a log): the same pipeline, recorded
         return pass_record.run_recorded(lambda: llvm.create_pass_builder(tm, pto), mod, log)
@@ -294,6 +297,9 @@ def run_passes(tm, mod, names: tuple[str, ...]) -> None:
     """A short pipeline: the passes ``names`` (llvmlite's ``add_<name>_pass``) in order, recorded as
     ``run_pipeline``'s are inside ``kdebug.passes.recording()``."""
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    cut = passes.open_cut()
+    if cut is not None:
+        return pass_record.run_cut(lambda: llvm.create_pass_builder(tm, pto), mod, cut, names)
     log = passes.open_log()
     if log is not None:
         return pass_record.run_recorded(lambda: llvm.create_pass_builder(tm, pto), mod, log, names)

@@ -19,12 +19,13 @@ import contextlib
 import os
 import re
 import shutil
+import sys
 import tempfile
 import threading
 
 import llvmlite.binding as llvm
 
-from kdebug.passes import PassLog, PassRun
+from kdebug.passes import PassCut, PassLog, PassRun
 
 PIPELINE_LOCK = threading.RLock()
 
@@ -103,15 +104,16 @@ def module_pass_manager(pb, passes: tuple[str, ...] | None):
 
 def run_recorded(pass_builder, mod, log: PassLog, passes: tuple[str, ...] | None = None) -> None:
     """Run ``pass_builder()``'s module pipeline (or the pass list ``passes``) on ``mod``, appending each
-    pass to ``log``."""
+    pass to ``log``, and LLVM's remarks of the same pipeline to ``log.remarks``."""
+    with PIPELINE_LOCK, GATE.recording():
+        log.remarks += collect_remarks(pass_builder, mod, passes, kinds=("passed", "analysis"))
     previous = str(mod).rstrip("\n")
     directory = _dump_directory()
     try:
         with PIPELINE_LOCK, GATE.recording():
             _printing(directory)
-            try:
-                pb = pass_builder()
-                module_pass_manager(pb, passes).run(mod, pb)
+            try:  # the missed remarks come from this run itself: one copy fewer
+                log.remarks += remarks_of(pass_builder, mod, passes, "missed")
             finally:
                 _printing(None)
         for file_name in sorted(os.listdir(directory), key=_order):
@@ -126,3 +128,138 @@ def run_recorded(pass_builder, mod, log: PassLog, passes: tuple[str, ...] | None
             previous = text
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+# ---- a pipeline cut after pass N (kdebug bisect) -------------------------------------------------
+# LLVM prints "BISECT: running pass (k) NAME on UNIT" (or "NOT running pass") to fd 2 for every pass
+# its gate is asked about while -opt-bisect-limit is set. Checked on LLVM 22: once set, the gate stays
+# on for the process (no value turns it off again: -1 runs every pass and keeps counting) and k is
+# never reset. So outside a cut the limit is -1 and the gate quiet (-opt-bisect-verbose=false), and
+# each cut run first learns k from a one-pass probe, then sets its limit relative to it.
+BISECT = re.compile(r"^BISECT: (?P<skip>NOT )?running pass \((?P<k>\d+)\) (?P<name>.+?) on (?P<unit>.*)$")
+NO_CUT = 1 << 30  # a limit no compilation reaches
+PROBE_IR = "define void @kdebug.bisect.probe() {\n  ret void\n}\n"
+
+
+@contextlib.contextmanager
+def captured_stderr():
+    """What LLVM writes to fd 2 inside this block (Python's own stderr is not the same stream):
+    yields a list that holds its lines once the block ends."""
+    lines: list[str] = []
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as f:
+        os.dup2(f.fileno(), 2)
+        try:
+            yield lines
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            f.seek(0)
+            lines += f.read().decode("utf-8", errors="replace").splitlines()
+
+
+def _gate_count() -> int:
+    """LLVM's pass-gate counter now: the number a one-pass probe run gets, less one."""
+    probe = llvm.parse_assembly(PROBE_IR)
+    mpm = llvm.create_new_module_pass_manager()
+    mpm.add_global_dead_code_eliminate_pass()
+    tm = llvm.Target.from_default_triple().create_target_machine()
+    with captured_stderr() as lines:
+        llvm.set_option("", "-opt-bisect-limit=-1")
+        llvm.set_option("", "-opt-bisect-verbose=true")
+        try:
+            pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=0))
+            mpm.run(probe, pb)
+        finally:
+            llvm.set_option("", "-opt-bisect-verbose=false")
+    ks = [int(m.group("k")) for m in map(BISECT.match, lines) if m is not None]
+    if not ks:
+        raise RuntimeError("LLVM's opt-bisect gate printed nothing for the probe pass: this LLVM cannot bisect")
+    return ks[-1]
+
+
+def run_cut(pass_builder, mod, cut: PassCut, passes: tuple[str, ...] | None = None) -> None:
+    """Run ``pass_builder()``'s pipeline (or ``passes``) on ``mod`` with the passes after ``cut.limit``
+    skipped; every pass LLVM's gate was asked about joins ``cut.runs``. A cut with no limit also
+    prints each pass's header (``-print-after-all``, function scope) to learn its class name."""
+    remaining = cut.remaining()
+    survey = remaining is None
+    with PIPELINE_LOCK, GATE.recording():
+        base = _gate_count()
+        with captured_stderr() as lines:
+            llvm.set_option("", f"-opt-bisect-limit={base + (NO_CUT if survey else remaining)}")
+            llvm.set_option("", "-opt-bisect-verbose=true")
+            if survey:
+                llvm.set_option("", "-print-after-all=true")
+            try:
+                pb = pass_builder()
+                module_pass_manager(pb, passes).run(mod, pb)
+            finally:
+                llvm.set_option("", "-opt-bisect-limit=-1")  # every later pass runs (counted, quietly)
+                llvm.set_option("", "-opt-bisect-verbose=false")
+                if survey:
+                    llvm.set_option("", "-print-after-all=false")
+    last = None
+    for line in lines:
+        m = BISECT.match(line)
+        if m is not None:
+            last = [len(cut.runs) + 1, m.group("name"), m.group("unit"), m.group("skip") is None, cut.phase, ""]
+            cut.runs.append(last)
+            continue
+        h = HEADER.match(line)
+        if h is not None and last is not None and not last[5]:
+            last[5] = h.group("name")  # the first header after a gated pass is its own
+        if h is not None:
+            last = None
+    cut.text = str(mod)
+
+
+# ---- optimisation remarks ---------------------------------------------------------------------
+# LLVM prints a remark as "remark: FILE:LINE:COL: MESSAGE" to fd 2, the same for every kind and with
+# no pass name. So each kind gets a run of its own: missed ones the recorded run itself, passed and
+# analysis ones a copy of the module each (the pipelines are deterministic: the copy meets what the
+# module meets), and the pass gate's quiet-no-more lines
+# ("BISECT: running pass (k) NAME", limit -1: every pass runs) say which pass was running. A remark
+# of a pass LLVM requires (never gated) is named after the gated pass before it.
+REMARK_OPTIONS = {"passed": "-pass-remarks", "missed": "-pass-remarks-missed", "analysis": "-pass-remarks-analysis"}
+REMARK = re.compile(r"^remark: (?P<file>.*?):(?P<line>\d+):(?P<col>\d+): (?P<message>.*)$")
+NOTHING = "^$"  # a regular expression no pass name matches: the option off (an empty one is ignored)
+
+
+def collect_remarks(pass_builder, mod, passes: tuple[str, ...] | None = None,
+                    kinds: tuple[str, ...] = tuple(REMARK_OPTIONS)) -> list[list]:
+    """LLVM's remarks of the pipeline on ``mod`` (run on copies; ``mod`` is untouched):
+    ``[file, line, col, kind, pass, message]`` each, kind by kind. The caller holds ``PIPELINE_LOCK``."""
+    bitcode = mod.as_bitcode()
+    found: list[list] = []
+    for kind in kinds:
+        found += remarks_of(pass_builder, llvm.parse_bitcode(bitcode), passes, kind)
+    return found
+
+
+def remarks_of(pass_builder, mod, passes: tuple[str, ...] | None, kind: str) -> list[list]:
+    """Run the pipeline on ``mod`` with LLVM's remarks of one kind on: those remarks."""
+    option = REMARK_OPTIONS[kind]
+    with captured_stderr() as lines:
+        llvm.set_option("", f"{option}=.*")
+        llvm.set_option("", "-opt-bisect-limit=-1")
+        llvm.set_option("", "-opt-bisect-verbose=true")
+        try:
+            pb = pass_builder()
+            module_pass_manager(pb, passes).run(mod, pb)
+        finally:
+            llvm.set_option("", "-opt-bisect-verbose=false")
+            llvm.set_option("", f"{option}={NOTHING}")
+    found, running = [], ""
+    for line in lines:
+        m = BISECT.match(line)
+        if m is not None:
+            running = m.group("name")
+            continue
+        r = REMARK.match(line)
+        if r is not None:
+            found.append([r.group("file"), int(r.group("line")), int(r.group("col")), kind, running,
+                          r.group("message")])
+    return found

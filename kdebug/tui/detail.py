@@ -18,8 +18,8 @@ from kdebug.session.model import SessionModel
 from kdebug.session.navigation import DescendPath
 from kdebug.stages import in_stage_order
 from kdebug.tui import descend, tab_focus, teaching
-from kdebug.tui.documents import (CodeDocument, Document, JoinedDocument, SideBySideDocument, SideBySideRows,
-                                  StyledDocument, UnifiedDiffDocument, UnifiedLines)
+from kdebug.tui.documents import (CodeDocument, Document, JoinedDocument, RemarkedSourceDocument, SideBySideDocument,
+                                  SideBySideRows, StyledDocument, UnifiedDiffDocument, UnifiedLines)
 from kdebug.tui.message_screen import MessageScreen
 from kdebug.tui.messages import GoToJob
 from kdebug.tui.site_view import SiteView
@@ -549,7 +549,12 @@ class DetailPane(Vertical):
                              if self.script_error is not None else Document([]))
         src = job.source or self._text("parse")[0] or "(source not available)"
         header = f"# {job.source_file}:{job.source_line}\n" if job.source_file else ""
-        self._set("source", CodeDocument(header + src, "python"))
+        remarks = self.model.source_remarks(job) if job.source else {}
+        if remarks:  # LLVM's remarks beside the lines they name (document index: the header is line 0)
+            first = job.source_line - (1 if header else 0)
+            self._set("source", RemarkedSourceDocument(header + src, {n - first: r for n, r in remarks.items()}))
+        else:
+            self._set("source", CodeDocument(header + src, "python"))
 
     def _show_ir(self, job) -> None:
         phases = self.phases()

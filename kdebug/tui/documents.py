@@ -103,6 +103,42 @@ class CodeDocument(Document):
         return highlight_line(self.lines[i], self.language)
 
 
+REMARK_STYLES = {"missed": "bold yellow", "analysis": "dim yellow", "passed": "dim green"}
+REMARK_MARKS = {"missed": "\u2717", "analysis": "?", "passed": "\u2713"}  # ✗ ? ✓
+
+
+class RemarkedSourceDocument(CodeDocument):
+    """Python source with LLVM's remarks beside the lines they name: a mark per kind after the code
+    (missed ones in the warning colour), then the first remark, the missed one first; ``remarks`` by
+    document line index. The code's own columns stay where they are (sites are found by column)."""
+
+    def __init__(self, text: str, remarks: dict[int, list[list]]) -> None:
+        super().__init__(text, "python")
+        self.remarks = remarks
+        for i, rows in remarks.items():
+            if 0 <= i < len(self.lines):
+                self.width = max(self.width, len(self.lines[i]) + 4 + len(self._note(rows)))
+
+    @staticmethod
+    def _first(rows: list[list]) -> list:
+        order = {"missed": 0, "analysis": 1, "passed": 2}
+        return min(rows, key=lambda r: order.get(r[0], 3))
+
+    def _note(self, rows: list[list]) -> str:
+        kind, pass_name, message = self._first(rows)
+        more = f" (+{len(rows) - 1})" if len(rows) > 1 else ""
+        return f"{REMARK_MARKS.get(kind, '*')} {pass_name}: {message}{more}"
+
+    def render(self, i: int) -> Text:
+        text = super().render(i)
+        rows = self.remarks.get(i)
+        if rows:
+            text = text.copy()
+            text.append("    ")
+            text.append(self._note(rows), style=REMARK_STYLES.get(self._first(rows)[0], ""))
+        return text
+
+
 class StyledDocument(Document):
     """Lines with one style each (listings, messages)."""
 
