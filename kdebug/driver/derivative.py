@@ -19,13 +19,14 @@ from llvmlite import ir
 from kdebug import markers
 from kdebug import events as E
 from kdebug.driver import forward_mode as FM
+from kdebug.driver import reverse_mode as RM
 from kdebug.driver.deferred import parse
 from kdebug.errors import CompileError, KdebugError
 from kdebug.frontend.lower import llvm_type, lower_function
 from kdebug.frontend.source import parse_function
 from kdebug.frontend.typeinfer import LaunchTarget, PyValue, infer_function
 from kdebug.lang import intrinsics as I
-from kdebug.lang.derivative import Derivative
+from kdebug.lang.derivative import REVERSE, Derivative
 
 # math functions the transform knows, by name: the target's libm symbols are looked up from these
 MATH_NAMES = ("sin", "cos", "tan", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "pow",
@@ -47,6 +48,8 @@ def front(driver, rec):
         lowered = driver.run_phase(rec, "primal", lambda: lower_primal(driver, rec, primal))
         view = driver.run_phase(rec, "primal_resolved",
                                 lambda: driver.strategy.resolve_primal(driver.context, driver.current, rec, str(lowered)))
+        if d.transform == REVERSE:
+            return reverse_stages(driver, rec, view, primal)
         return driver.run_phase(rec, "derivative", lambda: transform(driver, rec, view, primal))
     except KdebugError as exc:
         rec.state = "failed"
@@ -62,7 +65,7 @@ def lower_primal(driver, rec, name: str):
         requester = lambda fn, argtypes, kind, reason, loc: driver.request_deferred(  # noqa: E731
             rec, fn, argtypes, kind, reason, loc)
         return lower_function(rec.typed, driver.target, name, requester=requester)
-    jid = driver.request_deferred(rec, d.primal, rec.argtypes, "derivative", "grad", rec.loc, needs="body")
+    jid = driver.request_deferred(rec, d.primal, rec.argtypes, "derivative", d.primal.reason, rec.loc, needs="body")
     target = driver.target
     module = ir.Module(name=name)
     target.prepare_module(module)
@@ -77,8 +80,22 @@ def lower_primal(driver, rec, name: str):
     return module
 
 
-def transform(driver, rec, view_text: str, primal: str):
-    """Forward mode on the resolved primal; the derivative module keeps only the entry external."""
+def reverse_stages(driver, rec, view_text: str, primal: str):
+    """Reverse mode on the resolved primal: the activity and the augmented forward sweep (a module to
+    look at, built when snapshots are kept), the reverse sweep (the job's module), the tape."""
+    report = RM.Report()
+    if driver.snapshots:
+        forward = RM.Report()
+        fwd = driver.run_phase(rec, "activity", lambda: transform(driver, rec, view_text, primal, forward, True),
+                               lambda _: forward.activity_text(), "text")
+        driver.run_phase(rec, "augmented_forward", lambda: fwd)
+    view = driver.run_phase(rec, "reverse", lambda: transform(driver, rec, view_text, primal, report))
+    driver.run_phase(rec, "tape", lambda: report, lambda r: r.tape_text(), "text")
+    return view
+
+
+def transform(driver, rec, view_text: str, primal: str, report=None, forward_only: bool = False):
+    """Forward or reverse mode on the resolved primal; the derivative module keeps only the entry external."""
     view = parse(view_text)
     prefix = rec.entry + "."
     for g in list(view.functions) + list(view.global_variables):
@@ -95,9 +112,14 @@ def transform(driver, rec, view_text: str, primal: str):
     hooks = FM.Hooks(job_of=entries.get, derivative=lambda job, k: request_derivative(driver, rec, job, k),
                      libm=libm, libm_name=target.libm_name, has_ctx=target.context_type() is not None)
     try:
-        out = FM.differentiate(view, primal, rec.entry, rec.job.function.argnum, hooks)
+        if rec.job.function.transform == REVERSE:
+            out = RM.differentiate(view, primal, rec.entry, rec.job.function.argnum, hooks, report, forward_only)
+        else:
+            out = FM.differentiate(view, primal, rec.entry, rec.job.function.argnum, hooks)
     except FM.NotDifferentiable as exc:
         raise not_differentiable(driver, rec, exc) from None
+    if forward_only:
+        return str(out)
     view.link_in(parse(str(out)))
     for g in list(view.functions) + list(view.global_variables):
         if not g.is_declaration and g.name != rec.entry:
@@ -110,7 +132,8 @@ def request_derivative(driver, rec, job, k: int) -> int:
     # the call's site in the primal is where the called job was requested; a derivative's own request has no
     # site in this job's source, so its requester's is used
     loc = job.loc if job.loc is not None and job.kind != "derivative" else rec.loc
-    return driver.request_deferred(rec, Derivative(job.job.function, k), job.argtypes, "derivative", "grad", loc)
+    d = Derivative(job.job.function, k, rec.job.function.transform)
+    return driver.request_deferred(rec, d, job.argtypes, "derivative", d.reason, loc)
 
 
 def not_differentiable(driver, rec, exc: FM.NotDifferentiable) -> CompileError:

@@ -1,8 +1,11 @@
-"""``kdebug.grad(fn, argnum=0)``: a device-callable partial derivative, compiled as a deferred job.
+"""``kdebug.grad(fn, argnum=0)`` and ``kdebug.gradient(fn, argnum=None)``: device-callable
+derivatives, compiled as deferred jobs.
 
 A ``Derivative`` is a compile-time value, like ``kdebug.deferred(fn)``: calling it in
-device code asks the driver for a job of kind ``derivative`` (reason ``grad``) whose
-entry takes ``fn``'s arguments and returns d fn / d argument ``argnum``.
+device code asks the driver for a job of kind ``derivative`` whose entry takes ``fn``'s
+arguments. ``grad`` (reason ``grad``, forward mode) returns d fn / d argument ``argnum``;
+``gradient`` (reason ``gradient``, reverse mode: one reverse sweep) returns that partial
+too, or with ``argnum=None`` the tuple of the partials by every float argument.
 """
 from __future__ import annotations
 
@@ -12,6 +15,8 @@ from kdebug.errors import CompileError, SourceLocation
 from kdebug.lang.dispatcher import Dispatcher
 
 TRANSFORM = "forward"  # forward mode: dual numbers on the job's LLVM IR
+REVERSE = "reverse"  # reverse mode: an augmented forward sweep, then the adjoints backwards
+REASONS = {TRANSFORM: "grad", REVERSE: "gradient"}  # a derivative job's reason, by its transform
 
 
 class Derivative:
@@ -19,14 +24,23 @@ class Derivative:
 
     device = True
 
-    def __init__(self, primal, argnum: int = 0, transform: str = TRANSFORM) -> None:
+    def __init__(self, primal, argnum: int | None = 0, transform: str = TRANSFORM) -> None:
         self.primal = primal
-        self.argnum = argnum
+        self.argnum = argnum  # None (reverse mode only): every float argument, a tuple of partials
         self.transform = transform
         self.py_func = primal.py_func  # the source the derivative is taken of
         self.declared = primal.declared  # the signatures written in @cuda.jit(...)
-        suffix = "" if argnum == 0 else f", argnum={argnum}"
-        self.__name__ = f"grad({primal.__name__}{suffix})"
+        if transform == REVERSE:
+            suffix = "" if argnum is None else f", argnum={argnum}"
+            self.__name__ = f"gradient({primal.__name__}{suffix})"
+        else:
+            suffix = "" if argnum == 0 else f", argnum={argnum}"
+            self.__name__ = f"grad({primal.__name__}{suffix})"
+
+    @property
+    def reason(self) -> str:
+        """The reason of the deferred request for this derivative's job: grad or gradient."""
+        return REASONS[self.transform]
 
     @property
     def innermost(self):
@@ -57,18 +71,28 @@ class Derivative:
         raise RuntimeError(f"{self.__name__} can only be called inside a @cuda.jit kernel or device function")
 
 
-def make_derivative(fn, argnum, loc=None) -> Derivative:
-    """Check ``kdebug.grad``'s arguments (host or device code): a device function, a valid argnum."""
+def make_derivative(fn, argnum, loc=None, transform: str = TRANSFORM) -> Derivative:
+    """Check ``kdebug.grad``'s or ``kdebug.gradient``'s arguments (host or device code): a device
+    function, a valid argnum."""
+    api = "kdebug.gradient" if transform == REVERSE else "kdebug.grad"
     if not (isinstance(fn, Derivative) or (isinstance(fn, Dispatcher) and fn.device)):
         what = "a kernel" if isinstance(fn, Dispatcher) else type(fn).__name__
-        raise CompileError(f"kdebug.grad() takes a @cuda.jit(device=True) function or another kdebug.grad(...), "
-                           f"not {what}", loc, "decorate the function with @cuda.jit(device=True)")
+        hint = "decorate the function with @cuda.jit(device=True)"
+        if isinstance(fn, Dispatcher):
+            hint += "; the adjoint of a kernel is kdebug.adjoint(kernel)"
+        raise CompileError(f"{api}() takes a @cuda.jit(device=True) function or another kdebug.grad(...) or "
+                           f"kdebug.gradient(...), not {what}", loc, hint)
+    if isinstance(fn, Derivative) and fn.argnum is None:
+        raise CompileError(f"{api}({fn.__name__}): {fn.__name__} returns a tuple of partials; a derivative "
+                           f"needs a float result", loc, f"pick one partial: {fn.__name__[:-1]}, argnum=0)")
     nparams = fn.py_func.__code__.co_argcount
+    if transform == REVERSE and argnum is None:
+        return Derivative(fn, None, REVERSE)
     if isinstance(argnum, bool) or not isinstance(argnum, int) or not 0 <= argnum < nparams:
-        raise CompileError(f"kdebug.grad({fn.__name__}, argnum={argnum!r}): argnum must be an int from 0 to "
+        raise CompileError(f"{api}({fn.__name__}, argnum={argnum!r}): argnum must be an int from 0 to "
                            f"{nparams - 1}, the position of the float argument to differentiate by", loc,
                            f"{fn.__name__} takes {nparams} argument(s)")
-    return Derivative(fn, argnum)
+    return Derivative(fn, argnum, transform)
 
 
 def grad(fn, argnum: int = 0) -> Derivative:
@@ -77,6 +101,20 @@ def grad(fn, argnum: int = 0) -> Derivative:
     job of kind ``derivative`` (forward mode on ``fn``'s LLVM IR)."""
     try:
         return make_derivative(fn, argnum)
+    except CompileError as exc:
+        caller = sys._getframe(1)  # the user's line: located only on the error path
+        exc.loc = SourceLocation(caller.f_code.co_filename, caller.f_lineno, 1)
+        raise
+
+
+def gradient(fn, argnum: int | None = None) -> Derivative:
+    """The gradient of device function ``fn`` (or of a derivative) by one reverse sweep: with
+    ``argnum=None`` a tuple of the partials by every float argument in order (integer arguments
+    are constants), with ``argnum=k`` the one partial. Call it in device code with ``fn``'s
+    arguments; compiled as a deferred job of kind ``derivative``, reason ``gradient`` (reverse
+    mode on ``fn``'s LLVM IR)."""
+    try:
+        return make_derivative(fn, argnum, transform=REVERSE)
     except CompileError as exc:
         caller = sys._getframe(1)  # the user's line: located only on the error path
         exc.loc = SourceLocation(caller.f_code.co_filename, caller.f_lineno, 1)
