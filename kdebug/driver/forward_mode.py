@@ -164,7 +164,8 @@ class _Dual:
         self.tr, self.src = tr, src
         self.fnty = parse_type(str(src.global_value_type))
         params = self.fnty.args
-        skip = 0 if tr.hooks.has_ctx else -1  # the context pointer never carries a tangent
+        # the context pointer never carries a tangent; a helper of kdebug's own (kdebug.int_power) has none
+        skip = 0 if tr.hooks.has_ctx and params and isinstance(params[0], ir.PointerType) else -1
         self.tparams = [k for k, t in enumerate(params) if carries(t) and k != skip]
         ret = self.fnty.return_type
         self.ret_dual = carries(ret)

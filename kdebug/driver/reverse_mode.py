@@ -96,6 +96,7 @@ class Report:
     cached: list = field(default_factory=list)  # Cached
     blocks: dict = field(default_factory=dict)  # function -> [(block, in a loop, record bytes)]
     recomputed: list = field(default_factory=list)  # (function, callee): forwards run again in the reverse
+    reloaded: list = field(default_factory=list)  # (function, block, value, variable, why): read again, not kept
     partials: list = field(default_factory=list)  # (function, job name, argument): other jobs' partials
 
     def activity_text(self) -> str:
@@ -120,7 +121,10 @@ class Report:
                 for c in self.cached:
                     if c.function == fn and c.block == name:
                         out.append(f"    cached %{c.name} ({c.type}): {c.why}")
-        for fn, callee in self.recomputed:
+        for fn, blk, name, var, why in self.reloaded:
+            out.append(f"recomputed: {fn} block {blk}: %{name} ({why}) is read again from %{var}, which is "
+                       f"stored only in the entry block")
+        for fn, callee in sorted(set(self.recomputed)):
             out.append(f"recomputed: {fn} runs the forward of {callee} again in its reverse sweep (no tape kept)")
         for fn, job, k in self.partials:
             out.append(f"partial: {fn} asks job {job} for its reverse-mode partial by argument {k}")
@@ -192,7 +196,7 @@ class _Gradient(FM._Dual):
         self.tr, self.src = tr, src
         self.fnty = parse_type(str(src.global_value_type))
         params = self.fnty.args
-        skip = 0 if tr.hooks.has_ctx else -1
+        skip = 0 if tr.hooks.has_ctx and params and isinstance(params[0], ir.PointerType) else -1
         self.fparams = [k for k, t in enumerate(params) if is_float(t) and k != skip]
         ret = self.fnty.return_type
         self.adjty = ir.LiteralStructType([params[k] for k in self.fparams])
@@ -357,6 +361,15 @@ class _Gradient(FM._Dual):
         self.tr.report.constant[fname] = [n for n, t in types.items() if n not in active and is_float(t)]
         self.needs: dict[str, list] = {}
         defined_in_entry = {i.name for i in reached[0].instructions if i.name}
+        # a local variable stored only in the entry block holds one value all along: its loads are
+        # read again in the reverse sweep (recomputed), not kept on the tape
+        entry_insts = set(id(i) for i in reached[0].instructions)
+        written_later = {list(i.operands)[1].name for blk in reached[1:] for i in blk.instructions
+                         if i.opcode == "store"}
+        stable = {n for n in self.allocas if n not in written_later}
+        self.reload = {i.name: list(i.operands)[0].name for i in insts
+                       if i.opcode == "load" and list(i.operands)[0].name in stable and id(i) not in entry_insts}
+        del entry_insts
         blocks_report = []
         for blk in reached:
             need, seen = [], set()
@@ -364,6 +377,10 @@ class _Gradient(FM._Dual):
             def keep(op, why, blk=blk):
                 if op.value_kind not in (VK.argument, VK.instruction) or op.name in defined_in_entry \
                         or op.value_kind == VK.argument or op.name in seen:
+                    return
+                if op.name in self.reload:
+                    seen.add(op.name)
+                    self.tr.report.reloaded.append((fname, blk.name, op.name, self.reload[op.name], why))
                     return
                 seen.add(op.name)
                 need.append((op.name, why))
@@ -496,10 +513,20 @@ class _Gradient(FM._Dual):
         self.b.store(zero(ty), s)
         return d
 
+    def scaled(self, d, factor) -> ir.Value:
+        """d * factor, and 0 where the adjoint d is 0: a path not taken (a select's other side)
+        may hold an infinite or NaN partial, which must not turn a zero adjoint into NaN."""
+        if factor.type != d.type:
+            factor = self.b.fpext(factor, d.type) if _size(factor.type) < _size(d.type) else \
+                self.b.fptrunc(factor, d.type)
+        return self.b.select(self.b.fcmp_ordered("==", d, zero(d.type)), zero(d.type), self.b.fmul(d, factor))
+
     def P(self, op) -> ir.Value:
         """A primal value in the reverse sweep: from the record, the entry block, or a constant."""
         if op.value_kind in (VK.argument, VK.instruction) and op.name in self.rv:
             return self.rv[op.name]
+        if op.value_kind == VK.instruction and op.name in self.reload:
+            return self.b.load(self.v[self.reload[op.name]], typ=parse_type(str(op.type)))
         return self.V(op)
 
     def reverse(self, reached) -> None:
@@ -577,13 +604,16 @@ class _Gradient(FM._Dual):
         elif op == "fneg":
             self.accumulate(ops[0], b.fneg(d))
         elif op == "fmul":
-            self.accumulate(ops[0], b.fmul(d, self.P(ops[1])))
-            self.accumulate(ops[1], b.fmul(d, self.P(ops[0])))
+            if self.is_active(ops[0]):
+                self.accumulate(ops[0], self.scaled(d, self.P(ops[1])))
+            if self.is_active(ops[1]):
+                self.accumulate(ops[1], self.scaled(d, self.P(ops[0])))
         elif op == "fdiv":
             c = self.P(ops[1])
-            self.accumulate(ops[0], b.fdiv(d, c))
+            if self.is_active(ops[0]):
+                self.accumulate(ops[0], self.scaled(d, b.fdiv(ir.Constant(c.type, 1.0), c)))
             if self.is_active(ops[1]):
-                self.accumulate(ops[1], b.fneg(b.fdiv(b.fmul(d, self.P(inst)), c)))
+                self.accumulate(ops[1], b.fneg(self.scaled(d, b.fdiv(self.P(inst), c))))
         elif op == "frem":
             self.accumulate(ops[0], d)
             if self.is_active(ops[1]):
@@ -620,7 +650,7 @@ class _Gradient(FM._Dual):
                 ts = [ir.Constant(v.type, 1.0) if j == k else None for j, v in enumerate(vals)]
                 partial = self.math_tangent(name, vals, ts, y)
                 if partial is not None:
-                    self.accumulate(a, b.fmul(d, partial))
+                    self.accumulate(a, self.scaled(d, partial))
             return
         fn = self.tr.view.get_function(sym)
         if not fn.is_declaration:
@@ -643,7 +673,7 @@ class _Gradient(FM._Dual):
             marker = self.tr.function(markers.name(jid), ir.FunctionType(_I8P, []))
             ptr = b.call(marker, [], name=f"deferred.{jid}")
             partial = b.call(b.bitcast(ptr, ir.PointerType(fnty)), vals)
-            self.accumulate(a, b.fmul(d, partial))
+            self.accumulate(a, self.scaled(d, partial))
 
 
 def _blocks_in_cycles(blocks) -> set:
