@@ -76,6 +76,17 @@ def _size(t: ir.Type) -> int:
     return 8
 
 
+def _record_bytes(fields) -> int:
+    """A record's size: its header (the record before it, the block's number), then its fields,
+    each at its natural alignment."""
+    offset, align = 12, 8
+    for t in fields:
+        size = _size(t)
+        a = min(size, 8) if not isinstance(t, (ir.ArrayType, ir.LiteralStructType)) else 8
+        offset = (offset + a - 1) // a * a + size
+    return (offset + align - 1) // align * align
+
+
 @dataclass
 class Cached:
     """One value the reverse sweep reads from the tape."""
@@ -241,8 +252,32 @@ class _Gradient(FM._Dual):
     def op_store(self, inst, ops) -> None:
         val, ptr = ops
         if val.value_kind in (VK.argument, VK.instruction) and (val.name in self.sh or val.name in self.allocas):
-            raise self.fail("a local array's address stored in memory (a cuda.local.array passed on)")
+            if val.name in self.sh and ptr.name in self.allocas and self.cur_block.name == self.entry_name:
+                # a local array's descriptor, stored once where the function starts: its loads get the
+                # descriptor of the shadow
+                self.mem_sh[ptr.name] = self.sh[val.name]
+            else:
+                raise self.fail("a local array's address stored in memory after the function's start "
+                                "(a cuda.local.array passed on)")
         super().op_store(inst, ops)
+
+    def op_load(self, inst, ops) -> None:
+        super().op_load(inst, ops)
+        if ops[0].name in self.mem_sh and inst.name:
+            self.sh[inst.name] = self.mem_sh[ops[0].name]
+
+    def op_insertvalue(self, inst, ops) -> None:
+        super().op_insertvalue(inst, ops)
+        agg, x = ops
+        if agg.name in self.sh or x.name in self.sh:
+            idx = self.indices(inst)
+            base = self.sh.get(agg.name) if agg.name in self.sh else self.V(agg)
+            self.sh[inst.name] = self.b.insert_value(base, self.sh.get(x.name, self.V(x)), idx)
+
+    def op_extractvalue(self, inst, ops) -> None:
+        super().op_extractvalue(inst, ops)
+        if ops[0].name in self.sh:
+            self.sh[inst.name] = self.b.extract_value(self.sh[ops[0].name], self.indices(inst))
 
     def op_ret(self, inst, ops) -> None:
         self.finish_record()
@@ -268,6 +303,7 @@ class _Gradient(FM._Dual):
         src = self.src
         self.v, self.t, self.nonnull, self.origin, self.phis = {}, {}, set(), {}, []
         self.sh: dict[str, ir.Value] = {}  # pointer -> its shadow (local memory)
+        self.mem_sh: dict[str, ir.Value] = {}  # a variable holding a local array's descriptor -> the shadow's
         args = list(self.fn.args)
         params = list(src.arguments)
         for k, a in enumerate(params):
@@ -389,7 +425,7 @@ class _Gradient(FM._Dual):
                 self.needs_of(inst, keep)
             self.needs[blk.name] = need
             loop = blk.name in self.loops
-            blocks_report.append((blk.name, loop, 12 + 8 * len(need)))
+            blocks_report.append((blk.name, loop, _record_bytes([types[n] for n, _ in need])))
             for name, why in need:
                 ty = types[name]
                 self.tr.report.cached.append(Cached(fname, blk.name, name, str(ty),
@@ -432,15 +468,35 @@ class _Gradient(FM._Dual):
                 keep(inst, "result of a math call (its partial uses it)")
 
     def sh_candidates(self) -> set:
+        """The values that have a shadow: local memory's addresses, and the local arrays' descriptors
+        holding them (through insertvalue, a store in the entry block, its loads, extractvalue)."""
         if not hasattr(self, "_sh_candidates"):
-            self._sh_candidates = set()
-            for blk in self.src.blocks:
-                for i in blk.instructions:
-                    if i.opcode == "alloca" and floaty(leading_type(str(i).split("alloca", 1)[1])):
-                        self._sh_candidates.add(i.name)
-                    elif i.opcode in ("getelementptr", "bitcast", "addrspacecast") and \
-                            list(i.operands)[0].name in self._sh_candidates:
-                        self._sh_candidates.add(i.name)
+            cand, held = set(), set()
+            insts = [i for blk in self.src.blocks for i in blk.instructions]
+            changed = True
+            while changed:
+                changed = False
+                for i in insts:
+                    ops = list(i.operands)
+                    if i.opcode == "alloca":
+                        hit = floaty(leading_type(str(i).split("alloca", 1)[1]))
+                    elif i.opcode in ("getelementptr", "bitcast", "addrspacecast", "extractvalue"):
+                        hit = ops[0].name in cand
+                    elif i.opcode == "insertvalue":
+                        hit = any(o.name in cand for o in ops if o.value_kind == VK.instruction)
+                    elif i.opcode == "load":
+                        hit = ops[0].name in held
+                    elif i.opcode == "store":
+                        if ops[0].name in cand and ops[1].name not in held:
+                            held.add(ops[1].name)
+                            changed = True
+                        continue
+                    else:
+                        continue
+                    if hit and i.name not in cand:
+                        cand.add(i.name)
+                        changed = True
+            self._sh_candidates = cand
         return self._sh_candidates
 
     def is_active_call(self, inst) -> bool:
@@ -555,7 +611,8 @@ class _Gradient(FM._Dual):
             prev = b.load(b.gep(rec, [ir.Constant(_I32, 0), ir.Constant(_I32, 0)]))
             self.rv = {}
             for j, (name, _) in enumerate(self.needs[blk.name]):
-                self.rv[name] = b.load(b.gep(rec, [ir.Constant(_I32, 0), ir.Constant(_I32, 2 + j)]))
+                self.rv[name] = b.load(b.gep(rec, [ir.Constant(_I32, 0), ir.Constant(_I32, 2 + j)]),
+                                       typ=rty.elements[2 + j])
             insts = list(blk.instructions)
             phis = [i for i in insts if i.opcode == "phi"]
             for inst in reversed(insts):
@@ -590,8 +647,8 @@ class _Gradient(FM._Dual):
             ty = parse_type(str(val.type))
             if is_float(ty) and ptr.name in self.sh_candidates():
                 sp = self.P(ptr) if ptr.name in self.rv else self.sh[ptr.name]
-                d = b.load(sp)
-                b.store(zero(ty), sp)
+                d = b.load(sp, typ=ty)
+                self.store(zero(ty), sp)
                 self.accumulate(val, d)
             return
         d = self.take(inst)
@@ -629,7 +686,7 @@ class _Gradient(FM._Dual):
             ptr = ops[0]
             if ptr.name in self.sh_candidates():
                 sp = self.P(ptr) if ptr.name in self.rv else self.sh[ptr.name]
-                b.store(b.fadd(b.load(sp), d), sp)
+                self.store(b.fadd(b.load(sp, typ=d.type), d), sp)
         elif op == "call":
             self.call_adjoint(inst, ops, d)
         elif op in ("extractvalue", "insertvalue", "phi"):
