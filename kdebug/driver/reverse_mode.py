@@ -107,6 +107,7 @@ class Report:
     cached: list = field(default_factory=list)  # Cached
     blocks: dict = field(default_factory=dict)  # function -> [(block, in a loop, record bytes)]
     recomputed: list = field(default_factory=list)  # (function, callee): forwards run again in the reverse
+    atomics: list = field(default_factory=list)  # (function, block, load): reads become atomic accumulations
     reloaded: list = field(default_factory=list)  # (function, block, value, variable, why): read again, not kept
     partials: list = field(default_factory=list)  # (function, job name, argument): other jobs' partials
 
@@ -139,18 +140,26 @@ class Report:
             out.append(f"recomputed: {fn} runs the forward of {callee} again in its reverse sweep (no tape kept)")
         for fn, job, k in self.partials:
             out.append(f"partial: {fn} asks job {job} for its reverse-mode partial by argument {k}")
-        out.append("atomics: none (a device function's reverse sweep writes only its own adjoints)")
+        if self.atomics:
+            for fn, blk, name in self.atomics:
+                out.append(f"atomic: {fn} block {blk}: the read %{name} of a global array becomes an atomic "
+                           f"accumulation (atomicrmw fadd) into its shadow")
+            out.append("exclusive reads kept as plain adds: none proved (every global read is accumulated atomically)")
+        else:
+            out.append("atomics: none (the reverse sweep writes only this thread's own adjoints)")
         return "\n".join(out) + "\n"
 
 
 def differentiate(view, primal: str, entry: str, argnum, hooks: FM.Hooks, report: Report | None = None,
-                  forward_only: bool = False) -> ir.Module:
+                  forward_only: bool = False, shadows: tuple | None = None) -> ir.Module:
     """The gradient module: ``entry`` (the primal's parameters) returns d primal / d argument
     ``argnum``, or with ``argnum=None`` the struct of the partials by every float argument.
     ``forward_only``: stop after the augmented forward sweeps (the reverse sweeps left out: a
-    module to look at, not to run)."""
+    module to look at, not to run). ``shadows``: a kernel's adjoint (``kdebug.adjoint``): the
+    primal parameters (arrays) that get a shadow parameter after them; ``entry`` returns nothing."""
     tr = _Transform(view, entry, hooks, report if report is not None else Report())
     tr.forward_only = forward_only
+    tr.shadows = shadows
     tr.wrapper(primal, argnum)
     while tr.pending:
         tr.pending.pop().emit()
@@ -171,6 +180,8 @@ class _Transform(FM._Transform):
         return g
 
     def wrapper(self, primal: str, argnum) -> None:
+        if self.shadows is not None:
+            return self.adjoint_wrapper(primal)
         g = self.twin(primal)
         if not is_float(g.fnty.return_type):
             raise NotDifferentiable(f"a function returning {g.fnty.return_type}", primal)
@@ -200,18 +211,49 @@ class _Transform(FM._Transform):
             b.ret(hit[0] if hit else zero(rty))
 
 
+    def adjoint_wrapper(self, primal: str) -> None:
+        """A kernel's adjoint: (context, each parameter, each array's shadow after it) -> void."""
+        g = self.twins[primal] = _Gradient(self, self.view.get_function(primal), self.shadows)
+        self.pending.append(g)
+        ctx = 1 if self.hooks.has_ctx else 0
+        params = list(g.fnty.args)
+        interleaved = params[:ctx]
+        for p, t in enumerate(params[ctx:]):
+            interleaved.append(t)
+            if p in self.shadows:
+                interleaved.append(t)
+        fn = ir.Function(self.out, ir.FunctionType(ir.VoidType(), interleaved), name=self.entry)
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        args = list(fn.args)
+        vals, shadows, k = args[:ctx], [], ctx
+        for p in range(len(params) - ctx):
+            vals.append(args[k])
+            k += 1
+            if p in self.shadows:
+                shadows.append(args[k])
+                k += 1
+        b.call(g.fn, vals + shadows)
+        b.ret_void()
+
+
 class _Gradient(FM._Dual):
     """One function's gradient twin: its augmented forward sweep, then its reverse sweep."""
 
-    def __init__(self, tr: _Transform, src) -> None:  # noqa: super().__init__ builds a dual: not this
+    def __init__(self, tr: _Transform, src, shadows: tuple = ()) -> None:  # noqa: not the dual's __init__
         self.tr, self.src = tr, src
         self.fnty = parse_type(str(src.global_value_type))
         params = self.fnty.args
+        ctx = 1 if tr.hooks.has_ctx else 0
+        self.shadowed = [ctx + p for p in shadows]  # parameters (arrays) with a shadow parameter
+        self.kernel = bool(shadows) or tr.shadows is not None
         skip = 0 if tr.hooks.has_ctx and params and isinstance(params[0], ir.PointerType) else -1
         self.fparams = [k for k, t in enumerate(params) if is_float(t) and k != skip]
+        if self.kernel:
+            self.fparams = []  # a kernel's scalars are constants
         ret = self.fnty.return_type
         self.adjty = ir.LiteralStructType([params[k] for k in self.fparams])
-        fnty = ir.FunctionType(self.adjty, list(params) + ([ret] if is_float(ret) else []))
+        fnty = ir.FunctionType(self.adjty, list(params) + ([ret] if is_float(ret) else [])
+                               + [params[k] for k in self.shadowed])
         self.fn = ir.Function(tr.out, fnty, name=f"{tr.entry}.{src.name}.gradient")
         self.fn.linkage = "internal"
         self.tparams = []
@@ -282,7 +324,7 @@ class _Gradient(FM._Dual):
     def op_ret(self, inst, ops) -> None:
         self.finish_record()
         if ops and is_float(parse_type(str(ops[0].type))):
-            self.accumulate(ops[0], self.fn.args[-1])
+            self.accumulate(ops[0], self.fn.args[len(self.fnty.args)])
         self.b.branch(self.rev_loop)
 
     def op_call(self, inst, ops) -> None:
@@ -291,6 +333,11 @@ class _Gradient(FM._Dual):
         if sym is not None and markers.job_of(sym) is None and self.math_name(sym) is None:
             fn = self.tr.view.get_function(sym)
             own = FM._OWNER_PREFIX.sub("", sym)
+            if not own.startswith(FM._RUNTIME_PREFIXES) and any(
+                    a.value_kind == VK.instruction and a.name in self.sh and a.name not in self.allocas
+                    and self.kernel for a in ops[:-1]):
+                raise self.fail(f"a call to {own} passing an array of the kernel (its shadow is not passed on "
+                                f"in this version)")
             if not fn.is_declaration and not own.startswith(FM._RUNTIME_PREFIXES):
                 # the primal's own callee: its value now, its gradient twin in the reverse sweep
                 fnty = parse_type(str(fn.global_value_type))
@@ -308,6 +355,9 @@ class _Gradient(FM._Dual):
         params = list(src.arguments)
         for k, a in enumerate(params):
             self.v[a.name] = args[k]
+        for j, k in enumerate(self.shadowed):
+            self.sh[params[k].name] = args[len(args) - len(self.shadowed) + j]
+        self.global_names = set()
         blocks = list(src.blocks)
         self.entry_name = blocks[0].name
         self.allocas = {i.name for i in blocks[0].instructions if i.opcode == "alloca"}
@@ -354,7 +404,8 @@ class _Gradient(FM._Dual):
                 if blk.name in self.ends:
                     v.add_incoming(self.V(val), self.ends[blk.name])
         if self.tr.forward_only:
-            ir.IRBuilder(self.rev_loop).unreachable()  # the reverse sweep goes here
+            self.b.position_at_end(self.rev_loop)
+            self.b.unreachable()  # the reverse sweep goes here
         else:
             self.reverse(reached)
         self.entry_b.branch(self.blocks[blocks[0].name])
@@ -364,7 +415,7 @@ class _Gradient(FM._Dual):
         """Which float values carry adjoints (those that depend on a float parameter), and for each
         block the primal values its reverse reads."""
         active = {a.name for k, a in enumerate(self.src.arguments) if k in self.fparams}
-        memory_active = False
+        memory_active = self.kernel  # a kernel's arrays carry adjoints from the start
         changed = True
         insts = [i for blk in reached for i in blk.instructions]
         types = {i.name: parse_type(str(i.type)) for i in insts if i.name}
@@ -471,7 +522,8 @@ class _Gradient(FM._Dual):
         """The values that have a shadow: local memory's addresses, and the local arrays' descriptors
         holding them (through insertvalue, a store in the entry block, its loads, extractvalue)."""
         if not hasattr(self, "_sh_candidates"):
-            cand, held = set(), set()
+            params = list(self.src.arguments)
+            cand, held = {params[k].name for k in self.shadowed}, set()
             insts = [i for blk in self.src.blocks for i in blk.instructions]
             changed = True
             while changed:
@@ -497,6 +549,30 @@ class _Gradient(FM._Dual):
                         cand.add(i.name)
                         changed = True
             self._sh_candidates = cand
+            # those that address global memory (the arrays' shadows): the same propagation, from the parameters
+            glob, gheld = {params[k].name for k in self.shadowed}, set()
+            changed = True
+            while changed:
+                changed = False
+                for i in insts:
+                    ops = list(i.operands)
+                    if i.opcode == "store":
+                        if ops[0].name in glob and ops[1].name not in gheld:
+                            gheld.add(ops[1].name)
+                            changed = True
+                        continue
+                    if i.opcode in ("getelementptr", "bitcast", "addrspacecast", "extractvalue"):
+                        hit = ops[0].name in glob
+                    elif i.opcode == "insertvalue":
+                        hit = any(o.name in glob for o in ops if o.value_kind == VK.instruction)
+                    elif i.opcode == "load":
+                        hit = ops[0].name in gheld
+                    else:
+                        continue
+                    if hit and i.name not in glob:
+                        glob.add(i.name)
+                        changed = True
+            self._global_sh = glob
         return self._sh_candidates
 
     def is_active_call(self, inst) -> bool:
@@ -605,6 +681,7 @@ class _Gradient(FM._Dual):
             b.cbranch(b.icmp_signed("==", bid, ir.Constant(_I32, self.ids[blk.name])), target, nxt)
             b.position_at_end(nxt)
         for blk, target in targets:
+            self.cur_rev_block = blk.name
             b.position_at_end(target)
             rty = self.record_type(blk.name)
             rec = b.bitcast(cur, ir.PointerType(rty))
@@ -686,7 +763,11 @@ class _Gradient(FM._Dual):
             ptr = ops[0]
             if ptr.name in self.sh_candidates():
                 sp = self.P(ptr) if ptr.name in self.rv else self.sh[ptr.name]
-                self.store(b.fadd(b.load(sp, typ=d.type), d), sp)
+                if ptr.name in self._global_sh:  # other threads may read the same element: accumulate atomically
+                    b.atomic_rmw("fadd", sp, d, "monotonic")
+                    self.tr.report.atomics.append((self.src.name, self.cur_rev_block, inst.name))
+                else:
+                    self.store(b.fadd(b.load(sp, typ=d.type), d), sp)
         elif op == "call":
             self.call_adjoint(inst, ops, d)
         elif op in ("extractvalue", "insertvalue", "phi"):

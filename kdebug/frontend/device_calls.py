@@ -85,6 +85,23 @@ def type_derivative_value(inferer, node, transform: str = TRANSFORM) -> T.Type:
 def type_derivative_call(inferer, node, d: "Derivative", argts) -> T.Type:
     """Calling ``kdebug.grad(fn)``: a deferred job (kind derivative, reason grad) returning fn's type."""
     inner = d.innermost
+    if d.transform == "adjoint":  # kdebug.adjoint(kernel)'s body: the kernel's arrays, each with its shadow
+        argts = tuple(argts)
+        k = 0
+        for p in range(inner.py_func.__code__.co_argcount):
+            if k >= len(argts):
+                break
+            if isinstance(argts[k], T.Array):
+                if k + 1 >= len(argts) or argts[k + 1] != argts[k]:
+                    raise inferer.error(node, f"{d.__name__}: the shadow of {inner.argnames[p]} must be an array "
+                                           f"of its type ({argts[k]})", "pass dx = np.zeros_like(x) after each x")
+                k += 1
+            elif not isinstance(argts[k], T.Scalar):
+                raise inferer.error(node, f"{d.__name__} cannot take {argts[k]}", "pass numbers and arrays")
+            k += 1
+        inferer.tf.deferred.append(DeferredRequest(node, d, argts, d.reason, "derivative"))
+        inferer.tf.features.add("pointer")
+        return T.void
     if node.keywords:
         raise inferer.error(node.keywords[0].value, f"{d.__name__} takes its arguments by position",
                          f"write {d.__name__}(x, y)")

@@ -30,7 +30,9 @@ class Derivative:
         self.transform = transform
         self.py_func = primal.py_func  # the source the derivative is taken of
         self.declared = primal.declared  # the signatures written in @cuda.jit(...)
-        if transform == REVERSE:
+        if transform == "adjoint":
+            self.__name__ = f"adjoint({primal.__name__})"
+        elif transform == REVERSE:
             suffix = "" if argnum is None else f", argnum={argnum}"
             self.__name__ = f"gradient({primal.__name__}{suffix})"
         else:
@@ -119,3 +121,102 @@ def gradient(fn, argnum: int | None = None) -> Derivative:
         caller = sys._getframe(1)  # the user's line: located only on the error path
         exc.loc = SourceLocation(caller.f_code.co_filename, caller.f_lineno, 1)
         raise
+
+
+ADJOINT = "adjoint"  # reverse mode of a kernel: Enzyme's Duplicated arrays
+REASONS[ADJOINT] = "adjoint"
+
+
+def adjoint(kernel):
+    """The adjoint of ``kernel`` (Enzyme's reverse mode with ``Duplicated`` arrays): a kernel whose
+    parameters are ``kernel``'s, each array followed by its shadow (same shape and dtype); scalars
+    are constants. On entry a shadow holds the adjoint of its array's final value, on exit the
+    adjoint of its initial value; the kernel's own effects happen too. Launch it as the kernel:
+    ``kdebug.adjoint(k)[grid, block](x, dx, out, dout)``. Its body is a deferred job of kind
+    ``derivative``, reason ``adjoint``: reverse mode on the kernel's LLVM IR."""
+    from kdebug.lang.dispatcher import jit
+    if not (isinstance(kernel, Dispatcher) and not kernel.device):
+        caller = sys._getframe(1)
+        raise CompileError(f"kdebug.adjoint() takes a @cuda.jit kernel, not {getattr(kernel, '__name__', kernel)!r}",
+                           SourceLocation(caller.f_code.co_filename, caller.f_lineno, 1),
+                           "for a device function write kdebug.gradient(fn)")
+    cached = _adjoints.get(kernel)
+    if cached is not None:
+        return cached
+    body = Derivative(kernel, None, ADJOINT)
+    body.__name__ = f"adjoint({kernel.__name__})"
+    adj = _AdjointKernel(kernel, body, jit)
+    _adjoints[kernel] = adj
+    return adj
+
+
+_adjoints: dict = {}
+
+
+class _AdjointKernel:
+    """``kdebug.adjoint(kernel)``: launched as ``adj[grid, block](x, dx, ...)``; each launch's argument
+    types pick the wrapper kernel that calls the adjoint body with the arrays' shadows."""
+
+    def __init__(self, kernel, body: Derivative, jit) -> None:
+        self.kernel, self.body, self._jit = kernel, body, jit
+        self.__name__ = f"adjoint({kernel.__name__})"
+        self._wrappers: dict = {}
+
+    def wrapper(self, shadowed: tuple):
+        """The kernel for a launch whose parameters ``shadowed`` (by position) are arrays with shadows."""
+        import linecache
+        w = self._wrappers.get(shadowed)
+        if w is not None:
+            return w
+        code = self.kernel.py_func.__code__
+        names = list(code.co_varnames[:code.co_argcount])
+        params = []
+        for k, n in enumerate(names):
+            params.append(n)
+            if k in shadowed:
+                params.append(f"{n}_shadow")
+        fname = f"{self.kernel.__name__}_adjoint"
+        filename = f"<kdebug.adjoint({self.kernel.__name__}){''.join('_' + str(k) for k in shadowed)}>"
+        text = (f"def {fname}({', '.join(params)}):\n"
+                f"    __adjoint_body({', '.join(params)})\n")
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        ns = {"__adjoint_body": self.body, "__name__": self.kernel.py_func.__module__}
+        exec(compile(text, filename, "exec"), ns)
+        w = self._wrappers[shadowed] = self._jit(ns[fname])
+        return w
+
+    def __getitem__(self, config):
+        return _AdjointLaunch(self, config)
+
+    def __repr__(self) -> str:
+        return f"<kdebug adjoint kernel {self.__name__}>"
+
+
+class _AdjointLaunch:
+    def __init__(self, adj: _AdjointKernel, config) -> None:
+        self.adj, self.config = adj, config
+
+    def __call__(self, *args):
+        import numpy as np
+        code = self.adj.kernel.py_func.__code__
+        n = code.co_argcount
+        primal, shadowed, k = [], [], 0
+        rest = list(args)
+        for p in range(n):
+            if not rest:
+                break
+            a = rest.pop(0)
+            primal.append(a)
+            if hasattr(a, "shape") and hasattr(a, "dtype") and not np.isscalar(a):
+                if not rest:
+                    break
+                shadowed.append(p)
+                rest.pop(0)
+            k += 1
+        if len(primal) != n or rest:
+            caller = sys._getframe(1)
+            raise CompileError(f"{self.adj.__name__} takes {self.adj.kernel.__name__}'s {n} argument(s), each "
+                               f"array followed by its shadow; {len(args)} were given",
+                               SourceLocation(caller.f_code.co_filename, caller.f_lineno, 1),
+                               "pass (x, dx, ...) with dx an array of x's shape and dtype")
+        return self.adj.wrapper(tuple(shadowed))[self.config](*args)
