@@ -42,7 +42,7 @@ from kdebug.lazy_dataclasses import dataclass
 
 _FLOATS = (ir.DoubleType, ir.FloatType, ir.HalfType)
 _I32, _I8P = ir.IntType(32), ir.PointerType(ir.IntType(8))
-_LINE = re.compile(r"!dbg !(\d+)")
+_ORDERINGS = ("unordered", "monotonic", "acquire", "release", "acq_rel", "seq_cst")
 
 
 def is_float(t: ir.Type) -> bool:
@@ -308,6 +308,18 @@ class _Gradient(FM._Dual):
         if ops[0].name in self.mem_sh and inst.name:
             self.sh[inst.name] = self.mem_sh[ops[0].name]
 
+    def op_atomicrmw(self, inst, ops) -> None:
+        """cuda.atomic.add/sub on a float array: the primal's own; its reverse reads the shadow."""
+        words = str(inst).split("atomicrmw", 1)[1].split()
+        words = [w for w in words if w != "volatile"]
+        op, ordering = words[0], next((w for w in words if w in _ORDERINGS), "monotonic")
+        ptr, val = ops
+        if op not in ("fadd", "fsub") and is_float(parse_type(str(val.type))):
+            raise self.fail(f"an atomic {op} on a float array")
+        if op in ("fadd", "fsub") and inst.name and inst.name in self.used_names:
+            raise self.fail("the old value of an atomic add/sub used in the differentiated code")
+        self.define(inst, self.b.atomic_rmw(op, self.V(ptr), self.V(val), ordering), None)
+
     def op_insertvalue(self, inst, ops) -> None:
         super().op_insertvalue(inst, ops)
         agg, x = ops
@@ -361,6 +373,8 @@ class _Gradient(FM._Dual):
         blocks = list(src.blocks)
         self.entry_name = blocks[0].name
         self.allocas = {i.name for i in blocks[0].instructions if i.opcode == "alloca"}
+        self.used_names = {o.name for blk in blocks for i in blk.instructions for o in i.operands
+                           if o.value_kind == VK.instruction}
         self.loops = _blocks_in_cycles(blocks)
         self.ids = {b.name: n for n, b in enumerate(blocks)}
         self.top = self.fn.append_basic_block("tape")
@@ -430,7 +444,7 @@ class _Gradient(FM._Dual):
                     if self.is_active_in(ops[0], active) and ops[1].name in shadowed and not memory_active:
                         memory_active = changed = True
                     continue
-                if inst.name in active:
+                if inst.name in active or inst.opcode == "atomicrmw":
                     continue
                 ty = types[inst.name]
                 if inst.opcode == "load":
@@ -506,6 +520,9 @@ class _Gradient(FM._Dual):
             keep(ops[0], "operand of a remainder"), keep(ops[1], "operand of a remainder")
         elif op == "select" and self.is_active(inst):
             keep(ops[0], "the condition of a select")
+        elif op == "atomicrmw":
+            if ops[0].name in self.sh_candidates() and is_float(parse_type(str(ops[1].type))):
+                keep(ops[0], "the address an atomic add/sub updates (for its shadow)")
         elif op in ("load", "store"):
             ptr = ops[0] if op == "load" else ops[1]
             ty = parse_type(str(inst.type if op == "load" else ops[0].type))
@@ -727,6 +744,16 @@ class _Gradient(FM._Dual):
                 d = b.load(sp, typ=ty)
                 self.store(zero(ty), sp)
                 self.accumulate(val, d)
+            return
+        if op == "atomicrmw":
+            ptr, val = ops
+            verb = str(inst).split("atomicrmw", 1)[1].split()
+            verb = [w for w in verb if w != "volatile"][0]
+            if verb in ("fadd", "fsub") and ptr.name in self.sh_candidates() and self.is_active(val):
+                sp = self.P(ptr) if ptr.name in self.rv else self.sh[ptr.name]
+                ty = parse_type(str(val.type))
+                d = b.load(sp, typ=ty)  # the adjoint of what was added to, which the addition keeps
+                self.accumulate(val, d if verb == "fadd" else b.fneg(d))
             return
         d = self.take(inst)
         if d is None:
