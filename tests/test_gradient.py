@@ -331,3 +331,30 @@ def test_local_arrays_and_branches_in_a_gradient(tmp_path):
     np.testing.assert_allclose(out[0], np.where(s > 1.0, 2 * s * ds, ds), rtol=1e-13)
     np.testing.assert_allclose(out[0], out[2], rtol=1e-13)
     np.testing.assert_allclose(out[1], out[3], rtol=1e-13)
+
+
+@cuda.jit(device=True)
+def overwritten(x, y):
+    v = math.sin(x + 0.5)
+    v = math.sin(math.pow(math.cos(v) + 2.0, 0.8))  # v read, then overwritten, in the same block
+    return v + y
+
+
+@cuda.jit
+def overwritten_kernel(out, xs):
+    i = cuda.grid(1)
+    if i < xs.size:
+        out[0, i] = kdebug.gradient(overwritten, argnum=0)(xs[i], 2.0)
+        out[1, i] = kdebug.grad(overwritten)(xs[i], 2.0)
+
+
+def test_a_variable_overwritten_where_the_function_starts_keeps_each_value():
+    # found by the property test: a read of v before its second store must not be read again later
+    set_session(Session(backend="cpu"))
+    xs = np.array([-1.5, -0.5, 0.25, 1.0])
+    out = np.zeros((2, 4))
+    overwritten_kernel[1, 4](out, xs)
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-13, atol=1e-15)
+    fd = [(math.sin(math.pow(math.cos(math.sin(x + 0.5 + 1e-6)) + 2.0, 0.8))
+           - math.sin(math.pow(math.cos(math.sin(x + 0.5 - 1e-6)) + 2.0, 0.8))) / 2e-6 for x in xs]
+    np.testing.assert_allclose(out[0], fd, rtol=1e-6, atol=1e-9)

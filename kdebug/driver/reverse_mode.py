@@ -464,13 +464,11 @@ class _Gradient(FM._Dual):
         defined_in_entry = {i.name for i in reached[0].instructions if i.name}
         # a local variable stored only in the entry block holds one value all along: its loads are
         # read again in the reverse sweep (recomputed), not kept on the tape
-        entry_insts = set(id(i) for i in reached[0].instructions)
         written_later = {list(i.operands)[1].name for blk in reached[1:] for i in blk.instructions
                          if i.opcode == "store"}
         stable = {n for n in self.allocas if n not in written_later}
         self.reload = {i.name: list(i.operands)[0].name for i in insts
-                       if i.opcode == "load" and list(i.operands)[0].name in stable and id(i) not in entry_insts}
-        del entry_insts
+                       if i.opcode == "load" and list(i.operands)[0].name in stable and i.name not in defined_in_entry}
         blocks_report = []
         for blk in reached:
             need, seen = [], set()
