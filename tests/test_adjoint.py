@@ -3,6 +3,7 @@ accumulate, writes read and zero their shadows, in-place updates chain), the tap
 what cannot be differentiated."""
 from __future__ import annotations
 
+import math
 import runpy
 import textwrap
 
@@ -117,3 +118,25 @@ def test_adjoint_argument_errors():
     set_session(Session(backend="cpu"))
     with pytest.raises(CompileError, match="each array followed by its shadow"):
         kdebug.adjoint(scale_in_place)[1, 4](np.ones(4), np.ones(4), np.ones(4), 3.0)
+
+
+@cuda.jit(device=True)
+def point(x, y):
+    return x / (x * x + 1.0) + math.sin(y)
+
+
+@cuda.jit
+def pointwise(a, b, out):
+    i = cuda.grid(1)
+    if i < a.size:
+        out[i] = point(a[i], b[i])
+
+
+def test_a_device_function_called_by_the_kernel_passes_its_adjoints_on():
+    # found by the property test: the callee's gradient twin is a function's, not the kernel's
+    set_session(Session(backend="cpu"))
+    a, b, out = np.linspace(-1, 1, 8), np.ones(8), np.zeros(8)
+    da, db, dout = np.zeros(8), np.zeros(8), np.full(8, 2.0)
+    kdebug.adjoint(pointwise)[1, 8](a, da, b, db, out, dout)
+    np.testing.assert_allclose(da, 2.0 * (1 - a * a) / (a * a + 1) ** 2, rtol=1e-14, atol=1e-16)
+    np.testing.assert_allclose(db, 2.0 * np.cos(b), rtol=1e-14)

@@ -239,13 +239,14 @@ class _Transform(FM._Transform):
 class _Gradient(FM._Dual):
     """One function's gradient twin: its augmented forward sweep, then its reverse sweep."""
 
-    def __init__(self, tr: _Transform, src, shadows: tuple = ()) -> None:  # noqa: not the dual's __init__
+    def __init__(self, tr: _Transform, src, shadows: tuple | None = None) -> None:  # noqa: not the dual's __init__
         self.tr, self.src = tr, src
         self.fnty = parse_type(str(src.global_value_type))
         params = self.fnty.args
         ctx = 1 if tr.hooks.has_ctx else 0
-        self.shadowed = [ctx + p for p in shadows]  # parameters (arrays) with a shadow parameter
-        self.kernel = bool(shadows) or tr.shadows is not None
+        # a kernel's adjoint body (shadows given, maybe none): the parameters (arrays) with a shadow parameter
+        self.shadowed = [ctx + p for p in shadows or ()]
+        self.kernel = shadows is not None
         skip = 0 if tr.hooks.has_ctx and params and isinstance(params[0], ir.PointerType) else -1
         self.fparams = [k for k, t in enumerate(params) if is_float(t) and k != skip]
         if self.kernel:
