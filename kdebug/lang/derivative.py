@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 
 from kdebug.errors import CompileError, SourceLocation
-from kdebug.lang.dispatcher import Dispatcher
+from kdebug.lang.dispatcher import Dispatcher, jit
 
 TRANSFORM = "forward"  # forward mode: dual numbers on the job's LLVM IR
 REVERSE = "reverse"  # reverse mode: an augmented forward sweep, then the adjoints backwards
@@ -134,7 +134,6 @@ def adjoint(kernel):
     adjoint of its initial value; the kernel's own effects happen too. Launch it as the kernel:
     ``kdebug.adjoint(k)[grid, block](x, dx, out, dout)``. Its body is a deferred job of kind
     ``derivative``, reason ``adjoint``: reverse mode on the kernel's LLVM IR."""
-    from kdebug.lang.dispatcher import jit
     if not (isinstance(kernel, Dispatcher) and not kernel.device):
         caller = sys._getframe(1)
         raise CompileError(f"kdebug.adjoint() takes a @cuda.jit kernel, not {getattr(kernel, '__name__', kernel)!r}",
