@@ -37,6 +37,7 @@ POWER = [("powers", None, "host", K), ("gradient(power, argnum=0)", "powers", "g
 
 
 # ---- worklist: every sample works, each key once, finish on every job -----------------------------
+@pytest.mark.timeout(600)  # the Hessian-vector sample compiles nine jobs
 @pytest.mark.parametrize("sample,expected,expected_cycles", [
     ("gradient_hvp", HVP, []),
     ("gradient_pointer", POINTER, []),
@@ -55,6 +56,7 @@ def test_worklist_compiles_every_gradient_once_and_finishes_it(sample, expected,
 
 
 # ---- toplevel: through a pointer or forward over reverse it fails, located --------------------------
+@pytest.mark.timeout(600)
 @pytest.mark.parametrize("sample,job,held,line", [
     ("gradient_hvp", "grad(gradient(f, argnum=0))", "gradient(f, argnum=0)",
      "out[2, i] = hxx(x, y) * vx + hxy(x, y) * vy"),
@@ -83,6 +85,7 @@ def test_toplevel_order_one_of_a_plain_function_works(tmp_path):
 
 
 # ---- recursive: works without cycles, at a cost; a cycle is stopped -------------------------------
+@pytest.mark.timeout(600)
 def test_recursive_forward_over_reverse_duplicates_the_reverse_jobs_and_misses_finish():
     model, error = run_sample("gradient_hvp", "recursive")
     assert error is None, error
@@ -193,6 +196,7 @@ def looped_kernel(out, xs):
         out[1, i] = kdebug.grad(looped)(xs[i], 0.5)
 
 
+@pytest.mark.timeout(600)
 def test_a_loop_keeps_a_record_per_trip_on_the_tape():
     session = Session(backend="cpu")
     set_session(session)
