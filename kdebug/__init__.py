@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from kdebug.lang import seam
 from kdebug.lang.derivative import grad  # noqa: F401 - kdebug.grad(fn, argnum) in device code
+from kdebug.lang.derivative import gradient  # noqa: F401 - kdebug.gradient(fn, argnum=None) in device code
+from kdebug.lang.derivative import adjoint  # noqa: F401 - kdebug.adjoint(kernel)[grid, block](x, dx, ...)
 from kdebug.lang.intrinsics import deferred  # noqa: F401 - kdebug.deferred(fn) in device code
 
 __version__ = "0.1.0"

@@ -33,6 +33,14 @@ PRIMAL_RESOLVED = Stage("primal_resolved", "llvm", "the primal after the strateg
                                                    "the transform reads", job_kind="derivative")
 DERIVATIVE = Stage("derivative", "llvm", "the forward-mode transform (dual numbers) of the resolved primal",
                    job_kind="derivative")
+ACTIVITY = Stage("activity", "text", "a reverse-mode job's activity analysis: the float values that carry "
+                                    "adjoints and those that are constants", job_kind="derivative")
+AUGMENTED_FORWARD = Stage("augmented_forward", "llvm", "a reverse-mode job's augmented forward sweep: the primal, "
+                                                       "each block pushing its record on the tape", job_kind="derivative")
+REVERSE = Stage("reverse", "llvm", "the reverse-mode transform: the augmented forward sweep, then the reverse sweep "
+                                   "popping the tape", job_kind="derivative")
+TAPE = Stage("tape", "text", "a reverse-mode job's tape: every cached value (IR name, why), bytes per thread, "
+                             "recomputed calls, atomics", job_kind="derivative")
 EXPAND_DEFERRED = Stage("expand_deferred", "llvm", "markers replaced by the requested jobs' entries, "
                                                    "their modules linked in")
 LINK_RUNTIME = Stage("link_runtime", "llvm", "the target's runtime libraries linked in")
@@ -46,7 +54,8 @@ PTX = Stage("ptx", "ptx", "each job's own PTX functions (kdebug dump --target pt
 PTXAS = Stage("ptxas", "text", "ptxas -v: registers, shared memory, stack and spills", target="ptx")
 LOAD = Stage("load", "", "the code loaded, each entry's address looked up")
 
-STAGES = (PARSE, TYPEINFER, LOWER, REGIONS, PRIMAL, PRIMAL_RESOLVED, DERIVATIVE, EXPAND_DEFERRED, LINK_RUNTIME, OPTIMIZE,
+STAGES = (PARSE, TYPEINFER, LOWER, REGIONS, PRIMAL, PRIMAL_RESOLVED, DERIVATIVE, ACTIVITY, AUGMENTED_FORWARD,
+          REVERSE, TAPE, EXPAND_DEFERRED, LINK_RUNTIME, OPTIMIZE,
           BEFORE_FINISH, FINISH, AFTER_FINISH, VALIDATE, EMIT, PTX, PTXAS, LOAD)
 
 

@@ -19,13 +19,15 @@ from llvmlite import ir
 from kdebug import markers
 from kdebug import events as E
 from kdebug.driver import forward_mode as FM
+from kdebug.driver import reverse_mode as RM
 from kdebug.driver.deferred import parse
 from kdebug.errors import CompileError, KdebugError
 from kdebug.frontend.lower import llvm_type, lower_function
 from kdebug.frontend.source import parse_function
 from kdebug.frontend.typeinfer import LaunchTarget, PyValue, infer_function
 from kdebug.lang import intrinsics as I
-from kdebug.lang.derivative import Derivative
+from kdebug.lang import types as T
+from kdebug.lang.derivative import ADJOINT, REVERSE, Derivative
 
 # math functions the transform knows, by name: the target's libm symbols are looked up from these
 MATH_NAMES = ("sin", "cos", "tan", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "pow",
@@ -39,14 +41,20 @@ def front(driver, rec):
     py = d.innermost.py_func
     try:
         driver.run_phase(rec, "parse", lambda: parse_function(py), lambda s: s.text, "python")
-        rec.typed = driver.run_phase(rec, "typeinfer", lambda: infer_function(py, rec.argtypes, "device"),
+        adjoint = d.transform == ADJOINT
+        argtypes = primal_argtypes(rec.argtypes) if adjoint else rec.argtypes
+        rec.typed = driver.run_phase(rec, "typeinfer", lambda: infer_function(py, argtypes, "device"),
                                      lambda tf: tf.listing(), "text")
-        if not isinstance(d.primal, Derivative):
+        if adjoint:
+            check_adjoint(rec, rec.typed)
+        elif not isinstance(d.primal, Derivative):
             check_differentiable(rec, rec.typed)
         primal = rec.entry + ".primal"
         lowered = driver.run_phase(rec, "primal", lambda: lower_primal(driver, rec, primal))
         view = driver.run_phase(rec, "primal_resolved",
                                 lambda: driver.strategy.resolve_primal(driver.context, driver.current, rec, str(lowered)))
+        if d.transform in (REVERSE, ADJOINT):
+            return reverse_stages(driver, rec, view, primal)
         return driver.run_phase(rec, "derivative", lambda: transform(driver, rec, view, primal))
     except KdebugError as exc:
         rec.state = "failed"
@@ -62,7 +70,7 @@ def lower_primal(driver, rec, name: str):
         requester = lambda fn, argtypes, kind, reason, loc: driver.request_deferred(  # noqa: E731
             rec, fn, argtypes, kind, reason, loc)
         return lower_function(rec.typed, driver.target, name, requester=requester)
-    jid = driver.request_deferred(rec, d.primal, rec.argtypes, "derivative", "grad", rec.loc, needs="body")
+    jid = driver.request_deferred(rec, d.primal, rec.argtypes, "derivative", d.primal.reason, rec.loc, needs="body")
     target = driver.target
     module = ir.Module(name=name)
     target.prepare_module(module)
@@ -77,8 +85,22 @@ def lower_primal(driver, rec, name: str):
     return module
 
 
-def transform(driver, rec, view_text: str, primal: str):
-    """Forward mode on the resolved primal; the derivative module keeps only the entry external."""
+def reverse_stages(driver, rec, view_text: str, primal: str):
+    """Reverse mode on the resolved primal: the activity and the augmented forward sweep (a module to
+    look at, built when snapshots are kept), the reverse sweep (the job's module), the tape."""
+    report = RM.Report()
+    if driver.snapshots:
+        forward = RM.Report()
+        fwd = driver.run_phase(rec, "activity", lambda: transform(driver, rec, view_text, primal, forward, True),
+                               lambda _: forward.activity_text(), "text")
+        driver.run_phase(rec, "augmented_forward", lambda: fwd)
+    view = driver.run_phase(rec, "reverse", lambda: transform(driver, rec, view_text, primal, report))
+    driver.run_phase(rec, "tape", lambda: report, lambda r: r.tape_text(), "text")
+    return view
+
+
+def transform(driver, rec, view_text: str, primal: str, report=None, forward_only: bool = False):
+    """Forward or reverse mode on the resolved primal; the derivative module keeps only the entry external."""
     view = parse(view_text)
     prefix = rec.entry + "."
     for g in list(view.functions) + list(view.global_variables):
@@ -95,9 +117,17 @@ def transform(driver, rec, view_text: str, primal: str):
     hooks = FM.Hooks(job_of=entries.get, derivative=lambda job, k: request_derivative(driver, rec, job, k),
                      libm=libm, libm_name=target.libm_name, has_ctx=target.context_type() is not None)
     try:
-        out = FM.differentiate(view, primal, rec.entry, rec.job.function.argnum, hooks)
+        if rec.job.function.transform == ADJOINT:
+            out = RM.differentiate(view, primal, rec.entry, None, hooks, report, forward_only,
+                                   shadows=shadow_positions(rec.argtypes))
+        elif rec.job.function.transform == REVERSE:
+            out = RM.differentiate(view, primal, rec.entry, rec.job.function.argnum, hooks, report, forward_only)
+        else:
+            out = FM.differentiate(view, primal, rec.entry, rec.job.function.argnum, hooks)
     except FM.NotDifferentiable as exc:
         raise not_differentiable(driver, rec, exc) from None
+    if forward_only:
+        return str(out)
     view.link_in(parse(str(out)))
     for g in list(view.functions) + list(view.global_variables):
         if not g.is_declaration and g.name != rec.entry:
@@ -105,12 +135,55 @@ def transform(driver, rec, view_text: str, primal: str):
     return view
 
 
+def primal_argtypes(argtypes) -> tuple:
+    """An adjoint body's argument types without the shadows (each array's is the type after it)."""
+    out, k = [], 0
+    while k < len(argtypes):
+        out.append(argtypes[k])
+        k += 2 if isinstance(argtypes[k], T.Array) else 1
+    return tuple(out)
+
+
+def shadow_positions(argtypes) -> tuple:
+    """The primal parameters (by position) that have shadows: the arrays."""
+    return tuple(p for p, t in enumerate(primal_argtypes(argtypes)) if isinstance(t, T.Array))
+
+
+def check_adjoint(rec, tf, seen=None) -> None:
+    """Constructs a kernel's adjoint cannot take, reported where they are written."""
+    seen = set() if seen is None else seen
+    if id(tf) in seen:
+        return
+    seen.add(id(tf))
+    for node in ast.walk(tf.source.tree):
+        what = None
+        if isinstance(node, ast.Call):
+            name = _intrinsic_name(tf, node)
+            if isinstance(tf.types.get(node.func), LaunchTarget):
+                what = "a device-side launch"
+            elif name and name.startswith("atomic.") and name not in ("atomic.add", "atomic.sub"):
+                what = f"an atomic other than add and sub (cuda.{name})"
+            elif name and (name.startswith("syncthreads") or name in ("syncwarp", "cg.this_grid.sync")):
+                what = f"a barrier (cuda.{name}) in a kernel's adjoint, which this version does not run backwards yet"
+            elif name and name.startswith("shared."):
+                what = f"a shared array (cuda.{name}) in a kernel's adjoint, which this version has no shadow for yet"
+        if what:
+            raise tf.source.error(node, f"{what} cannot be differentiated: job #{rec.id} {rec.name} takes the "
+                                        f"adjoint of {tf.name}",
+                                  "an adjoint takes global array reads and writes, local arrays, atomic add/sub, "
+                                  "branches, loops and device functions")
+    for callee in tf.callees.values():
+        check_adjoint(rec, callee, seen)
+
+
 def request_derivative(driver, rec, job, k: int) -> int:
     """The transform met a call to ``job``'s entry: its derivative by argument ``k``, a new deferred request."""
     # the call's site in the primal is where the called job was requested; a derivative's own request has no
     # site in this job's source, so its requester's is used
     loc = job.loc if job.loc is not None and job.kind != "derivative" else rec.loc
-    return driver.request_deferred(rec, Derivative(job.job.function, k), job.argtypes, "derivative", "grad", loc)
+    transform = REVERSE if rec.job.function.transform == ADJOINT else rec.job.function.transform
+    d = Derivative(job.job.function, k, transform)
+    return driver.request_deferred(rec, d, job.argtypes, "derivative", d.reason, loc)
 
 
 def not_differentiable(driver, rec, exc: FM.NotDifferentiable) -> CompileError:

@@ -164,7 +164,8 @@ class _Dual:
         self.tr, self.src = tr, src
         self.fnty = parse_type(str(src.global_value_type))
         params = self.fnty.args
-        skip = 0 if tr.hooks.has_ctx else -1  # the context pointer never carries a tangent
+        # the context pointer never carries a tangent; a helper of kdebug's own (kdebug.int_power) has none
+        skip = 0 if tr.hooks.has_ctx and params and isinstance(params[0], ir.PointerType) else -1
         self.tparams = [k for k, t in enumerate(params) if carries(t) and k != skip]
         ret = self.fnty.return_type
         self.ret_dual = carries(ret)
@@ -284,12 +285,23 @@ class _Dual:
 
     def op_store(self, inst, ops) -> None:
         val, ptr = ops
-        self.b.store(self.V(val), self.V(ptr))
+        self.store(self.V(val), self.V(ptr))
         ty = parse_type(str(val.type))
         if carries(ty):
             sp = self.shadow(ptr, store=True)
             if sp is not None:
-                self.b.store(self.TZ(val, ty), sp)
+                self.store(self.TZ(val, ty), sp)
+
+    def store(self, value, ptr) -> None:
+        """A store; where llvmlite typed ``ptr`` otherwise (a field's address in a struct built
+        here: llvmlite types such a GEP by the struct, and IR with opaque pointers has no types
+        to agree on) the instruction is made directly."""
+        if isinstance(ptr.type, ir.PointerType) and not ptr.type.is_opaque and ptr.type.pointee != value.type:
+            st = ir.instructions.StoreInstr(self.b.block, value, ptr)
+            st.align = None
+            self.b._insert(st)
+        else:
+            self.b.store(value, ptr)
 
     def op_getelementptr(self, inst, ops) -> None:
         text = str(inst).split("getelementptr", 1)[1]

@@ -14,7 +14,8 @@ from kdebug.frontend.lower import const, llvm_type
 from kdebug.frontend.registry import PyValue, register_callee
 from kdebug.frontend.typeinfer import DeferredRequest, LaunchTarget, call_stack_names, infer_function
 from kdebug.lang import types as T
-from kdebug.lang.derivative import Derivative, grad as grad_fn, make_derivative
+from kdebug.lang.derivative import REVERSE, TRANSFORM, Derivative, grad as grad_fn, gradient as gradient_fn, \
+    make_derivative
 from kdebug.lang.dispatcher import Dispatcher
 from kdebug.lang.intrinsics import deferred as deferred_fn
 
@@ -55,25 +56,28 @@ def type_deferred_pointer(inferer, node) -> T.Type:
     return T.FunctionPointer(ft.value, (), T.none)
 
 
-def type_derivative_value(inferer, node) -> T.Type:
-    """``kdebug.grad(fn)`` / ``kdebug.grad(fn, argnum=1)`` written in device code: a compile-time value."""
+def type_derivative_value(inferer, node, transform: str = TRANSFORM) -> T.Type:
+    """``kdebug.grad(fn)`` / ``kdebug.grad(fn, argnum=1)`` / ``kdebug.gradient(fn)`` written in device
+    code: a compile-time value."""
+    api = "kdebug.gradient" if transform == REVERSE else "kdebug.grad"
     args = list(node.args)
     argnum_node = next((k.value for k in node.keywords if k.arg == "argnum"), None)
     bad = [k for k in node.keywords if k.arg != "argnum"]
     if bad or not 1 <= len(args) + (argnum_node is not None) <= 2 or (len(args) == 2 and argnum_node):
-        raise inferer.error(node, "kdebug.grad takes a device function and an optional argnum",
-                         "write kdebug.grad(f) or kdebug.grad(f, argnum=1)")
+        raise inferer.error(node, f"{api} takes a device function and an optional argnum",
+                         f"write {api}(f) or {api}(f, argnum=1)")
     if len(args) == 2:
         argnum_node = args[1]
     ft = inferer.expr(args[0])
-    argnum = 0
+    argnum = None if transform == REVERSE else 0
     if argnum_node is not None:
-        if not (isinstance(argnum_node, ast.Constant) and type(argnum_node.value) is int):
+        none = transform == REVERSE and isinstance(argnum_node, ast.Constant) and argnum_node.value is None
+        if not none and not (isinstance(argnum_node, ast.Constant) and type(argnum_node.value) is int):
             raise inferer.error(argnum_node, "argnum must be an integer literal here",
-                             "write kdebug.grad(f, argnum=1)")
+                             f"write {api}(f, argnum=1)")
         argnum = argnum_node.value
     try:
-        return PyValue(make_derivative(ft.value if isinstance(ft, PyValue) else None, argnum))
+        return PyValue(make_derivative(ft.value if isinstance(ft, PyValue) else None, argnum, transform=transform))
     except CompileError as exc:
         raise inferer.error(node, exc.message, exc.hint) from None
 
@@ -81,6 +85,23 @@ def type_derivative_value(inferer, node) -> T.Type:
 def type_derivative_call(inferer, node, d: "Derivative", argts) -> T.Type:
     """Calling ``kdebug.grad(fn)``: a deferred job (kind derivative, reason grad) returning fn's type."""
     inner = d.innermost
+    if d.transform == "adjoint":  # kdebug.adjoint(kernel)'s body: the kernel's arrays, each with its shadow
+        argts = tuple(argts)
+        k = 0
+        for p in range(inner.py_func.__code__.co_argcount):
+            if k >= len(argts):
+                break
+            if isinstance(argts[k], T.Array):
+                if k + 1 >= len(argts) or argts[k + 1] != argts[k]:
+                    raise inferer.error(node, f"{d.__name__}: the shadow of {inner.argnames[p]} must be an array "
+                                           f"of its type ({argts[k]})", "pass dx = np.zeros_like(x) after each x")
+                k += 1
+            elif not isinstance(argts[k], T.Scalar):
+                raise inferer.error(node, f"{d.__name__} cannot take {argts[k]}", "pass numbers and arrays")
+            k += 1
+        inferer.tf.deferred.append(DeferredRequest(node, d, argts, d.reason, "derivative"))
+        inferer.tf.features.add("pointer")
+        return T.void
     if node.keywords:
         raise inferer.error(node.keywords[0].value, f"{d.__name__} takes its arguments by position",
                          f"write {d.__name__}(x, y)")
@@ -95,6 +116,9 @@ def type_derivative_call(inferer, node, d: "Derivative", argts) -> T.Type:
             raise inferer.error(a, f"{d.__name__} cannot take {t}", "pass numbers and arrays")
     f = d
     while isinstance(f, Derivative):
+        if f.argnum is None:  # gradient(fn): every float argument, the integers are constants
+            f = f.primal
+            continue
         t = job_argtypes[f.argnum]
         if not (isinstance(t, T.Scalar) and t.is_float):
             name = inner.argnames[f.argnum]
@@ -112,8 +136,10 @@ def type_derivative_call(inferer, node, d: "Derivative", argts) -> T.Type:
     if not (isinstance(restype, T.Scalar) and restype.is_float):
         raise inferer.error(node, f"{d.__name__}: {inner.__name__} returns {restype}; a derivative needs a "
                                f"float result", "return a float from the function you differentiate")
-    inferer.tf.deferred.append(DeferredRequest(node, d, job_argtypes, "grad", "derivative"))
+    inferer.tf.deferred.append(DeferredRequest(node, d, job_argtypes, d.reason, "derivative"))
     inferer.tf.features.add("pointer")
+    if d.argnum is None:  # one partial by each float argument, of the result's type
+        return T.Tuple(tuple(restype for t in job_argtypes if isinstance(t, T.Scalar) and t.is_float))
     return restype
 
 
@@ -205,6 +231,9 @@ register_callee("device calls", "kdebug.deferred()", lambda inferer, node, fn: t
                 lower_compile_time_value, keys=[deferred_fn])
 register_callee("device calls", "kdebug.grad()", lambda inferer, node, fn: type_derivative_value(inferer, node),
                 lower_compile_time_value, keys=[grad_fn], keywords=True)
+register_callee("device calls", "kdebug.gradient()",
+                lambda inferer, node, fn: type_derivative_value(inferer, node, REVERSE),
+                lower_compile_time_value, keys=[gradient_fn], keywords=True)
 register_callee("device calls", "a kdebug.grad derivative",
                 lambda inferer, node, d: type_derivative_call(inferer, node, d, [inferer.expr(a) for a in node.args]),
                 lower_pointer_call, kind=Derivative, keywords=True)

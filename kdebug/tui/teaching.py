@@ -28,6 +28,16 @@ PHASES: dict[str, str] = {
     "derivative": "The forward-mode transform: every float value carries a tangent (dual numbers), local "
                   "memory gets shadow memory, math functions their derivatives, and a call to another job "
                   "asks for that job's derivative as a new deferred request (reason grad).",
+    "activity": "A reverse-mode job's activity analysis: the float values that depend on a differentiated "
+                "argument (or, in a kernel's adjoint, on its arrays) carry adjoints; the rest are constants.",
+    "augmented_forward": "The reverse mode's forward sweep: the primal's code, each block pushing a record on the "
+                         "tape (its number, the record before it, the values its reverse needs).",
+    "reverse": "The reverse-mode transform: after the forward sweep, the records are popped newest first and each "
+               "block's instructions run backwards, accumulating adjoints (atomically into a kernel's shadows). "
+               "Reverse mode needs the primal's body, and a forward job over a reverse one needs the reverse "
+               "job's body too: the shared job table gives both at any nesting.",
+    "tape": "What the reverse sweep reads from the tape: every cached value and why, the bytes per thread, "
+            "what is recomputed instead, and the reads turned into atomic accumulations.",
     "expand_deferred": "Each deferred-codegen marker is resolved: the requested job is compiled once, through the "
                        "session-wide job table, its module linked in, and the marker replaced by the address of "
                        "its entry function. A request for a job already in progress is re-entrant: it resolves "
