@@ -35,7 +35,8 @@ _INTRINSIC = re.compile(r"^llvm\.(\w+)\.f(32|64)$")
 _LABEL = re.compile(r'label %("(?:[^"\\]|\\.)*"|[-\w.$]+)')
 _INDICES = re.compile(r"((?:,\s*\d+)+)\s*(?:,\s*!.*)?$")
 _ZERO_SLOPE = {"floor", "ceil", "trunc", "roundeven", "rint", "nearbyint", "round"}
-_RUNTIME_PREFIXES = ("kdebug.rt.", "llvm.trap", "llvm.assume", "llvm.lifetime", "llvm.dbg", "longjmp")
+_RUNTIME_PREFIXES = ("kdebug.rt.", "llvm.trap", "llvm.assume", "llvm.lifetime", "llvm.dbg", "longjmp",
+                     "llvm.nvvm.read.ptx.sreg.")  # the last: the PTX target's thread and block indices (integers)
 _SCRATCH_BYTES = 256  # the largest value read through a pointer that may have no shadow
 _FCMP = {"oeq": "==", "one": "!=", "olt": "<", "ole": "<=", "ogt": ">", "oge": ">=", "ord": "ord",
          "ueq": "==", "une": "!=", "ult": "<", "ule": "<=", "ugt": ">", "uge": ">=", "uno": "uno"}

@@ -5,7 +5,7 @@
 Python on the host and compile as device functions when a kernel calls them."""
 from __future__ import annotations
 
-import numpy as np
+import numpy  # not "as np": the package numba.np (kdebug/numba/np) is this module's attribute np once imported
 
 from kdebug import cuda  # noqa: F401
 from kdebug.cuda import types  # noqa: F401
@@ -35,14 +35,14 @@ def guvectorize(signatures, layout, target="cpu", **options):
     the layout as its signature."""
     if target == "cuda":
         return cuda.guvectorize(signatures, layout, **options)
-    return lambda fn: np.vectorize(fn, signature=layout.replace(" ", ""))
+    return lambda fn: numpy.vectorize(fn, signature=layout.replace(" ", ""))
 
 
 def _host_ufunc(fn, signatures):
     sigs = [signatures] if isinstance(signatures, str) else list(signatures)
     if not sigs:
-        return np.vectorize(fn)
-    return np.vectorize(fn, otypes=[parse_signature(sigs[0]).restype.np_dtype])
+        return numpy.vectorize(fn)
+    return numpy.vectorize(fn, otypes=[parse_signature(sigs[0]).restype.np_dtype])
 
 
 def typeof(value):
@@ -56,9 +56,9 @@ def typeof(value):
 
 def from_dtype(dtype):
     """numba.from_dtype: the numba type of a numpy dtype."""
-    t = _T.from_dtype(np.dtype(dtype))
+    t = _T.from_dtype(numpy.dtype(dtype))
     if t is None:
-        raise errors.NumbaNotImplementedError(f"{np.dtype(dtype)}: kdebug has no numba type for this dtype")
+        raise errors.NumbaNotImplementedError(f"{numpy.dtype(dtype)}: kdebug has no numba type for this dtype")
     return t
 
 

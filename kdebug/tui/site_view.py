@@ -95,12 +95,19 @@ class SiteView(TextView):
 
     # ---- drawing ----------------------------------------------------------------------------
     def decorate(self, index: int, text: Text) -> Text:
+        # what the document drew after the code (LLVM's remarks) goes after the site and fault marks
+        code = len(self.document.plain(index))
+        after = text[code:] if len(text.plain) > code else None
+        if after is not None:
+            text = text[:code]
         targets = self._targets(index)
         if targets:
             text.append("  \u25c2 " + ", ".join(self._label(t) for t in targets), SITE_MARK)
         fault = self.faults.get(index)
         if fault is not None:
             text.append(f"  \u25c2 \u2716 {fault}", FAULT_MARK)
+        if after is not None:
+            text.append_text(after)
         style = FOCUS if index in self.focus_lines else CURSOR if index == self.cursor and self.has_focus \
             else FAULT if fault is not None else None
         if style is not None:
