@@ -147,6 +147,11 @@ def test_random_kernel_adjoints_match_the_jacobian_transpose_and_finite_differen
 
     h = 1e-3  # Richardson's extrapolation of two central differences: error O(h^4), rounding ~1e-13
     for which, x0, got in (("a", a0, da - (seed_a if form != "inplace" else 0.0)), ("b", b0, db)):
-        fd = np.array([(4 * central(which, x0, j, h / 2) - central(which, x0, j, h)) / 3 for j in range(N)])
-        assert (np.abs(got - fd) <= 1e-6 * np.maximum(1.0, np.abs(fd))).all(), \
+        wide = np.array([central(which, x0, j, h) for j in range(N)])
+        narrow = np.array([central(which, x0, j, h / 2) for j in range(N)])
+        fd = (4 * narrow - wide) / 3
+        # a jump within the stencil (floor, a branch on the value) makes the two differences disagree: no
+        # derivative to compare there (the Jacobian check above covers those elements)
+        smooth = np.abs(wide - narrow) <= 1e-3 * np.maximum(1.0, np.abs(narrow))
+        assert (np.abs(got - fd) <= 1e-6 * np.maximum(1.0, np.abs(fd)))[smooth].all(), \
             f"d{which} {got} finite differences {fd}\n{msg}"
