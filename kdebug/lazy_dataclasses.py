@@ -19,7 +19,6 @@ NOTE: before that first use, a field declared with ``field(...)`` reads as its `
 from __future__ import annotations
 
 import dataclasses
-import sys
 import threading
 
 _FIELDS = "__dataclass_fields__"
@@ -47,20 +46,55 @@ def realize(cls: type) -> None:
     with _lock:  # another thread may be realizing it: wait for the class to be whole
         if not any(base in _pending for base in cls.__mro__):
             return
-        # NOTE: between deleting a stand-in and dataclasses adding the method, a thread calling the class
-        # would find object's method: no thread switch while the class is incomplete (~0.2 ms)
-        interval = sys.getswitchinterval()
-        sys.setswitchinterval(1.0)
-        try:
-            for base in reversed(cls.__mro__):
-                options = _pending.pop(base, None)
-                if options is None:
-                    continue
-                for name in _stand_ins.pop(base) + (_FIELDS,):
-                    delattr(base, name)
-                dataclasses.dataclass(base, **options)
-        finally:
-            sys.setswitchinterval(interval)
+        for base in reversed(cls.__mro__):
+            options = _pending.get(base)
+            if options is not None:
+                _make(base, options)
+                del _pending[base], _stand_ins[base]
+
+
+def _make(cls: type, options: dict) -> None:
+    """Run ``dataclasses.dataclass`` on a private copy of ``cls`` and move what it added onto ``cls``, one
+    attribute at a time and ``__init__`` last: another thread never sees ``cls`` half made (a real
+    ``__init__`` beside ``object``'s ``__eq__``); until its turn, each stand-in waits on the lock."""
+    skip = set(_stand_ins[cls]) | {_FIELDS, "__dict__", "__weakref__"}
+    namespace = {k: v for k, v in cls.__dict__.items() if k not in skip}
+    namespace["__qualname__"] = cls.__qualname__
+    copy = type(cls)(cls.__name__, cls.__bases__, namespace)
+    made = dataclasses.dataclass(copy, **options)
+    assert made is copy, "a deferred dataclass never makes a new class (slots are not deferred)"
+    added = {k: v for k, v in copy.__dict__.items()
+             if k not in ("__dict__", "__weakref__") and (k not in namespace or namespace[k] is not v)}
+    for value in added.values():
+        _rebind(value, copy, cls)
+    init = added.pop("__init__", None)
+    for name, value in added.items():
+        setattr(cls, name, value)
+    for name in namespace:
+        if name != "__qualname__" and name not in copy.__dict__:
+            delattr(cls, name)  # a field's ``field(...)`` without a default
+    for name in _stand_ins[cls]:
+        if name not in added and name != "__init__":
+            delattr(cls, name)  # a stand-in ``dataclasses`` added nothing for
+    if init is not None:
+        setattr(cls, "__init__", init)
+    elif "__init__" in _stand_ins[cls]:
+        delattr(cls, "__init__")
+
+
+def _rebind(value, copy: type, cls: type) -> None:
+    """Point the closures of a method made for ``copy`` (a frozen class's ``__setattr__`` names its class)
+    at ``cls``, through ``functools.wraps`` wrappers (``__repr__``'s recursion guard)."""
+    seen = set()
+    while callable(value) and id(value) not in seen:
+        seen.add(id(value))
+        for cell in getattr(value, "__closure__", None) or ():
+            try:
+                if cell.cell_contents is copy:
+                    cell.cell_contents = cls
+            except ValueError:  # an empty cell
+                pass
+        value = getattr(value, "__wrapped__", None)
 
 
 def realize_all() -> None:

@@ -140,6 +140,41 @@ def test_threads_see_the_class_whole():
     assert errors == []
 
 
+def test_another_thread_never_meets_the_class_half_made(monkeypatch):
+    # while one thread makes the class, another uses it: it waits and then finds the whole dataclass
+    # (before the fix it met the class with its stand-ins taken away: object's __init__ and __eq__)
+    @L.dataclass(frozen=True)
+    class Point:
+        x: int
+        tags: list = field(default_factory=list, compare=False)
+
+    seen, visitors, real = [], [], dataclasses.dataclass
+
+    def use():
+        try:
+            p = Point(3)
+            seen.append((p == Point(3), hash(p) == hash(Point(3)), p.tags, repr(p)))
+        except Exception as exc:  # noqa: BLE001
+            seen.append(exc)
+
+    def dataclass_with_a_visitor(cls, **options):
+        other = threading.Thread(target=use)
+        other.start()
+        other.join(timeout=0.3)  # it blocks on the class until this thread is done with it
+        made = real(cls, **options)
+        visitors.append(other)
+        return made
+
+    monkeypatch.setattr(L, "dataclasses", type("D", (), {"dataclass": staticmethod(dataclass_with_a_visitor)}))
+    assert Point(1).x == 1
+    monkeypatch.undo()
+    assert len(visitors) == 1
+    visitors[0].join(timeout=10)
+    assert seen == [(True, True, [], "test_another_thread_never_meets_the_class_half_made.<locals>.Point(x=3, tags=[])")]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Point(2).x = 5
+
+
 def test_importing_kdebug_leaves_the_events_it_never_sends_unmade():
     probe = ("import kdebug.events as E, kdebug.lazy_dataclasses as L\n"
              "assert E.Paused in L._pending and E.JobRequested in L._pending\n"
