@@ -1,14 +1,19 @@
 """numba's extension API in kernels (numba.cuda.extending) as numba-cuda 0.30.4: overload with targets
 (tests/cudapy/test_overload.py: test_generic, test_cuda, test_call_target_overloaded,
 test_cuda_calls_target_overloaded, test_default_values_and_kwargs, with their prime-number products),
-register_jitable, intrinsic with an llvmlite codegen (test_extending.py's pattern), and the located
-errors for what kdebug does not honour."""
+register_jitable, intrinsic with an llvmlite codegen (test_extending.py's pattern), new types with a
+data model (test_extending.py's Interval and func1), and the located errors for what kdebug does not honour."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
 
 from kdebug import cuda
+from kdebug.cuda import cgutils, cudadecl, cudaimpl
+from kdebug.cuda.typing import templates
+from kdebug.numba import extending
 from kdebug.cuda import types
 from kdebug.errors import TypingError
 from kdebug.numba.extending import intrinsic, overload, overload_attribute, overload_method, register_jitable
@@ -184,16 +189,163 @@ def test_register_jitable_and_an_intrinsic_with_its_codegen():
         add_one_i32(1)
 
 
+# ---- new types: numba-cuda 0.30.4's tests/cudapy/test_extending.py, its Interval and func1 -----------------
+class Interval:
+    """A half-open interval on the real number line (test_extending.py's Interval)."""
+
+    def __init__(self, lo, hi):
+        self.lo, self.hi = lo, hi
+
+
+class IntervalType(types.Type):
+    def __init__(self):
+        super().__init__(name="Interval")
+
+
+interval_type = IntervalType()
+
+
+@extending.typeof_impl.register(Interval)
+def typeof_interval(val, c):
+    return interval_type
+
+
+@extending.type_callable(Interval)
+def type_interval(context):
+    def typer(lo, hi):
+        if isinstance(lo, types.Float) and isinstance(hi, types.Float):
+            return interval_type
+    return typer
+
+
+@extending.register_model(IntervalType)
+class IntervalModel(extending.core_models.StructModel):
+    def __init__(self, dmm, fe_type):
+        extending.core_models.StructModel.__init__(self, dmm, fe_type, [("lo", types.float64), ("hi", types.float64)])
+
+
+extending.make_attribute_wrapper(IntervalType, "lo", "lo")
+extending.make_attribute_wrapper(IntervalType, "hi", "hi")
+
+
+@extending.lower_builtin(Interval, types.Float, types.Float)
+def impl_interval(context, builder, sig, args):
+    interval = cgutils.create_struct_proxy(sig.return_type)(context, builder)
+    interval.lo, interval.hi = args
+    return interval._getvalue()
+
+
+@cudadecl.registry.register_attr
+class IntervalAttrs(templates.AttributeTemplate):
+    key = IntervalType
+
+    def resolve_width(self, mod):
+        return types.float64
+
+
+@cudaimpl.lower_attr(IntervalType, "width")
+def interval_width_impl(context, builder, sig, arg):
+    return builder.fsub(builder.extract_value(arg, 1), builder.extract_value(arg, 0))
+
+
+@cuda.jit(device=True)
+def sum_intervals(i, j):
+    return Interval(i.lo + j.lo, i.hi + j.hi)
+
+
+@cuda.jit(device=True)
+def interval_width(interval):
+    return interval.width
+
+
+def test_an_extension_type_is_built_read_and_passed():
+    """test_extending.py TestExtending: test_attributes (r == x), test_property (width == hi - lo),
+    test_extension_type_as_arg and test_extension_type_as_retvalue (a device function takes and returns one)."""
+    @cuda.jit
+    def f(r, x):
+        iv = Interval(x[0], x[1])
+        r[0], r[1] = iv.lo, iv.hi
+        r[2] = iv.width
+        r[3] = interval_width(iv)
+        s = sum_intervals(iv, Interval(x[2], x[3]))
+        r[4], r[5] = s.lo, s.hi
+
+    x = np.asarray((1.5, 2.5, 3.0, 4.0))
+    r = np.zeros(6)
+    f[1, 1](r, x)
+    np.testing.assert_allclose(r, [1.5, 2.5, 1.0, 1.0, 4.5, 6.5])
+    assert extending.typeof_impl(Interval(1.0, 2.0)) is interval_type
+
+
+def test_an_extension_type_without_a_typer_for_the_arguments_says_so():
+    @cuda.jit
+    def f(r):
+        iv = Interval(1, 2)  # integers: the typer returns None
+        r[0] = iv.lo
+
+    with pytest.raises(TypingError) as err:
+        f[1, 1](np.zeros(1))
+    assert "No implementation of function Interval found for signature: Interval(int64, int64)" in str(err.value)
+    assert err.value.loc.file.endswith("test_numba_extending.py")
+
+
+def func1(x=None):
+    raise NotImplementedError
+
+
+def type_func1_(context):
+    def typer(x=None):
+        if x in (None, types.none):
+            return types.int32
+        elif isinstance(x, types.Float):
+            return x
+    return typer
+
+
+type_func1 = extending.type_callable(func1)(type_func1_)
+
+
+@extending.lower_builtin(func1)
+@extending.lower_builtin(func1, types.none)
+def func1_nullary(context, builder, sig, args):
+    return context.get_constant(sig.return_type, 42)
+
+
+@extending.lower_builtin(func1, types.Float)
+def func1_unary(context, builder, sig, args):
+    def func1_impl(x):
+        return math.sqrt(2 * x)
+    return context.compile_internal(builder, func1_impl, sig, args)
+
+
+def test_the_two_step_api_types_and_lowers_a_function():
+    """test_extending.py TestLowLevelExtending: test_func1 (42.0, then 6.0 for 18.0) and
+    test_type_callable_keeps_function."""
+    @cuda.jit
+    def nullary(res):
+        res[0] = func1()
+
+    @cuda.jit
+    def unary(x, res):
+        res[0] = func1(x)
+
+    res = np.zeros(1)
+    nullary[1, 1](res)
+    assert res[0] == 42.0
+    unary[1, 1](18.0, res)
+    assert res[0] == 6.0
+    assert type_func1 is type_func1_
+
+
 def test_what_kdebug_does_not_honour_is_located():
-    """New types with a data model (test_extending.py's IntervalType: register_model, make_attribute_wrapper,
-    typeof_impl.register, type_callable, lower_builtin) are a located TypingError at the user's line."""
-    from kdebug.numba import extending
-    for refuse, args in [(extending.register_model, (types.Array,)), (extending.make_attribute_wrapper, (types.Array, "lo", "lo")),
-                         (extending.typeof_impl.register, (object,)), (extending.type_callable, (object,)),
-                         (extending.lower_builtin, (object,))]:
+    """lower_cast, lower_constant and function templates in cudadecl's registry are a located TypingError
+    at the user's line, saying what to write instead."""
+    for refuse, args in [(extending.builtin_registry.lower_cast, (types.Array, types.Array)),
+                         (extending.builtin_registry.lower_constant, (IntervalType,)),
+                         (cudadecl.registry.register, (templates.ConcreteTemplate,))]:
         with pytest.raises(TypingError) as err:
             refuse(*args)
-        assert "kdebug does not honour it" in str(err.value)
+        assert "kdebug does not honour" in str(err.value)
         assert err.value.loc.file.endswith("test_numba_extending.py")
 
 

@@ -65,6 +65,9 @@ def llvm_type(t: T.Type) -> ir.Type:
         return ir.PointerType(i8)
     if isinstance(t, T.CPointer):
         return ir.PointerType(mem_type(t.dtype))
+    model = registry.data_model(t)
+    if model is not None:  # a numba extension type: its data model's value type
+        return model.get_value_type()
     raise TypeError(f"no LLVM type for {t}")
 
 
@@ -547,6 +550,9 @@ class FunctionLowerer:
         call = getattr(node, "kdebug_attribute_call", None)
         if call is not None:  # an overload_attribute: its implementation called with the object
             return self.device_call(call, None, [self.expr(a) for a in call.args], [self.type_of(a) for a in call.args])
+        lower_hooked = getattr(node, "kdebug_attribute_lower", None)
+        if lower_hooked is not None:  # an extension type's attribute (make_attribute_wrapper, lower_getattr)
+            return lower_hooked(self, node, self.type_of(node.value))
         if node.attr == "data" and isinstance(node.value, ast.Attribute) and node.value.attr == "ctypes":
             data = self.builder.extract_value(self.expr(node.value.value), 0)  # a.ctypes.data: the address
             return self.builder.ptrtoint(data, i64)

@@ -58,6 +58,19 @@ class Callee:
 # attribute hooks: ``hook(inferer, node, base_type) -> type or None``, asked first for every ``x.attr`` in a kernel
 # (the extension API's overload_method / overload_attribute, kdebug/numba/extending.py)
 ATTRIBUTE_HOOKS: list[Callable] = []
+# data models of numba extension types (``register_model``, kdebug/numba/extending.py): type class -> a
+# function of the type giving its model (``get_value_type()``: the LLVM type of a value of it)
+DATA_MODELS: dict[type, Callable] = {}
+
+
+def data_model(t) -> object | None:
+    """The data model of an extension type ``t`` (an instance of a ``register_model``-ed class), or None."""
+    if not DATA_MODELS:
+        return None
+    factory = next((DATA_MODELS[c] for c in type(t).__mro__ if c in DATA_MODELS), None)
+    return factory(t) if factory is not None else None
+
+
 CALLEES: dict[object, Callee] = {}  # by the object: abs, math.sqrt, np.sin, float32, print...
 KINDS: dict[type, Callee] = {}  # by the callee's class: Dispatcher, Derivative, Intrinsic...
 CALLEE_TYPES: dict[type, Callee] = {}  # by the class of the callee's type: LaunchTarget, FunctionPointer...

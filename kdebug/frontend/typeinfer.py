@@ -763,7 +763,8 @@ class TypeInferer:
             if isinstance(t, PyValue) and not _first_class(t.value):
                 raise self.error(a, f"cannot pass {t} to a device function",
                                  "pass numbers, tuples, arrays, device functions, intrinsics or types")
-            if not isinstance(t, (T.Scalar, T.Array, T.Tuple, T.Record, V.VectorType, T.EnumMember, PyValue)):
+            if not (isinstance(t, (T.Scalar, T.Array, T.Tuple, T.Record, V.VectorType, T.EnumMember, PyValue))
+                    or registry.data_model(t) is not None):
                 raise self.error(a, f"cannot pass {t} to a device function", "pass numbers, tuples or arrays")
         nparams = fn.py_func.__code__.co_argcount
         if node.keywords or (len(argts) < nparams and fn.py_func.__defaults__):

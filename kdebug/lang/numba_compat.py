@@ -21,7 +21,8 @@ ALIASES = {
     "numba.core.types": "kdebug.cuda.types",
     "numba.errors": "kdebug.numba.errors",
     "numba.core.errors": "kdebug.numba.errors",
-    "numba.cuda.core.errors": "kdebug.numba.errors",  # numba-cuda 0.30's own home of TypingError & co
+    "numba.cuda.core.errors": "kdebug.numba.errors",
+    "numba.cuda.errors": "kdebug.numba.errors",  # numba-cuda 0.30's own home of TypingError & co
     "numba.cuda.core": "kdebug.numba.core",
     "numba.cuda.np": "kdebug.numba.np",
     "numba.cuda.np.numpy_support": "kdebug.numba.np.numpy_support",

@@ -14,9 +14,15 @@ numba uses to add functions to kernels, honoured by kdebug's compiler.
   the typing function gets the receiver's type first and returns the implementation, compiled as a
   device function with the receiver as its first argument.
 
-What kdebug does not honour says so at the user's line: new types with a data model
-(``register_model``, ``make_attribute_wrapper``, ``typeof_impl.register``, ``type_callable``,
-``lower_builtin``): kdebug's compiler has no data-model or lowering registry for them.
+- New types (numba's low-level API): a ``types.Type`` subclass with a data model (``register_model``:
+  ``StructModel``, ``PrimitiveModel``, ``OpaqueModel``), ``make_attribute_wrapper`` for its members,
+  ``type_callable`` + ``lower_builtin`` for functions and constructors (the implementation gets
+  kdebug's llvmlite builder; ``numba.cuda.cgutils.create_struct_proxy`` builds struct values),
+  ``numba.cuda.cudadecl.registry.register_attr`` + ``numba.cuda.cudaimpl.lower_attr`` for computed
+  attributes, ``typeof_impl.register`` for the type of a Python object.
+
+What kdebug does not honour says so at the user's line: ``lower_cast``, ``lower_constant``,
+``lower_setattr``; extension-type values as kernel arguments (numba-cuda passes none either).
 """
 from __future__ import annotations
 
@@ -25,7 +31,8 @@ import inspect
 from kdebug.errors import SourceLocation, TypingError
 from kdebug.frontend.device_calls import lower_device_function
 from kdebug.frontend.lower import const, llvm_type
-from kdebug.frontend.registry import ATTRIBUTE_HOOKS, PyValue, lookup, register_callee
+from kdebug.frontend.typeinfer import infer_function
+from kdebug.frontend.registry import ATTRIBUTE_HOOKS, DATA_MODELS, PyValue, data_model, lookup, register_callee
 from kdebug.lang import types as T
 from kdebug.lang.dispatcher import Dispatcher, host_jit
 from kdebug.lang.missing import missing_name
@@ -100,10 +107,11 @@ def register_jitable(*args, **kwargs):
 
 
 class _CodegenContext:
-    """What an intrinsic's codegen gets as numba's target context: constants, LLVM types and casts."""
+    """What a lowering implementation (an intrinsic's codegen, a ``lower_builtin`` or ``lower_getattr``
+    function) gets as numba's target context: constants, LLVM types, casts, ``compile_internal``."""
 
-    def __init__(self, lowerer) -> None:
-        self._lw = lowerer
+    def __init__(self, lowerer, node=None) -> None:
+        self._lw, self._node = lowerer, node
 
     def get_constant(self, ty, value):
         return const(ty, value)
@@ -115,6 +123,16 @@ class _CodegenContext:
 
     def cast(self, builder, value, fromty, toty):
         return self._lw.cast(value, fromty, toty)
+
+    def compile_internal(self, builder, impl, sig, args, locals=None):
+        """numba's ``context.compile_internal``: ``impl`` compiled as a device function for ``sig``'s
+        argument types and called with ``args``."""
+        lw, node = self._lw, self._node
+        callee = infer_function(impl, tuple(sig.argtypes), "device", (), at=(lw.src, node))
+        result = lw.device_call(node, None, list(args), list(sig.argtypes), callee_tf=callee)
+        if result is not None and sig.restype is not None and callee.restype != sig.restype:
+            result = lw.cast(result, callee.restype, sig.restype)
+        return result
 
 
 class Intrinsic:
@@ -155,7 +173,10 @@ class Intrinsic:
         argts = tuple(lw.type_of(a) for a in node.args)
         sig, codegen = self._chosen[argts]
         args = [lw.cast(lw.expr(a), t, want) for a, t, want in zip(node.args, argts, sig.argtypes)]
-        return codegen(_CodegenContext(lw), lw.builder, sig, args)
+        return codegen(_CodegenContext(lw, node), lw.builder, sig, args)
+
+
+_Intrinsic = Intrinsic  # numba's class name
 
 
 def intrinsic(*args, **kwargs):
@@ -296,55 +317,349 @@ def _check_type_class(typ, what):
                           f"write @{what}(types.Array, 'name')")
 
 
-def _not_here(what: str, instead: str, depth: int = 1):
-    def refuse(*args, **kwargs):
-        frame = inspect.stack()[depth]
-        raise TypingError(f"{what}: kdebug does not honour it (kdebug's types are not numba's: it has no data "
-                          f"models or lowering registry for new types)",
-                          SourceLocation(frame.filename, frame.lineno, 1), instead)
-    return refuse
-
-
-register_model = _not_here("numba.extending.register_model", "pass the data as arrays, records or tuples, "
-                           "and give it methods with @overload_method or functions with @overload")
-make_attribute_wrapper = _not_here("numba.extending.make_attribute_wrapper",
-                                   "use a record dtype (its fields are attributes in kernels) or @overload_attribute")
-type_callable = _not_here("numba.extending.type_callable", "write the function's typing with @overload")
-lower_builtin = _not_here("numba.extending.lower_builtin", "write the implementation with @overload or @intrinsic")
+# ---- new types: data models, attribute wrappers, typing and lowering registries -------------------
+def _caller_location(depth: int = 2) -> SourceLocation:
+    frame = inspect.stack()[depth]
+    return SourceLocation(frame.filename, frame.lineno, 1)
 
 
 class _Models:
-    """numba's ``models`` / ``core_models`` namespace: the model classes an extension derives from exist, so
-    its module imports; ``register_model`` then says at its line that kdebug does not honour them."""
+    """numba's ``models`` / ``core_models``: the data model of an extension type says how a value of it is
+    held in LLVM (``get_value_type()``); ``register_model(TypeClass)(Model)`` gives a type class one."""
 
     class DataModel:
         def __init__(self, dmm=None, fe_type=None, *args, **kwargs) -> None:
-            self._fe_type = fe_type
+            self._dmm, self._fe_type = dmm, fe_type
+
+        @property
+        def fe_type(self):
+            return self._fe_type
+
+        def get_value_type(self):
+            raise NotImplementedError(f"{type(self).__name__} gives no LLVM type: define get_value_type()")
+
+        def get_data_type(self):
+            return self.get_value_type()
+
+    class PrimitiveModel(DataModel):
+        """A value held as one LLVM value of ``be_type`` (an llvmlite type)."""
+
+        def __init__(self, dmm=None, fe_type=None, be_type=None) -> None:
+            super().__init__(dmm, fe_type)
+            self._be_type = be_type
+
+        def get_value_type(self):
+            return self._be_type
+
+    class OpaqueModel(PrimitiveModel):
+        """An opaque pointer (numba's ``i8*``)."""
+
+        def __init__(self, dmm=None, fe_type=None) -> None:
+            from llvmlite import ir
+            super().__init__(dmm, fe_type, ir.IntType(8).as_pointer())
 
     class StructModel(DataModel):
+        """A struct of named members, each a kernel-language type (``[("lo", types.float64), ...]``)."""
+
         def __init__(self, dmm=None, fe_type=None, members=()) -> None:
             super().__init__(dmm, fe_type)
             self._members = list(members)
+            self._fields = [name for name, _ in self._members]
 
-    class PrimitiveModel(DataModel):
-        pass
+        def get_value_type(self):
+            from llvmlite import ir
+            return ir.LiteralStructType([llvm_type(t) for _, t in self._members])
 
-    class OpaqueModel(DataModel):
+        def get_field_position(self, name: str) -> int:
+            return self._fields.index(name)
+
+        def get_member_fe_type(self, name: str):
+            return self._members[self.get_field_position(name)][1]
+
+        get_type = get_member_fe_type
+
+    class ArgModel(StructModel):  # numba's name for a model used only as an argument's
         pass
 
 
 models = core_models = _Models
+_MODEL_CACHE: dict = {}
+
+
+def register_model(typ):
+    """numba's ``@register_model(TypeClass)``: values of instances of ``TypeClass`` are held as the model
+    class's ``get_value_type()``; the decorated model class is returned unchanged."""
+    _check_type_class(typ, "register_model")
+
+    def decorate(model_cls):
+        def model_of(t):
+            try:
+                return _MODEL_CACHE.setdefault((model_cls, t), model_cls(None, t))
+            except TypeError:  # an unhashable type instance: a model each time
+                return model_cls(None, t)
+        DATA_MODELS[typ] = model_of
+        return model_cls
+    return decorate
+
+
+_WRAPPED: list = []  # (type class, struct member, attribute name)
+
+
+def make_attribute_wrapper(typ, struct_attr: str, python_attr: str) -> None:
+    """numba's ``make_attribute_wrapper``: ``x.python_attr`` in kernels reads member ``struct_attr`` of the
+    struct model of x's type."""
+    _check_type_class(typ, "make_attribute_wrapper")
+    _WRAPPED.append((typ, struct_attr, python_attr))
+
+
+def _struct_member(model, struct_attr: str, where, node):
+    fields = getattr(model, "_fields", None)
+    if fields is None or struct_attr not in fields:
+        raise where.error(node, f"the data model {type(model).__name__} has no member {struct_attr!r}",
+                          "name a member of the StructModel in make_attribute_wrapper")
+    return model.get_field_position(struct_attr), model.get_member_fe_type(struct_attr)
+
+
+def _lower_wrapped(position: int):
+    def lower(lw, node, base_t):
+        return lw.builder.extract_value(lw.expr(node.value), position)
+    return lower
+
+
+def _matches(key, t) -> bool:
+    """numba's registry key matching: a type class matches its instances, a type instance itself."""
+    return isinstance(t, key) if isinstance(key, type) else key == t
+
+
+def _extension_attribute(inferer, node, base_t):
+    """``x.attr`` of an extension-type value: a wrapped struct member, or an AttributeTemplate's
+    ``resolve_attr`` lowered by a ``lower_getattr`` implementation; None if neither declares it."""
+    model = data_model(base_t)
+    for typ, struct_attr, python_attr in _WRAPPED:
+        if python_attr == node.attr and isinstance(base_t, typ) and model is not None:
+            position, member_t = _struct_member(model, struct_attr, inferer, node)
+            node.kdebug_attribute_lower = _lower_wrapped(position)
+            return member_t
+    for template in cuda_typing_registry.attribute_templates:
+        if not _matches(template.key, base_t):
+            continue
+        resolve = getattr(template(None), f"resolve_{node.attr}", None)
+        if resolve is None:
+            continue
+        result = resolve(base_t)
+        if result is None:
+            continue
+        impl = _lowering_of_attribute(base_t, node.attr)
+        if impl is None:
+            raise inferer.error(node, f"{base_t}.{node.attr} is typed ({result}) but has no lowering",
+                                f"declare its lowering with @lower_getattr({type(base_t).__name__}, "
+                                f"{node.attr!r})")
+        node.kdebug_attribute_lower = _lower_getattr_call(impl)
+        return result
+    return None
+
+
+class _TypingRegistry:
+    """numba.cuda.cudadecl's typing registry: ``register_attr`` takes an ``AttributeTemplate`` subclass whose
+    ``resolve_<attr>(self, ty)`` types ``x.<attr>`` for values whose type matches its ``key``."""
+
+    def __init__(self) -> None:
+        self.attribute_templates: list = []
+
+    def register_attr(self, template):
+        self.attribute_templates.append(template)
+        return template
+
+    def _refused(what):
+        def register(self, *args, **kwargs):
+            raise TypingError(f"numba.cuda.cudadecl.registry.{what}: kdebug does not honour function templates",
+                              _caller_location(), "type the function with @type_callable, or write it with @overload")
+        return register
+
+    register = _refused("register")
+    register_global = _refused("register_global")
+    del _refused
+
+
+cuda_typing_registry = _TypingRegistry()
+
+
+def _lower_getattr_call(impl):
+    def lower(lw, node, base_t):
+        return impl(_CodegenContext(lw, node), lw.builder, base_t, lw.expr(node.value))
+    return lower
+
+
+ATTRIBUTE_HOOKS.append(_extension_attribute)
+
+
+class Registry:
+    """numba's ``numba.cuda.core.imputils.Registry``: a table of lowering implementations. kdebug's
+    lowering consults the builtin registry (``lower_builtin``) and the CUDA one (``numba.cuda.cudaimpl``),
+    as numba's CUDA target installs them; another Registry is kept but not installed, as in numba."""
+
+    def __init__(self, name: str = "unspecified") -> None:
+        self.name = name
+        self.functions: list = []  # (func, argument patterns, implementation)
+        self.getattrs: list = []  # (type key, attribute, implementation)
+        self.casts: list = []
+        self.constants: list = []
+
+    def lower(self, func, *argtys):
+        def decorate(impl):
+            self.functions.append((func, argtys, impl))
+            return impl
+        return decorate
+
+    def lower_getattr(self, ty, attr):
+        def decorate(impl):
+            self.getattrs.append((ty, attr, impl))
+            return impl
+        return decorate
+
+    def lower_getattr_generic(self, ty):
+        return self.lower_getattr(ty, None)
+
+    def _refused(what):
+        def register(self, *args, **kwargs):
+            raise TypingError(f"numba's Registry.{what}: kdebug does not honour it (it has no {what} hooks "
+                              "for extension types)", _caller_location(), "write the conversion with @overload")
+        return register
+
+    lower_cast = _refused("lower_cast")
+    lower_constant = _refused("lower_constant")
+    lower_setattr = _refused("lower_setattr")
+    del _refused
+
+
+builtin_registry = Registry("builtin")
+lower_builtin = builtin_registry.lower
+lower_getattr = builtin_registry.lower_getattr
+lower_getattr_generic = builtin_registry.lower_getattr_generic
+
+
+cuda_registry = Registry("cudaimpl")  # numba.cuda.cudaimpl's registry
+
+
+def _installed():
+    return (builtin_registry, cuda_registry)
+
+
+def _pattern_matches(pattern, argts) -> bool:
+    if len(pattern) != len(argts):
+        return False
+    any_t = getattr(T, "Any", None)
+    return all(p is any_t or _matches(p, t) for p, t in zip(pattern, argts))
+
+
+def _lowering_of_attribute(base_t, attr):
+    for registry in _installed():
+        for ty, name, impl in reversed(registry.getattrs):
+            if name in (attr, None) and _matches(ty, base_t):
+                return impl
+    return None
+
+
+def _lowering_of_call(func, argts):
+    for registry in _installed():
+        for fn, pattern, impl in reversed(registry.functions):  # the latest registration wins, as numba
+            if fn is func and _pattern_matches(pattern, argts):
+                return impl
+    return None
+
+
+_TYPERS: dict = {}  # func -> [typer factory], from type_callable
+_CALL_SIGS: dict = {}  # (func, argument types, keyword types) -> Signature
+
+
+def type_callable(func):
+    """numba's ``@type_callable(func)``: the decorated function gets the typing context and returns a typer;
+    the typer gets the argument types of a call of ``func`` in a kernel and returns its result type (or
+    a Signature), or None. The call lowers through the ``lower_builtin`` implementation registered for
+    those types. Returns the decorated function itself."""
+    def decorate(typer_factory):
+        first = func not in _TYPERS
+        _TYPERS.setdefault(func, []).append(typer_factory)
+        if first:
+            register_callee("extension types", f"{getattr(func, '__name__', func)}()", _type_builtin_call,
+                            _lower_builtin_call, keys=[func], keywords=True)
+        return typer_factory
+    return decorate
+
+
+def _callee_of(inferer_or_lw, node):
+    value = inferer_or_lw.type_of(node.func) if hasattr(inferer_or_lw, "builder") else inferer_or_lw.expr(node.func)
+    return value.value if isinstance(value, PyValue) else value
+
+
+def _call_signature(func, argts, kwts, where, node):
+    key = (func, tuple(argts), tuple(sorted(kwts.items(), key=lambda kv: kv[0])))
+    sig = _CALL_SIGS.get(key)
+    if sig is not None:
+        return sig
+    name = getattr(func, "__name__", repr(func))
+    for factory in _TYPERS.get(func, ()):
+        try:
+            result = factory(None)(*argts, **kwts)
+        except TypingError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the library's typer failed
+            raise where.error(node, f"the typer of {name} raised {type(exc).__name__}: {exc}",
+                              "fix the @type_callable typer, or call it with the types it handles") from None
+        if result is None:
+            continue
+        if isinstance(result, T.Signature):
+            sig = T.Signature(result.restype, tuple(result.argtypes))
+        elif isinstance(result, T.Type):
+            sig = T.Signature(result, tuple(argts) + tuple(t for _, t in key[2]))
+        else:
+            raise where.error(node, f"the typer of {name} returned {result!r}, not a type",
+                              "return a numba type (or a signature) from the typer")
+        _CALL_SIGS[key] = sig
+        return sig
+    raise where.error(node, f"No implementation of function {name} found for signature: "
+                            f"{name}({_describe(argts)})", "the @type_callable typers return None for these types")
+
+
+def _type_builtin_call(inferer, node, func):
+    argts = [inferer.expr(a) for a in node.args]
+    kwts = {k.arg: inferer.expr(k.value) for k in node.keywords}
+    sig = _call_signature(func, argts, kwts, inferer, node)
+    if _lowering_of_call(func, sig.argtypes) is None:
+        name = getattr(func, "__name__", repr(func))
+        raise inferer.error(node, f"No definition for lowering {name}({_describe(sig.argtypes)}) -> {sig.restype}",
+                            f"register one with @lower_builtin({name}, <argument types>)")
+    return sig.restype if sig.restype is not None else T.void
+
+
+def _lower_builtin_call(lw, node, func):
+    argts = [lw.type_of(a) for a in node.args]
+    kwts = {k.arg: lw.type_of(k.value) for k in node.keywords}
+    sig = _call_signature(func, argts, kwts, lw.src, node)
+    values = [lw.expr(a) for a in node.args] + [lw.expr(k.value) for k in node.keywords]
+    args = [lw.cast(v, t, want) for v, t, want in zip(values, argts + list(kwts.values()), sig.argtypes)]
+    result = _lowering_of_call(func, sig.argtypes)(_CodegenContext(lw, node), lw.builder, sig, args)
+    return None if sig.restype in (None, T.void) else result
 
 
 class _TypeofRegistry:
-    """numba's ``typeof_impl`` (a singledispatch function): ``typeof_impl.register(cls)`` is accepted only as
-    the start of a new type (with a data model kdebug does not have), so it says so there."""
+    """numba's ``typeof_impl`` (a singledispatch function): ``typeof_impl.register(cls)`` gives the type of a
+    Python object of ``cls``. numba-cuda passes no extension type to a kernel (its ``_prepare_args`` raises
+    NotImplementedError), and neither does kdebug: a launch with one says so."""
+
+    def __init__(self) -> None:
+        self.registry: dict = {}
 
     def register(self, cls):
-        _not_here("numba.extending.typeof_impl.register",
-                  "pass the object's data as arrays, records or tuples", depth=2)()
+        def decorate(fn):
+            self.registry[cls] = fn
+            return fn
+        return decorate
 
     def __call__(self, value, context=None):
+        for cls in type(value).__mro__:
+            if cls in self.registry:
+                return self.registry[cls](value, context)
         return T.typeof(value)
 
 

@@ -13,6 +13,7 @@ import contextlib
 import enum
 import io
 import math
+import functools
 import sys
 import unittest
 from functools import cached_property
@@ -46,6 +47,18 @@ def override_config(name, value):
 
 class TestCase(unittest.TestCase):
     longMessage = True
+
+    @staticmethod
+    def run_test_in_subprocess(maybefunc=None, timeout=60, envvars=None):
+        """numba's decorator reruns the test in a fresh interpreter through numba's own test runner
+        (``python -m numba.runtests``); kdebug has no such runner, so the test skips and says so."""
+        def wrapper(func):
+            @functools.wraps(func)
+            def inner(self, *args, **kwargs):
+                self.skipTest("run_test_in_subprocess: numba reruns this test through its own test runner in a "
+                              "new interpreter (python -m numba.runtests), which kdebug --numba does not provide")
+            return inner
+        return wrapper(maybefunc) if callable(maybefunc) else wrapper
 
     @cached_property
     def random(self):
