@@ -26,7 +26,20 @@ def main(argv: list[str]) -> int:
     package = types.ModuleType("numba.cuda.tests.cudapy")
     package.__path__ = [folder]
     sys.modules["numba.cuda.tests.cudapy"] = package
+    run_doc_example.load = load_in_package  # relative imports (from .overload_usecases import ...) resolve
     return run_doc_example.main(argv)
+
+
+def load_in_package(path: str):
+    """The test file as numba's runner imports it: ``numba.cuda.tests.cudapy.test_X`` (its ``__module__``
+    and relative imports as in numba)."""
+    import importlib.util
+    name = "numba.cuda.tests.cudapy." + os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 if __name__ == "__main__":

@@ -441,3 +441,80 @@ def test_overload_method_without_an_implementation():
                                           r"signature: float64\[::1\].only_for_ints\(float64\[::1\], float64\)") as err:
         k[1, 1](np.zeros(1))
     assert err.value.loc is not None and err.value.loc.line == k.py_func.__code__.co_firstlineno + 2  # the decorator, the def, the call
+
+
+def test_an_overload_whose_implementation_differs_from_its_typing_says_how():
+    """test_extending.py TestHighLevelExtending.test_typing_vs_impl_signature_mismatch_handling: numba's
+    message for a differing keyword default, keyword name, argument name and too few keywords; with
+    strict=False the implementation is taken as it is."""
+    cases = []
+
+    def impl_default(a, b, c, kw=12):
+        return 1
+
+    def impl_kw_name(a, b, c, kwarg=None):
+        return 1
+
+    def impl_arg_name(z, b, c, kw=None):
+        return 1
+
+    def impl_no_kw(a, b, c):
+        return 1
+
+    expected = [(impl_default, "keyword argument default values", ['<Parameter "kw=12">', '<Parameter "kw=None">']),
+                (impl_kw_name, "keyword argument names", ['<Parameter "kwarg=None">', '<Parameter "kw=None">']),
+                (impl_arg_name, "argument names", ['<Parameter "a">', '<Parameter "z">']),
+                (impl_no_kw, "keyword argument names", ['<Parameter "kw=None">'])]
+    def gen_ol(impl):  # numba's test's gen_ol
+        def myoverload(a, b, c, kw=None):
+            pass
+
+        @overload(myoverload)
+        def _myoverload_impl(a, b, c, kw=None):
+            return impl
+
+        @cuda.jit
+        def foo(a, b, c, d):
+            myoverload(a, b, c, kw=d)
+        return foo
+
+    for impl, what, shown in expected:
+        with pytest.raises(TypingError) as err:
+            gen_ol(impl)[1, 1](1, 2, 3, 4)
+        msg = str(err.value)
+        cases.append(what)
+        assert "Typing and implementation arguments differ in " + what in msg
+        assert all(s in msg for s in shown), msg
+        assert (what == "argument names") == ("keyword" not in msg)  # numba's test asks this of the whole message
+
+    def relaxed(a, kw=None):
+        pass
+
+    def ol(a, **kws):
+        def impl(a, kw=10):
+            return a
+        return impl
+
+    overload(relaxed, strict=False)(ol)
+
+    @cuda.jit
+    def bar(out, a):
+        out[0] = relaxed(a, kw=11)
+
+    out = np.zeros(1, dtype=np.int64)
+    bar[1, 1](out, 7)
+    assert out[0] == 7 and len(cases) == 4
+
+
+def test_an_intrinsic_keeps_its_functions_name_module_and_docstring():
+    """test_extending.py TestIntrinsic.test_docstring: __module__, __name__, __qualname__, annotations, __doc__."""
+    import inspect
+
+    @intrinsic
+    def void_func(typingctx, a: int):
+        """void_func docstring"""
+        return types.void(types.int32), lambda context, builder, signature, args: None
+
+    assert void_func.__module__ == __name__ and void_func.__name__ == "void_func"
+    assert void_func.__qualname__ == "test_an_intrinsic_keeps_its_functions_name_module_and_docstring.<locals>.void_func"
+    assert inspect.get_annotations(void_func) == {"a": int} and void_func.__doc__ == "void_func docstring"

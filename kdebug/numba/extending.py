@@ -26,6 +26,7 @@ What kdebug does not honour says so at the user's line: ``lower_cast``, ``lower_
 """
 from __future__ import annotations
 
+import functools
 import inspect
 
 from kdebug.errors import SourceLocation, TypingError
@@ -37,7 +38,7 @@ from kdebug.lang import types as T
 from kdebug.lang.dispatcher import Dispatcher, host_jit
 from kdebug.lang.missing import missing_name
 
-_OVERLOADS: dict = {}  # func -> [(target, typing function)], in the order they were declared
+_OVERLOADS: dict = {}  # func -> [(target, typing function, strict)], in the order they were declared
 _IMPLS: dict = {}  # (func, argtypes) -> the Dispatcher of the implementation chosen for those types
 _TARGETS = ("cuda", "generic")  # what kernels take, best first
 
@@ -55,10 +56,11 @@ def _overload_typer(func):
         key = (func, tuple(argts), tuple(sorted(kwts.items(), key=lambda kv: kv[0])))
         impl = _IMPLS.get(key)
         if impl is None:
-            found = None
+            found = chosen = None
             for target in _TARGETS:
-                for declared, typer in _OVERLOADS.get(func, ()):
+                for declared, typer, strict in _OVERLOADS.get(func, ()):
                     if declared == target and found is None:
+                        chosen = (typer, strict)
                         try:
                             found = typer(*argts, **kwts)
                         except TypingError:
@@ -74,6 +76,11 @@ def _overload_typer(func):
             if not callable(found):
                 raise inferer.error(node, f"the overload of {name} returned {found!r}, not an implementation",
                                     "return a Python function implementing the call")
+            if chosen[1]:  # numba's strict overloads: the implementation takes the typing function's parameters
+                problem = signature_mismatch(chosen[0], found)
+                if problem:
+                    raise inferer.error(node, problem, "give the implementation the same parameters as the "
+                                                       "typing function")
             impl = _IMPLS[key] = Dispatcher(found, device=True)
         return inferer.device_call(node, impl, argts)
 
@@ -89,13 +96,67 @@ def overload(func, jit_options=None, strict=True, inline="never", prefer_literal
     typing function accepts."""
     def decorate(typer):
         first = func not in _OVERLOADS
-        _OVERLOADS.setdefault(func, []).append((target, typer))
+        _OVERLOADS.setdefault(func, []).append((target, typer, strict))
         if first and lookup(func) is None:
             type_call, lower_call = _overload_typer(func)
             register_callee("overloads", f"{getattr(func, '__name__', func)}()", type_call, lower_call,
                             keys=[func], keywords=True)
         return typer
     return decorate
+
+
+def signature_mismatch(typing_func, impl_func) -> str | None:
+    """How an overload's implementation's parameters differ from its typing function's, in numba's words
+    (numba-cuda 0.30.4 ``_OverloadFunctionTemplate._validate_sigs``): None when they agree. Positional
+    names must match (an implementation's ``*args`` may take the rest), keywords in name and default;
+    ``**kwargs`` is refused on either side, ``*args`` in the typing function only with one in the
+    implementation."""
+    typing_sig, impl_sig = inspect.signature(typing_func), inspect.signature(impl_func)
+    empty = inspect.Parameter.empty
+
+    def split(sig):
+        args, kws, pos = [], [], None
+        for p in sig.parameters.values():
+            if p.default is empty:
+                args.append(p)
+                if p.kind == p.VAR_POSITIONAL:
+                    pos = p
+                elif p.kind == p.VAR_KEYWORD:
+                    raise ValueError("The use of VAR_KEYWORD (e.g. **kwargs) is unsupported. "
+                                     f"(offending argument name is '{p}')")
+            else:
+                kws.append(p)
+        return args, kws, pos
+
+    try:
+        ty_args, ty_kws, ty_pos = split(typing_sig)
+        im_args, im_kws, im_pos = split(impl_sig)
+    except ValueError as exc:
+        return str(exc)
+    sig_str = f"Typing signature:         {typing_sig}\nImplementation signature: {impl_sig}"
+    prefix = "Typing and implementation arguments differ in "
+    a, b = ty_args, im_args
+    if ty_pos:
+        if not im_pos:
+            return (f"VAR_POSITIONAL (e.g. *args) argument kind (offending argument name is '{ty_pos}') found in "
+                    f"the typing function signature, but is not in the implementing function signature.\n{sig_str}")
+    elif im_pos:
+        b = im_args[:im_args.index(im_pos)]
+        if not b or b[-1] not in ty_args:
+            first = b[-1] if b else im_pos
+            return prefix + f"argument names.\n{sig_str}\nFirst difference: '{first}'"
+        a = ty_args[:ty_args.index(b[-1]) + 1]
+
+    def diff(typing, implementing):
+        return f"Difference: {set(typing) ^ set(implementing)}"
+
+    if a != b:
+        return prefix + f"argument names.\n{sig_str}\n{diff(a, b)}"
+    if [p.name for p in ty_kws] != [p.name for p in im_kws]:
+        return prefix + f"keyword argument names.\n{sig_str}\n{diff(ty_kws, im_kws)}"
+    if [p.default for p in ty_kws] != [p.default for p in im_kws]:
+        return prefix + f"keyword argument default values.\n{sig_str}\n{diff(ty_kws, im_kws)}"
+    return None
 
 
 def register_jitable(*args, **kwargs):
@@ -140,8 +201,8 @@ class Intrinsic:
 
     def __init__(self, defn, prefer_literal=False) -> None:
         self._defn = defn
+        functools.update_wrapper(self, defn)  # its module, name, qualname, annotations and docstring, as numba
         self.__name__ = getattr(defn, "__name__", "intrinsic")
-        self.__wrapped__ = defn
         self._chosen: dict = {}
         register_callee("intrinsics (extension)", f"{self.__name__}()", self._type_call, self._lower_call,
                         keys=[self])
