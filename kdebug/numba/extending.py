@@ -648,11 +648,6 @@ def type_callable(func):
     return decorate
 
 
-def _callee_of(inferer_or_lw, node):
-    value = inferer_or_lw.type_of(node.func) if hasattr(inferer_or_lw, "builder") else inferer_or_lw.expr(node.func)
-    return value.value if isinstance(value, PyValue) else value
-
-
 def _call_signature(func, argts, kwts, where, node):
     key = (func, tuple(argts), tuple(sorted(kwts.items(), key=lambda kv: kv[0])))
     sig = _CALL_SIGS.get(key)
