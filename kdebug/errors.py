@@ -40,6 +40,10 @@ class KdebugError(Exception):
     def __str__(self) -> str:
         return format_error(self.kind, self.message, self.loc, self.hint)
 
+    @property
+    def msg(self) -> str:  # numba's NumbaError.msg: the message without its location
+        return self.message
+
 
 class CompileError(KdebugError):
     """A kernel outside the supported subset, or badly typed."""

@@ -520,3 +520,92 @@ def test_an_intrinsic_keeps_its_functions_name_module_and_docstring():
     # this file has ``from __future__ import annotations``: the annotation is its text, as the function's own
     assert inspect.get_annotations(void_func) == {"a": "int"} == void_func.__wrapped__.__annotations__
     assert void_func.__doc__ == "void_func docstring"
+
+
+def test_prefer_literal_offers_a_constant_as_its_literal_first():
+    """test_extending.py TestOverloadPreferLiteral.test_overload: with prefer_literal=True a constant 1
+    reaches the typing function as IntegerLiteral (0xCAFE), a constant 2 raises there and falls back to
+    int64 (200), a variable is int64 (300); without it the literal is never seen (100, 200, 300)."""
+    def prefer_lit(x):
+        pass
+
+    def non_lit(x):
+        pass
+
+    def ov(x):
+        if isinstance(x, types.IntegerLiteral):
+            if x.literal_value == 1:
+                def impl(x):
+                    return 0xCAFE
+                return impl
+            raise TypingError("literal value")
+
+        def impl(x):
+            return x * 100
+        return impl
+
+    overload(prefer_lit, prefer_literal=True)(ov)
+    overload(non_lit)(ov)
+
+    @cuda.jit
+    def check_prefer_lit(x, res):
+        res[0] = prefer_lit(1)
+        res[1] = prefer_lit(2)
+        res[2] = prefer_lit(x)
+
+    @cuda.jit
+    def check_non_lit(x, res):
+        res[0] = non_lit(1)
+        res[1] = non_lit(2)
+        res[2] = non_lit(x)
+
+    res = np.zeros(3)
+    check_prefer_lit[1, 1](3, res)
+    assert list(res) == [0xCAFE, 200, 300]
+    check_non_lit[1, 1](3, res)
+    assert list(res) == [100, 200, 300]
+
+
+def test_an_intrinsic_whose_codegen_returns_nothing():
+    """test_extending.py TestIntrinsic.test_void_return: None from the codegen is fine for a void
+    intrinsic; for a non-void one numba's LoweringError 'non-void function returns None from
+    implementation', here at the call's line."""
+    from kdebug.errors import LoweringError
+
+    @intrinsic
+    def void_func(typingctx, a):
+        return types.void(types.int32), lambda context, builder, signature, args: None
+
+    @intrinsic
+    def non_void_func(typingctx, a):
+        return types.int32(types.int32), lambda context, builder, signature, args: None
+
+    @cuda.jit
+    def call_void_func():
+        void_func(1)
+
+    @cuda.jit
+    def call_non_void_func():
+        non_void_func(1)
+
+    assert call_void_func[1, 1]() is None
+    with pytest.raises(LoweringError) as e:
+        call_non_void_func[1, 1]()
+    assert "non-void function returns None" in e.value.msg
+    assert e.value.loc is not None and e.value.loc.line == call_non_void_func.py_func.__code__.co_firstlineno + 2
+
+
+def test_a_kernel_may_return_none():
+    """test_extending.py TestNumbaInternalOverloads compiles ``cuda.jit(lambda: None)``: numba takes a
+    kernel that returns None, as one that returns nothing."""
+    k = cuda.jit(lambda: None)
+    k[1, 1]()
+
+    @cuda.jit
+    def k2(a):
+        a[0] = 7
+        return None
+
+    a = np.zeros(1)
+    k2[1, 1](a)
+    assert a[0] == 7

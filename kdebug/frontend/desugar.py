@@ -12,6 +12,8 @@
   gets that ``range(...)`` itself, when no name in its arguments is assigned anywhere else in the
   function (else a located error asks for the ``range(...)`` in the loop).
 
+``return None`` is a plain ``return`` (a kernel may end so, as in numba: ``cuda.jit(lambda: None)``).
+
 The new nodes carry the locations of the code they stand for, so errors point at the user's loop;
 the Source view shows the function as written. Hidden names start with ``_kd_``.
 """
@@ -28,6 +30,9 @@ def desugar_loops(tree: ast.FunctionDef, src) -> None:
     """Rewrite every non-range ``for`` of ``tree`` in place (``src`` locates errors)."""
     assigned = _assignment_counts(tree)
     _Rewriter(src, assigned, _range_bindings(tree, assigned)).visit(tree)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Return) and isinstance(n.value, ast.Constant) and n.value.value is None:
+            n.value = None
     ast.fix_missing_locations(tree)
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import pickle
 import threading
 
 import numpy as np
@@ -15,6 +16,7 @@ from kdebug.lang.inspection import DispatcherInspection
 from kdebug.lang.jit_options import check_options
 from kdebug.lang.host import DeviceNDArray
 from kdebug.lang.location import caller_location
+from kdebug.lang.serialize import by_value, source_of, with_source
 from kdebug.lang.signature import parse_signature
 
 MAX_BLOCK_THREADS = 1024
@@ -121,6 +123,15 @@ class Dispatcher(DispatcherInspection):
     def __repr__(self) -> str:
         return f"<kdebug {'device function' if self.device else 'kernel'} {self.__name__}>"
 
+    def __reduce__(self):  # by value, compiled code left behind (numba's Dispatcher._reduce_states)
+        return by_value(Dispatcher._rebuild, dict(py_func=self.py_func, source=source_of(self.py_func),
+                                                  device=self.device, signatures=self.declared,
+                                                  options=self.options))
+
+    @classmethod
+    def _rebuild(cls, py_func, source, device, signatures, options) -> "Dispatcher":
+        return cls(with_source(py_func, source), device, signatures, **options)
+
     @property
     def argnames(self) -> list[str]:
         return list(self.py_func.__code__.co_varnames[: self.py_func.__code__.co_argcount])
@@ -213,6 +224,14 @@ class HostFunction(DeviceCallable):
     def __repr__(self) -> str:
         return f"<kdebug host function {self.__name__} (a device function in kernels)>"
 
+    def __reduce__(self):
+        return by_value(HostFunction._rebuild, dict(py_func=self.py_func, source=source_of(self.py_func),
+                                                    signatures=self.signatures, options=self.options))
+
+    @classmethod
+    def _rebuild(cls, py_func, source, signatures, options) -> "HostFunction":
+        return cls(with_source(py_func, source), signatures, **options)
+
     @property
     def device_function(self) -> Dispatcher:
         if self._device is None:
@@ -245,6 +264,12 @@ class LaunchConfiguration:
         self.dispatcher, self.grid, self.block, self.shared = dispatcher, grid, block, shared
         self.stream = stream
         self.pre_launch_callbacks: list = []  # numba's: each called as f(kernel, config) before the launch
+
+    def __reduce__(self):  # numba's _LaunchConfiguration.__getstate__ refuses the callbacks in these words
+        if self.pre_launch_callbacks:
+            raise pickle.PicklingError("Cannot pickle configured launches with pre-launch callbacks")
+        return by_value(LaunchConfiguration, dict(dispatcher=self.dispatcher, grid=self.grid, block=self.block,
+                                                  shared=self.shared, stream=self.stream))
 
     griddim = property(lambda self: tuple(self.grid))
     blockdim = property(lambda self: tuple(self.block))

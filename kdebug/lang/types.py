@@ -281,6 +281,14 @@ class IntLiteral(Scalar):
 
     literal: int = 0
 
+    @property
+    def literal_value(self) -> int:  # numba's Literal.literal_value
+        return self.literal
+
+    @property
+    def literal_type(self) -> Scalar:  # numba's: the type of the value, here int64 (or its own width)
+        return Scalar(self.kind, self.bits)
+
     def __str__(self) -> str:
         return f"Literal[int]({self.literal})"
 

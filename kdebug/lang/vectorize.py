@@ -15,6 +15,7 @@ from kdebug.lang import types as T
 from kdebug.lang.dispatcher import DeviceCallable, Dispatcher
 from kdebug.lang.generated import make_function
 from kdebug.lang.host import DeviceNDArray, _array_error, device_array, to_device
+from kdebug.lang.serialize import by_value, source_of, with_source
 from kdebug.lang.signature import parse_signature
 
 TPB = 256
@@ -55,6 +56,10 @@ class Vectorized(DeviceCallable):
 
     def __repr__(self) -> str:
         return f"<kdebug CUDA ufunc {self.__name__}>"
+
+    def __reduce__(self):  # by value, its kernels compiled again where it is called
+        return by_value(_rebuild, dict(cls=Vectorized, py_func=self.py_func, source=source_of(self.py_func),
+                                       signatures=self.signatures))
 
     def _kernel(self, nin: int) -> Dispatcher:
         if nin not in self._kernels:
@@ -125,6 +130,10 @@ def vectorize(signatures=(), target="cuda", **options):
     return lambda fn: Vectorized(fn, sigs)
 
 
+def _rebuild(cls, py_func, source, **states):
+    return cls(with_source(py_func, source), **states)
+
+
 # ---- guvectorize ----------------------------------------------------------------------------------------
 _LAYOUT = re.compile(r"\(([^()]*)\)")
 
@@ -147,6 +156,7 @@ class GUVectorized:
                 raise TypeError("guvectorized functions cannot return values: "
                                 f"signature {given} specifies {sig.restype} return type")
         self.layout = layout
+        self._given = list(signatures)
         self.ins, self.outs = parse_layout(layout)
         self.nargs = len(self.ins) + len(self.outs)
         if any(len(s.argtypes) != self.nargs for s in self.signatures):
@@ -161,6 +171,10 @@ class GUVectorized:
         fn = make_function(f"guvectorize_{self.__name__}", text, {"cuda": intrinsics, "f": self.device_function},
                            f"cuda.guvectorize({self.__name__})")
         self.kernel = Dispatcher(fn)
+
+    def __reduce__(self):  # by value, its kernel compiled again where it is called
+        return by_value(_rebuild, dict(cls=GUVectorized, py_func=self.py_func, source=source_of(self.py_func),
+                                       signatures=self._given, layout=self.layout))
 
     def __call__(self, *args, out=None, stream=0):
         nin = len(self.ins)

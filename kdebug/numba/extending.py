@@ -26,19 +26,23 @@ What kdebug does not honour says so at the user's line: ``lower_cast``, ``lower_
 """
 from __future__ import annotations
 
+import collections
 import functools
 import inspect
+import uuid
+import weakref
 
-from kdebug.errors import SourceLocation, TypingError
+from kdebug.errors import LoweringError, SourceLocation, TypingError
 from kdebug.frontend.device_calls import lower_device_function
 from kdebug.frontend.lower import const, llvm_type
 from kdebug.frontend.typeinfer import infer_function
 from kdebug.frontend.registry import ATTRIBUTE_HOOKS, DATA_MODELS, PyValue, data_model, lookup, register_callee
 from kdebug.lang import types as T
 from kdebug.lang.dispatcher import Dispatcher, host_jit
+from kdebug.lang.serialize import by_value
 from kdebug.lang.missing import missing_name
 
-_OVERLOADS: dict = {}  # func -> [(target, typing function, strict)], in the order they were declared
+_OVERLOADS: dict = {}  # func -> [(target, typing function, strict, prefer_literal)], in the order they were declared
 _IMPLS: dict = {}  # (func, argtypes) -> the Dispatcher of the implementation chosen for those types
 _TARGETS = ("cuda", "generic")  # what kernels take, best first
 
@@ -53,41 +57,58 @@ def _overload_typer(func):
     def type_call(inferer, node, fn):
         argts = [inferer.expr(a) for a in node.args]
         kwts = {k.arg: inferer.expr(k.value) for k in node.keywords}
-        key = (func, tuple(argts), tuple(sorted(kwts.items(), key=lambda kv: kv[0])))
-        impl = _IMPLS.get(key)
-        if impl is None:
-            found = chosen = None
-            for target in _TARGETS:
-                for declared, typer, strict in _OVERLOADS.get(func, ()):
-                    if declared == target and found is None:
-                        chosen = (typer, strict)
-                        try:
-                            found = typer(*argts, **kwts)
-                        except TypingError:
-                            raise
-                        except Exception as exc:  # noqa: BLE001 - the library's typing function failed
-                            raise inferer.error(node, f"the overload of {name} raised {type(exc).__name__}: {exc}",
-                                                "fix the typing function, or call it with the types it handles") from None
-            if found is None:
-                raise inferer.error(node, f"No implementation of function {name} found for signature: "
-                                          f"{name}({_describe(argts)})",
-                                    "the overloads of this function return None for these types; for kernels "
-                                    "kdebug uses those declared with target='cuda' or 'generic'")
-            if not callable(found):
-                raise inferer.error(node, f"the overload of {name} returned {found!r}, not an implementation",
-                                    "return a Python function implementing the call")
-            if chosen[1]:  # numba's strict overloads: the implementation takes the typing function's parameters
-                problem = signature_mismatch(chosen[0], found)
-                if problem:
-                    raise inferer.error(node, problem, "give the implementation the same parameters as the "
-                                                       "typing function")
-            impl = _IMPLS[key] = Dispatcher(found, device=True)
-        return inferer.device_call(node, impl, argts)
+        literal = inferer.literal_arguments(node, argts)  # constant ints as numba's IntegerLiteral, or None
+        kw_key = tuple(sorted(kwts.items(), key=lambda kv: kv[0]))
+        key = (func, tuple(argts), tuple(literal or ()), kw_key)
+        hit = _IMPLS.get(key)
+        if hit is None:
+            hit = _IMPLS[key] = _choose_overload(inferer, node, func, name, argts, literal, kwts)
+        impl, types = hit
+        return inferer.device_call(node, impl, types)
 
     def lower_call(lw, node, fn):  # the implementation, as any device function call (keywords, defaults)
         return lower_device_function(lw, node, None)
 
     return type_call, lower_call
+
+
+def _choose_overload(inferer, node, func, name, argts, literal, kwts):
+    """The first overload (cuda ones, then generic ones, each in the order declared) whose typing function
+    returns an implementation, and the argument types it was given. As numba's templates, a constant
+    integer argument is offered both as its literal and as its type: literal first for an overload
+    declared with ``prefer_literal=True``, last otherwise; a TypingError on one is answered by the other."""
+    failure = None
+    for target in _TARGETS:
+        for declared, typer, strict, prefer_literal in _OVERLOADS.get(func, ()):
+            if declared != target:
+                continue
+            tries = [argts] if literal is None else [literal, argts] if prefer_literal else [argts, literal]
+            for types in tries:
+                try:
+                    found = typer(*types, **kwts)
+                except TypingError as exc:
+                    failure = failure or exc
+                    continue
+                except Exception as exc:  # noqa: BLE001 - the library's typing function failed
+                    raise inferer.error(node, f"the overload of {name} raised {type(exc).__name__}: {exc}",
+                                        "fix the typing function, or call it with the types it handles") from None
+                if found is None:
+                    continue
+                if not callable(found):
+                    raise inferer.error(node, f"the overload of {name} returned {found!r}, not an implementation",
+                                        "return a Python function implementing the call")
+                if strict:  # numba's strict overloads: the implementation takes the typing function's parameters
+                    problem = signature_mismatch(typer, found)
+                    if problem:
+                        raise inferer.error(node, problem, "give the implementation the same parameters as the "
+                                                           "typing function")
+                return Dispatcher(found, device=True), list(types)
+    if failure is not None:
+        raise failure
+    raise inferer.error(node, f"No implementation of function {name} found for signature: "
+                              f"{name}({_describe(argts)})",
+                        "the overloads of this function return None for these types; for kernels "
+                        "kdebug uses those declared with target='cuda' or 'generic'")
 
 
 def overload(func, jit_options=None, strict=True, inline="never", prefer_literal=False, target="generic",
@@ -96,7 +117,7 @@ def overload(func, jit_options=None, strict=True, inline="never", prefer_literal
     typing function accepts."""
     def decorate(typer):
         first = func not in _OVERLOADS
-        _OVERLOADS.setdefault(func, []).append((target, typer, strict))
+        _OVERLOADS.setdefault(func, []).append((target, typer, strict, prefer_literal))
         if first and lookup(func) is None:
             type_call, lower_call = _overload_typer(func)
             register_callee("overloads", f"{getattr(func, '__name__', func)}()", type_call, lower_call,
@@ -197,15 +218,57 @@ class _CodegenContext:
 
 
 class Intrinsic:
-    """numba's ``@intrinsic`` function: typed by ``defn(typingctx, *argtypes)``, lowered by its codegen."""
+    """numba's ``@intrinsic`` function (its ``_Intrinsic``): typed by ``defn(typingctx, *argtypes)``,
+    lowered by its codegen. Pickled by value, as numba does: an instance gets a UUID when first pickled,
+    kept in ``_memo`` (weakly) and ``_recent`` (the last ones, strongly), and unpickling a UUID already in
+    the memo gives that same object back."""
 
-    def __init__(self, defn, prefer_literal=False) -> None:
+    _memo: "weakref.WeakValueDictionary[str, Intrinsic]" = weakref.WeakValueDictionary()
+    _recent: collections.deque = collections.deque(maxlen=128)  # numba's config.FUNCTION_CACHE_SIZE
+    _uuid_value: str | None = None
+
+    def __init__(self, name, defn, prefer_literal=False, **kwargs) -> None:
+        self._name = name
         self._defn = defn
+        self._prefer_literal = prefer_literal
+        self._ctor_kwargs = kwargs
         functools.update_wrapper(self, defn)  # its module, name, qualname, annotations and docstring, as numba
-        self.__name__ = getattr(defn, "__name__", "intrinsic")
+        self.__name__ = getattr(defn, "__name__", name)
         self._chosen: dict = {}
-        register_callee("intrinsics (extension)", f"{self.__name__}()", self._type_call, self._lower_call,
-                        keys=[self])
+
+    def _register(self) -> None:
+        """Nothing to do: kernels call any Intrinsic through the one entry of the callee registry for the
+        class (numba registers a typing template per intrinsic)."""
+
+    @property
+    def _uuid(self) -> str:
+        if self._uuid_value is None:
+            self._set_uuid(str(uuid.uuid1()))
+        return self._uuid_value
+
+    def _set_uuid(self, u: str) -> None:
+        self._uuid_value = u
+        self._memo[u] = self
+        self._recent.append(self)
+
+    def __reduce__(self):
+        return by_value(Intrinsic._rebuild, dict(uuid=self._uuid, name=self._name, defn=self._defn))
+
+    @classmethod
+    def _rebuild(cls, uuid, name, defn) -> "Intrinsic":
+        try:
+            return cls._memo[uuid]
+        except KeyError:
+            made = cls(name, defn)
+            made._register()
+            made._set_uuid(uuid)
+            return made
+
+    def __deepcopy__(self, memo):
+        return self  # immutable, as numba's
+
+    def __repr__(self) -> str:
+        return f"<intrinsic {self._name}>"
 
     def __call__(self, *args, **kwargs):
         raise TypingError(f"{self.__name__} is an @intrinsic: it can be called from kernels and device "
@@ -234,17 +297,28 @@ class Intrinsic:
         argts = tuple(lw.type_of(a) for a in node.args)
         sig, codegen = self._chosen[argts]
         args = [lw.cast(lw.expr(a), t, want) for a, t, want in zip(node.args, argts, sig.argtypes)]
-        return codegen(_CodegenContext(lw, node), lw.builder, sig, args)
+        result = codegen(_CodegenContext(lw, node), lw.builder, sig, args)
+        if result is None and sig.restype not in (None, T.void):  # numba's lowering says so too
+            raise LoweringError("non-void function returns None from implementation", lw.loc(node),
+                                f"return the {sig.restype} value from the codegen of @intrinsic {self.__name__}")
+        return result
 
+
+register_callee("intrinsics (extension)", "an @intrinsic function", lambda inferer, node, fn: fn._type_call(
+    inferer, node, fn), lambda lw, node, fn: fn._lower_call(lw, node, fn), kind=Intrinsic)
 
 _Intrinsic = Intrinsic  # numba's class name
 
 
 def intrinsic(*args, **kwargs):
     """numba's ``@intrinsic`` (and ``@intrinsic(prefer_literal=True)``)."""
+    def make(defn):
+        made = Intrinsic(getattr(defn, "__name__", "intrinsic"), defn, **kwargs)
+        made._register()
+        return made
     if len(args) == 1 and callable(args[0]) and not kwargs:
-        return Intrinsic(args[0])
-    return lambda defn: Intrinsic(defn, **kwargs)
+        return make(args[0])
+    return make
 
 
 # ---- overload_method / overload_attribute -------------------------------------------------------
