@@ -72,6 +72,23 @@ def _overload_typer(func):
     return type_call, lower_call
 
 
+def _ask(inferer, node, what: str, typer, argts, kwts):
+    """What a typing function returns for these argument types: an implementation, or None. Its own
+    TypingError goes to the caller; any other exception, or a result that is no function, is an error
+    at the call."""
+    try:
+        found = typer(*argts, **kwts)
+    except TypingError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the library's typing function failed
+        raise inferer.error(node, f"the overload of {what} raised {type(exc).__name__}: {exc}",
+                            "fix the typing function, or call it with the types it handles") from None
+    if found is not None and not callable(found):
+        raise inferer.error(node, f"the overload of {what} returned {found!r}, not an implementation",
+                            "return a Python function implementing the call")
+    return found
+
+
 def _choose_overload(inferer, node, func, name, argts, literal, kwts):
     """The first overload (cuda ones, then generic ones, each in the order declared) whose typing function
     returns an implementation, and the argument types it was given. As numba's templates, a constant
@@ -85,18 +102,12 @@ def _choose_overload(inferer, node, func, name, argts, literal, kwts):
             tries = [argts] if literal is None else [literal, argts] if prefer_literal else [argts, literal]
             for types in tries:
                 try:
-                    found = typer(*types, **kwts)
+                    found = _ask(inferer, node, name, typer, types, kwts)
                 except TypingError as exc:
                     failure = failure or exc
                     continue
-                except Exception as exc:  # noqa: BLE001 - the library's typing function failed
-                    raise inferer.error(node, f"the overload of {name} raised {type(exc).__name__}: {exc}",
-                                        "fix the typing function, or call it with the types it handles") from None
                 if found is None:
                     continue
-                if not callable(found):
-                    raise inferer.error(node, f"the overload of {name} returned {found!r}, not an implementation",
-                                        "return a Python function implementing the call")
                 if strict:  # numba's strict overloads: the implementation takes the typing function's parameters
                     problem = signature_mismatch(typer, found)
                     if problem:
@@ -336,19 +347,9 @@ def _declared(table, base_t, attr):
 def _implementation(inferer, node, typers, what: str, argts, kwts):
     """The first implementation a typing function returns for these types, as a device-function Dispatcher."""
     for typer in typers:
-        try:
-            found = typer(*argts, **kwts)
-        except TypingError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - the library's typing function failed
-            raise inferer.error(node, f"the overload of {what} raised {type(exc).__name__}: {exc}",
-                                "fix the typing function, or call it with the types it handles") from None
-        if found is None:
-            continue
-        if not callable(found):
-            raise inferer.error(node, f"the overload of {what} returned {found!r}, not an implementation",
-                                "return a Python function implementing it")
-        return Dispatcher(found, device=True)
+        found = _ask(inferer, node, what, typer, argts, kwts)
+        if found is not None:
+            return Dispatcher(found, device=True)
     raise inferer.error(node, f"No implementation of function {what} found for signature: "
                               f"{what}({_describe(argts)})",
                         "the overloads return None for these types; for kernels kdebug uses those declared with "
