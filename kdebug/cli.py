@@ -320,7 +320,7 @@ def build_bisect_parser() -> argparse.ArgumentParser:
 
 def cmd_bisect(opts) -> int:
     """``kdebug bisect FILE.py --kernel K --until P``: builds in debuggee children, the pass found printed."""
-    from kdebug.reduce.bisect import BisectError, Bisector, parse_bisect_property  # kept lazy for start-up time
+    from kdebug.reduce.bisect import BisectError, Bisector, options_for, parse_bisect_property  # kept lazy for start-up time
     problem = script_problem(opts.script)
     if problem:
         raise UsageError(problem)
@@ -328,12 +328,6 @@ def cmd_bisect(opts) -> int:
         prop = parse_bisect_property(opts.until)
     except ValueError as exc:
         raise UsageError(f"--until {exc}") from None
-    if prop.kind == "race":  # racecheck's findings need racecheck on
-        from kdebug.runtime.sanitizers import DEFAULT  # kept lazy for start-up time
-        opts.sanitize = ",".join(sorted((set(opts.sanitize.split(",")) if opts.sanitize else set(DEFAULT))
-                                        | {"racecheck"}))
-    if prop.kind == "memcheck" and not opts.memcheck:
-        raise UsageError("--until memcheck needs bounds checks: leave out --no-memcheck")
     timeout = opts.timeout
     opts.timeout = None
     if timeout is not None:
@@ -343,6 +337,10 @@ def cmd_bisect(opts) -> int:
         except ValueError as exc:
             raise UsageError(f"--timeout: {exc}") from None
     options = run_options(opts, snapshots=False).replace(script=os.path.abspath(opts.script), trace=None)
+    try:
+        options = options_for(prop, options)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     print(f"kdebug bisect: {opts.script} kernel {opts.kernel} until {prop.spec}", file=sys.stderr, flush=True)
     bisector = Bisector(options, opts.kernel, prop, timeout=timeout if timeout is not None else 120.0)
     try:

@@ -96,7 +96,18 @@ class BisectResult:
 
 
 class BisectError(Exception):
-    """The bisection cannot start (the kernel never compiles, the script fails in every build...)."""
+    """The bisection cannot start (the kernel never compiles, the script fails in every build...), or
+    was stopped."""
+
+
+def options_for(prop: BisectProperty, options: RunOptions) -> RunOptions:
+    """The run options a property needs: racecheck on for ``race``; ``memcheck`` needs bounds checks
+    (a ValueError saying so where they are off)."""
+    if prop.kind == "race":
+        return options.replace(racecheck=True)
+    if prop.kind == "memcheck" and not options.memcheck:
+        raise ValueError("--until memcheck needs bounds checks: leave out --no-memcheck")
+    return options
 
 
 def _phase_order(phase: str) -> int:
@@ -107,7 +118,10 @@ class Bisector:
     """Builds of ``options.script`` with kernel ``kernel`` cut after N passes, one child each."""
 
     def __init__(self, options: RunOptions, kernel: str, prop: BisectProperty, timeout: float | None,
-                 cwd: str | None = None, warm: bool = True) -> None:
+                 cwd: str | None = None, warm: bool = True, on_step=None, cancel=None) -> None:
+        """``on_step(limit, holds, builds)`` is called after each build is judged; once ``cancel`` (a
+        ``threading.Event``) is set, the next build raises BisectError."""
+        self.on_step, self.cancel = on_step, cancel
         self.options = options.replace(breakpoints=frozenset(), trace=None, snapshots=False, cut_kernel=kernel)
         self.kernel, self.property, self.timeout, self.cwd = kernel, prop, timeout, cwd
         self.builds: dict[int, Build] = {}
@@ -125,6 +139,8 @@ class Bisector:
         """The script's run with the kernel cut after ``limit`` passes (-1: none cut), made once."""
         if limit in self.builds:
             return self.builds[limit]
+        if self.cancel is not None and self.cancel.is_set():
+            raise BisectError(f"stopped after {len(self.builds)} builds")
         options = self.options.replace(pass_limit=limit)
         if self._warm is not None:
             with tempfile.TemporaryDirectory(prefix="kdebug-build-", dir=self._dir.name) as files:
@@ -156,8 +172,8 @@ class Bisector:
         total = len(survey.passes)
         self.builds[total] = survey  # every pass runs: the same code (the survey only prints headers too)
         names = {run[0]: run for run in survey.passes}
+        full_holds, low_holds = self._judged(total), self._judged(0)
         low = self.build(0)
-        full_holds, low_holds = self.holds(survey), self.holds(low)
         result = BisectResult(self.property, total, 0, low_holds, full_holds, unoptimised=low, optimised=survey)
         if low_holds or not full_holds:
             result.builds = len(self.builds)
@@ -165,7 +181,7 @@ class Bisector:
         lo, hi = 0, total  # the property fails after lo passes and holds after hi
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if self.holds(self.build(mid)):
+            if self._judged(mid):
                 hi = mid
             else:
                 lo = mid
@@ -175,6 +191,12 @@ class Bisector:
                                                    f"before #{hi}", f"after #{hi}", n=2))
         result.builds = len(self.builds)
         return result
+
+    def _judged(self, limit: int) -> bool:
+        holds = self.holds(self.build(limit))
+        if self.on_step is not None:
+            self.on_step(limit, holds, len(self.builds))
+        return holds
 
     def _never_compiled(self, build: Build) -> str:
         o = build.outcome

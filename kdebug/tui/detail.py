@@ -18,7 +18,7 @@ from kdebug.session.model import SessionModel
 from kdebug.session.navigation import DescendPath
 from kdebug.stages import in_stage_order
 from kdebug.tui import descend, tab_focus, teaching
-from kdebug.tui.documents import (CodeDocument, Document, JoinedDocument, RemarkedSourceDocument, SideBySideDocument,
+from kdebug.tui.documents import (CodeDocument, Document, JoinedDocument, RemarkedDocument, SideBySideDocument,
                                   SideBySideRows, StyledDocument, UnifiedDiffDocument, UnifiedLines)
 from kdebug.tui.message_screen import MessageScreen
 from kdebug.tui.messages import GoToJob
@@ -552,7 +552,7 @@ class DetailPane(Vertical):
         remarks = self.model.source_remarks(job) if job.source else {}
         if remarks:  # LLVM's remarks beside the lines they name (document index: the header is line 0)
             first = job.source_line - (1 if header else 0)
-            self._set("source", RemarkedSourceDocument(header + src, {n - first: r for n, r in remarks.items()}))
+            self._set("source", RemarkedDocument(header + src, {n - first: r for n, r in remarks.items()}))
         else:
             self._set("source", CodeDocument(header + src, "python"))
 
@@ -579,7 +579,7 @@ class DetailPane(Vertical):
             at = self.current_stage_index()
             text = stage_diff.stage_text(self.model, stages[at]) if at is not None else None
             self._explain("#phase-help", teaching.phase_help(self.phase))
-            return self._set("ir", CodeDocument(text, "llvm") if text is not None
+            return self._set("ir", self._ir_document(job, text, "llvm") if text is not None
                              else Document(["(the module before the pipeline was not recorded)"]))
         text, lang = self._text(self.phase) if job is not None else (None, "text")
         # an explanation of a phase only above that phase's IR
@@ -592,7 +592,64 @@ class DetailPane(Vertical):
         earlier = self._text(before)[0] if before else None
         if earlier is not None:  # a derivative job's stages: what each one changed in the one before
             return self._set("ir", UnifiedDiffDocument(earlier, text, names=(before, self.phase)))
-        self._set("ir", CodeDocument(text, lang))
+        self._set("ir", self._ir_document(job, text, lang))
+
+    def _ir_document(self, job, text: str, language: str) -> Document:
+        """The IR of the phase shown (or of one of its passes), LLVM's remarks of that phase's pipelines
+        beside the instructions they name (kdebug/tui/remarks.py)."""
+        remarks = [r for phase, r in job.remarks if phase == self.phase] if job is not None else []
+        if language != "llvm" or not remarks:
+            return CodeDocument(text, language)
+        from kdebug.tui.remarks import remarked_ir  # kept lazy for start-up time
+        return remarked_ir(text, remarks)
+
+    def action_bisect(self) -> None:
+        """B: kdebug bisect on the selected job's kernel (kdebug/tui/bisecting.py); at the end the pass bar
+        stands at the pass found."""
+        from kdebug.tui.bisecting import BisectScreen, kernel_of, pass_stage, property_for  # kept lazy for start-up time
+        opts = getattr(self.app, "opts", None)
+        if opts is None or getattr(self.app, "replay", False):
+            return self.notify("a replay has no script to run: run it with kdebug SCRIPT, then B on the job")
+        top = kernel_of(self.model, self.job_id)
+        if top is None:
+            return self.notify("select a job first")
+        chosen = self.model.jobs[self.job_id]
+
+        def show(found) -> None:
+            if found is None:
+                return
+            first, passes = found
+            self.post_message(GoToJob(top.id))
+            stage = pass_stage(stage_diff.job_stages(self.model, top.id), first, passes)
+            if stage is None:
+                return self.notify(f"pass #{first[0]} {first[5] or first[1]}: this run recorded no such pass of "
+                                   f"job #{top.id} (see the report: B again)")
+            self.show(top.id)
+            self.set_phase(stage.phase, stage.index)
+        self.app.push_screen(BisectScreen(opts, top.name, property_for(self.model, chosen)), show)
+
+    def action_remarks(self) -> None:
+        """l: the selected job's remarks, a row each; enter goes to the line one names in Source."""
+        job = self.model.jobs.get(self.job_id) if self.job_id is not None else None
+        if job is None:
+            return self.notify("select a job first")
+        from kdebug.tui.remarks import RemarksScreen, job_remark_rows  # kept lazy for start-up time
+        rows = job_remark_rows(self.model, job)
+        if not rows:
+            return self.notify(f"job #{job.id} has no LLVM remarks (its pipelines were not recorded, or LLVM "
+                               "had nothing to say)")
+
+        def go_to(line: int | None) -> None:
+            if line is None or job.source_line is None:
+                return
+            header = 1 if job.source_file else 0
+            self.pending_cursor = (job.id, "source", line - job.source_line + header)
+            if self.active_tab != "source":
+                self.set_tab("source")
+            else:
+                self.mark_sites()
+            self.focus_view()
+        self.app.push_screen(RemarksScreen(f"LLVM's remarks: job #{job.id} {job.name}", rows), go_to)
 
     def _explain(self, selector: str, text: str) -> None:
         """Fill an explanation box; an empty one takes no line."""

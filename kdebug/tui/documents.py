@@ -16,7 +16,8 @@ from kdebug.session import stage_diff
 
 # language -> (module, lexer class): imported directly, since looking a lexer up by name scans them all
 LEXERS = {"llvm": ("pygments.lexers.asm", "LlvmLexer"), "python": ("pygments.lexers.python", "PythonLexer"),
-          "ptx": ("pygments.lexers.ptx", "PtxLexer"), "asm": ("pygments.lexers.asm", "GasLexer")}
+          "ptx": ("pygments.lexers.ptx", "PtxLexer"), "asm": ("pygments.lexers.asm", "GasLexer"),
+          "diff": ("pygments.lexers.diff", "DiffLexer")}
 
 # token type -> style, looked up from the most specific type up to Token
 TOKEN_STYLES: dict = {
@@ -107,27 +108,28 @@ REMARK_STYLES = {"missed": "bold yellow", "analysis": "dim yellow", "passed": "d
 REMARK_MARKS = {"missed": "\u2717", "analysis": "?", "passed": "\u2713"}  # ✗ ? ✓
 
 
-class RemarkedSourceDocument(CodeDocument):
-    """Python source with LLVM's remarks beside the lines they name: a mark per kind after the code
+class RemarkedDocument(CodeDocument):
+    """Source or IR with LLVM's remarks beside the lines they name: a mark per kind after the code
     (missed ones in the warning colour), then the first remark, the missed one first; ``remarks`` by
-    document line index. The code's own columns stay where they are (sites are found by column)."""
+    document line index (``[kind, pass, message]`` rows). The code's own columns stay where they are
+    (sites are found by column); after IR the note is an LLVM comment (``prefix``)."""
 
-    def __init__(self, text: str, remarks: dict[int, list[list]]) -> None:
-        super().__init__(text, "python")
-        self.remarks = remarks
+    ORDER = {"missed": 0, "analysis": 1, "passed": 2}
+
+    def __init__(self, text: str, remarks: dict[int, list[list]], language: str = "python", prefix: str = "") -> None:
+        super().__init__(text, language)
+        self.remarks, self.prefix = remarks, prefix
         for i, rows in remarks.items():
             if 0 <= i < len(self.lines):
                 self.width = max(self.width, len(self.lines[i]) + 4 + len(self._note(rows)))
 
-    @staticmethod
-    def _first(rows: list[list]) -> list:
-        order = {"missed": 0, "analysis": 1, "passed": 2}
-        return min(rows, key=lambda r: order.get(r[0], 3))
+    def _first(self, rows: list[list]) -> list:
+        return min(rows, key=lambda r: self.ORDER.get(r[0], 3))
 
     def _note(self, rows: list[list]) -> str:
         kind, pass_name, message = self._first(rows)
         more = f" (+{len(rows) - 1})" if len(rows) > 1 else ""
-        return f"{REMARK_MARKS.get(kind, '*')} {pass_name}: {message}{more}"
+        return f"{self.prefix}{REMARK_MARKS.get(kind, '*')} {pass_name}: {message}{more}"
 
     def render(self, i: int) -> Text:
         text = super().render(i)

@@ -93,6 +93,11 @@ KEYS: list[Key] = [
     Key("Jobs", "u  \u232b", ("u", "backspace"), "ascend", "back along the descend path (the path bar)",
         owner="detail", titles=("Back along the descend path",)),
     *_tab_keys(),
+    Key("Views", "B", ("B",), "bisect", "bisect the selected job's kernel: the first optimisation pass after which "
+        "a property holds (kdebug bisect: ir:REGEX, output-differs, error:REGEX, memcheck, race); the pass bar "
+        "then stands at it", live=True, owner="detail", titles=("Bisect the passes",)),
+    Key("Views", "l", ("l",), "remarks", "LLVM's remarks of the selected job (passed, missed, analysis), a row "
+        "each; enter goes to the source line one names", owner="detail", titles=("List the job's LLVM remarks",)),
     Key("Views", "o", ("o",), "open_banner", "the banner in full: a job's whole error and its hint",
         owner="detail", titles=("Open the banner in full",)),
     Key("Views", ",  .", ("comma", "full_stop"), "step_phase", "previous / next IR phase", "Phase", owner="detail",
