@@ -59,7 +59,7 @@ def test_source_view_marks_a_missed_vectorisation_beside_its_for_line(carried_tr
     asyncio.run(go())
 
 
-def test_l_lists_the_remarks_and_enter_goes_to_the_line_in_source(carried_trace):
+def test_the_remarks_list_and_enter_goes_to_the_line_in_source(carried_trace):
     model = SessionModel().extend(read_trace(carried_trace))
     job = next(j for j in model.jobs.values() if j.name == "prefix_rows")
     for_line = job.source_line + next(i for i, line in enumerate(job.source.splitlines())
@@ -71,8 +71,9 @@ def test_l_lists_the_remarks_and_enter_goes_to_the_line_in_source(carried_trace)
         app = KdebugApp(model=model, trace_path=carried_trace)
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda: app.detail.job_id == job.id, "the job to show")
-            await pilot.press("l")
-            await wait_for(pilot, lambda: isinstance(app.screen, RemarksScreen), "the remarks list")
+            app.detail.action_remarks()  # the palette's "List the job's LLVM remarks"
+            await wait_for(pilot, lambda: isinstance(app.screen, RemarksScreen) and app.screen.query(OptionList),
+                           "the remarks list")
             rows = app.screen.rows
             assert rows == sorted(rows, key=lambda r: (r[1] == 0, r[0], r[1], r[2], {"missed": 0, "analysis": 1,
                                                                                       "passed": 2}[r[3]], r[4], r[5]))

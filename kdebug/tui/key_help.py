@@ -93,11 +93,7 @@ KEYS: list[Key] = [
     Key("Jobs", "u  \u232b", ("u", "backspace"), "ascend", "back along the descend path (the path bar)",
         owner="detail", titles=("Back along the descend path",)),
     *_tab_keys(),
-    Key("Views", "B", ("B",), "bisect", "bisect the selected job's kernel: the first optimisation pass after which "
-        "a property holds (kdebug bisect: ir:REGEX, output-differs, error:REGEX, memcheck, race); the pass bar "
-        "then stands at it", live=True, owner="detail", titles=("Bisect the passes",)),
-    Key("Views", "l", ("l",), "remarks", "LLVM's remarks of the selected job (passed, missed, analysis), a row "
-        "each; enter goes to the source line one names", owner="detail", titles=("List the job's LLVM remarks",)),
+    Key("Views", "B", ("B",), "bisect", "bisect the job's passes (kdebug bisect)", live=True, owner="detail", titles=("Bisect the passes",)),
     Key("Views", "o", ("o",), "open_banner", "the banner in full: a job's whole error and its hint",
         owner="detail", titles=("Open the banner in full",)),
     Key("Views", ",  .", ("comma", "full_stop"), "step_phase", "previous / next IR phase", "Phase", owner="detail",
@@ -151,6 +147,8 @@ COMMANDS: list[Key] = [
         titles=tuple(f"Rerun with strategy {s}" for s in strategies.names())),
     Key("Stepping", "", (), "rerun", "also compile every job to PTX, with the ptxas report (PTX tab)", live=True,
         args=("None, True",), titles=("Rerun emitting PTX",)),
+    Key("Views", "", (), "remarks", "the selected job's LLVM remarks, a row each; enter goes to the line one names",
+        owner="detail", titles=("List the job's LLVM remarks",)),
     Key("Save", "", (), "export_html", "save the session as one offline HTML file, kdebug-session.html "
         "(kdebug export)", owner="detail", titles=("Export the session as HTML",)),
     Key("Layout", "", (), "set_theme", "the colours: high contrast for a projector, dark, light (also --theme)",
