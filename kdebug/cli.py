@@ -694,7 +694,9 @@ def main(argv: list[str] | None = None) -> int:
             except ImportError:
                 run_tui = None
             if run_tui is not None:
-                return run_tui(checked_options(opts))
+                # the passes kept for a replay where someone looks (kdebug/passes.py); a --trace is a
+                # hand-off, read elsewhere: recorded pass by pass
+                return run_tui(checked_options(opts).replace(passes_on_demand=not opts.trace))
         # snapshots print modules to text (and the host assembly costs a second code generation):
         # a headless run records them only for its trace
         return cmd_run(checked_options(opts, snapshots=bool(opts.trace)))[0]

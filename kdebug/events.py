@@ -128,6 +128,22 @@ class PassList(JobEvent):
 
 
 @dataclass
+class PassReplay(JobEvent):
+    """A phase's pipelines kept for a replay instead of recorded pass by pass (the live TUI's
+    default, ``CompileOptions.passes_on_demand``): each pipeline's input module (bitcode, base64),
+    its target machine and tuning, and a digest of the module it made. Whoever shows the passes
+    replays them (``kdebug.targets.pass_record.replay``) into the same ``pass_snapshot``,
+    ``pass_list`` and ``remarks`` events a recorded phase sends, and checks each digest."""
+
+    kind: ClassVar[str] = "pass_replay"
+    phase: str = ""
+    pipelines: list[dict] = field(default_factory=list)  # kdebug.passes.PipelineInput.to_json() each
+    # the phase snapshot (its id) the replay makes: the host assembly of the last pipeline's module
+    # (the CPU target's emit), left out of the compile; None: the snapshot is the compile's own
+    assembly: int | None = None
+
+
+@dataclass
 class Remarks(JobEvent):
     """LLVM's optimisation remarks of one phase's pipelines (recorded with its passes):
     ``[file, line, col, kind, pass, message]`` each; kind is passed, missed or analysis."""
@@ -268,7 +284,7 @@ class Resumed(Event):
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls for cls in (
         JobRequested, JobStarted, JobFinished, JobFailed, CacheHit, PhaseStarted, PhaseFinished,
-        Snapshot, PassSnapshot, PassList, PassCut, Remarks, DeferredResolved, DeferredRequest, Reentrant, Diagnostic, LaunchStarted,
+        Snapshot, PassSnapshot, PassList, PassCut, PassReplay, Remarks, DeferredResolved, DeferredRequest, Reentrant, Diagnostic, LaunchStarted,
         LaunchFinished,
         SessionStarted, SessionEnded, Paused, Resumed, KernelOutput,
     )

@@ -8,6 +8,11 @@ A pass snapshot travels as the edits that turn an earlier pass snapshot into it 
 ``apply_edits``): consecutive passes change a few lines of a module of hundreds, so a trace keeps
 each line about once, and every ``KEYFRAME``-th changed pass is whole, so rebuilding one never
 walks a long chain.
+
+A log opened ``on_demand`` records no pass at all: each pipeline keeps its input module, target
+machine and tuning (``PipelineInput``), and whoever shows the passes replays it, pass by pass, into
+the same events (``pass_events``). LLVM's pipelines are deterministic: the replay meets what the
+compile met, and each pipeline's digest of its result proves it did.
 """
 from __future__ import annotations
 
@@ -38,15 +43,39 @@ class PassLog:
     # LLVM's optimisation remarks of those pipelines: [file, line, col, kind, pass, message] each
     # (kind: passed, missed, analysis; file "<unknown>" and line 0 where the IR had no location)
     remarks: list[list] = field(default_factory=list)
+    on_demand: bool = False  # keep each pipeline's input for a replay instead of recording its passes
+    pipelines: list["PipelineInput"] = field(default_factory=list)  # what an on-demand log kept
+    assembly: str | None = None  # a replay's: the last module's assembly, where it was asked for
+
+
+@dataclass
+class PipelineInput:
+    """One LLVM pipeline as a replay needs it: what it ran on and with, and what it made."""
+
+    machine: list  # [triple, cpu, features, codegen opt level] of its target machine
+    tuning: dict  # its PipelineTuningOptions: speed_level and the settings kdebug changes
+    passes: list | None  # a pass list (llvmlite's add_<name>_pass names), None: the -O pipeline
+    bitcode: str  # the module before the pipeline, LLVM bitcode in base64
+    digest: str  # sha1 of the module's text after it
+    name: str = ""  # the module's name (its ModuleID: bitcode does not keep it)
+
+    def to_json(self) -> dict:
+        return {"machine": list(self.machine), "tuning": dict(self.tuning), "passes": self.passes,
+                "bitcode": self.bitcode, "digest": self.digest, "name": self.name}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "PipelineInput":
+        return cls(d["machine"], d["tuning"], d.get("passes"), d["bitcode"], d["digest"], d.get("name", ""))
 
 
 _open: contextvars.ContextVar[PassLog | None] = contextvars.ContextVar("kdebug_pass_log", default=None)
 
 
 @contextlib.contextmanager
-def recording():
-    """Record every pipeline run inside this block pass by pass; yields the ``PassLog``."""
-    log = PassLog()
+def recording(on_demand: bool = False):
+    """Record every pipeline run inside this block pass by pass (``on_demand``: keep what a replay
+    needs instead); yields the ``PassLog``."""
+    log = PassLog(on_demand=on_demand)
     token = _open.set(log)
     try:
         yield log
@@ -136,4 +165,32 @@ def apply_edits(before: list[str], changes: list[list]) -> list[str]:
         out += lines
         at = end
     out += before[at:]
+    return out
+
+
+def pass_events(fields: dict, phase: str, log: PassLog, next_id, assembly: int | None = None) -> list:
+    """The events of a phase's recorded passes: a ``PassSnapshot`` for every pass that changed the
+    module (most as edits of the one before), then the ``PassList``, then its ``Remarks``; a log kept
+    on demand gives one ``PassReplay`` (``assembly``: the id of the phase snapshot its replay makes,
+    the host assembly). ``next_id()`` numbers the snapshots."""
+    from kdebug import events as E
+    if log.pipelines:
+        return [E.PassReplay(**fields, phase=phase, pipelines=[p.to_json() for p in log.pipelines],
+                             assembly=assembly)]
+    out: list = []
+    before: list[str] = []
+    previous, count = None, 0
+    for index, run in enumerate(log.runs, 1):
+        if not run.changed:
+            continue
+        lines = run.text.splitlines()
+        sid = next_id()
+        whole = count % KEYFRAME == 0  # every KEYFRAME-th whole: a rebuild walks a short chain
+        out.append(E.PassSnapshot(**fields, id=sid, phase=phase, index=index, pass_name=run.name,
+                                  base=None if whole else previous, edits=[] if whole else edits(before, lines),
+                                  text=run.text if whole else ""))
+        before, previous, count = lines, sid, count + 1
+    out.append(E.PassList(**fields, phase=phase, passes=[[r.name, r.unit, r.changed] for r in log.runs]))
+    if log.remarks:
+        out.append(E.Remarks(**fields, phase=phase, remarks=log.remarks))
     return out

@@ -68,6 +68,7 @@ class CompileOptions:
     regions: bool = True  # kernels with block barriers cut at them, regions run as thread loops (CPU)
     shuffle: bool = False  # launchers carry the shuffled-thread path (--shuffle-threads)
     snapshots: bool = True  # every phase's IR and the host assembly recorded for whoever looks
+    passes_on_demand: bool = False  # passes kept for a replay where someone looks, not recorded (the live TUI)
     tiered: bool = False  # quick code first, optimised code from the background (CPU, without snapshots)
     arch: str | None = None  # the GPU architecture of the ptx target (None: its default)
     ptx_per_job: bool = False  # the ptx target's ptx stage gives every job its own PTX
@@ -96,7 +97,8 @@ def compile_options(*, target: str = "cpu", strategy: str = "worklist", memcheck
                     racecheck: bool = False, initcheck: bool = False, lockstep: bool | None = None,
                     regions: bool | None = None, shuffle: bool = False, snapshots: bool = True, tiered: bool | None = None,
                     arch: str | None = None, ptx_per_job: bool = False, host_cpu: str | None = None,
-                    cut_kernel: str = "", pass_limit: int = -1, lineinfo: bool | None = None) -> CompileOptions:
+                    cut_kernel: str = "", pass_limit: int = -1, lineinfo: bool | None = None,
+                    passes_on_demand: bool = False) -> CompileOptions:
     """The options of a session: what is given, the environment for what is None. Tiers only where
     nothing records the host assembly (what is shown is always the code that runs) and no pipeline is
     cut (the background tier would compile it uncut)."""
@@ -115,7 +117,8 @@ def compile_options(*, target: str = "cpu", strategy: str = "worklist", memcheck
     return CompileOptions(target=target, strategy=strategy, memcheck=bool(memcheck), racecheck=bool(racecheck),
                           initcheck=bool(initcheck), lockstep=bool(lockstep), regions=bool(regions),
                           shuffle=bool(shuffle),
-                          snapshots=bool(snapshots), tiered=bool(tiered) and not snapshots and not cut_kernel,
+                          snapshots=bool(snapshots), passes_on_demand=bool(passes_on_demand) and bool(snapshots),
+                          tiered=bool(tiered) and not snapshots and not cut_kernel,
                           arch=arch, ptx_per_job=bool(ptx_per_job), host_cpu=host_cpu,
                           cut_kernel=cut_kernel, pass_limit=int(pass_limit), lineinfo=bool(lineinfo))
 

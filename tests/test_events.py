@@ -13,6 +13,7 @@ _SAMPLES = {
     "int": 7, "int | None": 11, "str": "text with \u2192 and \"quotes\"", "str | None": "x.py",
     "float": 1.25, "list[int]": [3, 1, 3], "list[str]": ["int64", "float32[:]"],
     "dict | None": {"file": "k.py", "line": 3, "col": 9}, "list[list]": [[0, 31, "thread 31 1.500000"]],
+    "list[dict]": [{"machine": ["x86_64-unknown-linux-gnu", "x86-64-v2", "", 3], "digest": "0" * 40}],
 }
 
 

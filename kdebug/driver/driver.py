@@ -122,42 +122,32 @@ class Driver:
             with passes.cutting(cut, phase):
                 log, result = None, work()
         elif by_pass and self.snapshots:
-            with passes.recording() as log:
+            with passes.recording(on_demand=self.options.passes_on_demand) as log:
                 result = work()
         else:
             log, result = None, work()
         dt = time.perf_counter() - t0 - (self.bus.paused_seconds - paused)  # not the time held at a breakpoint
         rec.compile_time += dt
-        if log is not None:
-            self.pass_snapshots(rec, phase, log)
         if cut is not None:
             self.bus.emit(E.PassCut(**self.job_fields(rec), phase=phase, limit=cut.limit, text=cut.text,
                                     passes=[run for run in cut.runs if run[4] == phase]))
         sid = self.snapshot(rec, phase, lambda: show(result), language) if show is not None else None
+        if log is not None:  # after the phase's snapshot: a replay may make that snapshot's text
+            later_asm = phase == "emit" and log.pipelines and getattr(self.target, "host_asm_on_demand", False)
+            self.pass_snapshots(rec, phase, log, assembly=sid if later_asm else None)
         self.bus.emit(E.PhaseFinished(**self.job_fields(rec), phase=phase, duration=dt, snapshot=sid))
         return result
 
-    def pass_snapshots(self, rec: JobRecord, phase: str, log) -> None:
-        """A snapshot of every pass of ``log`` that changed the module (most as edits of the one
-        before: ``kdebug/passes.py``), then the phase's list of passes."""
-        before: list[str] = []
-        previous, count = None, 0
-        for index, run in enumerate(log.runs, 1):
-            if not run.changed:
-                continue
-            lines = run.text.splitlines()
-            sid = self._next_snapshot
-            self._next_snapshot += 1
-            whole = count % passes.KEYFRAME == 0  # every KEYFRAME-th whole: a rebuild walks a short chain
-            self.bus.emit(E.PassSnapshot(**self.job_fields(rec), id=sid, phase=phase, index=index, pass_name=run.name,
-                                         base=None if whole else previous,
-                                         edits=[] if whole else passes.edits(before, lines),
-                                         text=run.text if whole else ""))
-            before, previous, count = lines, sid, count + 1
-        self.bus.emit(E.PassList(**self.job_fields(rec), phase=phase,
-                                 passes=[[r.name, r.unit, r.changed] for r in log.runs]))
-        if log.remarks:
-            self.bus.emit(E.Remarks(**self.job_fields(rec), phase=phase, remarks=log.remarks))
+    def pass_snapshots(self, rec: JobRecord, phase: str, log, assembly: int | None = None) -> None:
+        """The events of ``log``'s passes (kdebug/passes.py: a snapshot of every pass that changed the
+        module, the phase's list of passes, its remarks; or what a replay needs)."""
+        for ev in passes.pass_events(self.job_fields(rec), phase, log, self._new_snapshot_id, assembly):
+            self.bus.emit(ev)
+
+    def _new_snapshot_id(self) -> int:
+        sid = self._next_snapshot
+        self._next_snapshot += 1
+        return sid
 
     # ---- the job table --------------------------------------------------------------
     def new_record(self, job: CompilerJob, parent: int | None, reason: str, loc=None) -> JobRecord:

@@ -450,6 +450,7 @@ def render(model: SessionModel, trace_name: str = "") -> tuple[str, ExportStats]
     """The page of a session model (it needs its session_started event) and what it holds."""
     if model.started is None:
         raise ValueError("no session_started event: nothing to export")
+    model.replay_all()  # passes kept for a replay (a trace the live TUI saved): the page shows them all
     return Page(model, trace_name).render()
 
 

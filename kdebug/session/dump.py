@@ -47,7 +47,9 @@ def write_dump(model: SessionModel, out_dir: str) -> list[str]:
     ``<NN>-<phase>-passes.txt``, every pass with its changed/unchanged mark.
 
     A deferred job's PTX is named ``.excerpt.ptx`` and says which file holds the whole module.
+    Passes kept for a replay (a trace the live TUI saved) are replayed first.
     """
+    model.replay_all()
     os.makedirs(out_dir, exist_ok=True)
     written = []
     for job, _depth in model.walk():

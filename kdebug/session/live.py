@@ -54,7 +54,7 @@ class Session:
                  snapshots: bool = True, racecheck: bool = False, initcheck: bool = False,
                  lockstep: bool | None = None, tiered: bool | None = None, host_cpu: str | None = None,
                  regions: bool | None = None, cut_kernel: str = "", pass_limit: int = -1,
-                 lineinfo: bool | None = None) -> None:
+                 lineinfo: bool | None = None, passes_on_demand: bool = False) -> None:
         """``snapshots``: print every phase's IR and the host assembly for whoever looks (the TUI, dump,
         a trace); a session nobody watches turns it off and compiles faster. ``racecheck``, ``initcheck``:
         the CPU backend's shadow-memory sanitizers. ``lockstep``: the CPU backend's lockstep loops
@@ -67,7 +67,8 @@ class Session:
         ``cut_kernel``, ``pass_limit``: kernel ``cut_kernel``'s optimisation pipelines cut after
         ``pass_limit`` passes (``kdebug bisect``; kdebug/passes.py). ``lineinfo``: ``!dbg`` source
         locations on every instruction (kdebug/frontend/debug_info.py; None: where snapshots are
-        recorded, as LLVM's remarks are)."""
+        recorded, as LLVM's remarks are). ``passes_on_demand``: the optimisation pipelines keep what a
+        replay needs instead of recording every pass (kdebug/passes.py; the live TUI's default)."""
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}")
         if strategy not in STRATEGIES:
@@ -86,7 +87,7 @@ class Session:
             tiered=tiered,
             arch=(ptx_arch or self.runtime.arch) if self.backend == "gpu" else ptx_arch,
             ptx_per_job=emit_ptx and self.backend == "gpu", host_cpu=host_cpu,
-            cut_kernel=cut_kernel, pass_limit=pass_limit, lineinfo=lineinfo)
+            cut_kernel=cut_kernel, pass_limit=pass_limit, lineinfo=lineinfo, passes_on_demand=passes_on_demand)
         self.hazards: list = []  # what racecheck and initcheck found, launch after launch
         self.driver = Driver(self.bus, self.make_target, self.options)
         # emit_ptx on the CPU backend: every job's PTX and ptxas report beside it, launches unchanged

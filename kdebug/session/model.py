@@ -5,6 +5,7 @@ render this model, and it can be rebuilt from a trace file alone.
 """
 from __future__ import annotations
 
+import itertools
 import os
 
 from collections import OrderedDict
@@ -61,6 +62,9 @@ class JobView:
     pass_snapshots: dict[tuple[str, int], int] = field(default_factory=dict)  # (phase, pass index) -> snapshot id
     # LLVM's optimisation remarks of its phases: (phase, [file, line, col, kind, pass, message]) each
     remarks: list[tuple[str, list]] = field(default_factory=list)
+    # phases whose passes were kept for a replay (pass_replay events) and are not replayed yet
+    passes_pending: dict[str, E.PassReplay] = field(default_factory=dict)
+    passes_failed: dict[str, str] = field(default_factory=dict)  # phase -> why its replay shows nothing
 
     @property
     def signature(self) -> str:
@@ -138,6 +142,7 @@ class SessionModel:
         self.entries: dict[int, str] = {}  # job -> the symbol its requesters' markers resolved to
         self.pass_snapshots: dict[int, E.PassSnapshot] = {}
         self._pass_lines: OrderedDict[int, list[str]] = OrderedDict()  # rebuilt pass snapshots, most recent last
+        self._replay_ids = itertools.count(-1, -1)  # replayed pass snapshots: below the driver's ids
 
     def apply(self, ev: E.Event) -> None:
         index = len(self.events)
@@ -288,10 +293,16 @@ class SessionModel:
         if job is not None:
             job.pass_snapshots[(ev.phase, ev.index)] = ev.id
 
+    def _on_pass_replay(self, ev: E.PassReplay) -> None:
+        job = self.jobs.get(ev.job)
+        if job is not None and ev.phase not in job.passes:
+            job.passes_pending[ev.phase] = ev
+
     def _on_pass_list(self, ev: E.PassList) -> None:
         job = self.jobs.get(ev.job)
         if job is None:
             return
+        job.passes_pending.pop(ev.phase, None)
         snaps, phase = job.pass_snapshots, ev.phase
         job.passes[phase] = [PassView(i, row[0], row[1], bool(row[2]), snaps.get((phase, i)) if row[2] else None)
                              for i, row in enumerate(ev.passes, 1)]
@@ -355,6 +366,49 @@ class SessionModel:
         if view is not None:
             view.held_time = self._held_during(ev.t - ev.duration, ev.t)
             view.duration, view.error = max(ev.duration - view.held_time, 0.0), ev.error
+
+    # ---- passes kept for a replay ------------------------------------------------------
+    def replayed_events(self, job_id: int) -> tuple[list[E.Event], dict[str, str]]:
+        """The pass events of ``job_id``'s phases kept for a replay (LLVM runs their pipelines again,
+        here and now: kdebug/targets/pass_record.py), and for each phase that could not be replayed,
+        why. Reads the model and changes nothing (a worker thread may call it); ``apply`` the events."""
+        job = self.jobs.get(job_id)
+        if job is None:
+            return [], {}
+        from kdebug.targets import pass_record  # kept lazy: only a replay of passes needs LLVM here
+        out: list[E.Event] = []
+        failed: dict[str, str] = {}
+        for phase, ev in list(job.passes_pending.items()):
+            fields = {"job": ev.job, "name": ev.name, "parent": ev.parent, "key": ev.key}
+            try:
+                log = pass_record.replay([passes.PipelineInput.from_json(p) for p in ev.pipelines],
+                                         assembly=ev.assembly is not None)
+            except Exception as exc:  # noqa: BLE001 - another LLVM, a damaged trace: said where the passes go
+                failed[phase] = str(exc) if isinstance(exc, pass_record.ReplayMismatch) else \
+                    f"the passes could not be replayed ({exc.__class__.__name__}: {exc})"
+                continue
+            out += passes.pass_events(fields, phase, log, lambda: next(self._replay_ids))
+            if log.assembly is not None and ev.assembly in self.snapshots:  # the phase's own snapshot, now made
+                out.append(E.Snapshot(**fields, id=ev.assembly, phase=phase, language=self.snapshots[ev.assembly].language,
+                                      text=log.assembly))
+        return out, failed
+
+    def apply_replayed(self, job_id: int, events: list[E.Event], failed: dict[str, str]) -> None:
+        """What ``replayed_events`` made, into the model (its events join the session's: a saved
+        trace keeps them)."""
+        for ev in events:
+            self.apply(ev)
+        job = self.jobs.get(job_id)
+        if job is not None:
+            for phase, why in failed.items():
+                job.passes_pending.pop(phase, None)
+                job.passes_failed[phase] = why
+            self.changed.add(job_id)
+
+    def replay_all(self) -> None:
+        """Replay every job's kept passes now (``kdebug dump``, ``kdebug export`` write them all)."""
+        for job_id in [j.id for j in self.jobs.values() if j.passes_pending]:
+            self.apply_replayed(job_id, *self.replayed_events(job_id))
 
     # ---- queries -----------------------------------------------------------------------
     def source_remarks(self, job) -> dict[int, list[list]]:

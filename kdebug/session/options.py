@@ -56,6 +56,8 @@ class RunOptions:
     arch: str | None = None  # the GPU architecture of target ptx
     # every phase's IR and the host assembly, printed only where someone can look at them
     snapshots: bool = True
+    # the passes of each pipeline kept for a replay where someone looks, not recorded (the live TUI)
+    passes_on_demand: bool = False
     timeout: float | None = None  # headless: stop the script after this many seconds
     kernel_print_stdout: bool = True  # kernels' print() lines to stdout (the TUI shows them from events)
     theme: str = "dark"  # the TUI's colours: dark, light, high-contrast (the debuggee ignores it)

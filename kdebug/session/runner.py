@@ -35,7 +35,8 @@ def configure_session(options: RunOptions):
     session = Session(backend=options.backend, strategy=options.strategy, memcheck=memcheck,
                       emit_ptx=options.target == "ptx", ptx_arch=options.arch, snapshots=options.snapshots,
                       racecheck=options.racecheck, initcheck=options.initcheck,
-                      cut_kernel=options.cut_kernel, pass_limit=options.pass_limit)
+                      cut_kernel=options.cut_kernel, pass_limit=options.pass_limit,
+                      passes_on_demand=options.passes_on_demand)
     session.shuffle_seed = options.shuffle_seed
     session.kernel_print_stdout = options.kernel_print_stdout
     set_session(session)

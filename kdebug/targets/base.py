@@ -286,6 +286,8 @@ def run_pipeline(tm, mod, speed_level: int = 3, unroll: bool = True, interleave:
     if cut is not None:  # kdebug bisect: the pipeline cut after pass N
         return pass_record.run_cut(lambda: llvm.create_pass_builder(tm, pto), mod, cut)
     log = passes.open_log()
+    if log is not None and log.on_demand:  # kept for a replay where someone looks at the passes
+        return pass_record.run_kept(tm, pto, speed_level, mod, log)
     if log is not None:  # something shows the passes (the driver opened a log): the same pipeline, recorded
         return pass_record.run_recorded(lambda: llvm.create_pass_builder(tm, pto), mod, log)
     with pass_record.PIPELINE_LOCK:  # never while another thread records (LLVM's print options are global)
@@ -301,6 +303,8 @@ def run_passes(tm, mod, names: tuple[str, ...]) -> None:
     if cut is not None:
         return pass_record.run_cut(lambda: llvm.create_pass_builder(tm, pto), mod, cut, names)
     log = passes.open_log()
+    if log is not None and log.on_demand:
+        return pass_record.run_kept(tm, pto, 3, mod, log, names)
     if log is not None:
         return pass_record.run_recorded(lambda: llvm.create_pass_builder(tm, pto), mod, log, names)
     with pass_record.PIPELINE_LOCK:

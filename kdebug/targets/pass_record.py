@@ -12,10 +12,18 @@ PassBuilder, so every pipeline of the process runs under ``PIPELINE_LOCK``: an u
 pipeline never runs while the options are on. The CPU target's background compiles (tiers.py) run
 outside that lock, so as not to hold a foreground compile up; ``GATE`` keeps them and a recorded run
 apart.
+
+Recorded on demand (``PassLog.on_demand``, the live TUI's default), a pipeline runs unrecorded and
+keeps only its input module as bitcode, its target machine's making and its tuning, and a digest of
+its result (``PipelineInput``): the compile costs what a plain one does. ``replay`` runs the same
+pipeline on a copy of that input, recorded as above, where and when someone looks at the passes,
+and compares the digests.
 """
 from __future__ import annotations
 
+import base64
 import contextlib
+import hashlib
 import os
 import re
 import shutil
@@ -25,7 +33,7 @@ import threading
 
 import llvmlite.binding as llvm
 
-from kdebug.passes import PassCut, PassLog, PassRun
+from kdebug.passes import PassCut, PassLog, PassRun, PipelineInput
 
 PIPELINE_LOCK = threading.RLock()
 
@@ -100,6 +108,113 @@ def module_pass_manager(pb, passes: tuple[str, ...] | None):
     for name in passes:
         getattr(mpm, f"add_{name}_pass")()
     return mpm
+
+
+# ---- target machines a replay can make again ----------------------------------------------------
+_machines: dict[tuple, object] = {}
+
+
+def make_machine(triple: str, cpu: str, features: str, opt: int):
+    """``create_target_machine`` for ``triple`` that remembers how it was made (``machine_of``), so
+    that a replay makes its twin."""
+    target = llvm.Target.from_triple(triple)
+    tm = target.create_target_machine(cpu=cpu, features=features, opt=opt)
+    tm._kdebug_machine = [triple, cpu, features, opt]
+    return tm
+
+
+def machine_of(tm) -> list | None:
+    """How ``make_machine`` made ``tm``; None for a machine made otherwise."""
+    return getattr(tm, "_kdebug_machine", None)
+
+
+def _twin(machine: list):
+    key = tuple(machine)
+    tm = _machines.get(key)
+    if tm is None:
+        from kdebug.targets.base import init_llvm
+        init_llvm()
+        tm = _machines[key] = make_machine(*machine)
+    return tm
+
+
+TUNING = ("loop_vectorization", "slp_vectorization", "loop_unrolling", "loop_interleaving")
+
+
+def tuning_of(pto, speed_level: int) -> dict:
+    """The settings of ``pto`` a replay sets again (kdebug changes no others)."""
+    return {"speed_level": speed_level, **{name: bool(getattr(pto, name)) for name in TUNING}}
+
+
+def _tuning(d: dict):
+    pto = llvm.create_pipeline_tuning_options(speed_level=d["speed_level"])
+    for name in TUNING:
+        if name in d:
+            setattr(pto, name, d[name])
+    return pto
+
+
+def digest(mod) -> str:
+    return hashlib.sha1(str(mod).encode()).hexdigest()
+
+
+def run_kept(tm, pto, speed_level: int, mod, log: PassLog, passes: tuple[str, ...] | None = None) -> None:
+    """Run the pipeline on ``mod`` unrecorded, keeping in ``log`` what a replay needs; a target machine
+    ``make_machine`` did not make is recorded now (``run_recorded``)."""
+    machine = machine_of(tm)
+    if machine is None:
+        return run_recorded(lambda: llvm.create_pass_builder(tm, pto), mod, log, passes)
+    bitcode = base64.b64encode(_bitcode(mod)).decode("ascii")
+    with PIPELINE_LOCK:
+        pb = llvm.create_pass_builder(tm, pto)
+        module_pass_manager(pb, passes).run(mod, pb)
+    log.pipelines.append(PipelineInput(machine, tuning_of(pto, speed_level), list(passes) if passes else None,
+                                       bitcode, digest(mod), mod.name))
+
+
+_use_lists_kept = False
+
+
+def _bitcode(mod) -> bytes:
+    """``mod`` as bitcode that keeps the order of every value's uses: a pass walks a value's uses in
+    that order (and the printer's ``; preds =`` lists follow it), so a copy without it could be
+    optimised otherwise."""
+    global _use_lists_kept
+    if not _use_lists_kept:
+        llvm.set_option("", "-preserve-bc-uselistorder=true")
+        _use_lists_kept = True
+    return mod.as_bitcode()
+
+
+def faithful_copy(mod):
+    """A copy of ``mod`` that LLVM treats as ``mod`` itself (its values' use lists in their order)."""
+    copy = llvm.parse_bitcode(_bitcode(mod))
+    copy.name = mod.name
+    return copy
+
+
+class ReplayMismatch(Exception):
+    """A replayed pipeline made another module than the compile's (another LLVM, another machine)."""
+
+
+def replay(pipelines: list[PipelineInput], assembly: bool = False) -> PassLog:
+    """The passes and remarks of pipelines kept on demand, recorded now on copies of their inputs
+    (one log, pipeline after pipeline, as the compile's phase ran them). Raises ``ReplayMismatch``
+    when a pipeline's result is not the module the compile made. ``assembly``: the log's
+    ``assembly`` is the assembly of the last pipeline's module for its target machine."""
+    log = PassLog()
+    mod = tm = None
+    for p in pipelines:
+        tm, pto = _twin(p.machine), _tuning(p.tuning)
+        mod = llvm.parse_bitcode(base64.b64decode(p.bitcode))
+        mod.name = p.name
+        run_recorded(lambda: llvm.create_pass_builder(tm, pto), mod, log, tuple(p.passes) if p.passes else None)
+        if digest(mod) != p.digest:
+            raise ReplayMismatch(f"the replayed pipeline made another module than the compile did "
+                                 f"(target machine {p.machine[0]} {p.machine[1]}): its passes are not shown")
+    if assembly and mod is not None:
+        log.assembly = tm.emit_assembly(mod)
+    return log
 
 
 def run_recorded(pass_builder, mod, log: PassLog, passes: tuple[str, ...] | None = None) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 
+from rich.markup import escape as _markup_escape
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.content import Content
@@ -132,6 +133,7 @@ class DetailPane(Vertical):
         self.diff_function: str | None = None  # f: one function of the diffed modules (None: all)
         self._stages: tuple[tuple, list] = ((), [])
         self.script_error: E.Diagnostic | None = None  # the script's own error, shown while no job is
+        self._replaying: set[int] = set()  # toplevel jobs whose kept passes a thread replays now
 
     def compose(self) -> ComposeResult:
         yield Static("no job yet", id="banner")
@@ -174,6 +176,43 @@ class DetailPane(Vertical):
         self.job_id, self.backref = job_id, backref
         self._update_banner()
         self.refresh_active()
+        self.want_passes()
+
+    # ---- passes kept for a replay (the live TUI's default: kdebug/passes.py) ------------------------
+    def want_passes(self) -> None:
+        """The shown job's toplevel kept its passes for a replay: LLVM runs those pipelines again, in a
+        thread, and the passes and remarks show when they arrive (the pass bar says so meanwhile)."""
+        if self.job_id is None or self.job_id not in self.model.jobs:
+            return
+        root = self.model.root_of(self.job_id)
+        if not root.passes_pending or root.id in self._replaying:
+            return
+        self._replaying.add(root.id)
+        model = self.model
+
+        def work() -> None:
+            try:
+                events, failed = model.replayed_events(root.id)
+            except Exception as exc:  # noqa: BLE001 - said in the pass bar, never the end of the TUI
+                events, failed = [], {phase: f"the passes could not be replayed ({exc})" for phase in root.passes_pending}
+            try:
+                self.app.call_from_thread(self._replayed, model, root.id, events, failed)
+            except Exception:  # noqa: BLE001 - the app closed meanwhile
+                pass
+
+        import threading  # kept lazy for start-up time
+        threading.Thread(target=work, name="kdebug-pass-replay", daemon=True).start()
+
+    def _replayed(self, model: SessionModel, root: int, events: list, failed: dict[str, str]) -> None:
+        self._replaying.discard(root)
+        if model is not self.model:  # another run started meanwhile
+            return
+        model.apply_replayed(root, events, failed)
+        self._stages = ((), [])
+        self._loaded.clear()
+        self._update_banner()
+        self.refresh_active()
+        self.want_passes()  # a phase that arrived while these ran
 
     def script_failed(self) -> bool:
         """The session failed before any job: show the script's located error (True when it is shown now)."""
@@ -202,6 +241,8 @@ class DetailPane(Vertical):
         if self.job_id in job_ids:
             self._update_banner()
             self.refresh_active()
+        if self.job_id is not None and self.job_id in self.model.jobs and self.model.root_of(self.job_id).id in job_ids:
+            self.want_passes()
         elif self.active_tab == "strategy":
             self.refresh_active()
 
@@ -569,7 +610,8 @@ class DetailPane(Vertical):
         in_phase = [s for s in stages if s.is_pass and s.phase == self.phase]
         if self.pass_index is not None and not any(s.index == self.pass_index for s in in_phase):
             self.pass_index = None
-        passes = pass_bar(in_phase, self.pass_index, self.hide_unchanged, self.compact)
+        passes = pass_bar(in_phase, self.pass_index, self.hide_unchanged, self.compact) or \
+            self._passes_note(job)
         pass_box = self.query_one("#pass-bar", Static)
         if getattr(pass_box, "_markup", None) != passes:
             pass_box._markup = passes
@@ -593,6 +635,15 @@ class DetailPane(Vertical):
         if earlier is not None:  # a derivative job's stages: what each one changed in the one before
             return self._set("ir", UnifiedDiffDocument(earlier, text, names=(before, self.phase)))
         self._set("ir", self._ir_document(job, text, lang))
+
+    def _passes_note(self, job) -> str:
+        """The pass bar of a phase whose passes were kept for a replay: being replayed, or why not."""
+        if job is None:
+            return ""
+        if self.phase in job.passes_pending:
+            return "[dim]passes[/] being replayed [dim](LLVM runs this phase's pipelines again to record them)[/]"
+        why = job.passes_failed.get(self.phase)
+        return f"[dim]passes[/] [b]not shown[/]: {_markup_escape(why)}" if why else ""
 
     def _ir_document(self, job, text: str, language: str) -> Document:
         """The IR of the phase shown (or of one of its passes), LLVM's remarks of that phase's pipelines

@@ -11,6 +11,7 @@ from __future__ import annotations
 import llvmlite.binding as llvm
 
 from kdebug.targets.base import init_llvm
+from kdebug.targets.pass_record import make_machine
 
 
 def cpu_model(host_cpu: str = "") -> tuple[str, str]:
@@ -23,6 +24,5 @@ def cpu_model(host_cpu: str = "") -> tuple[str, str]:
 def new_machine(host_cpu: str = "", opt: int = 3):
     """A target machine for ``host_cpu`` (see ``cpu_model``) at code-generation level ``opt``."""
     init_llvm()
-    target = llvm.Target.from_triple(llvm.get_process_triple())
     cpu, features = cpu_model(host_cpu)
-    return target.create_target_machine(cpu=cpu, features=features, opt=opt)
+    return make_machine(llvm.get_process_triple(), cpu, features, opt)

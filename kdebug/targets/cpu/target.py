@@ -22,6 +22,7 @@ from kdebug.runtime import device_launch
 from kdebug.runtime.artifacts import CpuArtifact
 from kdebug.settings import CompileOptions
 from kdebug import passes, stages
+from kdebug.targets import pass_record
 from kdebug.targets.base import Target, init_llvm, run_pipeline
 from kdebug.targets.cpu import (coroutines, exceptions_ir, kernel_print, lockstep, lockstep_rules, memcheck_ir,
                                progress_ir, regions, sanitizer_ir, tiers, warp)
@@ -153,6 +154,7 @@ def module_state(job) -> CpuModuleState:
 
 HOST_ASM_NOT_RECORDED = ("; host assembly is recorded only when something shows it:\n"
                          "; the TUI, kdebug dump, or kdebug run --trace\n")
+HOST_ASM_ON_DEMAND = "; host assembly: made when the job's passes are replayed (where someone looks at them)\n"
 
 
 class CpuTarget(Target):
@@ -190,7 +192,10 @@ class CpuTarget(Target):
     lockstep = property(lambda self: self.options.lockstep)
     shuffle = property(lambda self: self.options.shuffle)
     tiered = property(lambda self: self.options.tiered and not self.options.snapshots)
-    record_host_asm = property(lambda self: self.options.snapshots)
+    record_host_asm = property(lambda self: self.options.snapshots and not self.options.passes_on_demand)
+    # passes kept for a replay: emit's assembly too is made by the replay, from the module emit's
+    # pipeline made (its digest checked), not by a second code generation during the compile
+    host_asm_on_demand = property(lambda self: self.options.snapshots and self.options.passes_on_demand)
 
     # ---- lowering time -------------------------------------------------------
     def module_state(self) -> CpuModuleState:
@@ -486,8 +491,12 @@ class CpuTarget(Target):
         emit_pipeline(self.tm, mod, self.speed_level)
         # Machine code is generated once, as an object file that load hands to the JIT; the
         # assembly text costs a second code generation, so only sessions that show it ask for it.
+        # Code generation changes the module it runs on (its IR passes: CodeGenPrepare...), so the
+        # assembly is made from a faithful copy of the module the object file was made from.
+        unchanged = pass_record.faithful_copy(mod) if self.record_host_asm else None
         return CpuArtifact(object=self.tm.emit_object(mod),
-                           asm=self.tm.emit_assembly(mod) if self.record_host_asm else HOST_ASM_NOT_RECORDED, **made)
+                           asm=self.tm.emit_assembly(unchanged) if unchanged is not None else
+                           HOST_ASM_ON_DEMAND if self.host_asm_on_demand else HOST_ASM_NOT_RECORDED, **made)
 
     def load(self, artifact: CpuArtifact, jobs):
         names = {j.id: j.entry + ".grid" for j in jobs if j.kind == "kernel"}

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import re
 
-import llvmlite.binding as llvm
 
 from kdebug.targets.base import init_llvm
+from kdebug.targets.pass_record import make_machine
 
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -45,6 +45,5 @@ def target_machine(arch: str):
     tm = _machines.get(arch)
     if tm is None:
         init_llvm()
-        target = llvm.Target.from_triple(TRIPLE)
-        tm = _machines[arch] = target.create_target_machine(cpu=arch, features=ptx_features(arch), opt=3)
+        tm = _machines[arch] = make_machine(TRIPLE, arch, ptx_features(arch), 3)
     return tm
