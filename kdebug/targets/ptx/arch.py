@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import re
 
-
 from kdebug.targets.base import init_llvm
 from kdebug.targets.pass_record import make_machine
 
