@@ -33,6 +33,11 @@ def test_samples_check_themselves_under_every_strategy(sample, kernel, strategy)
         assert stage in job.snapshots, stage
     tape = model.snapshots[job.snapshots["tape"]].text
     assert "becomes an atomic accumulation (atomicrmw fadd) into its shadow" in tape
+    if sample == "adjoint_stencil":  # each cached value and atomic read names its source line (debug locations)
+        line = next(n for n, text in enumerate(job.source.splitlines(), job.source_line)
+                    if "0.25 * x[i - 1]" in text)
+        cached = [t for t in tape.splitlines() if t.strip().startswith(("cached %", "atomic:"))]
+        assert cached and all(f" at {sample}.py:{line}:" in t for t in cached), tape
 
 
 @cuda.jit

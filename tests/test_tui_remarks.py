@@ -71,7 +71,7 @@ def test_the_remarks_list_and_enter_goes_to_the_line_in_source(carried_trace):
         app = KdebugApp(model=model, trace_path=carried_trace)
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda: app.detail.job_id == job.id, "the job to show")
-            app.detail.action_remarks()  # the palette's "List the job's LLVM remarks"
+            await pilot.press("l")  # the key (also the palette's "List the job's LLVM remarks")
             await wait_for(pilot, lambda: isinstance(app.screen, RemarksScreen) and app.screen.query(OptionList),
                            "the remarks list")
             rows = app.screen.rows

@@ -69,7 +69,7 @@ def lower_primal(driver, rec, name: str):
     if not isinstance(d.primal, Derivative):
         requester = lambda fn, argtypes, kind, reason, loc: driver.request_deferred(  # noqa: E731
             rec, fn, argtypes, kind, reason, loc)
-        return lower_function(rec.typed, driver.target, name, requester=requester)
+        return lower_function(rec.typed, driver.target, name, requester=requester, lineinfo=driver.options.lineinfo)
     jid = driver.request_deferred(rec, d.primal, rec.argtypes, "derivative", d.primal.reason, rec.loc, needs="body")
     target = driver.target
     module = ir.Module(name=name)
@@ -95,8 +95,20 @@ def reverse_stages(driver, rec, view_text: str, primal: str):
                                lambda _: forward.activity_text(), "text")
         driver.run_phase(rec, "augmented_forward", lambda: fwd)
     view = driver.run_phase(rec, "reverse", lambda: transform(driver, rec, view_text, primal, report))
-    driver.run_phase(rec, "tape", lambda: report, lambda r: r.tape_text(), "text")
+    driver.run_phase(rec, "tape", lambda: report, lambda r: r.tape_text(source_places(view_text, rec.entry + ".")), "text")
     return view
+
+
+def source_places(view_text: str, prefix: str):
+    """``where(function, IR name)`` for the tape file: ``file:line:col`` of a value of the resolved
+    primal (its debug location; the transform names the primal's helpers ``prefix`` + their name)."""
+    from kdebug.ir_text import value_positions
+    places = value_positions(view_text)
+
+    def where(function: str, name: str) -> str:
+        p = places.get((function, name)) or places.get((function.removeprefix(prefix), name))
+        return f"{p[0]}:{p[1]}:{p[2]}" if p and p[1] else ""
+    return where
 
 
 def transform(driver, rec, view_text: str, primal: str, report=None, forward_only: bool = False):

@@ -119,7 +119,10 @@ class Report:
             out.append("  constant floats: " + (", ".join("%" + n for n in self.constant[fn]) or "none"))
         return "\n".join(out) + "\n"
 
-    def tape_text(self) -> str:
+    def tape_text(self, place=None) -> str:
+        """The tape file; ``place(function, IR name)``: the source position of a value, or ""."""
+        at = (lambda fn, name: (f" at {p}" if (p := place(fn, name)) else "")) if place is not None else \
+            (lambda fn, name: "")
         out = ["# the tape: what the augmented forward sweep keeps for the reverse sweep", ""]
         for fn, blocks in self.blocks.items():
             out.append(f"function {fn}")
@@ -132,9 +135,9 @@ class Report:
                 out.append(f"  block {name}: {where}, {size} bytes")
                 for c in self.cached:
                     if c.function == fn and c.block == name:
-                        out.append(f"    cached %{c.name} ({c.type}): {c.why}")
+                        out.append(f"    cached %{c.name} ({c.type}){at(fn, c.name)}: {c.why}")
         for fn, blk, name, var, why in self.reloaded:
-            out.append(f"recomputed: {fn} block {blk}: %{name} ({why}) is read again from %{var}, which is "
+            out.append(f"recomputed: {fn} block {blk}: %{name}{at(fn, name)} ({why}) is read again from %{var}, which is "
                        f"stored only in the entry block")
         for fn, callee in sorted(set(self.recomputed)):
             out.append(f"recomputed: {fn} runs the forward of {callee} again in its reverse sweep (no tape kept)")
@@ -142,7 +145,7 @@ class Report:
             out.append(f"partial: {fn} asks job {job} for its reverse-mode partial by argument {k}")
         if self.atomics:
             for fn, blk, name in self.atomics:
-                out.append(f"atomic: {fn} block {blk}: the read %{name} of a global array becomes an atomic "
+                out.append(f"atomic: {fn} block {blk}: the read %{name}{at(fn, name)} of a global array becomes an atomic "
                            f"accumulation (atomicrmw fadd) into its shadow")
             out.append("exclusive reads kept as plain adds: none proved (every global read is accumulated atomically)")
         else:

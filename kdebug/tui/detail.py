@@ -654,6 +654,10 @@ class DetailPane(Vertical):
         from kdebug.tui.remarks import remarked_ir  # kept lazy for start-up time
         return remarked_ir(text, remarks)
 
+    def action_pass_lab(self, what: str) -> None:
+        """B: bisect the job's passes; l: list its LLVM remarks."""
+        return self.action_bisect() if what == "bisect" else self.action_remarks()
+
     def action_bisect(self) -> None:
         """B: kdebug bisect on the selected job's kernel (kdebug/tui/bisecting.py); at the end the pass bar
         stands at the pass found."""
@@ -686,6 +690,8 @@ class DetailPane(Vertical):
             return self.notify("select a job first")
         from kdebug.tui.remarks import RemarksScreen, job_remark_rows  # kept lazy for start-up time
         rows = job_remark_rows(self.model, job)
+        if not rows and self.model.root_of(job.id).passes_pending:
+            return self.notify(f"job #{job.id}'s remarks are being replayed with its passes: l again in a moment")
         if not rows:
             return self.notify(f"job #{job.id} has no LLVM remarks (its pipelines were not recorded, or LLVM "
                                "had nothing to say)")

@@ -93,7 +93,8 @@ KEYS: list[Key] = [
     Key("Jobs", "u  \u232b", ("u", "backspace"), "ascend", "back along the descend path (the path bar)",
         owner="detail", titles=("Back along the descend path",)),
     *_tab_keys(),
-    Key("Views", "B", ("B",), "bisect", "bisect the job's passes (kdebug bisect)", live=True, owner="detail", titles=("Bisect the passes",)),
+    Key("Views", "B  l", ("B", "l"), "pass_lab", "bisect the job's passes (kdebug bisect) / list its LLVM remarks",
+        owner="detail", args=("'bisect'", "'remarks'"), titles=("Bisect the passes", "List the job's LLVM remarks")),
     Key("Views", "o", ("o",), "open_banner", "the banner in full: a job's whole error and its hint",
         owner="detail", titles=("Open the banner in full",)),
     Key("Views", ",  .", ("comma", "full_stop"), "step_phase", "previous / next IR phase", "Phase", owner="detail",
@@ -117,8 +118,8 @@ KEYS: list[Key] = [
         titles=("Search",)),
     Key("Views", "n  N", ("n", "N"), "step_match", "next / previous match", "Match", owner="detail",
         args=("1", "-1"), titles=("Next match", "Previous match")),
-    Key("Replay", "(  )", ("left_parenthesis", "right_parenthesis"), "travel", "one event back / forward: the tree, "
-        "the states and the alerts as they were then (the status line says where)", replay=True,
+    Key("Replay", "(  )", ("left_parenthesis", "right_parenthesis"), "travel", "one event back / forward: the session "
+        "as it was then (the status line says where)", replay=True,
         args=("'step', -1", "'step', 1"),
         titles=("Replay: one event back", "Replay: one event forward")),
     Key("Replay", "{  }", ("left_curly_bracket", "right_curly_bracket"), "travel", "back / on to the previous / "
@@ -147,8 +148,6 @@ COMMANDS: list[Key] = [
         titles=tuple(f"Rerun with strategy {s}" for s in strategies.names())),
     Key("Stepping", "", (), "rerun", "also compile every job to PTX, with the ptxas report (PTX tab)", live=True,
         args=("None, True",), titles=("Rerun emitting PTX",)),
-    Key("Views", "", (), "remarks", "the selected job's LLVM remarks, a row each; enter goes to the line one names",
-        owner="detail", titles=("List the job's LLVM remarks",)),
     Key("Save", "", (), "export_html", "save the session as one offline HTML file, kdebug-session.html "
         "(kdebug export)", owner="detail", titles=("Export the session as HTML",)),
     Key("Layout", "", (), "set_theme", "the colours: high contrast for a projector, dark, light (also --theme)",

@@ -9,7 +9,6 @@ the first instruction of its position (of its line where no instruction has the 
 from __future__ import annotations
 
 import os
-import re
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -19,55 +18,10 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from kdebug.ir_text import instruction_positions
 from kdebug.tui.documents import REMARK_MARKS, REMARK_STYLES, RemarkedDocument
 
-_METADATA = re.compile(r"^!(\d+) = (?:distinct )?!(\w+)\((.*)\)\s*$")
-_DBG = re.compile(r"!dbg !(\d+)\b")
-_FIELD = {name: re.compile(rf"\b{name}: (!?\d+|\"[^\"]*\")") for name in ("line", "column", "scope", "file",
-                                                                         "filename")}
 KIND_ORDER = RemarkedDocument.ORDER
-
-
-def _field(body: str, name: str) -> str | None:
-    m = _FIELD[name].search(body)
-    return m.group(1) if m else None
-
-
-def instruction_positions(lines: list[str]) -> dict[int, tuple[str, int, int]]:
-    """Line index -> (file's base name, line, column) for each line of an LLVM module's text whose
-    ``!dbg`` names a ``!DILocation`` (the position in the source it was made from)."""
-    nodes: dict[str, tuple[str, str]] = {}
-    for text in lines:
-        if text.startswith("!"):
-            m = _METADATA.match(text)
-            if m:
-                nodes[m.group(1)] = (m.group(2), m.group(3))
-
-    def file_of(scope: str | None, depth: int = 0) -> str:
-        node = nodes.get((scope or "").lstrip("!"))
-        if node is None or depth > 32:
-            return ""
-        kind, body = node
-        if kind == "DIFile":
-            return os.path.basename((_field(body, "filename") or '""').strip('"'))
-        file = _field(body, "file")
-        if file is not None:
-            return file_of(file, depth + 1)
-        return file_of(_field(body, "scope"), depth + 1)
-
-    places: dict[str, tuple[str, int, int]] = {}
-    for key, (kind, body) in nodes.items():
-        if kind == "DILocation":
-            line, col = _field(body, "line"), _field(body, "column")
-            places[key] = (file_of(_field(body, "scope")), int(line or 0), int(col or 0))
-    found: dict[int, tuple[str, int, int]] = {}
-    for i, text in enumerate(lines):
-        if text.startswith("!"):
-            continue
-        m = _DBG.search(text)
-        if m and m.group(1) in places:
-            found[i] = places[m.group(1)]
-    return found
 
 
 def place_remarks(lines: list[str], remarks: list[list]) -> dict[int, list[list]]:
