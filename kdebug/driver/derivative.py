@@ -23,6 +23,7 @@ from kdebug.driver import reverse_mode as RM
 from kdebug.driver.deferred import parse
 from kdebug.errors import CompileError, KdebugError
 from kdebug.frontend.lower import llvm_type, lower_function
+from kdebug.ir_text import value_positions
 from kdebug.frontend.source import parse_function
 from kdebug.frontend.typeinfer import LaunchTarget, PyValue, infer_function
 from kdebug.lang import intrinsics as I
@@ -102,7 +103,6 @@ def reverse_stages(driver, rec, view_text: str, primal: str):
 def source_places(view_text: str, prefix: str):
     """``where(function, IR name)`` for the tape file: ``file:line:col`` of a value of the resolved
     primal (its debug location; the transform names the primal's helpers ``prefix`` + their name)."""
-    from kdebug.ir_text import value_positions
     places = value_positions(view_text)
 
     def where(function: str, name: str) -> str:

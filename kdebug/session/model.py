@@ -375,7 +375,7 @@ class SessionModel:
         job = self.jobs.get(job_id)
         if job is None:
             return [], {}
-        from kdebug.targets import pass_record  # kept lazy: only a replay of passes needs LLVM here
+        from kdebug.targets import pass_record  # kept lazy for start-up time: only a replay of passes needs LLVM
         out: list[E.Event] = []
         failed: dict[str, str] = {}
         for phase, ev in list(job.passes_pending.items()):
@@ -387,7 +387,7 @@ class SessionModel:
                 failed[phase] = str(exc) if isinstance(exc, pass_record.ReplayMismatch) else \
                     f"the passes could not be replayed ({exc.__class__.__name__}: {exc})"
                 continue
-            out += passes.pass_events(fields, phase, log, lambda: next(self._replay_ids))
+            out += pass_record.pass_events(fields, phase, log, lambda: next(self._replay_ids))
             if log.assembly is not None and ev.assembly in self.snapshots:  # the phase's own snapshot, now made
                 out.append(E.Snapshot(**fields, id=ev.assembly, phase=phase, language=self.snapshots[ev.assembly].language,
                                       text=log.assembly))

@@ -18,18 +18,7 @@ from kdebug.frontend.lower import i64, llvm_type, mem_type
 from kdebug.lang.host import DeviceNDArray
 from kdebug.stages import Stage
 from kdebug.targets import pass_record
-
-_initialised = False
-
-
-def init_llvm() -> None:
-    global _initialised
-    if not _initialised:
-        llvm.initialize_all_targets()
-        llvm.initialize_all_asmprinters()
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        _initialised = True
+from kdebug.targets.pass_record import init_llvm  # noqa: F401 - the targets' LLVM start-up, here as always
 
 
 class Target:

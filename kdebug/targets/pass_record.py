@@ -33,7 +33,8 @@ import threading
 
 import llvmlite.binding as llvm
 
-from kdebug.passes import PassCut, PassLog, PassRun, PipelineInput
+from kdebug import events as E
+from kdebug.passes import KEYFRAME, PassCut, PassLog, PassRun, PipelineInput, edits
 
 PIPELINE_LOCK = threading.RLock()
 
@@ -112,6 +113,18 @@ def module_pass_manager(pb, passes: tuple[str, ...] | None):
 
 # ---- target machines a replay can make again ----------------------------------------------------
 _machines: dict[tuple, object] = {}
+_initialised = False
+
+
+def init_llvm() -> None:
+    """LLVM's targets and assembly printers, once per process."""
+    global _initialised
+    if not _initialised:
+        llvm.initialize_all_targets()
+        llvm.initialize_all_asmprinters()
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        _initialised = True
 
 
 def make_machine(triple: str, cpu: str, features: str, opt: int):
@@ -132,7 +145,6 @@ def _twin(machine: list):
     key = tuple(machine)
     tm = _machines.get(key)
     if tm is None:
-        from kdebug.targets.base import init_llvm
         init_llvm()
         tm = _machines[key] = make_machine(*machine)
     return tm
@@ -243,6 +255,33 @@ def run_recorded(pass_builder, mod, log: PassLog, passes: tuple[str, ...] | None
             previous = text
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def pass_events(fields: dict, phase: str, log: PassLog, next_id, assembly: int | None = None) -> list:
+    """The events of a phase's recorded passes: a ``PassSnapshot`` for every pass that changed the
+    module (most as edits of the one before), then the ``PassList``, then its ``Remarks``; a log kept
+    on demand gives one ``PassReplay`` (``assembly``: the id of the phase snapshot its replay makes,
+    the host assembly). ``next_id()`` numbers the snapshots."""
+    if log.pipelines:
+        return [E.PassReplay(**fields, phase=phase, pipelines=[p.to_json() for p in log.pipelines],
+                             assembly=assembly)]
+    out: list = []
+    before: list[str] = []
+    previous, count = None, 0
+    for index, run in enumerate(log.runs, 1):
+        if not run.changed:
+            continue
+        lines = run.text.splitlines()
+        sid = next_id()
+        whole = count % KEYFRAME == 0  # every KEYFRAME-th whole: a rebuild walks a short chain
+        out.append(E.PassSnapshot(**fields, id=sid, phase=phase, index=index, pass_name=run.name,
+                                  base=None if whole else previous, edits=[] if whole else edits(before, lines),
+                                  text=run.text if whole else ""))
+        before, previous, count = lines, sid, count + 1
+    out.append(E.PassList(**fields, phase=phase, passes=[[r.name, r.unit, r.changed] for r in log.runs]))
+    if log.remarks:
+        out.append(E.Remarks(**fields, phase=phase, remarks=log.remarks))
+    return out
 
 
 # ---- a pipeline cut after pass N (kdebug bisect) -------------------------------------------------
