@@ -75,8 +75,9 @@ def test_the_ptx_target_runs_ptxas_as_its_own_stage():
     compiled = driver.compile_kernel(Dispatcher(_scale.py_func), (cuda.float32[:],))
     assert "ptxas" in [e.phase for e in seen if isinstance(e, E.PhaseFinished)]
     report = compiled.record.snapshots["ptxas"]
-    assert report.startswith("ptxas -arch=sm_90 -v: ") or "ptxas is not on PATH" in report
-    assert compiled.artifact.ptxas["command"] == "ptxas -arch=sm_90 -v"
+    # -lineinfo: the snapshots' compile options have lineinfo, so the PTX has .loc lines (test_ptx_lineinfo.py)
+    assert report.startswith("ptxas -arch=sm_90 -v -lineinfo: ") or "ptxas is not on PATH" in report
+    assert compiled.artifact.ptxas["command"] == "ptxas -arch=sm_90 -v -lineinfo"
 
 
 def test_an_unknown_phase_is_refused():

@@ -55,19 +55,18 @@ def is_available() -> bool:
 
 def compile_ptx(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False, cc=None, opt=None,
                 abi="numba", abi_info=None, forceinline=False, launch_bounds=None):
-    """numba.cuda.compile_ptx (same parameters): ``(ptx, result type)``, no GPU needed. Only ``device``
-    and ``cc`` change the PTX here; the others are accepted for numba's callers."""
-    # kept lazy for start-up time: the compiler (driver, frontend, PTX target) loads with the first compile
-    from kdebug.session import ptx_compile
-    return ptx_compile.compile_ptx(pyfunc, sig, device=device, cc=cc)
+    """numba.cuda.compile_ptx (same parameters): ``(ptx, result type)``, no GPU needed. Only ``device``,
+    ``cc`` and ``lineinfo`` (``.file``/``.loc`` lines) change the PTX here; the others are accepted for
+    numba's callers."""
+    from kdebug.cuda import compiler  # kept lazy for start-up time: the compiler loads with the first compile
+    return compiler.compile_ptx(pyfunc, sig, lineinfo=lineinfo, device=device, cc=cc)
 
 
 def compile_ptx_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False,
                                    opt=None, abi="numba", abi_info=None, forceinline=False, launch_bounds=None):
     """numba.cuda.compile_ptx_for_current_device: for the GPU's architecture (sm_90 without one)."""
-    # kept lazy for start-up time: the compiler loads with the first compile
-    from kdebug.session import ptx_compile
-    return ptx_compile.compile_ptx_for_current_device(pyfunc, sig, device=device)
+    from kdebug.cuda import compiler  # kept lazy for start-up time: the compiler loads with the first compile
+    return compiler.compile_ptx_for_current_device(pyfunc, sig, lineinfo=lineinfo, device=device)
 
 
 def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None, opt=None, abi="c",

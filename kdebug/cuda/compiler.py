@@ -14,10 +14,12 @@ from kdebug.lang.missing import missing_name
 
 def compile_ptx(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False, cc=None, opt=None,
                 abi="numba", abi_info=None, forceinline=False, launch_bounds=None):
-    """numba.cuda.compile_ptx: ``(ptx, result type)``, no GPU needed (``numba.cuda.compile_ptx`` is the same)."""
+    """numba.cuda.compile_ptx: ``(ptx, result type)``, no GPU needed (``numba.cuda.compile_ptx`` is the same).
+    ``lineinfo``: as numba's, the PTX carries ``.file``/``.loc`` lines naming the function's source lines
+    (line tables only; the instructions are the same without)."""
     # kept lazy for start-up time: the compiler (driver, frontend, PTX target) loads with the first compile
     from kdebug.session import ptx_compile
-    return ptx_compile.compile_ptx(pyfunc, sig, device=device, cc=cc)
+    return ptx_compile.compile_ptx(pyfunc, sig, device=device, cc=cc, lineinfo=lineinfo)
 
 
 def compile_ptx_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False,
@@ -25,7 +27,7 @@ def compile_ptx_for_current_device(pyfunc, sig, debug=None, lineinfo=False, devi
     """numba.cuda.compile_ptx_for_current_device: for the GPU's architecture (sm_90 without one)."""
     # kept lazy for start-up time: the compiler loads with the first compile
     from kdebug.session import ptx_compile
-    return ptx_compile.compile_ptx_for_current_device(pyfunc, sig, device=device)
+    return ptx_compile.compile_ptx_for_current_device(pyfunc, sig, device=device, lineinfo=lineinfo)
 
 
 def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None, opt=None,

@@ -4,8 +4,12 @@ As numba's ``lineinfo``: a ``DICompileUnit`` per module (line tables only, no va
 ``DISubprogram`` per function the frontend lowers, a ``DILocation`` per statement and expression;
 llvmlite's builder puts its ``debug_metadata`` on every instruction it makes. An inlined device
 function's code gets its own subprogram with ``inlinedAt`` the call's location, as LLVM's inliner
-would make it. Only metadata: the optimised code is the same with and without it (a test strips it
-and compares). LLVM's remarks (``-pass-remarks``) then name source lines instead of ``<unknown>:0:0``.
+would make it. On the PTX target the unit's kind is ``DebugDirectivesOnly``, as numba-cuda's
+``lineinfo=True``: NVPTX then writes ``.file``/``.loc`` lines and no DWARF sections (``LineTablesOnly``
+would mark the module ``.target sm_XX, debug`` and hand ptxas an empty ``.debug_macinfo``). Only
+metadata: the optimised code is the same with and without it (tests strip it and compare; for PTX,
+tests/test_ptx_lineinfo.py). LLVM's remarks (``-pass-remarks``) then name source lines instead of
+``<unknown>:0:0``.
 """
 from __future__ import annotations
 
@@ -14,6 +18,11 @@ import os
 from llvmlite import ir
 
 PRODUCER = "kdebug"
+
+
+def emission_kind(triple: str) -> str:
+    """The compile unit's kind for a module of this triple: line tables only, as ``.loc`` lines on NVPTX."""
+    return "DebugDirectivesOnly" if triple.startswith("nvptx") else "LineTablesOnly"
 
 
 class ModuleDebugInfo:
@@ -25,7 +34,7 @@ class ModuleDebugInfo:
         first = self.file(path)
         self.unit = module.add_debug_info("DICompileUnit", {
             "language": ir.DIToken("DW_LANG_Python"), "file": first, "producer": PRODUCER,
-            "runtimeVersion": 0, "isOptimized": True, "emissionKind": ir.DIToken("LineTablesOnly"),
+            "runtimeVersion": 0, "isOptimized": True, "emissionKind": ir.DIToken(emission_kind(module.triple or "")),
         }, is_distinct=True)
         module.add_named_metadata("llvm.dbg.cu", self.unit)
         flags = module.add_named_metadata("llvm.module.flags")

@@ -41,14 +41,15 @@ def ptx_driver(arch, strategy: str = "worklist", notes: E.EventBus | None = None
     return Driver(bus, lambda o: PtxTarget(o, bus=notes or bus), ptx)
 
 
-def compile_ptx(pyfunc, sig, device: bool = False, cc=None, **_options):
-    """numba.cuda.compile_ptx: ``(ptx, resty)`` for a Python function and a signature, no GPU needed."""
+def compile_ptx(pyfunc, sig, device: bool = False, cc=None, lineinfo: bool = False, **_options):
+    """numba.cuda.compile_ptx: ``(ptx, resty)`` for a Python function and a signature, no GPU needed.
+    ``lineinfo``: as numba's, ``.file``/``.loc`` lines naming the source lines (line tables only)."""
     py = pyfunc.py_func if isinstance(pyfunc, Dispatcher) else pyfunc
     signature = parse_signature(sig)
     if not device and signature.restype not in (None, T.void):
         raise TypeError(f"a kernel returns nothing: its signature must be void(...), not {signature}")
     dispatcher = Dispatcher(py, device=device)
-    driver = ptx_driver(arch_of(cc))
+    driver = ptx_driver(arch_of(cc), options=compile_options(lineinfo=bool(lineinfo)))
     compiled = driver.compile_kernel(dispatcher, signature.argtypes, kind="device" if device else "kernel")
     return compiled.artifact.ptx, compiled.record.typed.restype
 

@@ -112,7 +112,8 @@ def module_pass_manager(pb, passes: tuple[str, ...] | None):
 
 
 # ---- target machines a replay can make again ----------------------------------------------------
-_machines: dict[tuple, object] = {}
+_machines: dict[tuple, object] = {}  # a replay's twins, by how they are made
+_made: dict[int, tuple] = {}  # id(machine) -> (machine, how make_machine made it); machines live as long
 _initialised = False
 
 
@@ -132,13 +133,14 @@ def make_machine(triple: str, cpu: str, features: str, opt: int):
     that a replay makes its twin."""
     target = llvm.Target.from_triple(triple)
     tm = target.create_target_machine(cpu=cpu, features=features, opt=opt)
-    tm._kdebug_machine = [triple, cpu, features, opt]
+    _made[id(tm)] = (tm, [triple, cpu, features, opt])  # the machine held: its id stays its own
     return tm
 
 
 def machine_of(tm) -> list | None:
     """How ``make_machine`` made ``tm``; None for a machine made otherwise."""
-    return getattr(tm, "_kdebug_machine", None)
+    made = _made.get(id(tm))
+    return made[1] if made is not None and made[0] is tm else None
 
 
 def _twin(machine: list):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from kdebug.frontend.debug_info import Locations, module_debug_info
 from kdebug.frontend.lower import i8, i64, llvm_type, mem_type
 from kdebug.lang import types as T
 from kdebug.runtime.kernel_params import as_parts, flat_param_dtypes, param_offsets  # noqa: F401 - the target's too
@@ -77,8 +78,12 @@ def flatten(b: ir.IRBuilder, t: T.Type, v) -> list[ir.Value]:
     return [v]
 
 
-def build_kernel_entry(job, target: "PtxTarget") -> ir.Module:
-    """``define ptx_kernel void @<entry>_kernel(<flat params>)`` calling the lowered body."""
+def build_kernel_entry(job, target: "PtxTarget", lineinfo: bool = False) -> ir.Module:
+    """``define ptx_kernel void @<entry>_kernel(<flat params>)`` calling the lowered body. ``lineinfo``
+    (the body has ``!dbg`` locations): the entry gets a subprogram of its own at the kernel's ``def``
+    line and its instructions that location, so that the body inlined into it keeps its lines
+    (``inlinedAt`` the call) and NVPTX writes ``.loc`` lines for the entry; without it the inlined
+    locations would name a subprogram that is not the function's, and NVPTX writes none."""
     m = ir.Module(name=kernel_name(job))
     m.triple, m.data_layout = target.triple, target.data_layout
     body_t = ir.FunctionType(ir.VoidType(), [llvm_type(t) for t in job.argtypes])
@@ -89,6 +94,12 @@ def build_kernel_entry(job, target: "PtxTarget") -> ir.Module:
     for a in fn.args:
         a.name = next(names)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
+    src = getattr(getattr(job, "typed", None), "source", None)
+    if lineinfo and src is not None and getattr(src, "file", None):
+        info = module_debug_info(m, src.file)  # a compile unit of its own: linking keeps both
+        scope = info.subprogram(kernel_name(job), src.file, src.first_line + src.tree.lineno - 1)
+        fn.set_metadata("dbg", scope)
+        b.debug_metadata = Locations(info, scope, src.first_line, src.indent).at(src.tree)
     params = iter(fn.args)
     b.call(body, [_rebuild(b, t, params) for t in job.argtypes])
     b.ret_void()

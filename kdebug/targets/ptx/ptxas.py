@@ -11,15 +11,27 @@ from kdebug.targets.ptx.toolkit import cuda_tool
 _PTXAS_ENTRY = re.compile(r"Compiling entry function '([^']+)'|Function properties for (\S+)")
 
 
+_LINE_INFO = re.compile(r"^\s*\.(loc|file)\s", re.M)
 _PTXAS_USED = re.compile(r"Used (\d+) registers")
 _PTXAS_STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _PTXAS_SMEM = re.compile(r"(\d+) bytes smem")
 
 
+def has_line_info(ptx: str) -> bool:
+    """The PTX carries line tables (``.file``/``.loc`` directives: compiled with lineinfo)."""
+    return _LINE_INFO.search(ptx) is not None
+
+
+def ptxas_flags(ptx: str, arch: str, relocatable: bool) -> list[str]:
+    """``-arch``, ``-v``; ``-c`` for relocatable code (device runtime, external functions); ``-lineinfo``
+    where the PTX has line tables, so that the cubin keeps them (nvcc's and numba's ``lineinfo``)."""
+    return [f"-arch={arch}", "-v"] + (["-c"] if relocatable else []) + (["-lineinfo"] if has_line_info(ptx) else [])
+
+
 def run_ptxas(ptx: str, arch: str, relocatable: bool, timeout: float = 120) -> dict:
     """Assemble with ``ptxas -v`` and read registers, shared memory, stack and spills per function."""
     exe = cuda_tool("ptxas")
-    flags = [f"-arch={arch}", "-v"] + (["-c"] if relocatable else [])
+    flags = ptxas_flags(ptx, arch, relocatable)
     report = {"available": exe is not None, "command": "ptxas " + " ".join(flags), "ok": False,
               "functions": {}, "log": "", "cubin": None}
     if exe is None:

@@ -283,7 +283,7 @@ class PtxTarget(Target):
         """A kernel job gets its kernel entry (ptx_kernel, flat parameters); its body becomes internal."""
         if job.kind != "kernel":
             return []
-        mod.link_in(llvm.parse_assembly(str(build_kernel_entry(job, self))))
+        mod.link_in(llvm.parse_assembly(str(build_kernel_entry(job, self, lineinfo=self.options.lineinfo))))
         body = mod.get_function(job.entry)
         body.linkage = "internal"
         body.add_function_attribute("alwaysinline")
