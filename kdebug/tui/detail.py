@@ -30,9 +30,19 @@ from kdebug.tui.textview import TextView
 
 ARROW = " \u2192 "
 MORE = " \u2026 o: more"  # the end of a banner cut to its height
-# a derivative job's IR view: primal -> primal_resolved -> derivative, each shown as a diff of the one before
-DIFFED_AGAINST = {"primal_resolved": "primal", "derivative": "primal_resolved"}
+# a derivative job's IR view: primal -> primal_resolved -> derivative (forward mode), or -> augmented_forward
+# -> reverse (reverse mode), each shown as a diff of the one before; d in the IR tab shows the stage's own text
+DIFFED_AGAINST = {"primal_resolved": "primal", "derivative": "primal_resolved",
+                  "augmented_forward": "primal_resolved", "reverse": "augmented_forward"}
 SUFFIX = {"llvm": ".ll", "python": ".py", "ptx": ".ptx", "asm": ".s", "text": ".txt"}
+
+
+def ir_toggle_help(phase: str, before: str | None, plain: bool) -> str:
+    """The IR tab's line on what d shows: a derivative's stage diffed against ``before`` or as its own
+    text; the tape as written (grouped by source line, its first line says so itself)."""
+    if phase == "tape":
+        return "d: the tape by source line" if plain else ""
+    return f"d: the diff against {before}" if plain else f"Shown as a diff against {before}. d: {phase} itself"
 
 
 def event_line(ev: E.Event) -> tuple[str, str]:
@@ -119,6 +129,7 @@ class DetailPane(Vertical):
         self.backref: int | None = None
         self.phase = "optimize"
         self.diff_mode = "unified"
+        self.ir_plain = False  # d in the IR tab: a derivative's stages as their own text, the tape as written
         self._loaded: dict[str, tuple] = {}
         self._phase_bar = ""
         self._events_job: int | None = None
@@ -399,7 +410,17 @@ class DetailPane(Vertical):
         self.diff_function = names[(i + 1) % len(names)]
         self._show_diff_tab()
 
+    def ir_toggles(self) -> bool:
+        """The IR tab shows what d toggles there: a stage shown as a diff of the one before, or the tape."""
+        if self.active_tab != "ir" or self.pass_index is not None or self._text(self.phase)[0] is None:
+            return False
+        before = DIFFED_AGAINST.get(self.phase)
+        return self.phase == "tape" or (before is not None and self._text(before)[0] is not None)
+
     def action_toggle_diff(self) -> None:
+        if self.ir_toggles():  # a derivative's stage: the diff of the one before, or its own text
+            self.ir_plain = not self.ir_plain
+            return self.refresh_active()
         self.diff_mode = "side" if self.diff_mode == "unified" else "unified"
         if self.active_tab not in ("finish", "diff"):
             self.set_tab("finish")
@@ -510,7 +531,8 @@ class DetailPane(Vertical):
         width = self.query_one(f"#view-{tab}", TextView).size.width if tab in ("finish", "diff") else 0
         key = (self.job_id, version, self.phase, self.diff_mode, len(self.model.events) if tab == "strategy" else 0,
                width, self.pass_index, self.hide_unchanged, self.compact,  # side by side splits the width
-               (self.diff_a, self.diff_noise, self.diff_function) if tab == "diff" else None)
+               (self.diff_a, self.diff_noise, self.diff_function) if tab == "diff" else None,
+               self.ir_plain if tab == "ir" else None)
         old = self._loaded.get(tab)
         if old == key:
             return
@@ -624,15 +646,23 @@ class DetailPane(Vertical):
             return self._set("ir", self._ir_document(job, text, "llvm") if text is not None
                              else Document(["(the module before the pipeline was not recorded)"]))
         text, lang = self._text(self.phase) if job is not None else (None, "text")
-        # an explanation of a phase only above that phase's IR
-        self._explain("#phase-help", teaching.phase_help(self.phase) if text is not None else "")
+        before = DIFFED_AGAINST.get(self.phase)
+        earlier = self._text(before)[0] if before and text is not None else None
+        # an explanation of a phase only above that phase's IR, with what d shows instead of the view
+        help_text = teaching.phase_help(self.phase) if text is not None else ""
+        toggle = ir_toggle_help(self.phase, before, self.ir_plain) if earlier is not None or self.phase == "tape" else ""
+        if help_text and toggle:
+            help_text += "\n" + toggle
+        self._explain("#phase-help", help_text)
         if text is None:
             state = self.model.job_state(job.id)[0] if job is not None else ""
             return self._set("ir", Document([f"(no IR yet: the job is {state})" if state in ("queued", "compiling")
                                              else "(no IR for this phase)"]))
-        before = DIFFED_AGAINST.get(self.phase)
-        earlier = self._text(before)[0] if before else None
-        if earlier is not None:  # a derivative job's stages: what each one changed in the one before
+        if self.phase == "tape" and not self.ir_plain:  # a reverse-mode job's tape, by source line
+            from kdebug.tui.tape_view import tape_document  # kept lazy for start-up time
+            return self._set("ir", tape_document(text, self.model, job, self.cwd,
+                                                 hint="d: the file as written"))
+        if earlier is not None and not self.ir_plain:  # a derivative job's stages: what each changed in the one before
             return self._set("ir", UnifiedDiffDocument(earlier, text, names=(before, self.phase)))
         self._set("ir", self._ir_document(job, text, lang))
 
@@ -793,6 +823,8 @@ class DetailPane(Vertical):
         text.append(f"Strategy in use: {strategy}", "bold")
         text.append(f"   backend: {started.backend if started else '?'}\n\n")
         text.append(teaching.strategy_help(strategy) + "\n\n")
+        text.append("Reverse mode and nested orders\n", "bold")
+        text.append(teaching.REVERSE_MODE + "\n\n")
         text.append("Other strategies (r reruns the script with the next one):\n", "bold")
         for name, para in teaching.STRATEGIES.items():
             if name != strategy:
@@ -894,6 +926,10 @@ class DetailPane(Vertical):
             at = self.current_stage_index()
             stage = self.stages()[at] if at is not None else None
             name, lang = f"{self.phase}-pass{self.pass_index:04d}-{stage.name if stage else ''}", "llvm"
+        elif tab == "ir" and isinstance(view.document, UnifiedLines):  # a derivative's stage, diffed
+            name, lang = f"{DIFFED_AGAINST.get(self.phase, 'before')}-{self.phase}", "diff"
+        elif tab == "ir" and self.phase == "tape" and not self.ir_plain:
+            name, lang = "tape-by-line", "text"
         elif tab == "ir":
             name, lang = self.phase, self._text(self.phase)[1]
         elif tab == "diff":

@@ -37,7 +37,8 @@ PHASES: dict[str, str] = {
                "Reverse mode needs the primal's body, and a forward job over a reverse one needs the reverse "
                "job's body too: the shared job table gives both at any nesting.",
     "tape": "What the reverse sweep reads from the tape: every cached value and why, the bytes per thread, "
-            "what is recomputed instead, and the reads turned into atomic accumulations.",
+            "what is recomputed instead, and the reads turned into atomic accumulations (or, proved exclusive "
+            "to a thread, kept as plain adds).",
     "expand_deferred": "Each deferred-codegen marker is resolved: the requested job is compiled once, through the "
                        "session-wide job table, its module linked in, and the marker replaced by the address of "
                        "its entry function. A request for a job already in progress is re-entrant: it resolves "
@@ -70,6 +71,20 @@ FINISH_INTRO = ("Finish passes run exactly once on every job's entry, after opti
 
 # the Strategy tab's paragraphs, from the strategy objects themselves
 STRATEGIES: dict[str, str] = {name: s.description for name, s in strategies.REGISTRY.items()}
+
+# the Strategy tab's paragraph on reverse mode, after the strategy in use (it reads as the strategies'
+# own sentences on kdebug.grad do)
+REVERSE_MODE = (
+    "Reverse mode (kdebug.gradient, kdebug.adjoint) needs the primal's body as forward mode does: the transform "
+    "runs on the resolved primal's IR (the primal_resolved stage), sweeping it forward to fill the tape and then "
+    "backwards block by block, so a deferred-codegen marker left unexpanded there is a call it cannot "
+    "differentiate: the failure of Enzyme.jl#1707 and GPUCompiler.jl#629. Nested orders need the one shared job "
+    "table: in forward over reverse, kdebug.grad(kdebug.gradient(f, 0), 1), the inner reverse job must be "
+    "finished and resolved before the outer forward job can differentiate its body. The worklist compiles it "
+    "first through the shared table and links its body in, at any nesting; the toplevel strategy expands markers "
+    "only in the toplevel job, so the outer job meets the inner one's marker unexpanded (the located error); "
+    "a table per nesting level (recursive) compiles the inner job again, misses its finish passes, and recurses "
+    "forever through a recursive function (kdebug stops it at the first re-entry).")
 
 BREAKPOINTS: dict[str, str] = {
     "deferred": "a deferred job is requested (device-side launch, function pointer, derivative)",
