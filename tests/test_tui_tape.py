@@ -82,7 +82,9 @@ def test_the_tape_view_groups_the_stencil_reads_under_line_20(stencil_trace, siz
                 assert any(f"atomic: the read %{name} \u2192 atomicrmw fadd into the shadow" in e for e in entries), \
                     (name, entries)
             assert sum("atomic:" in e for e in entries) == 3
-            assert "  adjoint_smooth__j2.primal: 280 for the blocks outside loops" in group_of(lines, "bytes per thread")
+            sizes = group_of(lines, "bytes per thread")
+            assert "  adjoint_smooth__j2.primal: 64 for the blocks outside loops" in sizes
+            assert any(line.startswith("    reverse sweep: static (no cycles") for line in sizes), sizes
             assert NO_LINE not in lines  # every entry of this tape has a source position
             tape = app.model.snapshot_text(job.id, "tape")
             await pilot.press("d")  # the tape file as written
@@ -151,6 +153,7 @@ TAPE = """\
 
 function k__j2.primal
   bytes per thread: 48 for the blocks outside loops, plus per loop trip: body 24
+  reverse sweep: a linked tape (a cycle: each record holds the one before it and its block's number, 12 bytes of header)
   block entry: one record, 16 bytes
   block body: a record per run (in a loop), 24 bytes
     cached %.7 (double) at k.py:5:13: operand of a product (overwritten in a loop: kept per trip)
@@ -167,6 +170,8 @@ exclusive reads kept as plain adds: %.11
 def test_the_tape_parser_places_cached_values_atomics_and_plain_adds():
     tape = parse_tape(TAPE)
     assert tape.functions == [("k__j2.primal", "48 for the blocks outside loops, plus per loop trip: body 24")]
+    assert tape.sweeps == {"k__j2.primal": "a linked tape (a cycle: each record holds the one before it and its "
+                                           "block's number, 12 bytes of header)"}
     by_kind = {}
     for e in tape.entries:
         by_kind.setdefault(e.kind, []).append(e)
@@ -186,6 +191,8 @@ def test_the_tape_parser_places_cached_values_atomics_and_plain_adds():
     lines = [doc.plain(i) for i in range(len(doc))]
     assert [line.split()[2:4] for line in group_of(lines, "k.py:5")] == [["cached", "%.7"], ["atomic:", "the"]]
     assert any("exclusive: the read %.11" in line for line in group_of(lines, "k.py:6"))
+    assert "    reverse sweep: a linked tape (a cycle: each record holds the one before it and its block's number, " \
+           "12 bytes of header)" in group_of(lines, "bytes per thread")
     unplaced = group_of(lines, NO_LINE)
     assert any("cached %.8 i1" in line for line in unplaced) and any("partial:" in line for line in unplaced)
     assert any("%.12" in line for line in unplaced)

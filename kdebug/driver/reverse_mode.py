@@ -76,10 +76,10 @@ def _size(t: ir.Type) -> int:
     return 8
 
 
-def _record_bytes(fields) -> int:
-    """A record's size: its header (the record before it, the block's number), then its fields,
-    each at its natural alignment."""
-    offset, align = 12, 8
+def _record_bytes(fields, header: int = 12) -> int:
+    """A record's size: its header (the record before it, the block's number; none for a static
+    reverse), then its fields, each at its natural alignment."""
+    offset, align = header, 8
     for t in fields:
         size = _size(t)
         a = min(size, 8) if not isinstance(t, (ir.ArrayType, ir.LiteralStructType)) else 8
@@ -110,6 +110,7 @@ class Report:
     atomics: list = field(default_factory=list)  # (function, block, load): reads become atomic accumulations
     reloaded: list = field(default_factory=list)  # (function, block, value, variable, why): read again, not kept
     partials: list = field(default_factory=list)  # (function, job name, argument): other jobs' partials
+    static: dict = field(default_factory=dict)  # function -> its reverse is static (no cycles: no linked tape)
 
     def activity_text(self) -> str:
         out = []
@@ -130,6 +131,13 @@ class Report:
             looped = [(n, b) for n, loop, b in blocks if loop]
             out.append(f"  bytes per thread: {once} for the blocks outside loops"
                        + (", plus per loop trip: " + ", ".join(f"{n} {b}" for n, b in looped) if looped else ""))
+            if self.static.get(fn):
+                out.append("  reverse sweep: static (no cycles, each block runs at most once: its record is a frame "
+                           "slot of its own, unlinked; a block entered from several keeps the number of the one it "
+                           "came from, 4 bytes)")
+            else:
+                out.append("  reverse sweep: a linked tape (a cycle: each record holds the one before it and its "
+                           "block's number, 12 bytes of header)")
             for name, loop, size in blocks:
                 where = "a record per run (in a loop)" if loop else "one record"
                 out.append(f"  block {name}: {where}, {size} bytes")
@@ -341,7 +349,8 @@ class _Gradient(FM._Dual):
         self.finish_record()
         if ops and is_float(parse_type(str(ops[0].type))):
             self.accumulate(ops[0], self.fn.args[len(self.fnty.args)])
-        self.b.branch(self.rev_loop)
+        # a static reverse starts at the reverse of the block that returned
+        self.b.branch(self.rev_block(self.cur_block.name) if self.rev_loop is None else self.rev_loop)
 
     def op_call(self, inst, ops) -> None:
         callee = ops[-1]
@@ -380,26 +389,47 @@ class _Gradient(FM._Dual):
         self.used_names = {o.name for blk in blocks for i in blk.instructions for o in i.operands
                            if o.value_kind == VK.instruction}
         self.loops = _blocks_in_cycles(blocks)
+        # no cycles: every block runs at most once, so its reverse needs no linked records (a static
+        # reverse: each block's reverse follows back the edge its forward came in by)
+        self.static = not self.loops
+        self.header = [] if self.static else [_I8P, _I32]
         self.ids = {b.name: n for n, b in enumerate(blocks)}
         self.top = self.fn.append_basic_block("tape")
         self.blocks = {b.name: self.fn.append_basic_block(b.name or "bb") for b in blocks}
         self.entry_b = ir.IRBuilder(self.top)
-        self.rev_loop = self.fn.append_basic_block("reverse")
+        self.rev_loop = self.fn.append_basic_block("reverse") if not self.static or self.tr.forward_only else None
+        self.rev_blocks: dict[str, ir.Block] = {}
+        self.records: dict[str, ir.Value] = {}
         self.ends: dict[str, ir.Block] = {}
         self.b = ir.IRBuilder(self.blocks[blocks[0].name])
         self.scratch = self.entry_b.alloca(ir.ArrayType(ir.IntType(8), FM._SCRATCH_BYTES), name="shadow.scratch")
         reached = FM._reverse_postorder(blocks)
         self.reached = reached
+        self.succs = {blk.name: list(dict.fromkeys(FM._unquote(m) for m in FM._LABEL.findall(
+            str(list(blk.instructions)[-1])))) for blk in reached}
+        self.preds: dict[str, list] = {blk.name: [] for blk in reached}
+        for blk in reached:
+            for s in self.succs[blk.name]:
+                if s in self.preds:
+                    self.preds[s].append(blk.name)
         self.plan(reached)
-        # the tape's head and its sentinel record, the adjoint slots
-        self.head = self.entry_b.alloca(_I8P, name="tape.head")
-        base = ir.LiteralStructType([_I8P, _I32])
-        sentinel = self.entry_b.alloca(base, name="tape.sentinel")
-        zero32 = ir.Constant(_I32, 0)
-        self.entry_b.store(ir.Constant(_I8P, None), self.entry_b.gep(sentinel, [zero32, zero32]))
-        self.entry_b.store(ir.Constant(_I32, -1), self.entry_b.gep(sentinel, [zero32, ir.Constant(_I32, 1)]))
-        self.sentinel = self.entry_b.bitcast(sentinel, _I8P)
-        self.entry_b.store(self.sentinel, self.head)
+        self.from_slots: dict[str, ir.Value] = {}
+        if self.static:
+            # a block entered from several: which one it came from (the last edge into it is the one taken)
+            for blk in reached:
+                if len(self.preds[blk.name]) > 1:
+                    self.from_slots[blk.name] = self.entry_b.alloca(_I32, name=f"from.{blk.name}")
+        else:
+            # the tape's head and its sentinel record
+            self.head = self.entry_b.alloca(_I8P, name="tape.head")
+            base = ir.LiteralStructType([_I8P, _I32])
+            sentinel = self.entry_b.alloca(base, name="tape.sentinel")
+            zero32 = ir.Constant(_I32, 0)
+            self.entry_b.store(ir.Constant(_I8P, None), self.entry_b.gep(sentinel, [zero32, zero32]))
+            self.entry_b.store(ir.Constant(_I32, -1), self.entry_b.gep(sentinel, [zero32, ir.Constant(_I32, 1)]))
+            self.sentinel = self.entry_b.bitcast(sentinel, _I8P)
+            self.entry_b.store(self.sentinel, self.head)
+        # the adjoint slots
         self.slots: dict[str, ir.Value] = {}
         for k, a in enumerate(params):
             if k in self.fparams:
@@ -492,12 +522,15 @@ class _Gradient(FM._Dual):
                 self.needs_of(inst, keep)
             self.needs[blk.name] = need
             loop = blk.name in self.loops
-            blocks_report.append((blk.name, loop, _record_bytes([types[n] for n, _ in need])))
+            blocks_report.append((blk.name, loop, _record_bytes([types[n] for n, _ in need],
+                                                                header=0 if self.static else 12)
+                                  + (4 if self.static and len(self.preds[blk.name]) > 1 else 0)))
             for name, why in need:
                 ty = types[name]
                 self.tr.report.cached.append(Cached(fname, blk.name, name, str(ty),
                                                     why + (" (overwritten in a loop: kept per trip)" if loop else "")))
         self.tr.report.blocks[fname] = blocks_report
+        self.tr.report.static[fname] = self.static
 
     @staticmethod
     def is_active_in(op, active) -> bool:
@@ -603,8 +636,14 @@ class _Gradient(FM._Dual):
 
     # ---- the tape -----------------------------------------------------------------
     def record_type(self, blk_name: str) -> ir.LiteralStructType:
-        fields = [_I8P, _I32] + [self.cached_type(n) for n, _ in self.needs[blk_name]]
+        fields = self.header + [self.cached_type(n) for n, _ in self.needs[blk_name]]
         return ir.LiteralStructType(fields)
+
+    def rev_block(self, name: str) -> ir.Block:
+        """The reverse of source block ``name``."""
+        if name not in self.rev_blocks:
+            self.rev_blocks[name] = self.fn.append_basic_block(f"reverse.{name}")
+        return self.rev_blocks[name]
 
     def cached_type(self, name: str) -> ir.Type:
         return self.v[name].type if name in self.v else parse_type(str(self._inst_type(name)))
@@ -617,20 +656,27 @@ class _Gradient(FM._Dual):
         raise KeyError(name)
 
     def finish_record(self) -> None:
-        """Before the block's terminator: its record, linked on the tape."""
+        """Before the block's terminator: its record, linked on the tape (a static reverse: its own
+        frame slot, unlinked, and the edges out of it noted where their target has several)."""
         blk = self.cur_block
         rty = self.record_type(blk.name)
+        b = self.b
+        h = len(self.header)
         if blk.name in self.loops:
             rec = self.b.alloca(rty, name=f"tape.{blk.name}")  # a fresh record per trip
-        else:
-            rec = self.entry_b.alloca(rty, name=f"tape.{blk.name}")
-        b = self.b
-        b.store(b.load(self.head), b.gep(rec, [ir.Constant(_I32, 0), ir.Constant(_I32, 0)]))
-        b.store(ir.Constant(_I32, self.ids[blk.name]), b.gep(rec, [ir.Constant(_I32, 0), ir.Constant(_I32, 1)]))
+        elif not self.static or self.needs[blk.name]:
+            rec = self.records[blk.name] = self.entry_b.alloca(rty, name=f"tape.{blk.name}")
+        if not self.static:
+            b.store(b.load(self.head), b.gep(rec, [ir.Constant(_I32, 0), ir.Constant(_I32, 0)]))
+            b.store(ir.Constant(_I32, self.ids[blk.name]), b.gep(rec, [ir.Constant(_I32, 0), ir.Constant(_I32, 1)]))
         for j, (name, _) in enumerate(self.needs[blk.name]):
             val = self.sh[name] if name in self.sh_candidates() else self.v[name]
-            b.store(val, b.gep(rec, [ir.Constant(_I32, 0), ir.Constant(_I32, 2 + j)]))
-        b.store(b.bitcast(rec, _I8P), self.head)
+            b.store(val, b.gep(rec, [ir.Constant(_I32, 0), ir.Constant(_I32, h + j)]))
+        if not self.static:
+            b.store(b.bitcast(rec, _I8P), self.head)
+        for s in self.succs[blk.name]:
+            if s in self.from_slots:
+                b.store(ir.Constant(_I32, self.ids[blk.name]), self.from_slots[s])
 
     # ---- adjoints -----------------------------------------------------------------
     def slot(self, name: str, ty: ir.Type) -> ir.Value:
@@ -681,6 +727,8 @@ class _Gradient(FM._Dual):
         return self.V(op)
 
     def reverse(self, reached) -> None:
+        if self.static:
+            return self.static_reverse(reached)
         b = self.b
         b.position_at_end(self.rev_loop)
         cur = b.load(self.head, name="tape.record")
@@ -700,38 +748,89 @@ class _Gradient(FM._Dual):
             b.cbranch(b.icmp_signed("==", bid, ir.Constant(_I32, self.ids[blk.name])), target, nxt)
             b.position_at_end(nxt)
         for blk, target in targets:
-            self.cur_rev_block = blk.name
             b.position_at_end(target)
             rty = self.record_type(blk.name)
             rec = b.bitcast(cur, ir.PointerType(rty))
             prev = b.load(b.gep(rec, [ir.Constant(_I32, 0), ir.Constant(_I32, 0)]))
-            self.rv = {}
-            for j, (name, _) in enumerate(self.needs[blk.name]):
-                self.rv[name] = b.load(b.gep(rec, [ir.Constant(_I32, 0), ir.Constant(_I32, 2 + j)]),
-                                       typ=rty.elements[2 + j])
-            insts = list(blk.instructions)
-            phis = [i for i in insts if i.opcode == "phi"]
-            for inst in reversed(insts):
-                if inst.opcode != "phi":
-                    self.adjoint(inst)
-            if phis:
-                pid = b.load(b.gep(b.bitcast(prev, ir.PointerType(base)), [ir.Constant(_I32, 0), ir.Constant(_I32, 1)]))
-                for inst in phis:
-                    d = self.take(inst)
-                    if d is None:
-                        continue
-                    for val, pb in zip(inst.operands, inst.incoming_blocks):
-                        if pb.name in self.ids and self.is_active(val):
-                            came = b.icmp_signed("==", pid, ir.Constant(_I32, self.ids[pb.name]))
-                            self.accumulate(val, b.select(came, d, zero(d.type)))
+            rv = {name: b.load(b.gep(rec, [ir.Constant(_I32, 0), ir.Constant(_I32, 2 + j)]), typ=rty.elements[2 + j])
+                  for j, (name, _) in enumerate(self.needs[blk.name])}
+            came_from = []
+
+            def pid(prev=prev, came_from=came_from):  # the block number in the record before this one
+                if not came_from:
+                    came_from.append(b.load(b.gep(b.bitcast(prev, ir.PointerType(base)),
+                                                  [ir.Constant(_I32, 0), ir.Constant(_I32, 1)])))
+                return came_from[0]
+            self.reverse_block(blk, rv, pid)
             b.store(prev, self.head)
             b.branch(self.rev_loop)
+        self.finish_reverse(done)
+
+    def finish_reverse(self, done) -> None:
+        """The reverse sweep's end: the parameters' adjoints returned."""
+        b = self.b
         b.position_at_end(done)
         out = ir.Constant(self.adjty, ir.Undefined)
         for j, k in enumerate(self.fparams):
             a = list(self.src.arguments)[k]
             out = b.insert_value(out, b.load(self.slot(a.name, self.adjty.elements[j])), j)
         b.ret(out)
+
+    def reverse_block(self, blk, rv, pid) -> None:
+        """One block's reverse, at the builder: its instructions backwards, then its phis' adjoints to
+        the incoming values of the predecessor ``pid`` (its number) it was entered from."""
+        b = self.b
+        self.cur_rev_block = blk.name
+        self.rv = rv
+        insts = list(blk.instructions)
+        for inst in reversed(insts):
+            if inst.opcode != "phi":
+                self.adjoint(inst)
+        for inst in (i for i in insts if i.opcode == "phi"):
+            d = self.take(inst)
+            if d is None:
+                continue
+            for val, pb in zip(inst.operands, inst.incoming_blocks):
+                if pb.name in self.ids and self.is_active(val):
+                    came = b.icmp_signed("==", pid(), ir.Constant(_I32, self.ids[pb.name]))
+                    self.accumulate(val, b.select(came, d, zero(d.type)))
+
+    def static_reverse(self, reached) -> None:
+        """The reverse of a function without cycles: each block's reverse reads its own record, then
+        goes to the reverse of the block it was entered from (known where it has one predecessor,
+        read from its ``from`` slot where it has several), down to the entry block's."""
+        b = self.b
+        done = self.fn.append_basic_block("reverse.done")
+        for blk in reached:
+            b.position_at_end(self.rev_block(blk.name))
+            rec = self.records.get(blk.name)
+            rv = {name: b.load(b.gep(rec, [ir.Constant(_I32, 0), ir.Constant(_I32, j)]),
+                               typ=self.record_type(blk.name).elements[j])
+                  for j, (name, _) in enumerate(self.needs[blk.name])}
+            preds = self.preds[blk.name]
+            came_from = []
+
+            def pid(blk=blk, preds=preds, came_from=came_from):
+                if not came_from:
+                    came_from.append(b.load(self.from_slots[blk.name], name=f"from.{blk.name}")
+                                     if blk.name in self.from_slots else ir.Constant(_I32, self.ids[preds[0]]))
+                return came_from[0]
+            self.reverse_block(blk, rv, pid)
+            if not preds:
+                b.branch(done)
+                continue
+            if len(preds) == 1:
+                b.branch(self.rev_block(preds[0]))
+                continue
+            which = pid()
+            for n, p in enumerate(preds):
+                if n == len(preds) - 1:
+                    b.branch(self.rev_block(p))
+                    break
+                nxt = self.fn.append_basic_block(f"reverse.{blk.name}.from.{n}")
+                b.cbranch(b.icmp_signed("==", which, ir.Constant(_I32, self.ids[p])), self.rev_block(p), nxt)
+                b.position_at_end(nxt)
+        self.finish_reverse(done)
 
     def adjoint(self, inst) -> None:
         """The reverse of one instruction: its adjoint into its operands'."""

@@ -47,6 +47,7 @@ class Tape:
     functions: list[tuple[str, str]] = field(default_factory=list)  # (function, its bytes-per-thread line)
     entries: list[Entry] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # summary lines: "atomics: none (...)", "exclusive reads ...: none"
+    sweeps: dict[str, str] = field(default_factory=dict)  # function -> how its reverse sweep runs (static, linked tape)
 
 
 def _located(text: str) -> tuple[str, str, int | None, int | None]:
@@ -70,6 +71,9 @@ def parse_tape(text: str) -> Tape:
             continue
         if line.startswith("bytes per thread:") and tape.functions:
             tape.functions[-1] = (tape.functions[-1][0], line[len("bytes per thread:"):].strip())
+            continue
+        if line.startswith("reverse sweep:") and function:
+            tape.sweeps[function] = line[len("reverse sweep:"):].strip()
             continue
         if line.startswith("block ") and raw.startswith(" "):
             block = line[len("block "):].split(":", 1)[0].strip()
@@ -181,6 +185,8 @@ def tape_document(text: str, model=None, job=None, cwd: str = ".", hint: str = "
     add("bytes per thread", "bold")
     for fn, size in tape.functions:
         add(f"  {fn}: {size or '?'}")
+        if fn in tape.sweeps:
+            add(f"    reverse sweep: {tape.sweeps[fn]}", "dim")
     if not tape.functions:
         add("  (no function on the tape)", "dim")
     counts = [(sum(e.kind == kind for e in tape.entries), what) for kind, what in (
