@@ -145,3 +145,80 @@ def test_a_device_function_called_by_the_kernel_passes_its_adjoints_on():
     kdebug.adjoint(pointwise)[1, 8](a, da, b, db, out, dout)
     np.testing.assert_allclose(da, 2.0 * (1 - a * a) / (a * a + 1) ** 2, rtol=1e-14, atol=1e-16)
     np.testing.assert_allclose(db, 2.0 * np.cos(b), rtol=1e-14)
+
+
+@cuda.jit
+def saxpy(a, x, y, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = a * x[i] + y[i]
+
+
+@cuda.jit
+def shifted(x, out):
+    i = cuda.grid(1)
+    if i < x.size - 1:
+        out[i + 1] = 3.0 * x[i]
+
+
+def _adjoint_session():
+    session = Session(backend="cpu")
+    set_session(session)
+    model = SessionModel()
+    session.bus.subscribe(model.apply)
+    return model
+
+
+def _stage(model, reason_name, stage):
+    (job,) = [j for j in model.jobs.values() if j.name == reason_name]
+    return model.snapshots[job.snapshots[stage]].text
+
+
+@pytest.mark.parametrize("block", [(32,), (16, 2)])
+def test_reads_at_the_threads_own_index_stay_plain_adds_behind_a_launch_guard(block):
+    model = _adjoint_session()
+    n = 64
+    x, y, out = np.linspace(-1, 1, n), np.ones(n), np.zeros(n)
+    dx, dy, dout = np.zeros(n), np.full(n, 0.5), np.full(n, 2.0)
+    kdebug.adjoint(saxpy)[n // block[0], block](3.0, x, dx, y, dy, out, dout)
+    np.testing.assert_allclose(out, 3.0 * x + 1.0, rtol=1e-15)
+    if len(block) == 1:  # a 2-D block: two threads share each cuda.grid(1) index and race on out[i] (and dout[i])
+        np.testing.assert_allclose(dx, 3.0 * 2.0, rtol=1e-15)
+        np.testing.assert_allclose(dy, 0.5 + 2.0, rtol=1e-15)
+    tape = _stage(model, "adjoint(saxpy)", "tape")
+    plain = [t for t in tape.splitlines() if t.startswith("exclusive:")]
+    assert len(plain) == 2 and all("is this thread's own element: kept as a plain add" in t for t in plain), tape
+    assert "atomic:" not in tape
+    reverse = _stage(model, "adjoint(saxpy)", "reverse")
+    # the guard: blockDim.y/.z and gridDim.y/.z read (fields 1 and 3 of the thread context) and compared with 1,
+    # the shadows' extents compared; the atomic accumulation stays for launches that fail it
+    assert reverse.count("atomicrmw fadd") == 2 and "ptrtoint" in reverse, reverse
+    assert reverse.count("icmp eq i32") >= 4
+
+
+def test_an_array_accessed_off_the_threads_own_index_keeps_its_atomics():
+    model = _adjoint_session()
+    n = 32
+    x, out = np.linspace(0, 1, n), np.zeros(n)
+    dx, dout = np.zeros(n), np.arange(n, dtype=np.float64)
+    kdebug.adjoint(shifted)[1, n](x, dx, out, dout)
+    expect = np.zeros(n)
+    expect[:-1] = 3.0 * np.arange(1, n)
+    np.testing.assert_allclose(dx, expect, rtol=1e-15)
+    tape = _stage(model, "adjoint(shifted)", "tape")
+    # x[i] is read at the thread's own index, out written at i + 1: only x's read is exclusive
+    assert [t.split(":")[0] for t in tape.splitlines() if t.startswith(("exclusive:", "atomic:"))] == ["exclusive"]
+    assert "exclusive reads kept as plain adds: %" in tape
+
+
+def test_overlapping_shadows_take_the_atomic_path_and_stay_right():
+    _adjoint_session()
+    n = 32
+    x, y, out = np.linspace(-1, 1, n), np.ones(n), np.zeros(n)
+    buf = np.zeros(n + 1)
+    dx, dy = buf[:n], buf[1:]  # one buffer, shifted by an element: thread i's dy[i] is thread i+1's dx[i+1]
+    kdebug.adjoint(saxpy)[1, n](2.0, x, dx, y, dy, out, np.ones(n))
+    expect = np.zeros(n + 1)
+    expect[:n] += 2.0
+    expect[1:] += 1.0
+    np.testing.assert_allclose(buf, expect, rtol=1e-15)

@@ -12,6 +12,8 @@ transform needs: a launch or a pointer needs only an address, a derivative needs
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import ast
 
 from llvmlite import ir
@@ -126,8 +128,11 @@ def transform(driver, rec, view_text: str, primal: str, report=None, forward_onl
     for n in MATH_NAMES:
         for single in (False, True):
             libm[target.libm_name(n, single)] = (n, single)
+    def read_special_register(builder, ctx, module, reg, dim):
+        return target.special_register(SimpleNamespace(builder=builder, thread_ctx=ctx, module=module), reg, dim)
     hooks = FM.Hooks(job_of=entries.get, derivative=lambda job, k: request_derivative(driver, rec, job, k),
-                     libm=libm, libm_name=target.libm_name, has_ctx=target.context_type() is not None)
+                     libm=libm, libm_name=target.libm_name, has_ctx=target.context_type() is not None,
+                     special_register_of=target.special_register_of, read_special_register=read_special_register)
     try:
         if rec.job.function.transform == ADJOINT:
             out = RM.differentiate(view, primal, rec.entry, None, hooks, report, forward_only,

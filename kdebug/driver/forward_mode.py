@@ -64,6 +64,10 @@ class Hooks:
     libm: dict  # libm symbol -> (math name, single precision)
     libm_name: Callable[[str, bool], str]  # the target's libm symbol for a math name
     has_ctx: bool  # every function's first parameter is the target's hidden context
+    # (register, dim) a parsed instruction reads (threadIdx...), or None: the reverse transform's thread index
+    special_register_of: Callable[..., object] = lambda inst, defs, ctx: None
+    # (builder, the function's context or None, module, register, dim) -> the register's value (i32)
+    read_special_register: Callable[..., object] | None = None
 
 
 def carries(t: ir.Type) -> bool:

@@ -111,6 +111,7 @@ class Report:
     reloaded: list = field(default_factory=list)  # (function, block, value, variable, why): read again, not kept
     partials: list = field(default_factory=list)  # (function, job name, argument): other jobs' partials
     static: dict = field(default_factory=dict)  # function -> its reverse is static (no cycles: no linked tape)
+    exclusive: list = field(default_factory=list)  # (function, block, load): reads of this thread's own element
 
     def activity_text(self) -> str:
         out = []
@@ -151,12 +152,20 @@ class Report:
             out.append(f"recomputed: {fn} runs the forward of {callee} again in its reverse sweep (no tape kept)")
         for fn, job, k in self.partials:
             out.append(f"partial: {fn} asks job {job} for its reverse-mode partial by argument {k}")
+        for fn, blk, name in self.exclusive:
+            out.append(f"exclusive: {fn} block {blk}: the read %{name}{at(fn, name)} is this thread's own element: kept "
+                       f"as a plain add into its shadow (an atomic one where the launch is not one-dimensional or the "
+                       f"shadows overlap)")
+        if self.exclusive:
+            out.append("exclusive reads kept as plain adds: " + ", ".join(f"%{n}" for _, _, n in self.exclusive)
+                       + " (every access to their arrays is at the thread's own cuda.grid(1) index)")
         if self.atomics:
             for fn, blk, name in self.atomics:
                 out.append(f"atomic: {fn} block {blk}: the read %{name}{at(fn, name)} of a global array becomes an atomic "
                            f"accumulation (atomicrmw fadd) into its shadow")
-            out.append("exclusive reads kept as plain adds: none proved (every global read is accumulated atomically)")
-        else:
+            if not self.exclusive:
+                out.append("exclusive reads kept as plain adds: none proved (every global read is accumulated atomically)")
+        elif not self.exclusive:
             out.append("atomics: none (the reverse sweep writes only this thread's own adjoints)")
         return "\n".join(out) + "\n"
 
@@ -413,6 +422,11 @@ class _Gradient(FM._Dual):
                 if s in self.preds:
                     self.preds[s].append(blk.name)
         self.plan(reached)
+        self.sh_candidates()
+        self.exclusive_arrays()
+        self.own_ok = self.own_guard() if self.own_ptrs and self.tr.hooks.read_special_register else None
+        if self.own_ok is None:
+            self.own_ptrs = set()
         self.from_slots: dict[str, ir.Value] = {}
         if self.static:
             # a block entered from several: which one it came from (the last edge into it is the one taken)
@@ -626,6 +640,156 @@ class _Gradient(FM._Dual):
                         changed = True
             self._global_sh = glob
         return self._sh_candidates
+
+    # ---- exclusive elements: reads that only this thread makes ---------------------------
+    def exclusive_arrays(self) -> None:
+        """Which of a kernel's shadowed arrays every thread accesses only at its own ``cuda.grid(1)``
+        index (``self.exclusive_roots``: parameter positions), and the pointers of those accesses
+        (``self.own_ptrs``). Their reads' adjoints need no atomics when the launch is one-dimensional
+        and no other shadow overlaps theirs (``own_guard``, checked at run time)."""
+        self.exclusive_roots, self.own_ptrs, self.elem_bytes = set(), set(), {}
+        if not self.kernel or not self.shadowed:
+            return
+        params = list(self.src.arguments)
+        blocks = list(self.src.blocks)
+        insts = [i for blk in blocks for i in blk.instructions]
+        sreg = self.tr.hooks.special_register_of
+        defs = {i.name: i for i in insts if i.name}
+        ctx = params[0].name if self.tr.hooks.has_ctx else None
+        reads = {i.name: sreg(i, defs, ctx) for i in insts if i.name and i.opcode in ("load", "call")}
+        reads = {n: r for n, r in reads.items() if r is not None}
+
+        def inst_of(v, opcode):
+            i = defs.get(v.name) if v.value_kind == VK.instruction else None
+            return i if i is not None and i.opcode == opcode else None
+
+        def zext_of(v, reg):
+            z = inst_of(v, "zext")
+            return z is not None and reads.get(list(z.operands)[0].name) == (reg, "x")
+        stores: dict[str, list] = {}
+        for i in insts:
+            if i.opcode == "store":
+                val, ptr = list(i.operands)
+                stores.setdefault(ptr.name, []).append(val)
+        own: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for i in insts:
+                if not i.name or i.name in own:
+                    continue
+                ops = list(i.operands)
+                hit = False
+                if i.opcode == "add" and len(ops) == 2:  # ctaid.x * ntid.x + tid.x, as cuda.grid(1) lowers
+                    for m, t in (ops, ops[::-1]):
+                        mul = inst_of(m, "mul")
+                        if zext_of(t, "threadIdx") and mul is not None:
+                            a, c = list(mul.operands)
+                            hit = hit or (zext_of(a, "blockIdx") and zext_of(c, "blockDim")) or \
+                                (zext_of(a, "blockDim") and zext_of(c, "blockIdx"))
+                elif i.opcode == "load" and ops[0].name in self.allocas:
+                    vals = stores.get(ops[0].name, [])
+                    hit = bool(vals) and all(v.value_kind == VK.instruction and v.name in own for v in vals)
+                elif i.opcode == "select" and ops[2].name in own:
+                    # numba's negative-index wraparound: select(i < 0, i + n, i) is i, which is never negative
+                    c = inst_of(ops[0], "icmp")
+                    cops = list(c.operands) if c is not None else []
+                    hit = c is not None and " slt " in str(c) and cops[0].name == ops[2].name and \
+                        cops[1].value_kind == VK.constant_int and str(cops[1]).endswith(" 0")
+                if hit:
+                    own.add(i.name)
+                    changed = True
+        # each value derived from a shadowed parameter: the parameter's position
+        root = {params[k].name: k for k in self.shadowed}
+        changed = True
+        while changed:
+            changed = False
+            for i in insts:
+                ops = list(i.operands)
+                if i.opcode == "store" and ops[0].name in root and ops[1].name in self.allocas \
+                        and ops[1].name not in root:
+                    root[ops[1].name] = root[ops[0].name]
+                    changed = True
+                elif i.name and i.name not in root and i.opcode in (
+                        "load", "extractvalue", "getelementptr", "bitcast", "addrspacecast") and ops[0].name in root:
+                    if i.opcode == "load" and ops[0].name not in self.allocas or \
+                            not str(i.type).startswith(("ptr", "{", "[", "<")) and "*" not in str(i.type):
+                        continue  # an element's value or the array's shape, not an address
+                    root[i.name] = root[ops[0].name]
+                    changed = True
+        bad, own_ptrs = set(), set()
+
+        def own_gep(ptr) -> bool:
+            g = defs.get(ptr.name)
+            if g is None or g.opcode != "getelementptr":
+                return False
+            gops = list(g.operands)
+            base = defs.get(gops[0].name)
+            ok = len(gops) == 2 and gops[1].name in own and base is not None and base.opcode == "extractvalue" \
+                and list(self.indices(base)) == [0] and gops[0].name in root
+            if ok:
+                etype = leading_type(str(g).split("getelementptr", 1)[1].replace("inbounds", "", 1))
+                self.elem_bytes.setdefault(root[gops[0].name], _size(etype))
+            return ok
+        for blk in blocks:
+            for i in blk.instructions:
+                ops = list(i.operands)
+                used = [o for o in ops if o.value_kind in (VK.argument, VK.instruction) and o.name in root]
+                if not used:
+                    continue
+                k = root[used[0].name]
+                op = i.opcode
+                if op in ("extractvalue", "getelementptr", "bitcast", "addrspacecast"):
+                    continue
+                if op == "load" and ops[0].name in self.allocas:
+                    continue
+                if op == "store" and ops[1].name in self.allocas and blk.name == self.entry_name:
+                    continue  # the descriptor kept in its variable
+                ptr = ops[0] if op in ("load", "atomicrmw") else ops[1] if op == "store" else None
+                if ptr is not None and ptr.name in root and own_gep(ptr) and \
+                        not (op == "store" and ops[0].name in root):
+                    own_ptrs.add(ptr.name)
+                    continue
+                bad |= {root[o.name] for o in used}
+        self.exclusive_roots = {k for k in self.shadowed if k not in bad}
+        self.own_ptrs = {p for p in own_ptrs if root[p] in self.exclusive_roots}
+
+    def own_element(self, ptr) -> bool:
+        return ptr.name in self.own_ptrs
+
+    def own_guard(self) -> ir.Value:
+        """At run time, where the function starts: whether the accesses at the thread's own index are
+        its alone (a one-dimensional launch, and each such array's shadow overlapping no other
+        shadow but itself)."""
+        b, hooks = self.entry_b, self.tr.hooks
+        ctx = self.fn.args[0] if hooks.has_ctx else None
+        one = ir.Constant(_I32, 1)
+        ok = ir.Constant(ir.IntType(1), 1)
+        for reg in ("blockDim", "gridDim"):
+            for dim in "yz":
+                ok = b.and_(ok, b.icmp_unsigned("==", hooks.read_special_register(b, ctx, self.tr.out, reg, dim), one))
+        args = list(self.fn.args)
+        i64 = ir.IntType(64)
+        spans = {}
+        for j, k in enumerate(self.shadowed):
+            desc = args[len(args) - len(self.shadowed) + j]
+            start = b.ptrtoint(b.extract_value(desc, 0), i64)
+            shape = desc.type.elements[1]
+            count = ir.Constant(i64, 1)
+            for d in range(shape.count):
+                count = b.mul(count, b.extract_value(desc, [1, d]))
+            size = b.mul(count, ir.Constant(i64, self.elem_bytes.get(k, 16)))
+            spans[k] = (start, b.add(start, size))
+        for k in self.exclusive_roots:
+            s0, e0 = spans[k]
+            for q, (s1, e1) in spans.items():
+                if q == k:
+                    continue
+                apart = b.or_(b.icmp_unsigned("<=", e0, s1), b.icmp_unsigned("<=", e1, s0))
+                if q in self.exclusive_roots:  # the same array passed twice: each thread still has its own element
+                    apart = b.or_(apart, b.icmp_unsigned("==", s0, s1))
+                ok = b.and_(ok, apart)
+        return ok
 
     def is_active_call(self, inst) -> bool:
         return any(self.is_active(a) for a in list(inst.operands)[:-1])
@@ -891,7 +1055,15 @@ class _Gradient(FM._Dual):
             ptr = ops[0]
             if ptr.name in self.sh_candidates():
                 sp = self.P(ptr) if ptr.name in self.rv else self.sh[ptr.name]
-                if ptr.name in self._global_sh:  # other threads may read the same element: accumulate atomically
+                if ptr.name in self._global_sh and self.own_element(ptr):
+                    # only this thread touches the element (a 1-D launch, shadows apart): a plain add
+                    with b.if_else(self.own_ok) as (plain, shared):
+                        with plain:
+                            self.store(b.fadd(b.load(sp, typ=d.type), d), sp)
+                        with shared:
+                            b.atomic_rmw("fadd", sp, d, "monotonic")
+                    self.tr.report.exclusive.append((self.src.name, self.cur_rev_block, inst.name))
+                elif ptr.name in self._global_sh:  # other threads may read the same element: accumulate atomically
                     b.atomic_rmw("fadd", sp, d, "monotonic")
                     self.tr.report.atomics.append((self.src.name, self.cur_rev_block, inst.name))
                 else:

@@ -46,6 +46,12 @@ class Target:
         """Where a kernel reads threadIdx/blockIdx/blockDim/gridDim .x/.y/.z: the value as i32."""
         raise NotImplementedError
 
+    def special_register_of(self, inst, defs: dict, ctx: str | None) -> tuple[str, str] | None:
+        """The (register, dimension) an instruction of parsed IR (llvmlite.binding) reads, as
+        ``special_register`` lowers it, or None (the reverse transform's thread-index analysis);
+        ``defs``: the function's instructions by name, ``ctx``: the name of its context parameter."""
+        return None
+
     def print_line(self, lc, node, items) -> None:
         """Lowers ``print(...)`` in a kernel: items are ("s", text) or (scalar type, value), one line per thread."""
         raise lc.src.error(node, f"print() in kernels is not supported on the {self.name} target",

@@ -8,6 +8,7 @@ into one vectorisable loop.
 """
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import field
 
@@ -74,6 +75,10 @@ def provide_half_precision_functions() -> None:
     except RuntimeError:  # not a glibc system: the CPU's own conversions (F16C) are what remains
         pass
 
+
+
+_CTX_FIELD = re.compile(r", i32 0, i32 (\d+), i32 (\d+)\s*(?:,|$)")
+_REGISTER_OF_FIELD = {field: reg for reg, field in SPECIAL_REGISTER_FIELD.items()}
 
 
 @dataclass
@@ -206,9 +211,26 @@ class CpuTarget(Target):
 
     def special_register(self, lc, reg, dim):
         b = lc.builder
+        # the context as an opaque pointer (a transform's function, parsed): the struct named for the GEP
+        etype = CONTEXT_P.pointee if getattr(lc.thread_ctx.type, "is_opaque", False) else None
         ptr = b.gep(lc.thread_ctx, [ir.Constant(i32, 0), ir.Constant(i32, SPECIAL_REGISTER_FIELD[reg]), ir.Constant(i32, "xyz".index(dim))],
-                    inbounds=True)
-        return b.load(ptr)
+                    inbounds=True, source_etype=etype)
+        return b.load(ptr, typ=i32)
+
+    def special_register_of(self, inst, defs, ctx):
+        if inst.opcode != "load":
+            return None
+        gep = defs.get(list(inst.operands)[0].name)
+        if gep is None or gep.opcode != "getelementptr":
+            return None
+        base = list(gep.operands)[0]
+        if base.value_kind.name != "argument" or base.name != ctx:
+            return None  # not the thread context (every function's first parameter)
+        m = _CTX_FIELD.search(str(gep))
+        if m is None:
+            return None
+        reg = _REGISTER_OF_FIELD.get(int(m[1]))
+        return (reg, "xyz"[int(m[2])]) if reg is not None and int(m[2]) < 3 else None
 
     def print_line(self, lc, node, items) -> None:
         kernel_print.lower_print(lc, self, items)

@@ -108,6 +108,14 @@ class PtxTarget(Target):
     def context_type(self):
         return None  # the hardware has the special registers: no hidden parameter
 
+    def special_register_of(self, inst, defs, ctx):
+        if inst.opcode != "call":
+            return None
+        callee = list(inst.operands)[-1]
+        m = re.fullmatch(r"llvm\.nvvm\.read\.ptx\.sreg\.(\w+)\.([xyz])", callee.name or "")
+        reg = next((r for r, short in _SREG.items() if m is not None and short == m[1]), None)
+        return (reg, m[2]) if reg is not None else None
+
     def special_register(self, lc, reg, dim):
         name = f"llvm.nvvm.read.ptx.sreg.{_SREG[reg]}.{dim}"
         fn = lc.module.globals.get(name)
