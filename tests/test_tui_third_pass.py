@@ -223,8 +223,13 @@ def test_7_diagnostics_and_launches_wrap_and_source_marks_the_faulting_line(oob_
             app.bottom.active = "tab-diagnostics"
             await pilot.pause()
             diag = app.query_one("#diagnostics", TextView)
+
+            def wide() -> list[str]:  # the lines wider than the panel, once it is laid out
+                return [line for line in view_lines(app, "diagnostics") if len(line) > diag.size.width]
+            # the panel wraps again on its Resize, which a loaded machine may deliver a frame later
+            await wait_for(pilot, lambda: diag.size.width and not wide(), "the diagnostics wrapped", 20)
             lines = view_lines(app, "diagnostics")
-            assert all(len(line) <= diag.size.width for line in lines)  # wrapped, not cut
+            assert lines and not wide(), wide()  # wrapped, not cut
             joined = " ".join(" ".join(lines).split())
             assert "thread (31, 0, 0)" in joined and "hint: check the index arithmetic" in joined
             assert "--no-memcheck to skip these checks" in joined
