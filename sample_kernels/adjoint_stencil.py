@@ -2,10 +2,10 @@
 
     kernel smooth_adjoint ──adjoint──▶ adjoint(smooth)
 
-Each thread reads x[i - 1], x[i] and x[i + 1]: in the reverse sweep those reads become
-accumulations into dx, atomic where neighbouring threads read the same element. On entry
-dout holds the adjoint of out's final value; on exit dx holds what was there plus
-A^T dout (A the stencil's matrix) and dout is zero where the kernel wrote out.
+Each thread reads x[i - 1], x[i] and x[i + 1]: in the reverse sweep those reads become accumulations
+into dx, atomic where another thread may add to the same element at once (on the CPU backend only at a
+block's edges: it runs a block's threads one at a time). On entry dout holds the adjoint of out's final
+value; on exit dx holds what was there plus A^T dout (A the stencil's matrix), dout zero where out was written.
 """
 import numpy as np
 

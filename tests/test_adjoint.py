@@ -32,12 +32,17 @@ def test_samples_check_themselves_under_every_strategy(sample, kernel, strategy)
     for stage in ("primal", "primal_resolved", "activity", "augmented_forward", "reverse", "tape"):
         assert stage in job.snapshots, stage
     tape = model.snapshots[job.snapshots["tape"]].text
-    assert "becomes an atomic accumulation (atomicrmw fadd) into its shadow" in tape
-    if sample == "adjoint_stencil":  # each cached value and atomic read names its source line (debug locations)
+    if sample == "adjoint_stencil":
+        # x[i - 1], x[i], x[i + 1]: neighbours' elements, plain adds inside a block's window (the CPU
+        # runs a block's threads one at a time), atomic at its edges; each names its source line
         line = next(n for n, text in enumerate(job.source.splitlines(), job.source_line)
                     if "0.25 * x[i - 1]" in text)
-        cached = [t for t in tape.splitlines() if t.strip().startswith(("cached %", "atomic:"))]
+        reads = [t for t in tape.splitlines() if t.startswith("block-local:")]
+        assert len(reads) == 3 and all("own index plus -1..1" in t for t in reads), tape
+        cached = [t for t in tape.splitlines() if t.strip().startswith(("cached %", "block-local:"))]
         assert cached and all(f" at {sample}.py:{line}:" in t for t in cached), tape
+    else:  # the fit's parameters are read by every thread
+        assert "becomes an atomic accumulation (atomicrmw fadd) into its shadow" in tape
 
 
 @cuda.jit
@@ -194,6 +199,11 @@ def test_reads_at_the_threads_own_index_stay_plain_adds_behind_a_launch_guard(bl
     # the shadows' extents compared; the atomic accumulation stays for launches that fail it
     assert reverse.count("atomicrmw fadd") == 2 and "ptrtoint" in reverse, reverse
     assert reverse.count("icmp eq i32") >= 4
+    # the body's one caller is the wrapper kernel: always inlined there, so the thread loop sees it whole
+    body = _stage(model, "saxpy_adjoint", "after_finish")
+    head = next(line for line in body.splitlines() if line.startswith("define void @adjoint_saxpy"))
+    group = head.rsplit("#", 1)[1].split()[0]
+    assert "alwaysinline" in next(line for line in body.splitlines() if line.startswith(f"attributes #{group} "))
 
 
 def test_an_array_accessed_off_the_threads_own_index_keeps_its_atomics():
@@ -222,3 +232,67 @@ def test_overlapping_shadows_take_the_atomic_path_and_stay_right():
     expect[:n] += 2.0
     expect[1:] += 1.0
     np.testing.assert_allclose(buf, expect, rtol=1e-15)
+
+
+@cuda.jit
+def smooth(x, out):
+    i = cuda.grid(1)
+    if 0 < i < x.size - 1:
+        out[i] = 0.25 * x[i - 1] + 0.5 * x[i] + 0.25 * x[i + 1]
+
+
+@cuda.jit
+def wraps(x, out):
+    i = cuda.grid(1)
+    if i < x.size - 1:  # x[i - 2] is numba's x[n - 2] and x[n - 1] for threads 0 and 1
+        out[i] = 2.0 * x[i - 2] + x[i + 1]
+
+
+@pytest.mark.parametrize("n,block", [(64, 4), (1001, 7), (1 << 18, 64)])
+def test_neighbour_reads_are_plain_inside_a_block_and_atomic_at_its_edges(n, block):
+    # the CPU backend runs a block's threads one at a time and blocks side by side (2^18: 4096 blocks on the
+    # block pool): every element gets every contribution. Adjoints in quarters sum exactly, so a lost update
+    # at a block's edge would show as an exact mismatch
+    model = _adjoint_session()
+    x, out = np.linspace(-1, 1, n), np.zeros(n)
+    dx, dout = np.full(n, 0.5), (np.arange(n) % 13).astype(np.float64)
+    seed = dout.copy()
+    kdebug.adjoint(smooth)[(n + block - 1) // block, block](x, dx, out, dout)
+    expect = np.full(n, 0.5)
+    expect[:-2] += 0.25 * seed[1:-1]
+    expect[1:-1] += 0.5 * seed[1:-1]
+    expect[2:] += 0.25 * seed[1:-1]
+    np.testing.assert_array_equal(dx, expect)
+    tape = _stage(model, "adjoint(smooth)", "tape")
+    local = [t for t in tape.splitlines() if t.startswith("block-local:")]
+    assert len(local) == 3 and all("own index plus -1..1" in t for t in local), tape
+    assert "atomic:" not in tape
+    reverse = _stage(model, "adjoint(smooth)", "reverse")
+    # each read's plain add sits behind its window test; the atomic one stays for the edges
+    assert reverse.count("atomicrmw fadd") == 3 and reverse.count("icmp sle i64") >= 3, reverse
+
+
+@pytest.mark.parametrize("block", [1, 3, 16])
+def test_a_wrapped_negative_index_takes_the_atomic_path(block):
+    # threads 0 and 1 read x[-2] and x[-1]: elements n - 2 and n - 1, whichever block adds there too
+    model = _adjoint_session()
+    n = 48
+    x, out = np.linspace(0, 1, n), np.zeros(n)
+    dx, dout = np.zeros(n), np.arange(1, n + 1, dtype=np.float64)
+    seed = dout.copy()
+    kdebug.adjoint(wraps)[(n + block - 1) // block, block](x, dx, out, dout)
+    expect = np.zeros(n)
+    for i in range(n - 1):
+        expect[(i - 2) % n] += 2.0 * seed[i]
+        expect[i + 1] += seed[i]
+    np.testing.assert_array_equal(dx, expect)
+    tape = _stage(model, "adjoint(wraps)", "tape")
+    assert "own index plus -2..1" in tape and "the array's last 2 element(s)" in tape, tape
+
+
+def test_a_gpu_keeps_the_neighbour_reads_atomic(tmp_path):
+    # a GPU runs a block's threads together: no window there, every neighbour read accumulates atomically
+    from test_ptx import dump_ptx
+    files = dump_ptx("adjoint_stencil.py", tmp_path)["files"]
+    (ptx,) = [f["ptx"] for stem, f in files.items() if stem.endswith("smooth_adjoint") and "ptx" in f]
+    assert ptx.count("atom.global.add.f64") == 3, ptx

@@ -77,11 +77,12 @@ def test_the_tape_view_groups_the_stencil_reads_under_line_20(stencil_trace, siz
             head = next(line for line in lines if line.startswith("adjoint_stencil.py:20"))
             assert head.endswith(LINE_20), head  # the line's own source text, from the job's source
             entries = group_of(lines, "adjoint_stencil.py:20")
-            for name in (".46", ".60", ".76"):  # x[i - 1], x[i], x[i + 1]: cached and accumulated atomically
+            for name in (".46", ".60", ".76"):  # x[i - 1], x[i], x[i + 1]: cached, and plain inside the block
                 assert any(f"cached %{name} double: operand of a product" in e for e in entries), (name, entries)
-                assert any(f"atomic: the read %{name} \u2192 atomicrmw fadd into the shadow" in e for e in entries), \
-                    (name, entries)
-            assert sum("atomic:" in e for e in entries) == 3
+                assert any(f"block-local: the read %{name} (own index -1..1) \u2192 a plain add inside the block's "
+                           f"window, atomicrmw fadd at its edges" in e for e in entries), (name, entries)
+            assert sum("block-local:" in e for e in entries) == 3 and not any("atomic:" in e for e in entries)
+            assert any("3 read(s) plain inside the block's window" in line for line in lines), lines
             sizes = group_of(lines, "bytes per thread")
             assert "  adjoint_smooth__j2.primal: 64 for the blocks outside loops" in sizes
             assert any(line.startswith("    reverse sweep: static (no cycles") for line in sizes), sizes

@@ -132,7 +132,8 @@ def transform(driver, rec, view_text: str, primal: str, report=None, forward_onl
         return target.special_register(SimpleNamespace(builder=builder, thread_ctx=ctx, module=module), reg, dim)
     hooks = FM.Hooks(job_of=entries.get, derivative=lambda job, k: request_derivative(driver, rec, job, k),
                      libm=libm, libm_name=target.libm_name, has_ctx=target.context_type() is not None,
-                     special_register_of=target.special_register_of, read_special_register=read_special_register)
+                     special_register_of=target.special_register_of, read_special_register=read_special_register,
+                     serial_block_threads=target.serial_block_threads)
     try:
         if rec.job.function.transform == ADJOINT:
             out = RM.differentiate(view, primal, rec.entry, None, hooks, report, forward_only,

@@ -68,6 +68,9 @@ class Hooks:
     special_register_of: Callable[..., object] = lambda inst, defs, ctx: None
     # (builder, the function's context or None, module, register, dim) -> the register's value (i32)
     read_special_register: Callable[..., object] | None = None
+    # the target runs a block's threads one at a time, each from barrier to barrier (the CPU backend): a
+    # thread's read-add-write of an element no other block touches needs no atomic
+    serial_block_threads: bool = False
 
 
 def carries(t: ir.Type) -> bool:

@@ -112,6 +112,9 @@ class Report:
     partials: list = field(default_factory=list)  # (function, job name, argument): other jobs' partials
     static: dict = field(default_factory=dict)  # function -> its reverse is static (no cycles: no linked tape)
     exclusive: list = field(default_factory=list)  # (function, block, load): reads of this thread's own element
+    # (function, block, load, (lo, hi)): reads at the own index plus a constant in [lo, hi], plain adds inside
+    # the block's window where the target runs a block's threads one at a time
+    block_local: list = field(default_factory=list)
 
     def activity_text(self) -> str:
         out = []
@@ -156,6 +159,11 @@ class Report:
             out.append(f"exclusive: {fn} block {blk}: the read %{name}{at(fn, name)} is this thread's own element: kept "
                        f"as a plain add into its shadow (an atomic one where the launch is not one-dimensional or the "
                        f"shadows overlap)")
+        for fn, blk, name, (lo, hi) in self.block_local:
+            out.append(f"block-local: {fn} block {blk}: the read %{name}{at(fn, name)} is at the thread's own index "
+                       f"plus {lo}..{hi}: a plain add into its shadow where the element is its block's alone (this "
+                       f"target runs a block's threads one at a time), an atomic one at the block's edges, the array's "
+                       f"last {max(-lo, 0)} element(s), or where the launch is not one-dimensional or the shadows overlap")
         if self.exclusive:
             out.append("exclusive reads kept as plain adds: " + ", ".join(f"%{n}" for _, _, n in self.exclusive)
                        + " (every access to their arrays is at the thread's own cuda.grid(1) index)")
@@ -163,9 +171,9 @@ class Report:
             for fn, blk, name in self.atomics:
                 out.append(f"atomic: {fn} block {blk}: the read %{name}{at(fn, name)} of a global array becomes an atomic "
                            f"accumulation (atomicrmw fadd) into its shadow")
-            if not self.exclusive:
+            if not self.exclusive and not self.block_local:
                 out.append("exclusive reads kept as plain adds: none proved (every global read is accumulated atomically)")
-        elif not self.exclusive:
+        elif not self.exclusive and not self.block_local:
             out.append("atomics: none (the reverse sweep writes only this thread's own adjoints)")
         return "\n".join(out) + "\n"
 
@@ -254,6 +262,10 @@ class _Transform(FM._Transform):
                 k += 1
         b.call(g.fn, vals + shadows)
         b.ret_void()
+        # the body's one caller is its wrapper kernel: inlined there whatever its size after the reverse
+        # sweep, the target's thread loop sees it whole (the CPU launcher vectorises it)
+        for f in (fn, g.fn):
+            f.attributes.add("alwaysinline")
 
 
 class _Gradient(FM._Dual):
@@ -424,9 +436,11 @@ class _Gradient(FM._Dual):
         self.plan(reached)
         self.sh_candidates()
         self.exclusive_arrays()
-        self.own_ok = self.own_guard() if self.own_ptrs and self.tr.hooks.read_special_register else None
+        self.windows: dict[int, tuple] = {}  # window array -> (its shadow's address, first, last element)
+        self.own_ok = self.own_guard() if (self.own_ptrs or self.window_ptrs) and self.tr.hooks.read_special_register \
+            else None
         if self.own_ok is None:
-            self.own_ptrs = set()
+            self.own_ptrs, self.window_ptrs = set(), {}
         self.from_slots: dict[str, ir.Value] = {}
         if self.static:
             # a block entered from several: which one it came from (the last edge into it is the one taken)
@@ -648,6 +662,7 @@ class _Gradient(FM._Dual):
         (``self.own_ptrs``). Their reads' adjoints need no atomics when the launch is one-dimensional
         and no other shadow overlaps theirs (``own_guard``, checked at run time)."""
         self.exclusive_roots, self.own_ptrs, self.elem_bytes = set(), set(), {}
+        self.window_roots, self.window_ptrs = {}, {}
         if not self.kernel or not self.shadowed:
             return
         params = list(self.src.arguments)
@@ -672,10 +687,44 @@ class _Gradient(FM._Dual):
                 val, ptr = list(i.operands)
                 stores.setdefault(ptr.name, []).append(val)
         own: set[str] = set()
+        # values that are the own index plus a constant (cuda.grid(1) + c, maybe through numba's wraparound
+        # select): name -> c; own ones are 0. Off-own accesses matter where a block's threads run one at a
+        # time (Target.serial_block_threads): inside the block's window they are its threads' alone
+        offset: dict[str, int] = {}
+
+        def const_of(v) -> int | None:
+            if v.value_kind != VK.constant_int:
+                return None
+            try:
+                return int(str(v).split()[-1])
+            except ValueError:
+                return None
         changed = True
         while changed:
             changed = False
             for i in insts:
+                if i.name and i.name not in offset and i.name not in own:
+                    ops = list(i.operands)
+                    c = None
+                    if i.opcode in ("add", "sub") and len(ops) == 2:
+                        for v, k, sign in ((ops[0], ops[1], 1), (ops[1], ops[0], 1)) if i.opcode == "add" else \
+                                ((ops[0], ops[1], -1),):
+                            if v.name in offset and (n := const_of(k)) is not None:
+                                c = offset[v.name] + sign * n
+                                break
+                    elif i.opcode == "select" and ops[2].name in offset and ops[2].name not in own:
+                        cmp = inst_of(ops[0], "icmp")
+                        cops = list(cmp.operands) if cmp is not None else []
+                        if cmp is not None and " slt " in str(cmp) and cops[0].name == ops[2].name:
+                            c = offset[ops[2].name]  # wrapped or not: the run-time window test sees the address
+                    elif i.opcode == "load" and ops[0].name in self.allocas:
+                        vals = stores.get(ops[0].name, [])
+                        cs = {offset.get(v.name) if v.value_kind == VK.instruction else None for v in vals}
+                        if len(cs) == 1 and None not in cs and cs != {0}:
+                            c = cs.pop()
+                    if c is not None:
+                        offset[i.name] = c
+                        changed = True
                 if not i.name or i.name in own:
                     continue
                 ops = list(i.operands)
@@ -698,6 +747,7 @@ class _Gradient(FM._Dual):
                         cops[1].value_kind == VK.constant_int and str(cops[1]).endswith(" 0")
                 if hit:
                     own.add(i.name)
+                    offset[i.name] = 0
                     changed = True
         # each value derived from a shadowed parameter: the parameter's position
         root = {params[k].name: k for k in self.shadowed}
@@ -717,19 +767,23 @@ class _Gradient(FM._Dual):
                         continue  # an element's value or the array's shape, not an address
                     root[i.name] = root[ops[0].name]
                     changed = True
-        bad, own_ptrs = set(), set()
+        bad, own_ptrs, ptr_offset = set(), set(), {}
+        serial = self.tr.hooks.serial_block_threads
 
         def own_gep(ptr) -> bool:
+            """``ptr`` indexes a shadowed 1-D array at the own index (or, on a target whose block's threads
+            run one at a time, the own index plus a constant: ``ptr_offset``)."""
             g = defs.get(ptr.name)
             if g is None or g.opcode != "getelementptr":
                 return False
             gops = list(g.operands)
             base = defs.get(gops[0].name)
-            ok = len(gops) == 2 and gops[1].name in own and base is not None and base.opcode == "extractvalue" \
-                and list(self.indices(base)) == [0] and gops[0].name in root
+            ok = len(gops) == 2 and (gops[1].name in own or serial and gops[1].name in offset) and base is not None \
+                and base.opcode == "extractvalue" and list(self.indices(base)) == [0] and gops[0].name in root
             if ok:
                 etype = leading_type(str(g).split("getelementptr", 1)[1].replace("inbounds", "", 1))
                 self.elem_bytes.setdefault(root[gops[0].name], _size(etype))
+                ptr_offset[ptr.name] = 0 if gops[1].name in own else offset[gops[1].name]
             return ok
         for blk in blocks:
             for i in blk.instructions:
@@ -751,8 +805,15 @@ class _Gradient(FM._Dual):
                     own_ptrs.add(ptr.name)
                     continue
                 bad |= {root[o.name] for o in used}
-        self.exclusive_roots = {k for k in self.shadowed if k not in bad}
+        offsets: dict[int, set] = {}
+        for p in own_ptrs:
+            offsets.setdefault(root[p], set()).add(ptr_offset[p])
+        ok = {k for k in self.shadowed if k not in bad}
+        self.exclusive_roots = {k for k in ok if offsets.get(k, {0}) == {0}}
+        # arrays read at the own index plus constants: (smallest, largest) offset
+        self.window_roots = {k: (min(offsets[k]), max(offsets[k])) for k in ok - self.exclusive_roots}
         self.own_ptrs = {p for p in own_ptrs if root[p] in self.exclusive_roots}
+        self.window_ptrs = {p: root[p] for p in own_ptrs if root[p] in self.window_roots}
 
     def own_element(self, ptr) -> bool:
         return ptr.name in self.own_ptrs
@@ -780,16 +841,41 @@ class _Gradient(FM._Dual):
                 count = b.mul(count, b.extract_value(desc, [1, d]))
             size = b.mul(count, ir.Constant(i64, self.elem_bytes.get(k, 16)))
             spans[k] = (start, b.add(start, size))
-        for k in self.exclusive_roots:
+        for k in sorted(self.exclusive_roots | set(self.window_roots)):
             s0, e0 = spans[k]
             for q, (s1, e1) in spans.items():
                 if q == k:
                     continue
                 apart = b.or_(b.icmp_unsigned("<=", e0, s1), b.icmp_unsigned("<=", e1, s0))
-                if q in self.exclusive_roots:  # the same array passed twice: each thread still has its own element
+                if k in self.exclusive_roots and q in self.exclusive_roots:
+                    # the same array passed twice: each thread still has its own element
                     apart = b.or_(apart, b.icmp_unsigned("==", s0, s1))
                 ok = b.and_(ok, apart)
+        if self.window_roots:
+            # a block's threads run one at a time (Target.serial_block_threads), blocks side by side: thread
+            # t of block B reads elements B*bd + t + c, c in [lo, hi], so elements B*bd + hi .. B*bd + bd-1 + lo
+            # are this block's alone; the last -lo elements are not (numba's wraparound sends negative
+            # indices there, from any block)
+            bid = b.zext(hooks.read_special_register(b, ctx, self.tr.out, "blockIdx", "x"), i64)
+            bdim = b.zext(hooks.read_special_register(b, ctx, self.tr.out, "blockDim", "x"), i64)
+            first_of_block = b.mul(bid, bdim)
+            for k, (lo, hi) in sorted(self.window_roots.items()):
+                start, end = spans[k]
+                count = b.sdiv(b.sub(end, start), ir.Constant(i64, self.elem_bytes.get(k, 16)))
+                first = b.add(first_of_block, ir.Constant(i64, hi))
+                last = b.add(b.add(first_of_block, bdim), ir.Constant(i64, lo - 1))
+                top = b.add(count, ir.Constant(i64, min(lo, 0) - 1))
+                last = b.select(b.icmp_signed("<", top, last), top, last)
+                self.windows[k] = (start, first, last)
         return ok
+
+    def in_window(self, b, k: int, sp) -> ir.Value:
+        """At run time: whether the element of window array ``k`` that ``sp`` points into is this block's alone."""
+        start, first, last = self.windows[k]
+        i64 = ir.IntType(64)
+        idx = b.sdiv(b.sub(b.ptrtoint(sp, i64), start), ir.Constant(i64, self.elem_bytes.get(k, 16)))
+        inside = b.and_(b.icmp_signed(">=", idx, first), b.icmp_signed("<=", idx, last))
+        return b.and_(self.own_ok, inside)
 
     def is_active_call(self, inst) -> bool:
         return any(self.is_active(a) for a in list(inst.operands)[:-1])
@@ -1063,6 +1149,17 @@ class _Gradient(FM._Dual):
                         with shared:
                             b.atomic_rmw("fadd", sp, d, "monotonic")
                     self.tr.report.exclusive.append((self.src.name, self.cur_rev_block, inst.name))
+                elif ptr.name in self._global_sh and ptr.name in self.window_ptrs:
+                    # a neighbour's element: this block's alone inside its window, where its threads,
+                    # run one at a time, add plainly; at the block's edges other blocks may add too
+                    k = self.window_ptrs[ptr.name]
+                    with b.if_else(self.in_window(b, k, sp)) as (plain, shared):
+                        with plain:
+                            self.store(b.fadd(b.load(sp, typ=d.type), d), sp)
+                        with shared:
+                            b.atomic_rmw("fadd", sp, d, "monotonic")
+                    self.tr.report.block_local.append((self.src.name, self.cur_rev_block, inst.name,
+                                                      self.window_roots[k]))
                 elif ptr.name in self._global_sh:  # other threads may read the same element: accumulate atomically
                     b.atomic_rmw("fadd", sp, d, "monotonic")
                     self.tr.report.atomics.append((self.src.name, self.cur_rev_block, inst.name))

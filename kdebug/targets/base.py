@@ -24,6 +24,10 @@ from kdebug.targets.pass_record import init_llvm  # noqa: F401 - the targets' LL
 class Target:
     name = "base"
     emit_language = "asm"  # what emit's snapshot holds: asm or ptx
+    # Whether a block's threads run one at a time, each from one barrier to the next without another's
+    # code in between (the CPU backend's thread loops and coroutines), blocks side by side: the reverse
+    # transform then adds plainly into shadow elements no other block touches. A GPU runs them together.
+    serial_block_threads = False
     triple = ""
     data_layout = ""
 

@@ -22,18 +22,19 @@ from kdebug.tui.documents import Document, highlight_line
 LOCATION = re.compile(r" at (?P<file>\S+?):(?P<line>\d+):(?P<col>\d+)(?=[\s:,;)]|$)")
 NAME = re.compile(r"%(?P<name>[-\w.$\"]+)")
 CACHED = re.compile(r"^cached %(?P<name>\S+) \((?P<type>[^)]*)\)(?P<rest>.*)$")
-# atomic: FN block BLK: the read %NAME[ at LOC] ...; exclusive: the same; recomputed: FN block BLK: %NAME ...
-ENTRY = re.compile(r"^(?P<kind>atomic|exclusive|recomputed|partial)\s*:\s*(?P<rest>.*)$")
+# atomic: FN block BLK: the read %NAME[ at LOC] ...; exclusive, block-local: the same; recomputed: FN block BLK: %NAME ...
+ENTRY = re.compile(r"^(?P<kind>atomic|exclusive|block-local|recomputed|partial)\s*:\s*(?P<rest>.*)$")
 WHERE = re.compile(r"^(?P<fn>\S+) block (?P<block>[^:\s]+):\s*(?P<rest>.*)$")
 ATOMIC_PHRASE = re.compile(r"\s*of a global array becomes an atomic accumulation \((?P<op>atomicrmw \w+)\) "
                            r"into its shadow\s*$")
+BLOCK_LOCAL_PHRASE = re.compile(r"\s*is at the thread's own index plus (?P<lo>-?\d+)\.\.(?P<hi>-?\d+):.*$")
 RELOADED = re.compile(r"^%(?P<name>\S+)\s*\((?P<why>.*)\) is read again from (?P<var>%\S+?),.*$")
 NO_LINE = "no source line"
 
 
 @dataclass
 class Entry:
-    kind: str  # cached, atomic, exclusive, recomputed, partial, or the first word of a note
+    kind: str  # cached, atomic, exclusive, block-local, recomputed, partial, or the first word of a note
     text: str  # what the view writes after the kind, without the source position
     function: str = ""
     block: str = ""
@@ -116,6 +117,11 @@ def _entry(kind: str, rest: str) -> Entry:
         phrase = ATOMIC_PHRASE.search(rest)
         if phrase is not None:
             rest = rest[:phrase.start()] + f" \u2192 {phrase['op']} into the shadow"
+    elif kind == "block-local":
+        phrase = BLOCK_LOCAL_PHRASE.search(rest)
+        if phrase is not None:
+            rest = rest[:phrase.start()] + f" (own index {phrase['lo']}..{phrase['hi']}) \u2192 a plain add inside " \
+                                           f"the block's window, atomicrmw fadd at its edges"
     elif kind == "recomputed":
         again = RELOADED.match(rest)
         if again is not None:
@@ -154,8 +160,8 @@ def _file_lines(path_hint: str | None, name: str, cwd: str) -> dict[int, str]:
 
 
 # ---- the document -------------------------------------------------------------------------------
-KIND_STYLES = {"cached": "#61afef", "atomic": "bold #e5c07b", "exclusive": "#98c379", "recomputed": "#c678dd",
-               "partial": "#56b6c2"}
+KIND_STYLES = {"cached": "#61afef", "atomic": "bold #e5c07b", "exclusive": "#98c379", "block-local": "#98c379",
+               "recomputed": "#c678dd", "partial": "#56b6c2"}
 
 
 class TapeDocument(Document):
@@ -191,6 +197,7 @@ def tape_document(text: str, model=None, job=None, cwd: str = ".", hint: str = "
         add("  (no function on the tape)", "dim")
     counts = [(sum(e.kind == kind for e in tape.entries), what) for kind, what in (
         ("cached", "cached value(s)"), ("atomic", "atomic accumulation(s)"), ("exclusive", "read(s) kept as plain adds"),
+        ("block-local", "read(s) plain inside the block's window"),
         ("recomputed", "recomputed"))]
     add("  " + ", ".join(f"{n} {what}" for n, what in counts if n or what.startswith(("cached", "atomic"))))
     for note in tape.notes:

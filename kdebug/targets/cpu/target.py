@@ -164,6 +164,7 @@ HOST_ASM_ON_DEMAND = "; host assembly: made when the job's passes are replayed (
 
 class CpuTarget(Target):
     name = "cpu"
+    serial_block_threads = True  # a block runs on one host thread: its threads in a loop, or as coroutines
     def __init__(self, options: CompileOptions | None = None) -> None:
         """Made from the frozen compile options (``kdebug/settings.py``), which it never changes:
         ``memcheck``: bounds checks compiled into every array access; ``snapshots``: the emit snapshot
