@@ -47,6 +47,16 @@ _INT_OPS = {"add": "add", "sub": "sub", "mul": "mul", "sdiv": "sdiv", "udiv": "u
 _CASTS = {"zext", "sext", "trunc", "sitofp", "uitofp", "fptosi", "fptoui", "inttoptr", "ptrtoint"}
 
 
+_INT_FLAGS = ("nuw", "nsw", "exact", "disjoint")
+
+
+def int_flags(inst) -> tuple:
+    """An integer instruction's wrap flags (``add nuw nsw``, ``udiv exact``...), kept in its copy: LLVM
+    proves an index non-negative from them (numba's wraparound select folds, the thread loop vectorises)."""
+    words = str(inst).split("=", 1)[-1].split()
+    return tuple(w for w in words[1:4] if w in _INT_FLAGS)
+
+
 class NotDifferentiable(Exception):
     """Something in the primal the transform cannot differentiate; ``marker``: an opaque marker's job id."""
 
@@ -248,7 +258,7 @@ class _Dual:
         if handler is None:
             if op in _INT_OPS:
                 a, c = (self.V(o) for o in inst.operands)
-                return self.define(inst, getattr(self.b, _INT_OPS[op])(a, c), None)
+                return self.define(inst, getattr(self.b, _INT_OPS[op])(a, c, flags=int_flags(inst)), None)
             if op in _CASTS:
                 (x,) = inst.operands
                 return self.define(inst, getattr(self.b, op)(self.V(x), parse_type(str(inst.type))), None)
