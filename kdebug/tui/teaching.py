@@ -37,8 +37,9 @@ PHASES: dict[str, str] = {
                "Reverse mode needs the primal's body, and a forward job over a reverse one needs the reverse "
                "job's body too: the shared job table gives both at any nesting.",
     "tape": "What the reverse sweep reads from the tape: every cached value and why, the bytes per thread, "
-            "what is recomputed instead, and the reads turned into atomic accumulations (or, proved exclusive "
-            "to a thread, kept as plain adds).",
+            "what is recomputed instead, and the reads turned into atomic accumulations (or kept as plain adds: "
+            "proved exclusive to a thread, or, where a block's threads run one at a time, inside the block's "
+            "window).",
     "expand_deferred": "Each deferred-codegen marker is resolved: the requested job is compiled once, through the "
                        "session-wide job table, its module linked in, and the marker replaced by the address of "
                        "its entry function. A request for a job already in progress is re-entrant: it resolves "
