@@ -869,6 +869,15 @@ class _Gradient(FM._Dual):
                 self.windows[k] = (start, first, last)
         return ok
 
+    def plain_or_atomic_add(self, plain_ok: ir.Value, sp, d) -> None:
+        """``*sp += d``: a plain read-add-write where ``plain_ok`` holds at run time, an atomic one otherwise."""
+        b = self.b
+        with b.if_else(plain_ok) as (plain, shared):
+            with plain:
+                self.store(b.fadd(b.load(sp, typ=d.type), d), sp)
+            with shared:
+                b.atomic_rmw("fadd", sp, d, "monotonic")
+
     def in_window(self, b, k: int, sp) -> ir.Value:
         """At run time: whether the element of window array ``k`` that ``sp`` points into is this block's alone."""
         start, first, last = self.windows[k]
@@ -1143,21 +1152,13 @@ class _Gradient(FM._Dual):
                 sp = self.P(ptr) if ptr.name in self.rv else self.sh[ptr.name]
                 if ptr.name in self._global_sh and self.own_element(ptr):
                     # only this thread touches the element (a 1-D launch, shadows apart): a plain add
-                    with b.if_else(self.own_ok) as (plain, shared):
-                        with plain:
-                            self.store(b.fadd(b.load(sp, typ=d.type), d), sp)
-                        with shared:
-                            b.atomic_rmw("fadd", sp, d, "monotonic")
+                    self.plain_or_atomic_add(self.own_ok, sp, d)
                     self.tr.report.exclusive.append((self.src.name, self.cur_rev_block, inst.name))
                 elif ptr.name in self._global_sh and ptr.name in self.window_ptrs:
                     # a neighbour's element: this block's alone inside its window, where its threads,
                     # run one at a time, add plainly; at the block's edges other blocks may add too
                     k = self.window_ptrs[ptr.name]
-                    with b.if_else(self.in_window(b, k, sp)) as (plain, shared):
-                        with plain:
-                            self.store(b.fadd(b.load(sp, typ=d.type), d), sp)
-                        with shared:
-                            b.atomic_rmw("fadd", sp, d, "monotonic")
+                    self.plain_or_atomic_add(self.in_window(b, k, sp), sp, d)
                     self.tr.report.block_local.append((self.src.name, self.cur_rev_block, inst.name,
                                                       self.window_roots[k]))
                 elif ptr.name in self._global_sh:  # other threads may read the same element: accumulate atomically
