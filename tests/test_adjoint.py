@@ -94,7 +94,8 @@ def _write(tmp_path, text):
     ("cuda.atomic.max(out, 0, x[i])", "an atomic other than add and sub (cuda.atomic.max)",
      "cuda.atomic.max(out, 0, x[i])"),
     ("child[1, 1](out)", "a device-side launch", "child[1, 1](out)"),
-    ("cuda.syncthreads()", "a barrier (cuda.syncthreads)", "cuda.syncthreads()"),
+    ("cuda.syncwarp(0xffffffff)", "a warp barrier (cuda.syncwarp)", "cuda.syncwarp(0xffffffff)"),
+    ("s = cuda.shared.array(0, np.float64)", "dynamic shared memory", "s = cuda.shared.array(0, np.float64)"),
 ])
 def test_constructs_an_adjoint_cannot_take_are_located_errors(tmp_path, body, what, line):
     path = _write(tmp_path, f"""

@@ -21,6 +21,7 @@ from llvmlite import ir
 from kdebug import markers
 from kdebug import events as E
 from kdebug.driver import forward_mode as FM
+from kdebug.driver.adjoint_primal import AdjointPrimalTarget
 from kdebug.driver import reverse_mode as RM
 from kdebug.driver.deferred import parse
 from kdebug.errors import CompileError, KdebugError
@@ -72,7 +73,9 @@ def lower_primal(driver, rec, name: str):
     if not isinstance(d.primal, Derivative):
         requester = lambda fn, argtypes, kind, reason, loc: driver.request_deferred(  # noqa: E731
             rec, fn, argtypes, kind, reason, loc)
-        return lower_function(rec.typed, driver.target, name, requester=requester, lineinfo=driver.options.lineinfo)
+        # an adjoint's primal: its barriers and shared arrays as the markers the transform reads
+        target = AdjointPrimalTarget(driver.target) if d.transform == ADJOINT else driver.target
+        return lower_function(rec.typed, target, name, requester=requester, lineinfo=driver.options.lineinfo)
     jid = driver.request_deferred(rec, d.primal, rec.argtypes, "derivative", d.primal.reason, rec.loc, needs="body")
     target = driver.target
     module = ir.Module(name=name)
@@ -133,7 +136,7 @@ def transform(driver, rec, view_text: str, primal: str, report=None, forward_onl
     hooks = FM.Hooks(job_of=entries.get, derivative=lambda job, k: request_derivative(driver, rec, job, k),
                      libm=libm, libm_name=target.libm_name, has_ctx=target.context_type() is not None,
                      special_register_of=target.special_register_of, read_special_register=read_special_register,
-                     serial_block_threads=target.serial_block_threads)
+                     serial_block_threads=target.serial_block_threads, target=target)
     try:
         if rec.job.function.transform == ADJOINT:
             out = RM.differentiate(view, primal, rec.entry, None, hooks, report, forward_only,
@@ -167,6 +170,9 @@ def shadow_positions(argtypes) -> tuple:
     return tuple(p for p, t in enumerate(primal_argtypes(argtypes)) if isinstance(t, T.Array))
 
 
+_WARP_OPS = ("shfl", "ballot", "all_sync", "any_sync", "eq_sync", "match_", "activemask", "lanemask")
+
+
 def check_adjoint(rec, tf, seen=None) -> None:
     """Constructs a kernel's adjoint cannot take, reported where they are written."""
     seen = set() if seen is None else seen
@@ -181,15 +187,18 @@ def check_adjoint(rec, tf, seen=None) -> None:
                 what = "a device-side launch"
             elif name and name.startswith("atomic.") and name not in ("atomic.add", "atomic.sub"):
                 what = f"an atomic other than add and sub (cuda.{name})"
-            elif name and (name.startswith("syncthreads") or name in ("syncwarp", "cg.this_grid.sync")):
-                what = f"a barrier (cuda.{name}) in a kernel's adjoint, which this version does not run backwards yet"
-            elif name and name.startswith("shared."):
-                what = f"a shared array (cuda.{name}) in a kernel's adjoint, which this version has no shadow for yet"
+            elif name in ("syncwarp", "cg.this_grid.sync"):
+                what = f"a {'grid' if name.startswith('cg') else 'warp'} barrier (cuda.{name})"
+            elif name == "shared.array" and node.args and isinstance(node.args[0], ast.Constant) \
+                    and node.args[0].value == 0:
+                what = "dynamic shared memory (cuda.shared.array(0, ...))"
+            elif name and name.startswith(_WARP_OPS):
+                what = f"a warp operation (cuda.{name})"
         if what:
             raise tf.source.error(node, f"{what} cannot be differentiated: job #{rec.id} {rec.name} takes the "
                                         f"adjoint of {tf.name}",
-                                  "an adjoint takes global array reads and writes, local arrays, atomic add/sub, "
-                                  "branches, loops and device functions")
+                                  "an adjoint takes global and static shared array reads and writes, local arrays, "
+                                  "cuda.syncthreads(), atomic add/sub, branches, loops and device functions")
     for callee in tf.callees.values():
         check_adjoint(rec, callee, seen)
 

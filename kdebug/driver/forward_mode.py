@@ -81,6 +81,8 @@ class Hooks:
     # the target runs a block's threads one at a time, each from barrier to barrier (the CPU backend): a
     # thread's read-add-write of an element no other block touches needs no atomic
     serial_block_threads: bool = False
+    # the target, for a kernel adjoint's barriers and shared arrays (its adjoint_* hooks)
+    target: object = None
 
 
 def carries(t: ir.Type) -> bool:

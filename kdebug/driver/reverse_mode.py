@@ -36,6 +36,7 @@ from kdebug import markers
 from kdebug.driver import forward_mode as FM
 from kdebug.driver.forward_mode import VK, NotDifferentiable, zero
 from kdebug.driver.ir_types import leading_type, parse_type
+from kdebug.driver.reverse_barriers import BarrierSweeps, marker_of
 from dataclasses import field
 
 from kdebug.lazy_dataclasses import dataclass
@@ -115,6 +116,8 @@ class Report:
     # (function, block, load, (lo, hi)): reads at the own index plus a constant in [lo, hi], plain adds inside
     # the block's window where the target runs a block's threads one at a time
     block_local: list = field(default_factory=list)
+    shared: list = field(default_factory=list)  # (function, marker, bytes): shared arrays, each with a shadow
+    barriers: list = field(default_factory=list)  # (function, marker, site): barriers, run forwards then backwards
 
     def activity_text(self) -> str:
         out = []
@@ -175,6 +178,14 @@ class Report:
                 out.append("exclusive reads kept as plain adds: none proved (every global read is accumulated atomically)")
         elif not self.exclusive and not self.block_local:
             out.append("atomics: none (the reverse sweep writes only this thread's own adjoints)")
+        for fn, name, nbytes in self.shared:
+            out.append(f"shared: {fn}: the shared array %{name}{at(fn, name)} ({nbytes} bytes a block) has a shadow of "
+                       f"its size in shared memory, zeroed by the block's threads where the adjoint starts; its reads "
+                       f"add into the shadow")
+        for fn, name, _ in self.barriers:
+            out.append(f"barrier: {fn}: the barrier %{name}{at(fn, name)} runs in the forward sweep and again in the "
+                       f"reverse sweep, where the reverse reaches it: values computed before it that the reverse "
+                       f"needs are on the tape")
         return "\n".join(out) + "\n"
 
 
@@ -191,6 +202,9 @@ def differentiate(view, primal: str, entry: str, argnum, hooks: FM.Hooks, report
     tr.wrapper(primal, argnum)
     while tr.pending:
         tr.pending.pop().emit()
+    if shadows is not None and hooks.target is not None:
+        body = tr.twins[primal]
+        hooks.target.adjoint_finished(entry, body.fn)
     return tr.out
 
 
@@ -268,7 +282,7 @@ class _Transform(FM._Transform):
             f.attributes.add("alwaysinline")
 
 
-class _Gradient(FM._Dual):
+class _Gradient(BarrierSweeps, FM._Dual):
     """One function's gradient twin: its augmented forward sweep, then its reverse sweep."""
 
     def __init__(self, tr: _Transform, src, shadows: tuple | None = None) -> None:  # noqa: not the dual's __init__
@@ -374,6 +388,9 @@ class _Gradient(FM._Dual):
         self.b.branch(self.rev_block(self.cur_block.name) if self.rev_loop is None else self.rev_loop)
 
     def op_call(self, inst, ops) -> None:
+        m = marker_of(inst)
+        if m is not None:
+            return self.forward_marker(inst, m)
         callee = ops[-1]
         sym = callee.name if callee.value_kind == VK.function else self.origin.get(callee.name)
         if sym is not None and markers.job_of(sym) is None and self.math_name(sym) is None:
@@ -418,6 +435,7 @@ class _Gradient(FM._Dual):
         self.top = self.fn.append_basic_block("tape")
         self.blocks = {b.name: self.fn.append_basic_block(b.name or "bb") for b in blocks}
         self.entry_b = ir.IRBuilder(self.top)
+        self.begin_barriers(blocks)  # a kernel's barriers and shared arrays (reverse_barriers.py)
         self.rev_loop = self.fn.append_basic_block("reverse") if not self.static or self.tr.forward_only else None
         self.rev_blocks: dict[str, ir.Block] = {}
         self.records: dict[str, ir.Value] = {}
@@ -484,6 +502,8 @@ class _Gradient(FM._Dual):
             self.b.unreachable()  # the reverse sweep goes here
         else:
             self.reverse(reached)
+        if self.shared_sh:  # the shadows zeroed before any thread's forward sweep
+            self.zero_shared_shadows(self.entry_b)
         self.entry_b.branch(self.blocks[blocks[0].name])
 
     # ---- the plan: activity, what each block keeps ------------------------------------
@@ -599,60 +619,17 @@ class _Gradient(FM._Dual):
                 keep(inst, "result of a math call (its partial uses it)")
 
     def sh_candidates(self) -> set:
-        """The values that have a shadow: local memory's addresses, and the local arrays' descriptors
-        holding them (through insertvalue, a store in the entry block, its loads, extractvalue)."""
+        """The values that have a shadow: local memory's addresses, the kernel's arrays and shared
+        arrays, and the descriptors holding them (through insertvalue, a store in the entry block, its
+        loads, extractvalue)."""
         if not hasattr(self, "_sh_candidates"):
             params = list(self.src.arguments)
-            cand, held = {params[k].name for k in self.shadowed}, set()
             insts = [i for blk in self.src.blocks for i in blk.instructions]
-            changed = True
-            while changed:
-                changed = False
-                for i in insts:
-                    ops = list(i.operands)
-                    if i.opcode == "alloca":
-                        hit = floaty(leading_type(str(i).split("alloca", 1)[1]))
-                    elif i.opcode in ("getelementptr", "bitcast", "addrspacecast", "extractvalue"):
-                        hit = ops[0].name in cand
-                    elif i.opcode == "insertvalue":
-                        hit = any(o.name in cand for o in ops if o.value_kind == VK.instruction)
-                    elif i.opcode == "load":
-                        hit = ops[0].name in held
-                    elif i.opcode == "store":
-                        if ops[0].name in cand and ops[1].name not in held:
-                            held.add(ops[1].name)
-                            changed = True
-                        continue
-                    else:
-                        continue
-                    if hit and i.name not in cand:
-                        cand.add(i.name)
-                        changed = True
-            self._sh_candidates = cand
-            # those that address global memory (the arrays' shadows): the same propagation, from the parameters
-            glob, gheld = {params[k].name for k in self.shadowed}, set()
-            changed = True
-            while changed:
-                changed = False
-                for i in insts:
-                    ops = list(i.operands)
-                    if i.opcode == "store":
-                        if ops[0].name in glob and ops[1].name not in gheld:
-                            gheld.add(ops[1].name)
-                            changed = True
-                        continue
-                    if i.opcode in ("getelementptr", "bitcast", "addrspacecast", "extractvalue"):
-                        hit = ops[0].name in glob
-                    elif i.opcode == "insertvalue":
-                        hit = any(o.name in glob for o in ops if o.value_kind == VK.instruction)
-                    elif i.opcode == "load":
-                        hit = ops[0].name in gheld
-                    else:
-                        continue
-                    if hit and i.name not in glob:
-                        glob.add(i.name)
-                        changed = True
-            self._global_sh = glob
+            arrays = {params[k].name for k in self.shadowed}
+            self._sh_candidates = _reach(insts, arrays | set(self.shared_sh), allocas=True)
+            # those that address global memory (the arrays' shadows), and those of shared memory
+            self._global_sh = _reach(insts, arrays)
+            self._shared_sh = _reach(insts, set(self.shared_sh))
         return self._sh_candidates
 
     # ---- exclusive elements: reads that only this thread makes ---------------------------
@@ -921,7 +898,10 @@ class _Gradient(FM._Dual):
         rty = self.record_type(blk.name)
         b = self.b
         h = len(self.header)
-        if blk.name in self.loops:
+        if blk.name in self.loops and self.heap_tape:
+            # a fresh record per trip, on the heap: the body is a coroutine, whose stack a barrier leaves
+            rec = self.heap_record(rty)
+        elif blk.name in self.loops:
             rec = self.b.alloca(rty, name=f"tape.{blk.name}")  # a fresh record per trip
         elif not self.static or self.needs[blk.name]:
             rec = self.records[blk.name] = self.entry_b.alloca(rty, name=f"tape.{blk.name}")
@@ -936,6 +916,13 @@ class _Gradient(FM._Dual):
         for s in self.succs[blk.name]:
             if s in self.from_slots:
                 b.store(ir.Constant(_I32, self.ids[blk.name]), self.from_slots[s])
+
+    def heap_record(self, rty) -> ir.Value:
+        """A record from malloc (freed when the reverse sweep has read it)."""
+        b, i64 = self.b, ir.IntType(64)
+        size = b.ptrtoint(ir.Constant(ir.PointerType(rty), None).gep([ir.Constant(_I32, 1)]), i64)
+        mem = b.call(self.tr.function("malloc", ir.FunctionType(_I8P, [i64])), [size], name="tape.heap")
+        return b.bitcast(mem, ir.PointerType(rty))
 
     # ---- adjoints -----------------------------------------------------------------
     def slot(self, name: str, ty: ir.Type) -> ir.Value:
@@ -1022,6 +1009,8 @@ class _Gradient(FM._Dual):
                 return came_from[0]
             self.reverse_block(blk, rv, pid)
             b.store(prev, self.head)
+            if blk.name in self.loops and self.heap_tape:
+                b.call(self.tr.function("free", ir.FunctionType(ir.VoidType(), [_I8P])), [cur])
             b.branch(self.rev_loop)
         self.finish_reverse(done)
 
@@ -1033,6 +1022,8 @@ class _Gradient(FM._Dual):
         for j, k in enumerate(self.fparams):
             a = list(self.src.arguments)[k]
             out = b.insert_value(out, b.load(self.slot(a.name, self.adjty.elements[j])), j)
+        if self.has_barriers:  # a kernel's (no parameter adjoints): the target's end of a body with barriers
+            self.tr.hooks.target.adjoint_end(b, self.ctx_arg)
         b.ret(out)
 
     def reverse_block(self, blk, rv, pid) -> None:
@@ -1096,6 +1087,9 @@ class _Gradient(FM._Dual):
         op = inst.opcode
         ops = list(inst.operands)
         b = self.b
+        m = marker_of(inst)
+        if m is not None:
+            return self.reverse_marker(inst, m)
         if op == "store":
             val, ptr = ops
             ty = parse_type(str(val.type))
@@ -1164,6 +1158,8 @@ class _Gradient(FM._Dual):
                 elif ptr.name in self._global_sh:  # other threads may read the same element: accumulate atomically
                     b.atomic_rmw("fadd", sp, d, "monotonic")
                     self.tr.report.atomics.append((self.src.name, self.cur_rev_block, inst.name))
+                elif ptr.name in self._shared_sh and not self.tr.hooks.serial_block_threads:
+                    b.atomic_rmw("fadd", sp, d, "monotonic")  # the block's threads may add into it at once
                 else:
                     self.store(b.fadd(b.load(sp, typ=d.type), d), sp)
         elif op == "call":
@@ -1210,6 +1206,36 @@ class _Gradient(FM._Dual):
             ptr = b.call(marker, [], name=f"deferred.{jid}")
             partial = b.call(b.bitcast(ptr, ir.PointerType(fnty)), vals)
             self.accumulate(a, self.scaled(d, partial))
+
+
+def _reach(insts, seeds: set, allocas: bool = False) -> set:
+    """The pointers derived from ``seeds`` (and, with ``allocas``, from float local memory): through
+    getelementptr, casts, extractvalue, insertvalue, and a store into a variable and its loads."""
+    cand, held = set(seeds), set()
+    changed = True
+    while changed:
+        changed = False
+        for i in insts:
+            ops = list(i.operands)
+            if i.opcode == "alloca":
+                hit = allocas and floaty(leading_type(str(i).split("alloca", 1)[1]))
+            elif i.opcode in ("getelementptr", "bitcast", "addrspacecast", "extractvalue"):
+                hit = ops[0].name in cand
+            elif i.opcode == "insertvalue":
+                hit = any(o.name in cand for o in ops if o.value_kind == VK.instruction)
+            elif i.opcode == "load":
+                hit = ops[0].name in held
+            elif i.opcode == "store":
+                if ops[0].name in cand and ops[1].name not in held:
+                    held.add(ops[1].name)
+                    changed = True
+                continue
+            else:
+                continue
+            if hit and i.name not in cand:
+                cand.add(i.name)
+                changed = True
+    return cand
 
 
 def _blocks_in_cycles(blocks) -> set:

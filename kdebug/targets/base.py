@@ -28,6 +28,9 @@ class Target:
     # code in between (the CPU backend's thread loops and coroutines), blocks side by side: the reverse
     # transform then adds plainly into shadow elements no other block touches. A GPU runs them together.
     serial_block_threads = False
+    # a thread's stack stays as it was across a barrier (a GPU's); the CPU backend's adjoint bodies with
+    # barriers are coroutines, whose stack a barrier leaves: their per-trip tape records go on the heap
+    barriers_keep_the_stack = True
     triple = ""
     data_layout = ""
 
@@ -167,6 +170,33 @@ class Target:
     def dynamic_shared_memory(self, lc) -> tuple[ir.Value, ir.Value]:
         """At ``cuda.shared.array(0, dtype)``: (i8* base, i64 bytes) of the launch's dynamic shared memory."""
         raise NotImplementedError("dynamic shared memory")
+
+    # ---- a kernel's adjoint (kdebug.adjoint): its barriers and shared arrays ------------------
+    # Lowered for the reverse transform, a primal's barriers and shared arrays are marker calls
+    # (kdebug/driver/adjoint_primal.py); the transform writes the adjoint body through these hooks,
+    # where ``b`` is its builder and ``ctx`` the body's context parameter (None without one).
+    def adjoint_site(self, lc, node, what: str) -> tuple[int, int]:
+        """(site, reach line) a barrier of the adjoint's primal records (``node`` None: one the adjoint
+        adds, at the function's line); what the target's barrier errors name."""
+        return 0, 0
+
+    def adjoint_begin(self, b, ctx) -> None:
+        """At the top of the entry block of an adjoint body with barriers or shared arrays."""
+
+    def adjoint_barrier(self, b, ctx, site: int, line: int, vote, what: str | None):
+        """A barrier of the adjoint body (``vote``: an i32 or None); ``what`` names one the adjoint adds
+        (the reverse of a barrier, the shadows' zeroing), placed at ``site``. Returns the votes (i32)."""
+        raise NotImplementedError("a barrier in a kernel's adjoint")
+
+    def adjoint_shared(self, b, ctx, nbytes: int, align: int):
+        """An i8* to ``nbytes`` of the block's shared memory for the adjoint body (arrays and shadows)."""
+        raise NotImplementedError("a shared array in a kernel's adjoint")
+
+    def adjoint_end(self, b, ctx) -> None:
+        """Before the adjoint body's return (``b`` may be left in another block)."""
+
+    def adjoint_finished(self, entry: str, fn) -> None:
+        """The transform wrote adjoint body ``entry`` (its kernel's gradient function ``fn``)."""
 
     def implements(self, hook: str) -> bool:
         """Whether this target overrides the base target's ``hook`` (a feature it has)."""

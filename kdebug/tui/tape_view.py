@@ -23,11 +23,13 @@ LOCATION = re.compile(r" at (?P<file>\S+?):(?P<line>\d+):(?P<col>\d+)(?=[\s:,;)]
 NAME = re.compile(r"%(?P<name>[-\w.$\"]+)")
 CACHED = re.compile(r"^cached %(?P<name>\S+) \((?P<type>[^)]*)\)(?P<rest>.*)$")
 # atomic: FN block BLK: the read %NAME[ at LOC] ...; exclusive, block-local: the same; recomputed: FN block BLK: %NAME ...
-ENTRY = re.compile(r"^(?P<kind>atomic|exclusive|block-local|recomputed|partial)\s*:\s*(?P<rest>.*)$")
+ENTRY = re.compile(r"^(?P<kind>atomic|exclusive|block-local|recomputed|partial|shared|barrier)\s*:\s*(?P<rest>.*)$")
 WHERE = re.compile(r"^(?P<fn>\S+) block (?P<block>[^:\s]+):\s*(?P<rest>.*)$")
 ATOMIC_PHRASE = re.compile(r"\s*of a global array becomes an atomic accumulation \((?P<op>atomicrmw \w+)\) "
                            r"into its shadow\s*$")
 BLOCK_LOCAL_PHRASE = re.compile(r"\s*is at the thread's own index plus (?P<lo>-?\d+)\.\.(?P<hi>-?\d+):.*$")
+SHARED_PHRASE = re.compile(r"^the shared array (?P<name>%\S+)\s*\((?P<bytes>\d+) bytes a block\).*$")
+BARRIER_PHRASE = re.compile(r"^the barrier (?P<name>%\S+)\s.*$")
 RELOADED = re.compile(r"^%(?P<name>\S+)\s*\((?P<why>.*)\) is read again from (?P<var>%\S+?),.*$")
 NO_LINE = "no source line"
 
@@ -126,6 +128,13 @@ def _entry(kind: str, rest: str) -> Entry:
         again = RELOADED.match(rest)
         if again is not None:
             rest = f"%{again['name']}: {again['why']}, read again from {again['var']}"
+    elif kind in ("shared", "barrier") and not fn:  # shared: FN: the shared array %N at LOC (B bytes a block) ...
+        fn, _, rest = rest.partition(": ")
+        m = SHARED_PHRASE.match(rest) if kind == "shared" else BARRIER_PHRASE.match(rest)
+        if m is not None and kind == "shared":
+            rest = f"{m['name']} ({m['bytes']} bytes a block) \u2192 a shadow in shared memory, zeroed where the adjoint starts"
+        elif m is not None:
+            rest = f"{m['name']} \u2192 in the forward sweep, and again where the reverse sweep reaches it"
     elif kind == "partial" and not fn:  # partial: FN asks job g for ...
         fn, _, tail = rest.partition(" ")
         rest = tail or rest
@@ -161,7 +170,7 @@ def _file_lines(path_hint: str | None, name: str, cwd: str) -> dict[int, str]:
 
 # ---- the document -------------------------------------------------------------------------------
 KIND_STYLES = {"cached": "#61afef", "atomic": "bold #e5c07b", "exclusive": "#98c379", "block-local": "#98c379",
-               "recomputed": "#c678dd", "partial": "#56b6c2"}
+               "recomputed": "#c678dd", "partial": "#56b6c2", "shared": "#56b6c2", "barrier": "bold #c678dd"}
 
 
 class TapeDocument(Document):
@@ -198,7 +207,8 @@ def tape_document(text: str, model=None, job=None, cwd: str = ".", hint: str = "
     counts = [(sum(e.kind == kind for e in tape.entries), what) for kind, what in (
         ("cached", "cached value(s)"), ("atomic", "atomic accumulation(s)"), ("exclusive", "read(s) kept as plain adds"),
         ("block-local", "read(s) plain inside the block's window"),
-        ("recomputed", "recomputed"))]
+        ("recomputed", "recomputed"), ("shared", "shared array(s) with a shadow"),
+        ("barrier", "barrier(s) run forwards and backwards"))]
     add("  " + ", ".join(f"{n} {what}" for n, what in counts if n or what.startswith(("cached", "atomic"))))
     for note in tape.notes:
         add("  " + note, "dim")

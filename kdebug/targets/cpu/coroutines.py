@@ -37,33 +37,48 @@ def begin_coroutine(lc) -> CoroState:
     st = lc.state.coroutines.get(lc.fn.name)
     if st is not None:
         return st
-    st = lc.state.coroutines[lc.fn.name] = CoroState()
-    m = lc.module
-    set.add(lc.fn.attributes, "presplitcoroutine")
     pb = ir.IRBuilder(lc.entry)
     first = next((ins for ins in lc.entry.instructions if not isinstance(ins, ir.instructions.AllocaInstr)), None)
     if first is not None:
         pb.position_before(first)
     else:
         pb.position_at_end(lc.entry)
+    st = lc.state.coroutines[lc.fn.name] = open_coroutine(pb, lc.fn, lc.thread_ctx)
+    if lc.builder.block is lc.entry:  # llvmlite's insertion point is an index: move it past the prologue
+        lc.builder.position_at_end(lc.entry)
+    return st
+
+
+def open_coroutine(pb: ir.IRBuilder, fn: ir.Function, ctx) -> CoroState:
+    """``fn`` made a switched-resume coroutine: coro.id, the frame from the thread's context and
+    coro.begin at ``pb`` (the top of its entry block), the handle kept in the context; its cleanup and
+    return blocks appended (the return block's coro.end and return are the caller's)."""
+    st = CoroState()
+    m = fn.module
+    set.add(fn.attributes, "presplitcoroutine")
     null = ir.Constant(I8P, None)
     coro_id = declare(m, "llvm.coro.id", TOKEN, [i32, I8P, I8P, I8P])
     coro_size = declare(m, "llvm.coro.size.i64", i64, [])
     coro_begin = declare(m, "llvm.coro.begin", I8P, [TOKEN, I8P])
     st.id = pb.call(coro_id, [const(0), null, null, null], name="coro.id")
     size = pb.call(coro_size, [], name="coro.size")
-    mem = pb.call(frame_function(m), [lc.thread_ctx, size], name="coro.mem")
+    mem = pb.call(frame_function(m), [ctx, size], name="coro.mem")
     st.hdl = pb.call(coro_begin, [st.id, mem], name="coro.hdl")
-    pb.store(st.hdl, field(pb, lc.thread_ctx, CTX_CORO))
-    st.cleanup = lc.fn.append_basic_block("coro.cleanup")
-    st.ret = lc.fn.append_basic_block("coro.ret")
+    pb.store(st.hdl, context_field(pb, ctx, CTX_CORO))
+    st.cleanup = fn.append_basic_block("coro.cleanup")
+    st.ret = fn.append_basic_block("coro.ret")
     cb = ir.IRBuilder(st.cleanup)  # the frame's memory stays with the thread's context (the launcher frees it)
     coro_free = declare(m, "llvm.coro.free", I8P, [TOKEN, I8P])
     cb.call(coro_free, [st.id, st.hdl])
     cb.branch(st.ret)
-    if lc.builder.block is lc.entry:  # llvmlite's insertion point is an index: move it past the prologue
-        lc.builder.position_at_end(lc.entry)
     return st
+
+
+def context_field(b: ir.IRBuilder, ctx, index: int):
+    """A pointer to field ``index`` of the thread's context, also where ``ctx`` is an opaque pointer
+    (a function the reverse transform wrote from parsed IR)."""
+    etype = CONTEXT_P.pointee if getattr(ctx.type, "is_opaque", False) else None
+    return b.gep(ctx, [const(0), const(index)], inbounds=True, source_etype=etype)
 
 
 def frame_function(module: ir.Module) -> ir.Function:
@@ -89,10 +104,13 @@ def frame_function(module: ir.Module) -> ir.Function:
 
 
 def suspend(lc, st: CoroState, final: bool) -> None:
-    b = lc.builder
-    coro_suspend = declare(lc.module, "llvm.coro.suspend", i8, [TOKEN, i1])
+    suspend_at(lc.builder, st, final, lc.new_block("coro.final" if final else "barrier.resume"))
+
+
+def suspend_at(b: ir.IRBuilder, st: CoroState, final: bool, cont: ir.Block) -> None:
+    """A suspend point at ``b``: resumed, the thread goes on at ``cont`` (unreachable after the final one)."""
+    coro_suspend = declare(b.module, "llvm.coro.suspend", i8, [TOKEN, i1])
     s = b.call(coro_suspend, [TOKEN_NONE, const(int(final), i1)])
-    cont = lc.new_block("coro.final" if final else "barrier.resume")
     sw = b.switch(s, st.ret)
     sw.add_case(const(0, i8), cont)
     sw.add_case(const(1, i8), st.cleanup)

@@ -27,6 +27,7 @@ from kdebug.targets import pass_record
 from kdebug.targets.base import Target, init_llvm, run_pipeline
 from kdebug.targets.cpu import (coroutines, exceptions_ir, kernel_print, lockstep, lockstep_rules, memcheck_ir,
                                progress_ir, regions, sanitizer_ir, tiers, warp)
+from kdebug.targets.cpu.adjoint_barriers import WHY_COROUTINES, AdjointBarriers
 from kdebug.targets.cpu.launcher import launcher_module, name_entry
 from kdebug.targets.cpu.machines import new_machine
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_DEPTH, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_RUNTIME,
@@ -164,6 +165,7 @@ HOST_ASM_ON_DEMAND = "; host assembly: made when the job's passes are replayed (
 
 class CpuTarget(Target):
     name = "cpu"
+    barriers_keep_the_stack = False  # an adjoint body with barriers is a coroutine (adjoint_barriers.py)
     serial_block_threads = True  # a block runs on one host thread: its threads in a loop, or as coroutines
     def __init__(self, options: CompileOptions | None = None) -> None:
         """Made from the frozen compile options (``kdebug/settings.py``), which it never changes:
@@ -190,6 +192,7 @@ class CpuTarget(Target):
         self.triple = llvm.get_process_triple()
         self.data_layout = str(self.tm.target_data)
         self._const_counter = 0
+        self.adjoints = AdjointBarriers()  # kdebug.adjoint's barriers and shared arrays (adjoint_barriers.py)
 
     # the options, read-only: a target is made for one set of them
     memcheck = property(lambda self: self.options.memcheck)
@@ -354,6 +357,25 @@ class CpuTarget(Target):
         gv.initializer = ir.Constant(ir.ArrayType(i8, data.nbytes), bytearray(data.tobytes()))
         return gv.bitcast(elem_p)
 
+    # ---- a kernel's adjoint: its barriers and shared arrays (adjoint_barriers.py) --------------
+    def adjoint_site(self, lc, node, what):
+        return self.adjoints.site(lc, node, what)
+
+    def adjoint_begin(self, b, ctx) -> None:
+        self.adjoints.begin(b, ctx)
+
+    def adjoint_barrier(self, b, ctx, site, line, vote, what):
+        return self.adjoints.barrier(b, ctx, site, line, vote, what)
+
+    def adjoint_shared(self, b, ctx, nbytes, align):
+        return self.adjoints.shared(b, ctx, nbytes, align)
+
+    def adjoint_end(self, b, ctx) -> None:
+        self.adjoints.end(b, ctx)
+
+    def adjoint_finished(self, entry, fn) -> None:
+        self.adjoints.finished(entry, fn)
+
     # ---- the regions stage ------------------------------------------------------
     def stages(self):
         return (stages.REGIONS,)
@@ -467,14 +489,23 @@ class CpuTarget(Target):
         if rk is not None and not rk.cut_done:
             raise AssertionError(f"{job.entry}: a kernel cut at its barriers reached finish without the regions stage")
         thread_exit = job.entry in state.thread_exit
+        body = self.adjoints.linked(mod)  # a kdebug.adjoint wrapper: its body's barriers and shared memory
+        coroutine = job.entry in state.coroutines
+        shared_bytes, shared_align = state.shared_bytes, state.shared_align
+        if body is not None:
+            shared_bytes, shared_align = max(shared_bytes, body.shared_bytes), max(shared_align, body.shared_align)
+            if body.coroutine and not coroutine:
+                coroutine = True
+                state.forms[job.entry] = (regions.FORM_COROUTINES, WHY_COROUTINES)
+                job.form = state.forms[job.entry]
         # A launcher whose kernel has the stopping check keeps the shuffled path even unshuffled: without
         # its out-of-line call LLVM sinks the block's context stores into the failed checks' blocks, keeping
         # their ~16 values live through the thread loop (measured: saxpy with memcheck ran 1.25x slower)
         shuffle = self.shuffle or (self.memcheck and not thread_exit and rk is None)
-        options = dict(coroutine=job.entry in state.coroutines,
+        options = dict(coroutine=coroutine,
                        regions=(len(rk.sites), rk.frame_bytes, rk.votes, rk.uniform_copy) if rk is not None else None,
-                       grid_sync=job.entry in state.grid_sync, shared_bytes=state.shared_bytes,
-                       shared_align=state.shared_align, racecheck=self.racecheck, initcheck=self.initcheck,
+                       grid_sync=job.entry in state.grid_sync, shared_bytes=shared_bytes,
+                       shared_align=shared_align, racecheck=self.racecheck, initcheck=self.initcheck,
                        thread_exit=thread_exit, lockstep=job.entry in state.lockstep)
         launcher, bitcode = launcher_module(job.entry, job.argtypes, self, shuffle=shuffle, **options)
         link_launcher(mod, job.entry, launcher)

@@ -176,6 +176,27 @@ class PtxTarget(Target):
                                                                      name="llvm.nvvm.barrier0.popc")
         return lc.builder.call(fn, [vote])
 
+    # ---- a kernel's adjoint (kdebug.adjoint): a barrier is a plain call here ----------------------
+    def adjoint_barrier(self, b, ctx, site, line, vote, what):
+        m = b.module
+        if vote is None:
+            fn = m.globals.get("llvm.nvvm.barrier0") or ir.Function(m, ir.FunctionType(ir.VoidType(), []),
+                                                                    name="llvm.nvvm.barrier0")
+            b.call(fn, [])
+            return ir.Constant(i32, 0)
+        fn = m.globals.get("llvm.nvvm.barrier0.popc") or ir.Function(m, ir.FunctionType(i32, [i32]),
+                                                                     name="llvm.nvvm.barrier0.popc")
+        return b.call(fn, [vote])
+
+    def adjoint_shared(self, b, ctx, nbytes, align):
+        self._const_counter += 1
+        ty = ir.ArrayType(i8, max(int(nbytes), 1))
+        gv = ir.GlobalVariable(b.module, ty, name=f"kdebug_shared_adjoint_{self._const_counter}", addrspace=3)
+        gv.linkage = "internal"
+        gv.align = align
+        gv.initializer = ir.Constant(ty, ir.Undefined)
+        return b.addrspacecast(gv, I8P)
+
     def warp_op(self, lc, node, op):
         """Shuffles, votes, matches, activemask and syncwarp: the llvm.nvvm intrinsics."""
         return warp.emit_warp_op(lc, node, op)
