@@ -5,8 +5,10 @@ A random device function ``f(x, y)`` (the generator of ``tests/test_grad_propert
 straight-line code, branches, loops, math functions) is used by a kernel of one of three
 forms: elementwise (``out[i] = f(a[i], b[i])``), neighbour reads
 (``out[i] = f(a[i - 1] + 0.5 a[i + 1], a[i] b[i])``: the reads of a[i +- 1] are shared by
-threads, atomics in the reverse sweep) or an in-place update (``a[i] = f(a[i], b[i]) + a[i]``:
-a's shadow is read as the final value's adjoint and left as the initial value's).
+threads, atomics in the reverse sweep), an in-place update (``a[i] = f(a[i], b[i]) + a[i]``:
+a's shadow is read as the final value's adjoint and left as the initial value's) or a shared-memory
+tree reduction (``s[t] = f(a[i], b[i])``, then halving steps with a barrier after each, and thread 0
+writes ``out[0] = s[0]``: the barriers run backwards, the shared array's shadow carries the adjoints).
 
 - Jacobian: a second kernel evaluates ``grad(f)`` and ``grad(f, argnum=1)`` at each thread's
   point; J^T dout is assembled from them by the chain rule of the kernel's form (float64, 1e-10).
@@ -35,14 +37,34 @@ FORMS = {
     "neighbour": ("if 0 < i < a.size - 1:", "out[i] = f(a[i - 1] + 0.5 * a[i + 1], a[i] * b[i])"),
     "inplace": ("if i < a.size:", "a[i] = f(a[i], b[i]) + a[i]"),
 }
-KERNELS = '''
+KERNEL = '''
 
 @cuda.jit
 def kern(a, b, out):
     i = cuda.grid(1)
     {guard}
         {body}
+'''
+REDUCTION = '''
 
+@cuda.jit
+def kern(a, b, out):
+    s = cuda.shared.array(8, np.float64)
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    s[t] = f(a[i], b[i])
+    cuda.syncthreads()
+    step = 4
+    while step > 0:
+        if t < step:
+            s[t] += s[t + step]
+        cuda.syncthreads()
+        step //= 2
+    if t == 0:
+        out[0] = s[0]
+'''
+FORMS["reduction"] = ("", "")
+JAC = '''
 
 @cuda.jit
 def jac(us, vs, out):
@@ -71,6 +93,10 @@ def transpose_product(form, a, b, fx, fy, idx, seed_a, seed_out):
         db[idx] += seed_out[idx] * fy
         dout[idx] = 0.0
         da += seed_a
+    elif form == "reduction":  # out[0] = sum of f at every thread's point
+        da += seed_out[0] * fx + seed_a
+        db += seed_out[0] * fy
+        dout[0] = 0.0
     elif form == "neighbour":
         g = seed_out[idx]
         np.add.at(da, idx - 1, g * fx)
@@ -99,7 +125,10 @@ def test_random_kernel_adjoints_match_the_jacobian_transpose_and_finite_differen
     f = text[text.index("@jit\ndef f(x, y):"):text.index('\n\nif "REFERENCE"')]
     f = f.replace("@jit\ndef f(x, y):", "@cuda.jit(device=True)\ndef f(x, y):")
     guard, body = FORMS[form]
-    source = "import math\nimport kdebug\nfrom kdebug import cuda\n\n\n" + f + KERNELS.format(guard=guard, body=body)
+    kern = REDUCTION if form == "reduction" else KERNEL.format(guard=guard, body=body)
+    source = "import math\nimport numpy as np\nimport kdebug\nfrom kdebug import cuda\n\n\n" + f + kern + JAC
+    if form == "reduction":  # threads in a random order between barriers: a missing barrier shows
+        kdebug.set_options(shuffle_threads=data.draw(st.integers(1, 2 ** 16), label="shuffle"))
     rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1), label="seed"))
     a0, b0 = rng.uniform(-1.5, 1.5, N), rng.uniform(-1.5, 1.5, N)
     seed_a, seed_out = rng.standard_normal(N), rng.standard_normal(N)
