@@ -19,7 +19,8 @@ from kdebug.session.model import SessionModel
 from test_grad import compiled_once, tree
 
 
-@pytest.mark.parametrize("sample,kernel", [("adjoint_stencil", "smooth"), ("adjoint_least_squares", "residuals")])
+@pytest.mark.parametrize("sample,kernel", [("adjoint_stencil", "smooth"), ("adjoint_least_squares", "residuals"),
+                                           ("adjoint_block_reduce", "block_squares")])
 @pytest.mark.parametrize("strategy", ["worklist", "toplevel", "recursive"])
 def test_samples_check_themselves_under_every_strategy(sample, kernel, strategy):
     # an adjoint's body needs the kernel's body, which is its own job's primal: no marker stands between
@@ -41,6 +42,9 @@ def test_samples_check_themselves_under_every_strategy(sample, kernel, strategy)
         assert len(reads) == 3 and all("own index plus -1..1" in t for t in reads), tape
         cached = [t for t in tape.splitlines() if t.strip().startswith(("cached %", "block-local:"))]
         assert cached and all(f" at {sample}.py:{line}:" in t for t in cached), tape
+    elif sample == "adjoint_block_reduce":  # one shared array with its shadow, two barriers run backwards too
+        assert sum(t.startswith("shared:") for t in tape.splitlines()) == 1, tape
+        assert sum(t.startswith("barrier:") for t in tape.splitlines()) == 2, tape
     else:  # the fit's parameters are read by every thread
         assert "becomes an atomic accumulation (atomicrmw fadd) into its shadow" in tape
 

@@ -197,3 +197,27 @@ def test_the_tape_parser_places_cached_values_atomics_and_plain_adds():
     unplaced = group_of(lines, NO_LINE)
     assert any("cached %.8 i1" in line for line in unplaced) and any("partial:" in line for line in unplaced)
     assert any("%.12" in line for line in unplaced)
+
+
+BARRIER_TAPE = """# the tape
+function k__j2.primal
+  bytes per thread: 408 for the blocks outside loops
+shared: k__j2.primal: the shared array %.7 at r.py:23:9 (512 bytes a block) has a shadow of its size in shared memory, \
+zeroed by the block's threads where the adjoint starts; its reads add into the shadow
+barrier: k__j2.primal: the barrier %.80 at r.py:27:5 runs in the forward sweep and again in the reverse sweep, where \
+the reverse reaches it: values computed before it that the reverse needs are on the tape
+"""
+
+
+def test_the_tape_view_places_shared_shadows_and_barriers_at_their_lines():
+    tape = parse_tape(BARRIER_TAPE)
+    got = [(e.kind, e.function, e.file, e.line, e.col, e.text) for e in tape.entries]
+    assert got == [
+        ("shared", "k__j2.primal", "r.py", 23, 9,
+         "%.7 (512 bytes a block) \u2192 a shadow in shared memory, zeroed where the adjoint starts"),
+        ("barrier", "k__j2.primal", "r.py", 27, 5,
+         "%.80 \u2192 in the forward sweep, and again where the reverse sweep reaches it")]
+    lines = [tape_document(BARRIER_TAPE).plain(i) for i in range(len(tape_document(BARRIER_TAPE)))]
+    assert any("1 shared array(s) with a shadow" in line and "1 barrier(s) run forwards and backwards" in line
+               for line in lines), lines
+    assert any("barrier:" in line for line in group_of(lines, "r.py:27")), lines

@@ -34,6 +34,9 @@ PHASES: dict[str, str] = {
                          "tape (its number, the record before it, the values its reverse needs).",
     "reverse": "The reverse-mode transform: after the forward sweep, the records are popped newest first and each "
                "block's instructions run backwards, accumulating adjoints (atomically into a kernel's shadows). "
+               "A barrier is met twice: in its place in the forward sweep, and again where the reverse sweep "
+               "reaches it, so no thread runs the reverse of the code before it until every thread has "
+               "reversed the code after it; a shared array's shadow lives in shared memory. "
                "Reverse mode needs the primal's body, and a forward job over a reverse one needs the reverse "
                "job's body too: the shared job table gives both at any nesting.",
     "tape": "What the reverse sweep reads from the tape: every cached value and why, the bytes per thread, "
