@@ -330,7 +330,9 @@ def test_a_browser_opens_the_page_clicks_a_job_diffs_and_follows_an_anchor(cycle
         assert label.startswith("optimize 3/12") and "optimize 6/12" in label, label
         # the events timeline, built once it scrolls into sight
         await browser.evaluate("document.getElementById('timeline').scrollIntoView()")
-        rows = await wait_for(browser, "document.querySelectorAll('table.timeline tr').length - 1", "the timeline")
+        # (the header row alone, or no table yet, is not the timeline: -1 and 0 must both keep waiting)
+        rows = await wait_for(browser, "Math.max(document.querySelectorAll('table.timeline tr').length - 1, 0)",
+                              "the timeline")
         assert rows == len(model.events)
         assert "reentrant" in await browser.evaluate("document.querySelector('table.timeline').innerText")
         return True
