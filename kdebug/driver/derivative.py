@@ -28,6 +28,7 @@ from kdebug.errors import CompileError, KdebugError
 from kdebug.frontend.lower import llvm_type, lower_function
 from kdebug.ir_text import value_positions
 from kdebug.frontend.source import parse_function
+from kdebug.driver.adjoint_races import check_races
 from kdebug.frontend.typeinfer import LaunchTarget, PyValue, infer_function
 from kdebug.lang import intrinsics as I
 from kdebug.lang import types as T
@@ -51,6 +52,7 @@ def front(driver, rec):
                                      lambda tf: tf.listing(), "text")
         if adjoint:
             check_adjoint(rec, rec.typed)
+            check_races(rec, rec.typed)
         elif not isinstance(d.primal, Derivative):
             check_differentiable(rec, rec.typed)
         primal = rec.entry + ".primal"

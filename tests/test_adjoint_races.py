@@ -1,0 +1,172 @@
+"""The adjoint's static race check (kdebug/driver/adjoint_races.py): the races it proves are located
+compile errors, and every one of them is a race ``--sanitize racecheck`` reports when the primal runs;
+the kernels it lets through run their adjoints, and racecheck finds nothing in their primals."""
+from __future__ import annotations
+
+import runpy
+import textwrap
+
+import numpy as np
+import pytest
+
+import kdebug
+from kdebug.errors import CompileError
+from kdebug.session.live import Session, set_session
+from kdebug.session.model import SessionModel
+
+N, BLOCK = 64, 32
+
+HEADER = """\
+import numpy as np
+from kdebug import cuda
+
+@cuda.jit
+def k(x, out, n):
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    s = cuda.shared.array(32, np.float64)
+"""
+
+# (name, body, the line the error points at, words the message holds)
+RACY = [
+    ("neighbour in place", """
+    if 0 < i < x.size - 1:
+        x[i] = 0.5 * x[i - 1] + 0.5 * x[i + 1]
+""", "x[i] = 0.5 * x[i - 1] + 0.5 * x[i + 1]", "read as x[i - 1]"),
+    ("one element, all threads", """
+    if i < n:
+        out[0] = x[i]
+""", "out[0] = x[i]", "every thread of a block writes out[0]"),
+    ("one element per block", """
+    out[cuda.blockIdx.x] = x[i]
+""", "out[cuda.blockIdx.x] = x[i]", "write-after-write race on the differentiated array out"),
+    ("a loop's element", """
+    for j in range(4):
+        out[j] = x[i] * j
+""", "out[j] = x[i] * j", "every thread of a block writes out[j]"),
+    ("shared, no barrier", """
+    s[t] = x[i]
+    if t < 31:
+        out[i] = s[t + 1]
+""", "s[t] = x[i]", "read as s[t + 1]"),
+    ("after an early exit", """
+    if i >= n - 1:
+        return
+    x[i] = x[i + 1] * 2.0
+""", "x[i] = x[i + 1] * 2.0", "by the thread before in cuda.grid(1)"),
+    ("an update reading its neighbour", """
+    if i < n - 1:
+        x[i] += x[i + 1]
+""", "x[i] += x[i + 1]", "read-write race on the differentiated array x"),
+    ("strided, two apart", """
+    if i < n // 2 - 1:
+        out[2 * i] = x[i]
+        out[2 * i + 2] = x[i]
+""", "out[2 * i] = x[i]", "written as out[2 * i + 2] (line 12) by the thread before"),
+    ("written by the grid index, read by a shifted one", """
+    j = i + 3
+    if i < n - 3:
+        x[i] = 1.0
+        out[i] = x[j]
+""", "x[i] = 1.0", "read as x[j] (line 13) by the thread 3 before"),
+]
+
+SAFE = [
+    ("one thread writes", """
+    if i == 0:
+        out[0] = x[0]
+"""),
+    ("a constant bound leaving one thread", """
+    if t < 1:
+        out[cuda.blockIdx.x] = x[i]
+"""),
+    ("a barrier between", """
+    s[t] = x[i]
+    cuda.syncthreads()
+    if t < 31:
+        out[i] = s[t + 1]
+"""),
+    ("other array", """
+    if 0 < i < n - 1:
+        out[i] = x[i - 1] + x[i + 1]
+"""),
+    ("even threads read odd elements nobody writes", """
+    if i % 2 == 0 and i < n - 1:
+        x[i] = x[i + 1] * 2.0
+"""),
+    ("interleaved, never the same element", """
+    if i < n // 2:
+        out[2 * i] = x[i]
+        out[2 * i + 1] = x[i]
+"""),
+    ("exclusive uniform branches", """
+    if n > 1000:
+        x[i] = 1.0
+    elif i < n - 1:
+        out[i] = x[i + 1]
+"""),
+    ("an update of one's own element", """
+    if i < n:
+        x[i] = x[i] * 2.0 + 1.0
+"""),
+    ("atomics", """
+    if i < n:
+        cuda.atomic.add(out, 0, x[i])
+"""),
+    ("an index read from memory", """
+    if i < n:
+        out[i + int(x[i] * 0.0)] = 2.0
+"""),
+]
+
+
+def _kernel(tmp_path, body):
+    path = tmp_path / "racy.py"
+    path.write_text(HEADER + textwrap.dedent(body).replace("\n", "\n    ").rstrip() + "\n")
+    return runpy.run_path(str(path))["k"]
+
+
+def _session(**options):
+    session = Session(backend="cpu", **options)
+    set_session(session)
+    model = SessionModel()
+    session.bus.subscribe(model.apply)
+    return model
+
+
+def _arrays():
+    x = np.linspace(0.5, 1.5, N)
+    return x, np.zeros(N), np.zeros(N), np.ones(N)
+
+
+def _hazards(model):
+    return [d.message for d in model.diagnostics if "hazard" in d.message]
+
+
+@pytest.mark.parametrize("name,body,line,words", RACY, ids=[r[0] for r in RACY])
+def test_a_race_the_check_proves_is_a_located_error_and_racecheck_sees_it(tmp_path, name, body, line, words):
+    k = _kernel(tmp_path, body)
+    x, dx, out, dout = _arrays()
+    _session()
+    with pytest.raises(CompileError) as info:
+        kdebug.adjoint(k)[N // BLOCK, BLOCK](x, dx, out, dout, N)
+    message = str(info.value)
+    assert "a race cannot be differentiated" in message and words in message, message
+    assert "job #2 adjoint(k) takes the adjoint of k" in message
+    assert info.value.loc.source_line().strip() == line
+    assert "--sanitize racecheck" in info.value.hint
+    model = _session(racecheck=True)  # the primal, as the sanitizer sees it
+    k[N // BLOCK, BLOCK](x, out, N)
+    assert _hazards(model), f"racecheck found no race in {name!r}"
+
+
+@pytest.mark.parametrize("name,body", SAFE, ids=[s[0] for s in SAFE])
+def test_what_the_check_cannot_prove_racy_runs_and_racecheck_agrees(tmp_path, name, body):
+    k = _kernel(tmp_path, body)
+    x, dx, out, dout = _arrays()
+    model = _session(racecheck=True)
+    k[N // BLOCK, BLOCK](x.copy(), out.copy(), N)
+    assert not _hazards(model), _hazards(model)
+    _session()
+    kdebug.adjoint(k)[N // BLOCK, BLOCK](x, dx, out, dout, N)  # compiles and runs: no race error
+    assert np.isfinite(dx).all()
