@@ -3,7 +3,10 @@ backwards; each shared array gets a zeroed shadow. Checked against closed-form g
 the arithmetic is exact, on the CPU backend (the body a coroutine) and on the PTX target (bar.sync)."""
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -232,3 +235,39 @@ def test_the_gpu_adjoint_has_its_barriers_twice_and_adds_into_shared_shadows_ato
     # the block's threads zero the shadow where the adjoint starts (a GPU's shared memory is not zeroed)
     assert re.search(r"st\.shared\.\w32\s+\[[^\]]+\],\s*0;", ptx), ptx
     assert "ok" in files[stem].get("ptxas", "ok").splitlines()[0]
+
+
+TIER0_SCRIPT = '''
+import numpy as np, kdebug
+from kdebug import cuda
+
+@cuda.jit
+def k(x, out):
+    s = cuda.shared.array(32, np.float64)
+    t = cuda.threadIdx.x
+    s[t] = x[cuda.grid(1)] ** 2
+    cuda.syncthreads()
+    if t == 0:
+        total = 0.0
+        for j in range(32):  # a constant trip count: its allocas live in the primal's entry block
+            total += s[j]
+        out[cuda.blockIdx.x] = total
+
+x = np.linspace(1.0, 2.0, 64)
+dx, out, dout = np.zeros(64), np.zeros(2), np.ones(2)
+kdebug.adjoint(k)[2, 32](x, dx, out, dout)
+np.testing.assert_allclose(dx, 2 * x)
+print("ok")
+'''
+
+
+def test_a_barrier_adjoint_s_locals_survive_tier_0_s_coroutine_split(tmp_path):
+    """The tiered compile's -O1 pipeline split the adjoint body into a coroutine with the primal's
+    allocas left in a later block: LLVM's verifier aborted the process ("Instruction does not dominate
+    all uses"). A fresh process, tiered as a plain run is, so an abort fails this test alone."""
+    script = tmp_path / "tier0.py"
+    script.write_text(TIER0_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k != "KDEBUG_TIERED"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

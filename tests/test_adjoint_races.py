@@ -170,3 +170,41 @@ def test_what_the_check_cannot_prove_racy_runs_and_racecheck_agrees(tmp_path, na
     _session()
     kdebug.adjoint(k)[N // BLOCK, BLOCK](x, dx, out, dout, N)  # compiles and runs: no race error
     assert np.isfinite(dx).all()
+
+
+EXIT_AFTER_SHARED = """
+    s[t] = x[i] * x[i]
+    if t >= 16:
+        return
+    cuda.syncthreads()
+    if t == 0:
+        total = 0.0
+        for j in range(32):
+            total += s[j]
+        out[cuda.blockIdx.x] = total
+"""
+
+
+def test_an_exit_between_a_shared_write_and_a_barrier_is_a_located_error(tmp_path):
+    """Threads 16..31 would run their reverse sweep as they return, before thread 0 adds what it read of
+    s into their shadow elements: their dx would stay 0 (measured before the check existed)."""
+    k = _kernel(tmp_path, EXIT_AFTER_SHARED)
+    x, dx, out, dout = _arrays()
+    _session()
+    with pytest.raises(CompileError) as info:
+        kdebug.adjoint(k)[N // BLOCK, BLOCK](x, dx, out, dout, N)
+    message = str(info.value)
+    assert "an early exit cannot be differentiated" in message, message
+    assert "writing the shared array s (s[t], line 10)" in message and "the barrier at line 13" in message
+    assert info.value.loc.source_line().strip() == "return" and info.value.loc.line == 12
+
+
+def test_returning_before_the_first_shared_write_stays_allowed(tmp_path):
+    body = EXIT_AFTER_SHARED.replace("    s[t] = x[i] * x[i]\n    if t >= 16:\n        return\n",
+                                     "    if i >= n:\n        return\n    s[t] = x[i] * x[i]\n")
+    k = _kernel(tmp_path, body)
+    x, dx, out, dout = _arrays()
+    _session()
+    kdebug.adjoint(k)[N // BLOCK, BLOCK](x, dx, out, dout, N)
+    np.testing.assert_allclose(out[:2], [(x[:32] ** 2).sum(), (x[32:] ** 2).sum()])
+    np.testing.assert_allclose(dx, 2 * x)

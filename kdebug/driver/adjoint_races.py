@@ -142,6 +142,11 @@ class RaceCheck:
         self.accesses: list[Access] = []
         self.epoch = 0
         self.ifs = count()
+        self.divergent = 0  # how many thread-dependent conditions the walk is inside
+        self.shared: set[str] = set()  # the float arrays of those that are shared
+        self.shared_writes: list[ast.AST] = []  # in program order
+        self.barriers: list[tuple[int, ast.AST]] = []  # (the epoch before it, the statement)
+        self.early_returns: list[tuple[ast.AST, int, ast.AST]] = []  # divergent returns after a shared write
         for name, t in zip(tf.argnames, tf.argtypes):
             if isinstance(t, T.Array):
                 self.names[name] = ARRAY
@@ -172,6 +177,7 @@ class RaceCheck:
                             t = self.tf.types.get(node.value)
                             if isinstance(t, T.Array) and getattr(t.dtype, "is_float", False):
                                 self.arrays.add(target.id)
+                                self.shared.add(target.id)
                         else:
                             assigns.append((target.id, lambda v=node.value: self.value(v)))
                     else:
@@ -354,6 +360,7 @@ class RaceCheck:
         for stmt in stmts:
             barrier = self.has_barrier(stmt)
             if barrier:
+                self.barriers.append((self.epoch, stmt))
                 self.epoch += 1
             room = self.statement(stmt, room, arms)
             if barrier:
@@ -372,8 +379,10 @@ class RaceCheck:
             then_arms = arms if divergent else arms + ((ident, 0),)
             else_arms = arms if divergent else arms + ((ident, 1),)
             taken, not_taken = self.room(stmt.test), self.room(stmt.test, False)
+            self.divergent += divergent
             after_then = self.walk(stmt.body, meet([room, taken]), then_arms)
             after_else = self.walk(stmt.orelse, meet([room, not_taken]), else_arms)
+            self.divergent -= divergent
             exits_then, exits_else = self.exits(stmt.body), self.exits(stmt.orelse)
             if exits_then and exits_else:
                 return NOBODY
@@ -391,8 +400,10 @@ class RaceCheck:
                 self.reads(stmt.iter, room, arms)
                 loop = self.value(stmt.target) if isinstance(stmt.target, ast.Name) else VARYING
                 trips = EVERY if uniformish(loop) else NOBODY
+            self.divergent += trips != EVERY
             inner = self.walk(stmt.body, meet([room, trips]), arms)
             self.walk(stmt.orelse, meet([room, trips, inner]), arms)
+            self.divergent -= trips != EVERY
             return NOBODY if self.exits_somewhere(stmt.body, loops=False) else room
         if isinstance(stmt, ast.Assign):
             self.reads(stmt.value, room, arms)
@@ -406,6 +417,8 @@ class RaceCheck:
             self.store(stmt.target, room, arms)
             return room
         if isinstance(stmt, (ast.Return, ast.Break, ast.Continue)):
+            if isinstance(stmt, ast.Return) and self.divergent and self.shared_writes:
+                self.early_returns.append((stmt, self.epoch, self.shared_writes[0]))
             return room
         for child in ast.iter_child_nodes(stmt):
             if isinstance(child, ast.expr):
@@ -439,6 +452,8 @@ class RaceCheck:
     def access(self, node: ast.Subscript, write: bool, room: tuple, arms: tuple) -> None:
         if isinstance(node.value, ast.Name) and node.value.id in self.arrays and not isinstance(node.slice, ast.Tuple):
             self.accesses.append(Access(node.value.id, write, self.value(node.slice), node, room, self.epoch, arms))
+            if write and node.value.id in self.shared:
+                self.shared_writes.append(node)
 
     # -- the races it proves
     def race(self) -> tuple[ast.AST, str] | None:
@@ -469,6 +484,20 @@ class RaceCheck:
                                 f"race on the differentiated array {w.array}")
         return None
 
+    def early_exit(self) -> tuple[ast.AST, str] | None:
+        """A thread that may return after writing a shared array and before a barrier: its reverse
+        sweep runs as it returns, before the threads past the barrier add into its shadow what they
+        read of the array, so that part of the adjoint would be lost."""
+        for ret, epoch, write in self.early_returns:
+            later = [b for e, b in self.barriers if e >= epoch]
+            if later:
+                name = write.value.id
+                return ret, (f"a thread may return here (line {self.line(ret)}) after writing the shared array "
+                             f"{name} ({ast.unparse(write)}, line {self.line(write)}) and before the barrier at "
+                             f"line {self.line(later[0])}: its reverse sweep would run before the other threads "
+                             f"add what they read of {name} after the barrier into its shadow, losing that adjoint")
+        return None
+
     @staticmethod
     def exclusive(a: tuple, b: tuple) -> bool:
         arms = dict(a)
@@ -486,6 +515,13 @@ def check_races(rec, tf) -> None:
     check = RaceCheck(tf)
     check.walk(tf.source.tree.body)
     found = check.race()
+    exit_found = None if found else check.early_exit()
+    if exit_found:
+        node, what = exit_found
+        raise tf.source.error(node, f"an early exit cannot be differentiated: {what}; job #{rec.id} {rec.name} takes "
+                                    f"the adjoint of {tf.name}",
+                              "let every thread reach the barriers and guard the work instead (`if i < n:` around "
+                              "it), or return before the first write to shared memory")
     if found:
         node, what = found
         raise tf.source.error(node, f"a race cannot be differentiated: {what}; job #{rec.id} {rec.name} takes the "

@@ -311,7 +311,10 @@ class _Gradient(BarrierSweeps, FM._Dual):
 
     def op_alloca(self, inst, ops) -> None:
         ty = leading_type(str(inst).split("alloca", 1)[1])
-        v = self.b.alloca(ty, name=inst.name)
+        # the primal's entry-block allocas stay static: in the gradient's entry block (a coroutine's
+        # split keeps only those in its frame or its resume function's entry; an alloca in a later block
+        # broke the dominance of its uses there, found by -O1's pipeline on a barrier adjoint)
+        v = (self.entry_b if inst.name in self.allocas else self.b).alloca(ty, name=inst.name)
         if floaty(ty):
             s = self.entry_b.alloca(ty, name=inst.name + ".shadow")
             self.entry_b.store(zero(ty), s)
