@@ -42,7 +42,8 @@ def test_bench_grad_quick_runs_and_prints_its_table():
                        capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert "| kernel over 2^16 float64 elements (CPU backend) | ns / element | ratio to f |" in r.stdout
-    for row in ("| f (primal) |", "| grad(f) |", "| grad(grad(f)) |", "| numpy, analytic d f / d x |"):
+    for row in ("| f (primal) |", "| grad(f) |", "| grad(grad(f)) |", "| numpy, analytic d f / d x |",
+                "| saxpy | numpy's own (page-aligned) |", "| block reduction (shared, barriers; outside the target) |"):
         assert row in r.stdout
 
 

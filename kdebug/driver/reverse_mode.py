@@ -921,11 +921,10 @@ class _Gradient(BarrierSweeps, FM._Dual):
                 b.store(ir.Constant(_I32, self.ids[blk.name]), self.from_slots[s])
 
     def heap_record(self, rty) -> ir.Value:
-        """A record from malloc (freed when the reverse sweep has read it)."""
-        b, i64 = self.b, ir.IntType(64)
-        size = b.ptrtoint(ir.Constant(ir.PointerType(rty), None).gep([ir.Constant(_I32, 1)]), i64)
-        mem = b.call(self.tr.function("malloc", ir.FunctionType(_I8P, [i64])), [size], name="tape.heap")
-        return b.bitcast(mem, ir.PointerType(rty))
+        """A record from the thread's tape arena (reverse_barriers.TapeArena): chunks from malloc,
+        each record bumped off the current one, given back in the reverse sweep's order."""
+        size = ir.Constant(ir.PointerType(rty), None).gep([ir.Constant(_I32, 1)]).ptrtoint(ir.IntType(64))
+        return self.b.bitcast(self.arena.push(self.b, self.fn, self.tr.function, size), ir.PointerType(rty))
 
     # ---- adjoints -----------------------------------------------------------------
     def slot(self, name: str, ty: ir.Type) -> ir.Value:
@@ -1013,7 +1012,7 @@ class _Gradient(BarrierSweeps, FM._Dual):
             self.reverse_block(blk, rv, pid)
             b.store(prev, self.head)
             if blk.name in self.loops and self.heap_tape:
-                b.call(self.tr.function("free", ir.FunctionType(ir.VoidType(), [_I8P])), [cur])
+                self.arena.pop(b, self.fn, self.tr.function, cur)
             b.branch(self.rev_loop)
         self.finish_reverse(done)
 
