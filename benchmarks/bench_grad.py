@@ -14,8 +14,8 @@ Reverse mode: ``gradient(f)`` (both partials by one reverse sweep) against the p
 kernel adjoints (``kdebug.adjoint``) against their primal kernels: saxpy and a 3-point
 stencil over the same number of float64 elements, on numpy's own arrays (each page-aligned, so the
 six streams of an adjoint meet 4K aliasing at every element) and on arrays offset from one another
-by 72 bytes. Target (reported): adjoint at most 3x. A shared-memory tree reduction (64 threads a
-block, a barrier per step) is a third row, outside the target: its adjoint runs its barriers
+by 72 bytes. Target (reported): adjoint at most 3x. A shared-memory tree reduction (sample_kernels/adjoint_block_reduce.py,
+64 threads a block, a barrier per step) is a third row, outside the target: its adjoint runs its barriers
 backwards, on the CPU backend as a coroutine per thread (kdebug/targets/cpu/adjoint_barriers.py).
 """
 from __future__ import annotations
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import runpy
 import sys
 import time
 
@@ -94,24 +95,10 @@ def stencil(x, out):
         out[i] = 0.25 * x[i - 1] + 0.5 * x[i] + 0.25 * x[i + 1]
 
 
-RED_BLOCK = 64
-
-
-@cuda.jit
-def block_squares(x, out):
-    s = cuda.shared.array(RED_BLOCK, np.float64)
-    t = cuda.threadIdx.x
-    i = cuda.grid(1)
-    s[t] = x[i] * x[i] if i < x.size else 0.0
-    cuda.syncthreads()
-    step = RED_BLOCK // 2
-    while step > 0:
-        if t < step:
-            s[t] += s[t + step]
-        cuda.syncthreads()
-        step //= 2
-    if t == 0:
-        out[cuda.blockIdx.x] = s[0]
+# the tree reduction of sample_kernels/adjoint_block_reduce.py (64 threads a block), as that sample defines it
+_REDUCE = runpy.run_path(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sample_kernels",
+                                      "adjoint_block_reduce.py"))
+block_squares, RED_BLOCK = _REDUCE["block_squares"], _REDUCE["BLOCK"]
 
 
 def _optimised_code() -> None:
