@@ -8,6 +8,8 @@ import textwrap
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import kdebug
 from kdebug.errors import CompileError
@@ -208,3 +210,69 @@ def test_returning_before_the_first_shared_write_stays_allowed(tmp_path):
     kdebug.adjoint(k)[N // BLOCK, BLOCK](x, dx, out, dout, N)
     np.testing.assert_allclose(out[:2], [(x[:32] ** 2).sum(), (x[32:] ** 2).sum()])
     np.testing.assert_allclose(dx, 2 * x)
+
+
+# ---- the check against racecheck on random access pairs
+
+GUARDS = {"none": None, "symbolic bound": "{v} < n - 4", "one thread": "{v} == 0", "even threads": "{v} % 2 == 0",
+          "below 1": "{v} < 1", "below 8": "{v} < 8"}
+
+
+def _pair_kernel(space, a, c1, c2, second_writes, guard, barrier):
+    """A write of A[a*v + c1] and, after it (a barrier between or not), a read or a write of A[a*v + c2]:
+    v the thread's cuda.grid(1) for a global A, its cuda.threadIdx.x for a shared one."""
+    v, arr = ("i", "x") if space == "global" else ("t", "s")
+    cond = GUARDS[guard]
+
+    def guarded(stmt):
+        return f"    if {cond.format(v=v)}:\n        {stmt}\n" if cond else f"    {stmt}\n"
+    second = f"{arr}[{a} * {v} + {c2 + 4}] = 3.0" if second_writes else f"out[i] = {arr}[{a} * {v} + {c2 + 4}]"
+    return (HEADER.replace("cuda.shared.array(32,", "cuda.shared.array(80,")
+            + guarded(f"{arr}[{a} * {v} + {c1 + 4}] = 2.0")
+            + ("    cuda.syncthreads()\n" if barrier else "")
+            + guarded(second))
+
+
+def _proved(tmp_path, text):
+    """The static check alone on the kernel ``text``: its message, or None."""
+    from types import SimpleNamespace
+
+    from kdebug.driver.adjoint_races import check_races
+    from kdebug.frontend.typeinfer import infer_function
+    from kdebug.lang import types as T
+    path = tmp_path / f"pair{next(_pairs)}.py"
+    path.write_text(text)
+    k = runpy.run_path(str(path))["k"]
+    arr = T.Array(T.float64, 1, "C")
+    tf = infer_function(k.py_func, (arr, arr, T.int64), "device")
+    try:
+        check_races(SimpleNamespace(id=2, name="adjoint(k)"), tf)
+    except CompileError as exc:
+        return k, str(exc)
+    return k, None
+
+
+_pairs = __import__("itertools").count()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(space=st.sampled_from(["global", "shared"]), a=st.sampled_from([1, 2]), c1=st.integers(-2, 2),
+       apart=st.sampled_from([1, -1, 2, -2, 4, 0]), second_writes=st.booleans(),
+       guard=st.sampled_from(["symbolic bound", "none", "below 8", "one thread", "even threads", "below 1"]),
+       barrier=st.sampled_from([False, False, True]))
+def test_every_race_the_check_proves_racecheck_reports(tmp_path, space, a, c1, apart, second_writes, guard, barrier):
+    """Sound: a race the check proves is one racecheck sees when the primal runs (64 threads, 2 blocks).
+    Not vacuous: in the class it claims (no barrier between, conditions leaving more threads than the
+    pair's distance, offsets a multiple of a apart) it proves every one."""
+    c2 = c1 + apart
+    k, proved = _proved(tmp_path, _pair_kernel(space, a, c1, c2, second_writes, guard, barrier))
+    k_dist, k_mod = divmod(c1 - c2, a)
+    in_class = not barrier and c1 != c2 and k_mod == 0 and (
+        guard in ("none", "symbolic bound") or guard == "below 8" and abs(k_dist) < 8)
+    if in_class:
+        assert proved, "the check missed a race of the class it claims"
+    if proved:
+        model = _session(racecheck=True)
+        x, out = np.zeros(2 * N + 16), np.zeros(N)
+        k[N // BLOCK, BLOCK](x, out, N)
+        assert _hazards(model), f"the check proved a race racecheck does not see: {proved}"
