@@ -142,6 +142,7 @@ class RaceCheck:
         self.accesses: list[Access] = []
         self.epoch = 0
         self.ifs = count()
+        self._stored: set[str] | None = None
         self.divergent = 0  # how many thread-dependent conditions the walk is inside
         self.shared: set[str] = set()  # the float arrays of those that are shared
         self.shared_writes: list[ast.AST] = []  # in program order
@@ -285,8 +286,10 @@ class RaceCheck:
         return VARYING
 
     def assigned(self, name: str) -> bool:
-        return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
-                   for n in ast.walk(self.tf.source.tree))
+        if self._stored is None:  # the names the function binds, found once
+            self._stored = {n.id for n in ast.walk(self.tf.source.tree)
+                            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        return name in self._stored
 
     def binop(self, op, x, y):
         if x is None or y is None:
