@@ -30,6 +30,8 @@ VARIABLES = {
     "KDEBUG_MEMCHECK": "0/off/false/no: bounds checks off where no option says otherwise",
     "KDEBUG_LOCKSTEP": "0/off/false/no: the CPU backend runs every loop thread by thread",
     "KDEBUG_REGIONS": "0/off/false/no: the CPU backend runs every kernel with barriers as coroutines",
+    "KDEBUG_NARROW": "0/off/false/no: the region form's thread loops run every thread, not only those a "
+                     "region's guards let in",
     "KDEBUG_TIERED": "0/off/false/no: no quick first tier; emit compiles the optimised code at once",
     "KDEBUG_HOST_CPU": "an LLVM CPU model (x86-64-v2, x86-64-v4, skylake-avx512...) the CPU target compiles "
                        "for instead of this host's (its features only: the code must still run here)",
@@ -66,6 +68,7 @@ class CompileOptions:
     initcheck: bool = False
     lockstep: bool = True  # a coroutine kernel's loops run by its threads together (CPU)
     regions: bool = True  # kernels with block barriers cut at them, regions run as thread loops (CPU)
+    narrow: bool = True  # a region's thread loop only over the threads its guards let in (region_bounds.py)
     shuffle: bool = False  # launchers carry the shuffled-thread path (--shuffle-threads)
     snapshots: bool = True  # every phase's IR and the host assembly recorded for whoever looks
     passes_on_demand: bool = False  # passes kept for a replay where someone looks, not recorded (the live TUI)
@@ -95,7 +98,7 @@ class CompileOptions:
 
 def compile_options(*, target: str = "cpu", strategy: str = "worklist", memcheck: bool | None = None,
                     racecheck: bool = False, initcheck: bool = False, lockstep: bool | None = None,
-                    regions: bool | None = None, shuffle: bool = False, snapshots: bool = True, tiered: bool | None = None,
+                    regions: bool | None = None, narrow: bool | None = None, shuffle: bool = False, snapshots: bool = True, tiered: bool | None = None,
                     arch: str | None = None, ptx_per_job: bool = False, host_cpu: str | None = None,
                     cut_kernel: str = "", pass_limit: int = -1, lineinfo: bool | None = None,
                     passes_on_demand: bool = False) -> CompileOptions:
@@ -108,6 +111,8 @@ def compile_options(*, target: str = "cpu", strategy: str = "worklist", memcheck
         lockstep = flag("KDEBUG_LOCKSTEP")
     if regions is None:
         regions = flag("KDEBUG_REGIONS")
+    if narrow is None:
+        narrow = flag("KDEBUG_NARROW")
     if tiered is None:
         tiered = flag("KDEBUG_TIERED")
     if host_cpu is None:
@@ -116,6 +121,7 @@ def compile_options(*, target: str = "cpu", strategy: str = "worklist", memcheck
         lineinfo = snapshots
     return CompileOptions(target=target, strategy=strategy, memcheck=bool(memcheck), racecheck=bool(racecheck),
                           initcheck=bool(initcheck), lockstep=bool(lockstep), regions=bool(regions),
+                          narrow=bool(narrow),
                           shuffle=bool(shuffle),
                           snapshots=bool(snapshots), passes_on_demand=bool(passes_on_demand) and bool(snapshots),
                           tiered=bool(tiered) and not snapshots and not cut_kernel,

@@ -54,13 +54,14 @@ class Session:
                  snapshots: bool = True, racecheck: bool = False, initcheck: bool = False,
                  lockstep: bool | None = None, tiered: bool | None = None, host_cpu: str | None = None,
                  regions: bool | None = None, cut_kernel: str = "", pass_limit: int = -1,
-                 lineinfo: bool | None = None, passes_on_demand: bool = False) -> None:
+                 narrow: bool | None = None, lineinfo: bool | None = None, passes_on_demand: bool = False) -> None:
         """``snapshots``: print every phase's IR and the host assembly for whoever looks (the TUI, dump,
         a trace); a session nobody watches turns it off and compiles faster. ``racecheck``, ``initcheck``:
         the CPU backend's shadow-memory sanitizers. ``lockstep``: the CPU backend's lockstep loops
         (kdebug/targets/cpu/lockstep.py; None: ``KDEBUG_LOCKSTEP``, on unless 0). ``regions``: the CPU
         backend's region form of kernels with barriers (kdebug/targets/cpu/regions.py; None:
-        ``KDEBUG_REGIONS``, on unless 0). ``tiered`` (default:
+        ``KDEBUG_REGIONS``, on unless 0); ``narrow``: its thread loops only over the threads a region's
+        guards let in (kdebug/targets/cpu/region_bounds.py; None: ``KDEBUG_NARROW``, on unless 0). ``tiered`` (default:
         unless ``KDEBUG_TIERED=0``): without snapshots, the CPU backend runs quick code until the
         optimised code, compiled in the background, is ready (kdebug/targets/cpu/tiers.py). ``host_cpu``:
         the LLVM CPU model the CPU backend compiles for (None: ``KDEBUG_HOST_CPU``, else this host's).
@@ -84,7 +85,7 @@ class Session:
         self.options = compile_options(
             target="ptx" if self.backend == "gpu" else "cpu", strategy=strategy, memcheck=memcheck,
             racecheck=racecheck, initcheck=initcheck, lockstep=lockstep, regions=regions, snapshots=snapshots,
-            tiered=tiered,
+            tiered=tiered, narrow=narrow,
             arch=(ptx_arch or self.runtime.arch) if self.backend == "gpu" else ptx_arch,
             ptx_per_job=emit_ptx and self.backend == "gpu", host_cpu=host_cpu,
             cut_kernel=cut_kernel, pass_limit=pass_limit, lineinfo=lineinfo, passes_on_demand=passes_on_demand)

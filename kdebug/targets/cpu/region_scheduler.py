@@ -41,9 +41,10 @@ _STATE = (("waits", CTX_BARRIER), ("bar_line", CTX_BAR_LINE), ("exit_line", CTX_
 class RegionScheduler(BlockScheduler):
     """The block scheduler's decisions, with a thread resumed by a call of the step function."""
 
-    def __init__(self, body, nbarriers: int, votes: bool, uniform_copy=None) -> None:
+    def __init__(self, body, nbarriers: int, votes: bool, uniform_copy=None, narrow: bool = False) -> None:
         super().__init__(body, grid_sync=False, lockstep=False)
         self.nbarriers, self.votes, self.uniform_copy = nbarriers, votes, uniform_copy
+        self.narrow = narrow and not votes
 
     def _advance_uniform(self) -> None:
         """A barrier completes: the updated block-uniform variables' values its threads left become the
@@ -89,6 +90,10 @@ class RegionScheduler(BlockScheduler):
         self.vtotal, self.at, self.ph = entry_alloca(b, i32, "votes.total"), entry_alloca(b, i32, "region"), \
             entry_alloca(b, i64, "region.phase")
         self.next_at = entry_alloca(b, i32, "region.next")
+        # narrowed thread loops (region_bounds.py): threads x < pend keep their state in the columns, the
+        # others all have the state of the idle thread the last narrowed loop ran (rep)
+        self.pend = entry_alloca(b, i32, "columns.upto")
+        self.rep = {name: entry_alloca(b, i32, f"idle.{name}") for name, _ in _STATE}
         if b.block is lb.fn.entry_basic_block:  # the allocas went in above the builder's place
             b.position_at_end(b.block)
         self.cols = {name: b.gep(p, [const(0), const(0)], inbounds=True) for name, p in cols.items()}
@@ -109,6 +114,7 @@ class RegionScheduler(BlockScheduler):
         b.store(const(0), self.at)
         b.store(const(0, i64), self.ph)  # the threads start in phase 0 (block_scheduler._start_threads)
         b.store(const(0), self.vtotal)
+        b.store(const(LANES), self.pend)
         head = fn.append_basic_block("regions.head")
         after = fn.append_basic_block("regions.after")
         done = fn.append_basic_block("regions.done")
@@ -156,7 +162,9 @@ class RegionScheduler(BlockScheduler):
                     with Loop(b, const(0, i64), lb.nt, "k") as k:
                         t = lb.order(blk, k, ph)
                         lb.set_tid(ctx, t)
-                        self._one_thread(ctx, site, b.zext(t, i64))
+                        self._one_thread(ctx, site, b.zext(t, i64), b.urem(t, lb.bx))
+                    if self.narrow:
+                        b.store(lb.bx, self.pend)
                 with ordered:
                     self._ordered(ctx, site)
         else:
@@ -164,16 +172,40 @@ class RegionScheduler(BlockScheduler):
 
     def _ordered(self, ctx, site: int) -> None:
         b, lb = self.b, self.lb
+        upto = lb.bx
+        if self.narrow:  # only the threads x < bound can change anything in this region
+            bound = b.call(lb.bound, [ctx, const(site & ~REGION_INDEX)] + lb.args)
+            bound = b.select(b.icmp_signed("<", bound, const(0, i64)), const(0, i64), bound)
+            bx = b.zext(lb.bx, i64)
+            upto = b.trunc(b.select(b.icmp_signed("<", bound, bx), bound, bx), i32)
         with Loop(b, const(0), lb.bz, "tz") as tz:
             b.store(tz, field(b, ctx, CTX_TID, 2))
             with Loop(b, const(0), lb.by, "ty") as ty:
                 b.store(ty, field(b, ctx, CTX_TID, 1))
                 row = b.zext(b.mul(lb.bx, b.add(ty, b.mul(lb.by, tz))), i64)
-                with Loop(b, const(0), lb.bx, "tx") as tx:
+                with Loop(b, const(0), upto, "tx") as tx:
                     b.store(tx, field(b, ctx, CTX_TID, 0))
-                    self._one_thread(ctx, site, b.add(row, b.zext(tx, i64)))
+                    self._one_thread(ctx, site, b.add(row, b.zext(tx, i64)), tx)
+        if not self.narrow:
+            return
+        with b.if_else(b.icmp_unsigned("<", upto, lb.bx)) as (idle, every):
+            with idle:  # one idle thread for all of them: they take one path to one stop
+                for k, v in enumerate((upto, const(0), const(0))):
+                    b.store(v, field(b, ctx, CTX_TID, k))
+                self._one_thread(ctx, site, b.zext(upto, i64), upto, idle=True)
+                b.store(upto, self.pend)
+            with every:
+                b.store(lb.bx, self.pend)
 
-    def _one_thread(self, ctx, site: int, t) -> None:
+    def _state(self, name: str, t, tx):
+        """Thread ``t``'s (x index ``tx``) state ``name``: its column, or the idle thread's (narrowed loops)."""
+        b = self.b
+        col = b.load(b.gep(self.cols[name], [t], inbounds=True))
+        if not self.narrow:
+            return col
+        return b.select(b.icmp_unsigned("<", tx, b.load(self.pend)), col, b.load(self.rep[name]))
+
+    def _one_thread(self, ctx, site: int, t, tx, idle: bool = False) -> None:
         """The step function inlined for thread ``t`` from ``site``; its state into the columns. Every
         context field the step function may write is set before the call, from the thread's own column
         (its initial value in region 0): no value passes from one thread to the next through the shared
@@ -185,7 +217,7 @@ class RegionScheduler(BlockScheduler):
             if name == "vote" and self.votes:
                 v = b.load(self.vtotal)
             else:
-                v = const(0) if first else b.load(b.gep(self.cols[name], [t], inbounds=True))
+                v = const(0) if first else self._state(name, t, tx)
             b.store(v, field(b, ctx, f))
         b.store(const(0), field(b, ctx, CTX_WKIND))
         b.call(lb.kernel, [ctx] + lb.args)
@@ -194,7 +226,7 @@ class RegionScheduler(BlockScheduler):
         b.store(b.select(b.icmp_signed(">", got, nxt), got, nxt), self.next_at)
         for name, f in _STATE:
             v = b.load(field(b, ctx, f))
-            b.store(v, b.gep(self.cols[name], [t], inbounds=True))
+            b.store(v, self.rep[name] if idle else b.gep(self.cols[name], [t], inbounds=True))
             if name == "waits":
                 lo, hi = b.load(self.lo), b.load(self.hi)
                 b.store(b.select(b.icmp_signed("<", v, lo), v, lo), self.lo)
@@ -209,10 +241,12 @@ class RegionScheduler(BlockScheduler):
             c = b.gep(lb.ctxs, [t])
             lb.init_ctx(c, blk, b.trunc(t, i32), lb.shared, None)
             b.store(lb.frame, field(b, c, CTX_FRAME))
+            tx = b.urem(b.trunc(t, i32), lb.bx)
             for name, f in _STATE:
-                b.store(b.load(b.gep(self.cols[name], [t], inbounds=True)), field(b, c, f))
+                b.store(self._state(name, t, tx), field(b, c, f))
 
 
-def region_blocks(lb, nbarriers: int, votes: bool, uniform_copy=None) -> None:
-    """The launcher body of a region-form kernel with ``nbarriers`` barriers (launcher.py)."""
-    RegionScheduler(lb, nbarriers, votes, uniform_copy).build()
+def region_blocks(lb, nbarriers: int, votes: bool, uniform_copy=None, narrow: bool = False) -> None:
+    """The launcher body of a region-form kernel with ``nbarriers`` barriers (launcher.py); ``narrow``: each
+    thread loop over the threads its region's bound lets in (region_bounds.py)."""
+    RegionScheduler(lb, nbarriers, votes, uniform_copy, narrow).build()

@@ -78,6 +78,8 @@ class RegionKernel:
     columns: list = dc_field(default_factory=list)  # (slot name, bytes per thread: 0 one entry, -1 two) of each column
     recomputed: list = dc_field(default_factory=list)  # the slots computed again where a region needs them
     cut_done: bool = False
+    bounds: list = dc_field(default_factory=list)  # each region's thread bound, in words (region_bounds.py, at finish)
+    entry_names: dict = dc_field(default_factory=dict)  # frame offset of an updated uniform variable's current entry -> its name
 
 
 # ---- which kernels take the form -----------------------------------------------------------------
@@ -626,6 +628,7 @@ def _place_columns(fn, entry, columns, rk: RegionKernel, target_data, escaping) 
         for a, at in places:
             b.position_before(a)
             cur = b.bitcast(b.gep(frame, [const(offset + at, i64)], inbounds=True), a.type, name=a._name + ".current")
+            rk.entry_names[offset + at] = a._name
             nxt = b.bitcast(b.gep(frame, [const(offset + size + at, i64)], inbounds=True), a.type,
                             name=a._name + ".next")
             _spill_and_reload(a, cur, nxt, rk.conts, rk.returns)

@@ -28,6 +28,8 @@ from kdebug.targets.base import Target, init_llvm, run_pipeline
 from kdebug.targets.cpu import (coroutines, exceptions_ir, kernel_print, lockstep, lockstep_rules, memcheck_ir,
                                progress_ir, regions, sanitizer_ir, tiers, warp)
 from kdebug.targets.cpu.adjoint_barriers import WHY_COROUTINES, AdjointBarriers
+from kdebug.frontend.lower import llvm_type
+from kdebug.targets.cpu import region_bounds
 from kdebug.targets.cpu.launcher import launcher_module, name_entry
 from kdebug.targets.cpu.machines import new_machine
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_DEPTH, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_RUNTIME,
@@ -503,16 +505,29 @@ class CpuTarget(Target):
         # their ~16 values live through the thread loop (measured: saxpy with memcheck ran 1.25x slower)
         shuffle = self.shuffle or (self.memcheck and not thread_exit and rk is None)
         options = dict(coroutine=coroutine,
-                       regions=(len(rk.sites), rk.frame_bytes, rk.votes, rk.uniform_copy) if rk is not None else None,
+                       regions=(len(rk.sites), rk.frame_bytes, rk.votes, rk.uniform_copy, self.options.narrow)
+                       if rk is not None else None,
                        grid_sync=job.entry in state.grid_sync, shared_bytes=shared_bytes,
                        shared_align=shared_align, racecheck=self.racecheck, initcheck=self.initcheck,
                        thread_exit=thread_exit, lockstep=job.entry in state.lockstep)
         launcher, bitcode = launcher_module(job.entry, job.argtypes, self, shuffle=shuffle, **options)
         link_launcher(mod, job.entry, launcher)
+        # after the launcher, as tier 1 links it (tiers.Plan.finished_module): the same module
+        bounds = self._region_bounds(mod, job, rk) if rk is not None and self.options.narrow else None
         plan = tiers.carried(mod)
-        if plan is not None:  # tier 1 links the same launcher
+        if plan is not None:  # tier 1 links the same launcher (and bound function)
             plan.launchers.append((job.entry, bitcode))
+            if bounds is not None:
+                plan.bounds.append(bounds)
         return [job.entry + ".grid"]
+
+    def _region_bounds(self, mod, job, rk) -> region_bounds.Facts:
+        """The bound function of region-form kernel ``job.entry`` (region_bounds.py), read off its optimised step
+        function and linked into ``mod``; the facts it was made from (tier 1 makes its own from its code)."""
+        kernel_type = ir.FunctionType(ir.VoidType(), [CONTEXT_P] + [llvm_type(t) for t in job.argtypes])
+        facts = region_bounds.Facts.of(job.entry, rk, self.tm.target_data, kernel_type)
+        rk.bounds = region_bounds.link_bounds(mod, facts)
+        return facts
 
     def finish_module(self, mod, jobs) -> None:
         """Internalise everything but the grid launchers, so LLVM may inline and drop it."""

@@ -40,6 +40,7 @@ import llvmlite.binding.ffi as ffi
 
 from kdebug.targets import pass_record
 from kdebug.targets.base import tuning_options
+from kdebug.targets.cpu import region_bounds
 from kdebug.targets.cpu.machines import new_machine
 
 TIER0_SPEED_LEVEL = 1  # optimize's pipeline in a tiered compile (tier 1 runs the session's, -O2)
@@ -97,6 +98,7 @@ class Plan:
     host_cpu: str = ""  # the CPU model of the code (machines.py)
     launchers: list = dataclasses.field(default_factory=list)  # (entry, bitcode of its cached launcher)
     keep: set = dataclasses.field(default_factory=set)  # what finish_module left visible
+    bounds: list = dataclasses.field(default_factory=list)  # region_bounds.Facts of its region-form kernels
 
     def finished_module(self, context, tm, steps: Steps):
         """The module after optimize and finish, as the untiered compile has it, in ``context``."""
@@ -107,6 +109,8 @@ class Plan:
             launcher = llvm.parse_bitcode(bitcode, context=context)
             steps.name_entry(launcher, entry)
             steps.link_launcher(mod, entry, launcher)
+        for facts in self.bounds:  # made from this tier's own optimised step functions, as untiered
+            region_bounds.link_bounds(mod, facts, context)
         steps.internalise(mod, self.keep)
         return mod
 

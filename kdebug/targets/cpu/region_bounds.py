@@ -1,0 +1,650 @@
+"""Thread-range narrowing of the region form's thread loops: the threads a region can change anything for.
+
+A region often does its work under one guard on the thread's x index, ``if t < step: s[t] += s[t + step]``
+of a tree reduction, ``if t == 0: partial[b] = s[0]`` at its end: the other threads only run on to the
+next barrier. Looping over every thread then costs the whole block for a few threads' work, and LLVM's
+runtime alias check, which compares the ranges the whole loop may touch (``s[0:256]`` written,
+``s[step:step+256]`` read), fails whenever ``step`` is below the block size, so the vector loop never runs.
+
+``analyse`` reads the optimised step function (regions.py) and decides, for each region, whether every
+effect it can have (a store other than to the thread's own context, its stack or an updated block-uniform
+variable's next entry; a call other than a pure intrinsic; an atomic) lies under a *guard*: a branch on
+``threadIdx.x + c < V`` (``<=``, ``==``; signed, or unsigned with ``c`` 0; also a conjunct of an ``and``)
+with ``V`` and ``c`` the same for the whole block (constants, arguments, the block's indices and sizes,
+the values updated block-uniform variables start the region with). Every other branch of the region must
+then be block-uniform too, so that every thread the guards leave out (an *idle* thread) takes the same
+path to the same stop. The region's *bound* is the greatest ``V - c`` of its guards (``+ 1`` for ``<=``
+and ``==``): no thread with ``x >= bound`` changes anything.
+
+``bound_module`` writes that as a function, ``<kernel>.bound(ctx, region, args...)``, which the launcher
+(region_scheduler.py) calls before each thread loop: it runs the loop for ``x < bound`` only and one idle
+thread for the stop of the rest (their state is the idle thread's). A region it cannot decide on has the
+bound of every thread (``ALL``), which is the plain thread loop. Kernels with votes
+(``syncthreads_count/and/or``) are never narrowed: an idle thread's vote is its own.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+from kdebug.targets.cpu.layout import (CONTEXT, CTX_BARRIER, CTX_CTAID, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_FRAME,
+                                       CTX_NCTAID, CTX_NTID, CTX_SHARED, CTX_TID)
+
+ALL = 1 << 62  # the bound of a region whose threads cannot be narrowed: every thread
+BOUND_SUFFIX = ".bound"  # the bound function's name: the kernel's and this (launcher.py declares it)
+REGION_INDEX = 1 << 27  # regions.REGION_INDEX (a thread loop starts a thread at region k with k | REGION_INDEX)
+
+_QUIET_INTRINSICS = re.compile(
+    r"llvm\.(smax|smin|umax|umin|abs|assume|lifetime\.|dbg\.|experimental\.noalias|fabs|copysign|minnum|"
+    r"maxnum|minimum|maximum|ctpop|ctlz|cttz|fshl|fshr|bswap|bitreverse|sqrt|fma|fmuladd|floor|ceil|trunc|"
+    r"round|rint|nearbyint|[su](add|sub|mul)\.with\.overflow|[su](add|sub)\.sat|is\.fpclass|invariant\.)")
+_BINOPS = {"add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr"}
+_DIVS = {"udiv", "sdiv", "urem", "srem"}
+_CASTS = {"zext", "sext", "trunc"}
+# a guard's predicate with threadIdx.x on the left, and the side where x is bounded above
+_UPPER = {"slt": ("slt", True), "sle": ("sle", True), "ult": ("ult", True), "ule": ("ule", True),
+          "eq": ("eq", True), "sge": ("slt", False), "sgt": ("sle", False), "uge": ("ult", False),
+          "ugt": ("ule", False), "ne": ("eq", False)}
+_SWAP = {"slt": "sgt", "sle": "sge", "sgt": "slt", "sge": "sle", "ult": "ugt", "ule": "uge", "ugt": "ult",
+         "uge": "ule", "eq": "eq", "ne": "ne"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Facts:
+    """What the analysis needs of a region-form kernel, made on the compiling thread (tier 1 analyses its own
+    optimised code from the same facts, in its own LLVM context): its entry, its number of barriers, whether
+    it votes, its updated uniform variables' entries (regions.RegionKernel.uniform_copy) and their names,
+    the context's field offsets and the kernel's function type."""
+    entry: str
+    nsites: int
+    votes: bool
+    uniform_copy: tuple | None
+    entry_names: tuple  # ((frame offset, name), ...)
+    offsets: tuple  # ((context field, byte offset), ...)
+    kernel_type: ir.FunctionType
+
+    @classmethod
+    def of(cls, entry: str, rk, target_data, kernel_type: ir.FunctionType) -> Facts:
+        return cls(entry, len(rk.sites), rk.votes, rk.uniform_copy, tuple(sorted(rk.entry_names.items())),
+                   tuple(sorted(_context_offsets(target_data).items())), kernel_type)
+
+
+class Undecided(Exception):
+    """The region's code has a shape the analysis does not follow: its bound is every thread."""
+
+
+def _context_offsets(target_data) -> dict:
+    ty = llvm.parse_assembly(f"@x = external global {CONTEXT}").get_global_variable("x").global_value_type
+    return {k: target_data.get_element_offset(ty, k) for k in range(len(CONTEXT.elements))}
+
+
+def _width(ty) -> int:
+    s = str(ty)
+    if not re.fullmatch(r"i\d+", s):
+        raise Undecided(f"a value of type {s}")
+    return int(s[1:])
+
+
+def _wrap(v: int, w: int) -> int:
+    return v & ((1 << w) - 1)
+
+
+def _signed(v: int, w: int) -> int:
+    v = _wrap(v, w)
+    return v - (1 << w) if v >> (w - 1) else v
+
+
+def _text(v) -> str:
+    return str(v).strip()
+
+
+def _flags(ins) -> set:
+    head = _text(ins).split("=", 1)[-1].split(",")[0]
+    return set(head.split())
+
+
+def _predicate(ins) -> str:
+    m = re.search(r"icmp\s+(?:samesign\s+)?(\w+)", _text(ins))
+    if m is None:
+        raise Undecided("an icmp without a predicate")
+    return m.group(1)
+
+
+class StepFunction:
+    """The optimised step function of a region-form kernel, read region by region."""
+
+    def __init__(self, fn, facts: Facts) -> None:
+        self.fn = fn
+        self.off = dict(facts.offsets)
+        self.ctx = list(fn.arguments)[0]
+        self.args = {a: k for k, a in enumerate(fn.arguments)}
+        self.blocks = list(fn.blocks)
+        self.by_name = {b.name: b for b in self.blocks if b.name}
+        self.canon = {b: b for b in self.blocks}  # a branch's operand -> the block itself
+        # an operand is its own kind of reference: the instruction, argument or block it names, by identity
+        self.vals = dict(self.canon)
+        self.vals.update({a: a for a in fn.arguments})
+        self.vals.update({i: i for b in self.blocks for i in b.instructions})
+        self.block_of = {i: b for b in self.blocks for i in b.instructions}
+        self.uniform_cur = None
+        if facts.uniform_copy is not None:
+            cur, nxt, size = facts.uniform_copy
+            self.uniform_cur, self.uniform_next = (cur, cur + size), (nxt, nxt + size)
+        self.invariant_fields = {self.off[f] + 4 * k for f in (CTX_NTID, CTX_CTAID, CTX_NCTAID) for k in range(3)}
+        self.invariant_fields |= {self.off[CTX_SHARED], self.off[CTX_DYN_SHARED], self.off[CTX_DYN_BYTES]}
+
+    def ops(self, v) -> list:
+        """``v``'s operands, each as the instruction, argument or block it names (or the constant)."""
+        return [self.vals.get(o, o) for o in v.operands]
+
+    # ---- pointers -------------------------------------------------------------------------------
+    def place(self, p):
+        """('ctx', offset), ('frame', offset), ('alloca', None) or None (anything else) for pointer ``p``."""
+        off = 0
+        while p.is_instruction and p.opcode == "getelementptr":
+            ops = self.ops(p)
+            if not re.search(r"getelementptr\s+(?:inbounds\s+|nuw\s+|nusw\s+)*i8,", _text(p)) or len(ops) != 2 \
+                    or not ops[1].is_constant:
+                return None
+            off += ops[1].get_constant_value(signed_int=True)
+            p = ops[0]
+        if p == self.ctx:
+            return ("ctx", off)
+        if p.is_instruction and p.opcode == "alloca":
+            return ("alloca", None)
+        if p.is_instruction and p.opcode == "load" and self.place(self.ops(p)[0]) == ("ctx", self.off[CTX_FRAME]):
+            return ("frame", off)
+        return None
+
+    def quiet(self, ins) -> bool:
+        """Whether ``ins`` changes nothing another thread (or the block's state after the region) can see."""
+        op = ins.opcode
+        if op == "store":
+            where = self.place(self.ops(ins)[1])
+            if where is None:
+                return False
+            kind, off = where
+            if kind in ("ctx", "alloca"):
+                return True
+            return self.uniform_cur is not None and self.uniform_next[0] <= off < self.uniform_next[1]
+        if op == "call":
+            callee = self.ops(ins)[-1]
+            return bool(callee.name) and _QUIET_INTRINSICS.match(callee.name) is not None
+        return op not in ("atomicrmw", "cmpxchg", "fence", "invoke", "callbr", "va_arg")
+
+    # ---- the region's blocks: the dispatch on the waiting site folded ------------------------------
+    def successors(self, blk, site: int) -> list:
+        return [self.canon[s] for s in self._successors(blk, site)]
+
+    def _successors(self, blk, site: int) -> list:
+        term = list(blk.instructions)[-1]
+        ops = self.ops(term)
+        if term.opcode == "br":
+            if len(ops) == 1:
+                return [ops[0]]
+            c = self.evaluate(ops[0], site)
+            if c is None:
+                return [ops[2], ops[1]]
+            return [ops[2] if c else ops[1]]
+        if term.opcode == "switch":
+            text = _text(term)
+            cases = [(int(v), self._block(n)) for v, n in re.findall(r"i\d+\s+(-?\d+),\s*label\s+%([\w.$-]+|\"[^\"]+\")", text)]
+            default = ops[1]
+            x = self.evaluate(ops[0], site)
+            if x is None:
+                return [default] + [b for _, b in cases]
+            w = _width(ops[0].type)
+            for v, b in cases:
+                if _wrap(v, w) == _wrap(x, w):
+                    return [b]
+            return [default]
+        if term.opcode in ("ret", "unreachable"):
+            return []
+        raise Undecided(f"a {term.opcode} terminator")
+
+    def _block(self, name: str):
+        name = name.strip('"')
+        if name not in self.by_name:
+            raise Undecided(f"a branch to block {name}")
+        return self.by_name[name]
+
+    def evaluate(self, v, site: int, depth: int = 0):
+        """The value of ``v`` when the thread enters at ``site``, where it depends only on the site, else None."""
+        if depth > 12:
+            return None
+        if v.is_constant and v.value_kind == llvm.ValueKind.constant_int:
+            return v.get_constant_value()
+        if not v.is_instruction:
+            return None
+        op = v.opcode
+        ops = self.ops(v)
+        if op == "load":
+            return site if self.place(ops[0]) == ("ctx", self.off[CTX_BARRIER]) else None
+        vals = [self.evaluate(o, site, depth + 1) for o in ops] if op != "select" else None
+        try:
+            w = _width(v.type)
+        except Undecided:
+            return None
+        if op == "icmp":
+            if None in vals:
+                return None
+            ow = _width(ops[0].type)
+            a, b = vals
+            p = _predicate(v)
+            sa, sb, ua, ub = _signed(a, ow), _signed(b, ow), _wrap(a, ow), _wrap(b, ow)
+            return int({"eq": ua == ub, "ne": ua != ub, "slt": sa < sb, "sle": sa <= sb, "sgt": sa > sb,
+                        "sge": sa >= sb, "ult": ua < ub, "ule": ua <= ub, "ugt": ua > ub, "uge": ua >= ub}[p])
+        if op == "select":
+            c = self.evaluate(ops[0], site, depth + 1)
+            return None if c is None else self.evaluate(ops[1] if c else ops[2], site, depth + 1)
+        if op in ("and", "or", "xor", "add", "sub") and None not in vals:
+            a, b = vals
+            return _wrap({"and": a & b, "or": a | b, "xor": a ^ b, "add": a + b, "sub": a - b}[op], w)
+        if op in ("zext", "trunc") and vals[0] is not None:
+            return _wrap(vals[0], w)
+        return None
+
+    def region(self, k: int):
+        """Region k's blocks (reached from the entry with the thread waiting at region k's start) and edges."""
+        site = k | REGION_INDEX
+        entry = self.blocks[0]
+        succ, order, seen = {}, [], {entry}
+        work = [entry]
+        while work:
+            b = work.pop()
+            order.append(b)
+            succ[b] = self.successors(b, site)
+            for s in succ[b]:
+                if s not in seen:
+                    seen.add(s)
+                    work.append(s)
+        return order, succ, site
+
+
+def _dominators(order, succ, entry) -> dict:
+    preds = {b: [] for b in order}
+    for b in order:
+        for s in succ[b]:
+            preds[s].append(b)
+    dom = {b: set(order) for b in order}
+    dom[entry] = {entry}
+    changed = True
+    while changed:
+        changed = False
+        for b in order:
+            if b == entry:
+                continue
+            new = set.intersection(*(dom[p] for p in preds[b])) if preds[b] else set()
+            new = new | {b}
+            if new != dom[b]:
+                dom[b], changed = new, True
+    return dom, preds
+
+
+class Region:
+    """One region's analysis: its guards, its effects, its bound (an expression over block-uniform values)."""
+
+    def __init__(self, sf: StepFunction, k: int) -> None:
+        self.sf, self.k = sf, k
+        self.order, self.succ, self.site = sf.region(k)
+        self.dom, self.preds = _dominators(self.order, self.succ, self.order[0])
+        self.memo: dict = {}
+
+    def live_incoming(self, phi):
+        """The value phi ``phi`` takes in this region, where one predecessor of its block is in the region."""
+        live = {}
+        here = self.sf.block_of[phi]
+        for val, blk in zip(self.sf.ops(phi), phi.incoming_blocks):
+            blk = self.sf.canon.get(blk)
+            if blk in self.succ and here in self.succ[blk]:  # an edge this region takes
+                live.setdefault(blk, []).append(val)
+        if len(live) != 1:
+            return None
+        vals = next(iter(live.values()))  # a switch's cases to one block: one entry per case, one value
+        return vals[0] if all(v == vals[0] for v in vals) else None
+
+    # ---- values the same in every thread of the block ------------------------------------------------
+    def invariant(self, v, depth: int = 0):
+        """An expression for ``v`` if it has one value for the whole block at the region's start, else None."""
+        if v in self.memo:
+            return self.memo[v]
+        self.memo[v] = None  # a cycle (a loop-carried phi) is not invariant
+        e = self._invariant(v, depth)
+        self.memo[v] = e
+        return e
+
+    def _invariant(self, v, depth: int):
+        sf = self.sf
+        if depth > 40:
+            return None
+        if v.is_constant and v.value_kind == llvm.ValueKind.constant_int:
+            return ("const", _width(v.type), v.get_constant_value(signed_int=True))
+        if v in sf.args and v != sf.ctx:
+            return ("arg", sf.args[v], str(v.type), v.name.removeprefix("arg.")) \
+                if re.fullmatch(r"i\d+", str(v.type)) else None
+        if not v.is_instruction:
+            return None
+        op, ops = v.opcode, self.sf.ops(v)
+        if op == "load":
+            if not re.fullmatch(r"i\d+", str(v.type)):
+                return None
+            where = sf.place(ops[0])
+            if where is None:
+                return None
+            kind, off = where
+            if kind == "ctx" and off in sf.invariant_fields:
+                return ("ctx", off, str(v.type))
+            if kind == "frame" and sf.uniform_cur is not None and sf.uniform_cur[0] <= off < sf.uniform_cur[1]:
+                return ("frame", off, str(v.type))
+            return None
+        if op == "phi":
+            val = self.live_incoming(v)
+            return None if val is None else self.invariant(val, depth + 1)
+        if op == "freeze":
+            return self.invariant(ops[0], depth + 1)
+        if op == "extractvalue":  # a field of an argument passed by value (an array's shape)
+            m = re.search(r",\s*(\d+(?:\s*,\s*\d+)*)\s*$", _text(v))
+            if m is None or ops[0] not in sf.args or ops[0] == sf.ctx or not re.fullmatch(r"i\d+", str(v.type)):
+                return None
+            return ("field", sf.args[ops[0]], tuple(int(x) for x in m.group(1).split(",")), str(v.type),
+                    ops[0].name.removeprefix("arg."))
+        if op in _BINOPS or op in _DIVS:
+            if op in _DIVS:
+                d = ops[1]
+                if not (d.is_constant and d.value_kind == llvm.ValueKind.constant_int) \
+                        or d.get_constant_value(signed_int=True) in (0, -1):
+                    return None  # a division that could trap in the bound function
+            a, b = self.invariant(ops[0], depth + 1), self.invariant(ops[1], depth + 1)
+            return None if a is None or b is None else (op, str(v.type), a, b)
+        if op in _CASTS:
+            a = self.invariant(ops[0], depth + 1)
+            return None if a is None else (op, str(v.type), a)
+        if op == "icmp":
+            a, b = self.invariant(ops[0], depth + 1), self.invariant(ops[1], depth + 1)
+            return None if a is None or b is None else ("icmp", _predicate(v), a, b)
+        if op == "select":
+            c, a, b = (self.invariant(o, depth + 1) for o in ops)
+            return None if None in (c, a, b) else ("select", str(v.type), c, a, b)
+        return None
+
+    # ---- guards --------------------------------------------------------------------------------------
+    def thread_x(self, v, signed: bool):
+        """``threadIdx.x + c`` as (c's expression or None for 0), if ``v`` is that, else raise/None."""
+        sf = self.sf
+        if v.is_instruction and v.opcode == "load" and sf.place(self.sf.ops(v)[0]) == ("ctx", sf.off[CTX_TID]):
+            return ("const", 64, 0)
+        if v.is_instruction and v.opcode == "phi":
+            val = self.live_incoming(v)
+            return None if val is None else self.thread_x(val, signed)
+        if v.is_instruction and v.opcode in ("zext", "sext"):
+            if v.opcode == "sext" and not signed:
+                return None
+            return self.thread_x(self.sf.ops(v)[0], signed)
+        if v.is_instruction and v.opcode == "add":
+            flags = _flags(v)
+            if ("nsw" if signed else "nuw") not in flags:
+                return None
+            a, b = self.sf.ops(v)
+            for t, c in ((a, b), (b, a)):
+                tx = self.thread_x(t, signed)
+                inv = self.invariant(c)
+                if tx is not None and inv is not None:
+                    if not signed:
+                        return None  # an unsigned guard with an offset: not followed
+                    return ("add", "i64", tx, ("sext", "i64", inv))
+        return None
+
+    def guard_bound(self, cond):
+        """(bound expression, True when the branch's true side is the bounded one) of a guard condition."""
+        if not cond.is_instruction:
+            return None
+        if cond.opcode == "icmp":
+            p = _predicate(cond)
+            a, b = self.sf.ops(cond)
+            for x, v, pred in ((a, b, p), (b, a, _SWAP[p])):
+                upper, true_side = _UPPER[pred]
+                signed = upper in ("slt", "sle") or upper == "eq"
+                tx = self.thread_x(x, signed)
+                inv = self.invariant(v)
+                if tx is None or inv is None:
+                    continue
+                ext = "sext" if signed else "zext"
+                bound = ("sub", "i64", (ext, "i64", inv), tx) if tx != ("const", 64, 0) else (ext, "i64", inv)
+                if upper in ("sle", "ule", "eq"):
+                    bound = ("add", "i64", bound, ("const", 64, 1))
+                if not signed and _width(v.type) == 64:  # an i64 bound above 2^63 is every thread
+                    bound = ("select", "i64", ("icmp", "slt", bound, ("const", 64, 0)), ("const", 64, ALL), bound)
+                return bound, true_side
+            return None
+        conj = None
+        if cond.opcode == "and":
+            conj = self.sf.ops(cond)
+        elif cond.opcode == "select":
+            c, a, b = self.sf.ops(cond)
+            if b.is_constant and b.value_kind == llvm.ValueKind.constant_int and b.get_constant_value() == 0:
+                conj = [c, a]
+        if conj is not None:  # both must hold on the true side: a guard on either bounds it
+            for c in conj:
+                g = self.guard_bound(c)
+                if g is not None and g[1]:
+                    return g
+        return None
+
+    def bound(self):
+        """Region k's bound expression (``ALL`` when it cannot be narrowed)."""
+        every = ("const", 64, ALL)
+        guards = {}  # a guard's bounded successor -> (the guard's block, its bound)
+        for b in self.order:
+            term = list(b.instructions)[-1]
+            ops = self.sf.ops(term)
+            if term.opcode == "br" and len(ops) == 3 and len(self.succ[b]) == 2:
+                g = self.guard_bound(ops[0])
+                if g is not None:
+                    active = self.sf.canon[ops[2] if g[1] else ops[1]]
+                    if len(self.preds[active]) == 1:
+                        guards[active] = (b, g[0])
+        used = set()
+        for blk in self.order:
+            for ins in blk.instructions:
+                if ins.opcode in ("br", "switch") or self.sf.quiet(ins):
+                    continue
+                inside = [a for a in guards if a in self.dom[blk]]
+                if not inside:
+                    return every  # an effect every thread may have
+                used.update(inside)
+        outer = [a for a in self.order if a in used
+                 and not any(o != a and o in self.dom[guards[a][0]] for o in used)]
+        # the threads no outer guard lets in must all take one path to one stop: every branch they can
+        # meet is an outer guard (which they fail) or has a block-uniform condition
+        for blk in self.order:
+            if any(a in self.dom[blk] for a in outer) or len(self.succ[blk]) < 2:
+                continue
+            if any(guards[a][0] == blk for a in outer):
+                continue
+            cond = self.sf.ops(list(blk.instructions)[-1])[0]
+            if self.invariant(cond) is None:
+                return every
+        if not outer:
+            return ("const", 64, 0)  # nothing any thread does outlives the region but its stop
+        out = guards[outer[0]][1]
+        for a in outer[1:]:
+            out = ("smax", "i64", out, guards[a][1])
+        return out
+
+
+def analyse(fn, facts: Facts) -> list:
+    """Each region's bound expression, for regions 0 .. facts.nsites of the optimised step function ``fn``."""
+    every = [("const", 64, ALL)] * (facts.nsites + 1)
+    if facts.votes:
+        return every
+    try:
+        sf = StepFunction(fn, facts)
+    except Undecided:
+        return every
+    out = []
+    for k in range(facts.nsites + 1):
+        try:
+            out.append(Region(sf, k).bound())
+        except Undecided:
+            out.append(("const", 64, ALL))
+    return out
+
+
+def describe(bounds, names: dict | None = None) -> list[str]:
+    """One line per region: narrowed to what bound, or every thread. ``names``: ('ctx'|'frame', offset) ->
+    what the value there is called (blockDim.x, a uniform variable's name)."""
+    names = names or {}
+    return [f"region {k}: " + ("every thread" if e == ("const", 64, ALL) else f"threadIdx.x < {_show(e, names)}")
+            for k, e in enumerate(bounds)]
+
+
+def value_names(facts: Facts) -> dict:
+    """('ctx', offset) and ('frame', offset) -> names, for ``describe``."""
+    offsets = dict(facts.offsets)
+    names = {("frame", off): name for off, name in facts.entry_names}
+    for f, label in ((CTX_NTID, "blockDim"), (CTX_CTAID, "blockIdx"), (CTX_NCTAID, "gridDim")):
+        for k, axis in enumerate("xyz"):
+            names["ctx", offsets[f] + 4 * k] = f"{label}.{axis}"
+    return names
+
+
+def _show(e, names: dict) -> str:
+    kind = e[0]
+    if kind == "const":
+        return str(e[2])
+    if kind == "arg":
+        return e[3] or f"argument {e[1]}"
+    if kind == "field":  # an array argument's shape: its struct's field 1
+        if len(e[2]) == 2 and e[2][0] == 1 and e[4]:
+            return f"{e[4]}.shape[{e[2][1]}]"
+        return f"{e[4] or 'argument ' + str(e[1])}{list(e[2])}"
+    if kind in ("ctx", "frame"):
+        return names.get((kind, e[1]), f"{kind}[{e[1]}]")
+    if kind in _CASTS:
+        return _show(e[2], names)
+    if kind == "icmp":
+        return f"({_show(e[2], names)} {e[1]} {_show(e[3], names)})"
+    if kind == "select":
+        return f"({_show(e[3], names)} if {_show(e[2], names)} else {_show(e[4], names)})"
+    args = [_show(x, names) for x in e[2:]]
+    if kind in ("add", "sub") and args[0] == "0":
+        return args[1] if kind == "add" else f"-{args[1]}"
+    if kind in ("add", "sub") and args[1] == "0":
+        return args[0]
+    if all(a.lstrip("-").isdigit() for a in args) and kind in ("add", "sub", "mul", "smax"):
+        a, b = (int(x) for x in args)
+        return str({"add": a + b, "sub": a - b, "mul": a * b, "smax": max(a, b)}[kind])
+    if kind == "smax":
+        return f"max({args[0]}, {args[1]})"
+    sym = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^", "shl": "<<", "lshr": ">>",
+           "ashr": ">>", "sdiv": "//", "udiv": "//", "srem": "%", "urem": "%"}.get(kind)
+    if sym:
+        return f"({args[0]} {sym} {args[1]})"
+    return f"{kind}({', '.join(args)})"
+
+
+# ---- the bound function --------------------------------------------------------------------------------
+def bound_function(m: ir.Module, name: str, kernel_type: ir.FunctionType, bounds, frame_offset: int) -> ir.Function:
+    """``i64 name(ctx, i32 region, kernel args...)``: region k's bound, computed from the context's block
+    fields, the frame's current uniform entries and the arguments."""
+    from kdebug.targets.cpu.ir_helpers import const
+    i32, i64 = ir.IntType(32), ir.IntType(64)
+    fty = ir.FunctionType(i64, [kernel_type.args[0], i32] + list(kernel_type.args[1:]))
+    fn = ir.Function(m, fty, name=name)
+    fn.attributes.add("alwaysinline")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    ctx, region, args = fn.args[0], fn.args[1], fn.args[2:]
+    i8p = ir.IntType(8).as_pointer()
+    ctx8 = b.bitcast(ctx, i8p)
+    default = fn.append_basic_block("every.thread")
+    sw = b.switch(region, default)
+    with_ = ir.IRBuilder(default)
+    with_.ret(const(ALL, i64))
+
+    def at(base, off, ty):
+        return b.load(b.bitcast(b.gep(base, [const(off, i64)]), ir.IntType(int(ty[1:])).as_pointer()))
+
+    def emit(e):
+        kind = e[0]
+        if kind == "const":
+            return ir.Constant(ir.IntType(e[1]), e[2])
+        if kind == "arg":
+            return args[e[1] - 1]
+        if kind == "field":
+            return b.extract_value(args[e[1] - 1], list(e[2]))
+        if kind == "ctx":
+            return at(ctx8, e[1], e[2])
+        if kind == "frame":
+            frame = b.load(b.bitcast(b.gep(ctx8, [const(frame_offset, i64)]), i8p.as_pointer()))
+            return at(frame, e[1], e[2])
+        ty = ir.IntType(int(e[1][1:])) if kind not in ("icmp",) else None
+        if kind in _CASTS:
+            v = emit(e[2])
+            if v.type.width == ty.width:
+                return v
+            if v.type.width > ty.width:
+                return b.trunc(v, ty)
+            return b.sext(v, ty) if kind == "sext" else b.zext(v, ty)
+        if kind == "icmp":
+            x, y = emit(e[2]), emit(e[3])
+            x, y = _same_width(b, x, y)
+            p = e[1]
+            cmp = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=", "ult": "<",
+                   "ule": "<=", "ugt": ">", "uge": ">="}[p]
+            return b.icmp_unsigned(cmp, x, y) if p[0] == "u" else b.icmp_signed(cmp, x, y)
+        if kind == "select":
+            c, x, y = emit(e[2]), emit(e[3]), emit(e[4])
+            return b.select(c, x, y)
+        x, y = emit(e[2]), emit(e[3])
+        x, y = _same_width(b, x, y)
+        if kind == "smax":
+            return b.select(b.icmp_signed(">", x, y), x, y)
+        return getattr(b, {"add": "add", "sub": "sub", "mul": "mul", "and": "and_", "or": "or_", "xor": "xor",
+                           "shl": "shl", "lshr": "lshr", "ashr": "ashr", "sdiv": "sdiv", "udiv": "udiv",
+                           "srem": "srem", "urem": "urem"}[kind])(x, y)
+
+    for k, e in enumerate(bounds):
+        if e == ("const", 64, ALL):
+            continue
+        blk = fn.append_basic_block(f"region.{k}")
+        sw.add_case(const(k), blk)
+        b.position_at_end(blk)
+        v = emit(e)
+        if v.type.width != 64:
+            v = b.sext(v, i64)
+        b.ret(v)
+    return fn
+
+
+def _same_width(b, x, y):
+    if x.type.width == y.type.width:
+        return x, y
+    if x.type.width < y.type.width:
+        return b.sext(x, y.type), y
+    return x, b.sext(y, x.type)
+
+
+def bound_module(fn, facts: Facts, triple: str, layout: str) -> tuple[str, list]:
+    """The text of a module defining ``<entry>.bound`` for the optimised step function ``fn``, and each
+    region's bound in words."""
+    bounds = analyse(fn, facts)
+    name = facts.entry + BOUND_SUFFIX
+    m = ir.Module(name=name)
+    m.triple, m.data_layout = triple, layout
+    bound_function(m, name, facts.kernel_type, bounds, dict(facts.offsets)[CTX_FRAME])
+    # what was decided, for whoever reads the IR after finish (the IR view, kdebug dump)
+    md = m.add_named_metadata("kdebug.thread_bounds")
+    lines = describe(bounds, value_names(facts))
+    md.add(m.add_metadata([ir.MetaDataString(m, name)] + [ir.MetaDataString(m, line) for line in lines]))
+    return str(m), lines
+
+
+def link_bounds(mod, facts: Facts, context=None) -> list:
+    """``<entry>.bound`` made from ``mod``'s optimised step function and linked into ``mod`` (an llvmlite
+    ModuleRef in ``context``); each region's bound in words."""
+    text, lines = bound_module(mod.get_function(facts.entry), facts, mod.triple, mod.data_layout)
+    mod.link_in(llvm.parse_assembly(text, context=context) if context is not None else llvm.parse_assembly(text))
+    return lines

@@ -1,0 +1,276 @@
+"""Thread-range narrowing (kdebug/targets/cpu/region_bounds.py): which regions the analysis narrows and to
+what bound, and that a narrowed thread loop gives what the plain one and the coroutines give: outputs,
+errors and warnings, with the guard's bound inside, above and below the block, in 2-D blocks, with exits
+and out-of-bounds accesses under the guard, and for random guarded kernels."""
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import os
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import ROOT
+from kdebug import events as E
+from kdebug.errors import KernelRuntimeError
+from kdebug.lang import seam
+from kdebug.lang import types as T
+from kdebug.session import live
+
+sys.path.insert(0, f"{ROOT}/sample_kernels")
+import matmul_tiled  # noqa: E402
+import reduction  # noqa: E402
+import stencil_halo  # noqa: E402
+
+FORMS = ("narrowed", "plain", "coroutines")
+_dir = tempfile.mkdtemp(prefix="kdebug-bounds-")
+_count = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def sessions():
+    """The region form with narrowed thread loops, the region form without, the coroutines: each session
+    with the warnings it saw."""
+    previous = seam.current()
+    made = {}
+    for form, (regions, narrow) in zip(FORMS, ((True, True), (True, False), (False, True))):
+        s = live.Session(backend="cpu", snapshots=False, tiered=False, regions=regions, narrow=narrow)
+        seen: list = []
+        s.bus.subscribe(lambda e, seen=seen: seen.append(e) if isinstance(e, E.Diagnostic) else None)
+        made[form] = (s, seen)
+    yield made
+    live.set_session(previous)
+
+
+def _bounds(session, dispatcher, *arrays) -> list:
+    """Each region's bound in words, as the finish stage decided it."""
+    rec = session.compile_kernel(dispatcher, tuple(T.typeof(a) for a in arrays)).record
+    assert rec.form == ("regions", None), rec.form
+    return rec.target_state.regions[rec.entry].bounds
+
+
+def _narrowed(bounds) -> list:
+    return [k for k, b in enumerate(bounds) if "every thread" not in b]
+
+
+# ---- what the analysis decides on the samples ---------------------------------------------------------------
+def test_the_reductions_tree_steps_and_its_last_write_are_narrowed(sessions):
+    x = np.zeros(8, np.float32)
+    bounds = _bounds(sessions["narrowed"][0], reduction.block_sum, x, x)
+    # region 0 loads every thread's element; region 1 is the first step (t < 128); region 2 the later
+    # steps (t < step) or, when the loop ends, thread 0's write of the block's sum (t == 0)
+    assert _narrowed(bounds) == [1, 2], bounds
+    assert "128" in bounds[1], bounds
+    assert "step" in bounds[2] and "max(1," in bounds[2], bounds  # max(1, step // 2): the uniform entry of step
+
+
+def test_the_stencils_guarded_output_is_narrowed_and_the_matmul_is_not(sessions):
+    x = np.zeros(8, np.float32)
+    assert _narrowed(_bounds(sessions["narrowed"][0], stencil_halo.stencil, x, x)) == [1]
+    a = np.zeros((4, 4), np.float32)
+    # every thread loads its tile elements and accumulates its own sum: nothing to narrow
+    assert _narrowed(_bounds(sessions["narrowed"][0], matmul_tiled.matmul_tiled, a, a, a)) == []
+
+
+def test_a_session_without_narrowing_keeps_every_thread(sessions):
+    x = np.zeros(8, np.float32)
+    assert _bounds(sessions["plain"][0], reduction.block_sum, x, x) == []  # no bound function made
+
+
+# ---- narrowed loops run as the plain ones and the coroutines do -----------------------------------------
+KERNELS = {
+    # the guard's bound inside the block, above it, zero and below zero
+    "bound inside": ("if t < u:\n        s[t] = s[t + 1] + x[i]", 0),
+    "bound above the block": ("if t < u + 5000:\n        s[t % 64] += x[i]", 0),
+    "bound zero": ("if t < u - u:\n        s[t] = x[i]", 0),
+    "bound below zero": ("if t < u - 100:\n        s[t] = x[i]", 0),
+    "equality": ("if t == u:\n        s[0] = x[i] * 3", 0),
+    "less or equal, and a uniform test": ("if t <= u and u > 2:\n        s[t] = x[i] - 1", 0),
+    "offset guard (the grid index)": ("if i < x.size - 3:\n        s[t] = x[i + 3]", 0),
+    "greater or equal, the other side bounded": ("if t >= u:\n        pass\n    else:\n        s[t] = x[i]", 0),
+    # an exit under the guard: threads t < u leave, the idle ones wait at the barrier (the exit rule)
+    "exit under the guard": ("if t < u:\n        out[i] = -3\n        return", 0),
+    # an out-of-bounds read under the guard: memcheck names the first thread in the region's order
+    "out of bounds under the guard": ("if t < u:\n        s[t] = x[i + 5000]", 0),
+    # a block-uniform branch on the idle path, the bound chosen by it
+    "uniform branch before the guard": ("if u > 3:\n        w = u * 2\n    else:\n        w = u + 1\n"
+                                        "    if t < w:\n        s[t] = x[i]", 0),
+}
+
+
+def _kernel_module(body: str) -> str:
+    return "\n".join([
+        "from kdebug import cuda", "from kdebug.cuda import float32", "", "",
+        "@cuda.jit", "def k(x, out, u):",
+        "    s = cuda.shared.array(65, float32)",
+        "    t = cuda.threadIdx.x",
+        "    i = cuda.grid(1)",
+        "    s[t % 65] = float32(t)",
+        "    cuda.syncthreads()",
+        f"    {body}",
+        "    cuda.syncthreads()",
+        "    if t == 0:",
+        "        acc = float32(0)",
+        "        for q in range(65):",
+        "            acc += s[q] * float32(q + 1)",
+        "        out[cuda.blockIdx.x] = acc",
+        ""])
+
+
+def _load(source: str):
+    path = os.path.join(_dir, f"bounds_k{next(_count)}.py")
+    with open(path, "w") as f:
+        f.write(source)
+    spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.k
+
+
+def _run(session, seen, kernel, blocks, threads, u, n=None):
+    live.set_session(session)
+    n = blocks * threads if n is None else n
+    x = np.linspace(-1, 1, n, dtype=np.float32)
+    out = np.full(max(n, blocks), np.float32(-7), np.float32)
+    del seen[:]
+    try:
+        kernel[blocks, threads](x, out, np.int32(u))
+        error = None
+    except KernelRuntimeError as exc:
+        error = str(exc)
+    warnings = [(d.severity, d.message) for d in seen if d.severity == "warning"]
+    return out.tobytes(), error, warnings
+
+
+def _same_in_every_form(sessions, kernel, blocks, threads, u, what):
+    got = {form: _run(*sessions[form], kernel, blocks, threads, u) for form in FORMS}
+    for form in FORMS[1:]:
+        assert got["narrowed"][1] == got[form][1], (what, form, "error")
+        assert got["narrowed"][2] == got[form][2], (what, form, "warnings")
+        assert got["narrowed"][0] == got[form][0], (what, form, "outputs")
+    return got["narrowed"]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_a_narrowed_loop_gives_what_the_plain_loop_and_the_coroutines_give(sessions, name):
+    body, _ = KERNELS[name]
+    kernel = _load(_kernel_module(body))
+    x = np.zeros(8, np.float32)
+    bounds = _bounds(sessions["narrowed"][0], kernel, x, x, np.int32(0))
+    assert _narrowed(bounds), bounds  # the guard's region is narrowed, or the comparison proves nothing
+    outcomes = set()
+    for blocks, threads, u in ((1, 64, 5), (3, 64, 63), (2, 33, 40), (2, 64, 0), (1, 1, 0), (2, 7, 3)):
+        _, error, warnings = _same_in_every_form(sessions, kernel, blocks, threads, u, (name, blocks, threads, u))
+        outcomes.add((error is not None, bool(warnings)))
+    if name == "out of bounds under the guard":
+        assert (True, False) in outcomes  # the error was really met (and named the same thread)
+
+
+def test_a_guard_whose_bound_changes_in_a_loop_is_not_narrowed(sessions):
+    """The bound must be one value for the region; a guard in a loop that changes it (``w //= 2``) is not
+    followed, and the region keeps every thread (and its results)."""
+    kernel = _load(_kernel_module("w = u\n    while w > 0:\n        if t < w:\n            s[t] += x[i]\n"
+                                  "        w //= 2"))
+    x = np.zeros(8, np.float32)
+    assert _narrowed(_bounds(sessions["narrowed"][0], kernel, x, x, np.int32(0))) == []
+    _same_in_every_form(sessions, kernel, 2, 64, 37, "loop")
+
+
+def test_a_narrowed_loop_in_a_2d_block(sessions):
+    source = "\n".join([
+        "from kdebug import cuda", "from kdebug.cuda import float32", "", "",
+        "@cuda.jit", "def k(x, out, u):",
+        "    s = cuda.shared.array((8, 8), float32)",
+        "    tx = cuda.threadIdx.x",
+        "    ty = cuda.threadIdx.y",
+        "    s[ty, tx] = float32(tx + 10 * ty)",
+        "    cuda.syncthreads()",
+        "    if tx < u:",
+        "        s[ty, tx] = s[ty, (tx + 1) % 8] + x[ty * 8 + tx]",
+        "    cuda.syncthreads()",
+        "    out[ty * 8 + tx] = s[ty, tx]", ""])
+    kernel = _load(source)
+    x = np.zeros(8, np.float32)
+    assert _narrowed(_bounds(sessions["narrowed"][0], kernel, x, x, np.int32(0))) == [1]
+    for u in (0, 3, 7, 20):
+        got = {}
+        for form in FORMS:
+            live.set_session(sessions[form][0])
+            xx = np.linspace(-1, 1, 64, dtype=np.float32)
+            out = np.zeros(64, np.float32)
+            kernel[1, (8, 8)](xx, out, np.int32(u))
+            got[form] = out.tobytes()
+        assert got["narrowed"] == got["plain"] == got["coroutines"], u
+
+
+# ---- random guarded kernels --------------------------------------------------------------------------
+guard = st.tuples(st.sampled_from(["<", "<=", "==", ">="]), st.integers(-3, 70), st.booleans())
+stmt = st.one_of(
+    st.tuples(st.just("write"), st.integers(0, 3), st.integers(0, 64)),
+    st.tuples(st.just("read"), st.integers(0, 64)),
+    st.tuples(st.just("exit"),),
+)
+region = st.tuples(st.one_of(st.none(), guard), st.lists(stmt, min_size=1, max_size=3))
+
+
+def _random_kernel(regions) -> str:
+    lines = ["from kdebug import cuda", "from kdebug.cuda import float32", "", "",
+             "@cuda.jit", "def k(x, out, u):",
+             "    s = cuda.shared.array(130, float32)",
+             "    t = cuda.threadIdx.x",
+             "    i = cuda.grid(1)",
+             "    s[t % 130] = float32(t)",
+             "    cuda.syncthreads()"]
+    for g, body in regions:
+        pad = "    "
+        if g is not None:
+            op, k, with_u = g
+            bound = f"u + {k}" if with_u else str(k)
+            lines.append(f"    if t {op} {bound}:")
+            pad = "        "
+        for s in body:
+            if s[0] == "write":
+                lines.append(f"{pad}s[(t * {s[1]} + {s[2]}) % 130] = s[(t + {s[2]}) % 130] + x[i]")
+            elif s[0] == "read":
+                lines.append(f"{pad}out[i] = s[(t + {s[1]}) % 130]")
+            else:
+                lines.append(f"{pad}return")
+        lines.append("    cuda.syncthreads()")
+    lines.append("    if t == 0:")
+    lines.append("        out[i] += s[1] + s[64]")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.timeout(900)
+@settings(max_examples=int(os.environ.get("KDEBUG_BOUNDS_EXAMPLES", "40")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(regions=st.lists(region, min_size=1, max_size=4), blocks=st.integers(1, 2),
+       threads=st.sampled_from([1, 5, 32, 64, 100]), u=st.integers(-2, 40))
+def test_random_guarded_kernels_run_alike_narrowed_plain_and_as_coroutines(sessions, regions, blocks, threads, u):
+    source = _random_kernel(regions)
+    kernel = _load(source)
+    got = {form: _run(*sessions[form], kernel, blocks, threads, u) for form in FORMS}
+    for form in FORMS[1:]:
+        assert got["narrowed"] == got[form], (source, form)
+    # and the analysis narrows what it claims to: a region under a guard bounded above (<, <=, ==) that
+    # does something there (a write or a read before any return), and a region that does nothing at all
+    # (bound 0: one thread stands for all); up to the first region every thread leaves (then dead code)
+    x = np.zeros(8, np.float32)
+    narrowed = _narrowed(_bounds(sessions["narrowed"][0], kernel, x, x, np.int32(0)))
+    expected, live_regions = [], len(regions) + 1
+    for k, (g, body) in enumerate(regions, start=1):
+        work = list(itertools.takewhile(lambda st_: st_[0] != "exit", body))
+        if (g is not None and g[0] != ">=" and work) or (g is None and not work):
+            expected.append(k)
+        if g is None and ("exit",) in body:
+            live_regions = k
+            break
+    else:
+        expected.append(len(regions) + 1)  # the last region: thread 0's write
+    assert [k for k in narrowed if k <= live_regions] == expected, (source, narrowed)
