@@ -11,7 +11,8 @@ Hillis-Steele scan of sample_kernels/scan.py (two syncthreads per step, the bloc
 offsets added by a second, barrier-free kernel) and the shared-memory halo stencil
 of sample_kernels/stencil_halo.py (one syncthreads). The kernels with barriers run
 in both of the CPU backend's forms side by side: the region form (cut at the
-barriers, a thread loop per region; kdebug/targets/cpu/regions.py) and one
+barriers, a thread loop per region; kdebug/targets/cpu/regions.py; also with every
+thread in every thread loop, region_bounds.py's narrowing off) and one
 coroutine per thread (``regions=False``, with lockstep loops), each with memcheck
 on and off.
 Times are the best of several launches after a warm-up launch (compilation
@@ -272,11 +273,14 @@ def main() -> int:
     barrier_sizes = {k: v for k, v in sizes.items() if k != "saxpy"}
     barrier_sizes["saxpy"] = 1 << 10  # workloads runs saxpy first; the coroutine table leaves it out
     for mc in (True, False):
-        kdebug.set_options(memcheck=mc, regions=True)
+        kdebug.set_options(memcheck=mc, regions=True, narrow=True)
         kd[mc] = workloads(cuda, sizes, repeat)
         kdebug.set_options(memcheck=mc, regions=False)  # one coroutine per thread (lockstep loops on)
         coro[mc] = workloads(cuda, barrier_sizes, repeat)
-    kdebug.set_options(memcheck=True, regions=True)
+    # the region form with every thread in every thread loop (region_bounds.py's narrowing off)
+    kdebug.set_options(memcheck=False, regions=True, narrow=False)
+    plain = workloads(cuda, barrier_sizes, repeat)
+    kdebug.set_options(memcheck=True, regions=True, narrow=True)
     cpu1 = saxpy_cpu_time(sizes["saxpy"], repeat)
     npy = numpy_times(sizes, repeat)
     sim = {"unavailable": "skipped (--no-simulator)"}
@@ -303,15 +307,15 @@ def main() -> int:
     print()
     print("The kernels with barriers in both forms (kdebug memcheck on / off):")
     print()
-    print("| kernel | size | region form, on | region form, off | coroutines, on | coroutines, off | "
-          "coroutines / regions (off) | numpy | region form (off) / numpy |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| kernel | size | region form, on | region form, off | every thread (not narrowed), off | "
+          "coroutines, on | coroutines, off | coroutines / regions (off) | numpy | region form (off) / numpy |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name in ("matmul", "reduction", "scan", "stencil"):
         on, n, _ = kd[True][name]
         off = kd[False][name][0]
         con, coff = coro[True][name][0], coro[False][name][0]
-        print(f"| {name} | {label[name](n)} | {fmt_t(on)} | {fmt_t(off)} | {fmt_t(con)} | {fmt_t(coff)} | "
-              f"{coff / off:.1f}x | {fmt_t(npy[name])} | {off / npy[name]:.1f}x |")
+        print(f"| {name} | {label[name](n)} | {fmt_t(on)} | {fmt_t(off)} | {fmt_t(plain[name][0])} | {fmt_t(con)} | "
+              f"{fmt_t(coff)} | {coff / off:.1f}x | {fmt_t(npy[name])} | {off / npy[name]:.1f}x |")
     print()
     print("per element: saxpy, reduction, scan and stencil per input element, matmul per multiply-add (n^3)")
     if "unavailable" in sim:

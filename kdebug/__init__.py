@@ -11,15 +11,17 @@ __version__ = "0.1.0"
 
 
 def set_options(memcheck=None, shuffle_threads=False, racecheck=None, initcheck=None, lockstep=None,
-                regions=None) -> None:
+                regions=None, narrow=None) -> None:
     """Options of the active session, as the command line's: ``memcheck=False`` is ``--no-memcheck``
     (also ``KDEBUG_MEMCHECK=0`` in the environment); ``shuffle_threads=SEED`` is
     ``--shuffle-threads=SEED`` and ``shuffle_threads=None`` turns shuffling off; ``racecheck=True``
     and ``initcheck=True`` are ``--sanitize ...,racecheck,initcheck`` (CPU backend); ``lockstep=False``
     runs every loop thread by thread (CPU backend; also ``KDEBUG_LOCKSTEP=0``); ``regions=False`` runs
-    kernels with barriers as coroutines instead of cut at their barriers (CPU backend; ``KDEBUG_REGIONS=0``)."""
+    kernels with barriers as coroutines instead of cut at their barriers (CPU backend; ``KDEBUG_REGIONS=0``);
+    ``narrow=False`` runs every thread in each of their thread loops, not only those a region's guards let in
+    (``KDEBUG_NARROW=0``)."""
     seam.current().set_options(memcheck=memcheck, shuffle_threads=shuffle_threads, racecheck=racecheck,
-                               initcheck=initcheck, lockstep=lockstep, regions=regions)
+                               initcheck=initcheck, lockstep=lockstep, regions=regions, narrow=narrow)
 
 
 def _default_session():

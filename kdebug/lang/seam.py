@@ -36,7 +36,7 @@ class KernelSession(Protocol):
 
     def set_options(self, memcheck: bool | None = None, shuffle_threads=False, racecheck: bool | None = None,
                     initcheck: bool | None = None, lockstep: bool | None = None,
-                    regions: bool | None = None) -> None:
+                    regions: bool | None = None, narrow: bool | None = None) -> None:
         """``kdebug.set_options``: the checks compiled into kernels (None: unchanged), the thread-shuffle
         seed (None: off; False: unchanged)."""
 

@@ -289,13 +289,13 @@ class Session:
 
     def set_options(self, memcheck: bool | None = None, shuffle_threads=False, racecheck: bool | None = None,
                     initcheck: bool | None = None, lockstep: bool | None = None,
-                    regions: bool | None = None) -> None:
+                    regions: bool | None = None, narrow: bool | None = None) -> None:
         """Change the checks compiled into kernels or the shuffle seed (None: off). New compile options
         give new job keys: a kernel launched next is a new job compiled with them (one compiled with the
         old options stays in the cache under its own key); no target is changed."""
         changes = {name: bool(value) for name, value in (("memcheck", memcheck), ("racecheck", racecheck),
                                                          ("initcheck", initcheck), ("lockstep", lockstep),
-                                                         ("regions", regions))
+                                                         ("regions", regions), ("narrow", narrow))
                    if value is not None}
         if changes:
             self.configure(self.options.replace(**changes))

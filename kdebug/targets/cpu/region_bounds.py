@@ -30,6 +30,7 @@ import re
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from kdebug.targets.cpu.ir_helpers import const
 from kdebug.targets.cpu.layout import (CONTEXT, CTX_BARRIER, CTX_CTAID, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_FRAME,
                                        CTX_NCTAID, CTX_NTID, CTX_SHARED, CTX_TID)
 
@@ -550,7 +551,6 @@ def _show(e, names: dict) -> str:
 def bound_function(m: ir.Module, name: str, kernel_type: ir.FunctionType, bounds, frame_offset: int) -> ir.Function:
     """``i64 name(ctx, i32 region, kernel args...)``: region k's bound, computed from the context's block
     fields, the frame's current uniform entries and the arguments."""
-    from kdebug.targets.cpu.ir_helpers import const
     i32, i64 = ir.IntType(32), ir.IntType(64)
     fty = ir.FunctionType(i64, [kernel_type.args[0], i32] + list(kernel_type.args[1:]))
     fn = ir.Function(m, fty, name=name)
