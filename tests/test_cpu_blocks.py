@@ -287,9 +287,10 @@ def test_bench_cpu_quick_prints_its_table():
     assert "| kernel | kdebug size | kdebug memcheck on | kdebug memcheck off |" in r.stdout
     for name in ("saxpy", "matmul", "reduction", "scan", "stencil"):
         assert f"| {name} |" in r.stdout
-    # the kernels with barriers in the region form and as coroutines, side by side
-    assert ("| kernel | size | region form, on | region form, off | coroutines, on | coroutines, off | "
-            "coroutines / regions (off) | numpy | region form (off) / numpy |") in r.stdout
+    # the kernels with barriers in the region form (narrowed, and with every thread) and as coroutines
+    assert ("| kernel | size | region form, on | region form, off | every thread (not narrowed), off | "
+            "coroutines, on | coroutines, off | coroutines / regions (off) | numpy | region form (off) / numpy |"
+            ) in r.stdout
     assert "reduction, region form, memcheck off:" in r.stdout
     assert "numba's CUDA simulator: not measured: skipped (--no-simulator)" in r.stdout
 
