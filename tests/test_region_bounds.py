@@ -69,20 +69,6 @@ def test_the_reductions_tree_steps_and_its_last_write_are_narrowed(sessions):
     assert "step" in bounds[2] and "max(1," in bounds[2], bounds  # max(1, step // 2): the uniform entry of step
 
 
-def test_the_reductions_threads_stop_alike_where_no_guard_holds_a_stop(sessions):
-    """A region whose threads all stop alike keeps one state for all of them (no state columns); a region
-    with an exit under a guard does not (its threads part ways), nor does one that votes."""
-    x = np.zeros(8, np.float32)
-    bounds = _bounds(sessions["narrowed"][0], reduction.block_sum, x, x)
-    assert ["stop alike" in b for b in bounds] == [False, True, True], bounds  # region 0: memcheck's checks
-    kernel = _load(_kernel_module(KERNELS["exit under the guard"][0]))
-    bounds = _bounds(sessions["narrowed"][0], kernel, x, x, np.int32(0))
-    assert "stop alike" not in bounds[1] and _narrowed(bounds), bounds
-    kernel = _load(_kernel_module("c = cuda.syncthreads_count(t < u)\n    if t < c:\n        s[t] = x[i]"))
-    bounds = _bounds(sessions["narrowed"][0], kernel, x, x, np.int32(0))
-    assert not any("stop alike" in b for b in bounds) and not _narrowed(bounds), bounds
-
-
 def test_the_stencils_guarded_output_is_narrowed_and_the_matmul_is_not(sessions):
     x = np.zeros(8, np.float32)
     assert _narrowed(_bounds(sessions["narrowed"][0], stencil_halo.stencil, x, x)) == [1]

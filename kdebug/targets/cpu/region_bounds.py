@@ -31,13 +31,11 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from kdebug.targets.cpu.ir_helpers import const
-from kdebug.targets.cpu.layout import (CONTEXT, CTX_BAR_LINE, CTX_BARRIER, CTX_CTAID, CTX_DYN_BYTES, CTX_DYN_SHARED,
-                                       CTX_EXIT_LINE, CTX_FRAME, CTX_NCTAID, CTX_NTID, CTX_SHARED, CTX_TID, CTX_VOTE,
-                                       CTX_WKIND)
+from kdebug.targets.cpu.layout import (CONTEXT, CTX_BARRIER, CTX_CTAID, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_FRAME,
+                                       CTX_NCTAID, CTX_NTID, CTX_SHARED, CTX_TID)
 
 ALL = 1 << 62  # the bound of a region whose threads cannot be narrowed: every thread
 BOUND_SUFFIX = ".bound"  # the bound function's name: the kernel's and this (launcher.py declares it)
-ALIKE_SUFFIX = ".stops_alike"  # i1 (i32 region): whether a region's threads all stop alike
 REGION_INDEX = 1 << 27  # regions.REGION_INDEX (a thread loop starts a thread at region k with k | REGION_INDEX)
 
 _QUIET_INTRINSICS = re.compile(
@@ -295,7 +293,6 @@ class Region:
         self.order, self.succ, self.site = sf.region(k)
         self.dom, self.preds = _dominators(self.order, self.succ, self.order[0])
         self.memo: dict = {}
-        self._guards = None
 
     def live_incoming(self, phi):
         """The value phi ``phi`` takes in this region, where one predecessor of its block is in the region."""
@@ -437,49 +434,19 @@ class Region:
                     return g
         return None
 
-    def guards(self) -> dict:
-        """A guard's bounded successor -> (the guard's block, its bound expression)."""
-        if self._guards is None:
-            self._guards = {}
-            for b in self.order:
-                term = list(b.instructions)[-1]
-                ops = self.sf.ops(term)
-                if term.opcode == "br" and len(ops) == 3 and len(self.succ[b]) == 2:
-                    g = self.guard_bound(ops[0])
-                    if g is not None:
-                        active = self.sf.canon[ops[2] if g[1] else ops[1]]
-                        if len(self.preds[active]) == 1:
-                            self._guards[active] = (b, g[0])
-        return self._guards
-
-    def alike(self) -> bool:
-        """Whether every thread of the block stops where the others do, with the same state (where it waits,
-        the lines, its vote): every state the region stores in the thread's context is a block-uniform value
-        stored outside every guard, and every other branch outside the guards is block-uniform. The launcher
-        then keeps one state for all of the region's threads instead of a column each."""
-        sf = self.sf
-        state = {sf.off[f] for f in (CTX_BARRIER, CTX_BAR_LINE, CTX_EXIT_LINE, CTX_VOTE, CTX_WKIND)}
-        guards = self.guards()
-        heads = {g for g, _ in guards.values()}
-        for blk in self.order:
-            inside = any(a in self.dom[blk] for a in guards)
-            if not inside and blk not in heads and len(self.succ[blk]) > 1:
-                if self.invariant(sf.ops(list(blk.instructions)[-1])[0]) is None:
-                    return False
-            for ins in blk.instructions:
-                if ins.opcode != "store":
-                    continue
-                value, ptr = sf.ops(ins)
-                where = sf.place(ptr)
-                if where is not None and where[0] == "ctx" and where[1] in state:
-                    if inside or self.invariant(value) is None:
-                        return False
-        return True
-
     def bound(self):
         """Region k's bound expression (``ALL`` when it cannot be narrowed)."""
         every = ("const", 64, ALL)
-        guards = self.guards()
+        guards = {}  # a guard's bounded successor -> (the guard's block, its bound)
+        for b in self.order:
+            term = list(b.instructions)[-1]
+            ops = self.sf.ops(term)
+            if term.opcode == "br" and len(ops) == 3 and len(self.succ[b]) == 2:
+                g = self.guard_bound(ops[0])
+                if g is not None:
+                    active = self.sf.canon[ops[2] if g[1] else ops[1]]
+                    if len(self.preds[active]) == 1:
+                        guards[active] = (b, g[0])
         used = set()
         for blk in self.order:
             for ins in blk.instructions:
@@ -509,34 +476,29 @@ class Region:
         return out
 
 
-def analyse(fn, facts: Facts) -> tuple[list, list]:
-    """Each region's bound expression and whether its threads stop alike, for regions 0 .. facts.nsites of
-    the optimised step function ``fn``."""
-    n = facts.nsites + 1
+def analyse(fn, facts: Facts) -> list:
+    """Each region's bound expression, for regions 0 .. facts.nsites of the optimised step function ``fn``."""
+    every = [("const", 64, ALL)] * (facts.nsites + 1)
     if facts.votes:
-        return [("const", 64, ALL)] * n, [False] * n
+        return every
     try:
         sf = StepFunction(fn, facts)
     except Undecided:
-        return [("const", 64, ALL)] * n, [False] * n
-    bounds, alike = [], []
-    for k in range(n):
+        return every
+    out = []
+    for k in range(facts.nsites + 1):
         try:
-            r = Region(sf, k)
-            both = r.bound(), r.alike()
+            out.append(Region(sf, k).bound())
         except Undecided:
-            both = ("const", 64, ALL), False
-        bounds.append(both[0])
-        alike.append(both[1])
-    return bounds, alike
+            out.append(("const", 64, ALL))
+    return out
 
 
-def describe(bounds, alike=(), names: dict | None = None) -> list[str]:
-    """One line per region: narrowed to what bound, or every thread; and whether its threads stop alike.
-    ``names``: ('ctx'|'frame', offset) -> what the value there is called (blockDim.x, a variable's name)."""
+def describe(bounds, names: dict | None = None) -> list[str]:
+    """One line per region: narrowed to what bound, or every thread. ``names``: ('ctx'|'frame', offset) ->
+    what the value there is called (blockDim.x, a uniform variable's name)."""
     names = names or {}
     return [f"region {k}: " + ("every thread" if e == ("const", 64, ALL) else f"threadIdx.x < {_show(e, names)}")
-            + ("; the threads stop alike" if k < len(alike) and alike[k] else "")
             for k, e in enumerate(bounds)]
 
 
@@ -657,23 +619,6 @@ def bound_function(m: ir.Module, name: str, kernel_type: ir.FunctionType, bounds
     return fn
 
 
-def alike_function(m: ir.Module, name: str, alike) -> ir.Function:
-    """``i1 name(i32 region)``: whether region k's threads all stop alike (``Region.alike``)."""
-    i1, i32 = ir.IntType(1), ir.IntType(32)
-    fn = ir.Function(m, ir.FunctionType(i1, [i32]), name=name)
-    fn.attributes.add("alwaysinline")
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    no = fn.append_basic_block("not.alike")
-    yes = fn.append_basic_block("alike")
-    sw = b.switch(fn.args[0], no)
-    for k, a in enumerate(alike):
-        if a:
-            sw.add_case(const(k), yes)
-    ir.IRBuilder(no).ret(ir.Constant(i1, 0))
-    ir.IRBuilder(yes).ret(ir.Constant(i1, 1))
-    return fn
-
-
 def _same_width(b, x, y):
     if x.type.width == y.type.width:
         return x, y
@@ -685,15 +630,14 @@ def _same_width(b, x, y):
 def bound_module(fn, facts: Facts, triple: str, layout: str) -> tuple[str, list]:
     """The text of a module defining ``<entry>.bound`` for the optimised step function ``fn``, and each
     region's bound in words."""
-    bounds, alike = analyse(fn, facts)
+    bounds = analyse(fn, facts)
     name = facts.entry + BOUND_SUFFIX
     m = ir.Module(name=name)
     m.triple, m.data_layout = triple, layout
     bound_function(m, name, facts.kernel_type, bounds, dict(facts.offsets)[CTX_FRAME])
-    alike_function(m, facts.entry + ALIKE_SUFFIX, alike)
     # what was decided, for whoever reads the IR after finish (the IR view, kdebug dump)
     md = m.add_named_metadata("kdebug.thread_bounds")
-    lines = describe(bounds, alike, value_names(facts))
+    lines = describe(bounds, value_names(facts))
     md.add(m.add_metadata([ir.MetaDataString(m, name)] + [ir.MetaDataString(m, line) for line in lines]))
     return str(m), lines
 

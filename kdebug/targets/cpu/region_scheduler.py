@@ -94,10 +94,6 @@ class RegionScheduler(BlockScheduler):
         # others all have the state of the idle thread the last narrowed loop ran (rep)
         self.pend = entry_alloca(b, i32, "columns.upto")
         self.rep = {name: entry_alloca(b, i32, f"idle.{name}") for name, _ in _STATE}
-        # a thread loop whose threads all stop alike leaves their state here (never read: LLVM drops the
-        # stores) and takes it from the row's last thread, run after the loop (a value each iteration left
-        # for after the loop would keep LLVM from vectorising it)
-        self.scratch = entry_alloca(b, i32, "alike.discarded")
         if b.block is lb.fn.entry_basic_block:  # the allocas went in above the builder's place
             b.position_at_end(b.block)
         self.cols = {name: b.gep(p, [const(0), const(0)], inbounds=True) for name, p in cols.items()}
@@ -176,9 +172,8 @@ class RegionScheduler(BlockScheduler):
 
     def _ordered(self, ctx, site: int) -> None:
         b, lb = self.b, self.lb
-        upto, alike = lb.bx, None
+        upto = lb.bx
         if self.narrow:  # only the threads x < bound can change anything in this region
-            alike = b.call(lb.alike, [const(site & ~REGION_INDEX)])  # and they all stop alike: one state
             bound = b.call(lb.bound, [ctx, const(site & ~REGION_INDEX)] + lb.args)
             bound = b.select(b.icmp_signed("<", bound, const(0, i64)), const(0, i64), bound)
             bx = b.zext(lb.bx, i64)
@@ -188,15 +183,9 @@ class RegionScheduler(BlockScheduler):
             with Loop(b, const(0), lb.by, "ty") as ty:
                 b.store(ty, field(b, ctx, CTX_TID, 1))
                 row = b.zext(b.mul(lb.bx, b.add(ty, b.mul(lb.by, tz))), i64)
-                peel = b.and_(alike, b.icmp_unsigned(">", upto, const(0))) if alike is not None else None
-                stop = b.select(peel, b.sub(upto, const(1)), upto) if peel is not None else upto
-                with Loop(b, const(0), stop, "tx") as tx:
+                with Loop(b, const(0), upto, "tx") as tx:
                     b.store(tx, field(b, ctx, CTX_TID, 0))
-                    self._one_thread(ctx, site, b.add(row, b.zext(tx, i64)), tx, alike)
-                if peel is not None:
-                    with b.if_then(peel):  # the row's last thread, whose state all of them have
-                        b.store(stop, field(b, ctx, CTX_TID, 0))
-                        self._one_thread(ctx, site, b.add(row, b.zext(stop, i64)), stop, idle=True)
+                    self._one_thread(ctx, site, b.add(row, b.zext(tx, i64)), tx)
         if not self.narrow:
             return
         with b.if_else(b.icmp_unsigned("<", upto, lb.bx)) as (idle, every):
@@ -204,9 +193,9 @@ class RegionScheduler(BlockScheduler):
                 for k, v in enumerate((upto, const(0), const(0))):
                     b.store(v, field(b, ctx, CTX_TID, k))
                 self._one_thread(ctx, site, b.zext(upto, i64), upto, idle=True)
-                b.store(b.select(alike, const(0), upto), self.pend)
+                b.store(upto, self.pend)
             with every:
-                b.store(b.select(alike, const(0), lb.bx), self.pend)
+                b.store(lb.bx, self.pend)
 
     def _state(self, name: str, t, tx):
         """Thread ``t``'s (x index ``tx``) state ``name``: its column, or the idle thread's (narrowed loops)."""
@@ -216,7 +205,7 @@ class RegionScheduler(BlockScheduler):
             return col
         return b.select(b.icmp_unsigned("<", tx, b.load(self.pend)), col, b.load(self.rep[name]))
 
-    def _one_thread(self, ctx, site: int, t, tx, alike=None, idle: bool = False) -> None:
+    def _one_thread(self, ctx, site: int, t, tx, idle: bool = False) -> None:
         """The step function inlined for thread ``t`` from ``site``; its state into the columns. Every
         context field the step function may write is set before the call, from the thread's own column
         (its initial value in region 0): no value passes from one thread to the next through the shared
@@ -237,12 +226,7 @@ class RegionScheduler(BlockScheduler):
         b.store(b.select(b.icmp_signed(">", got, nxt), got, nxt), self.next_at)
         for name, f in _STATE:
             v = b.load(field(b, ctx, f))
-            if idle:
-                b.store(v, self.rep[name])
-            elif alike is not None:  # threads that all stop alike keep one state (region_bounds.Region.alike)
-                b.store(v, b.select(alike, self.scratch, b.gep(self.cols[name], [t], inbounds=True)))
-            else:
-                b.store(v, b.gep(self.cols[name], [t], inbounds=True))
+            b.store(v, self.rep[name] if idle else b.gep(self.cols[name], [t], inbounds=True))
             if name == "waits":
                 lo, hi = b.load(self.lo), b.load(self.hi)
                 b.store(b.select(b.icmp_signed("<", v, lo), v, lo), self.lo)

@@ -667,13 +667,33 @@ def abi_layout(ty, target_data) -> tuple[int, int]:
 
 def _spill_and_reload(slot, column, back, starts, returns) -> None:
     """``slot`` from ``column`` where each region after a barrier starts, to ``back`` (the same column, or
-    an updated uniform variable's next entry) at every barrier's return (a region that leaves the variable
-    alone writes back the value it read)."""
+    an updated uniform variable's next entry) at the barriers' returns that a store to the slot can reach
+    within its region. A region that leaves the variable alone writes nothing back: its column already
+    holds the value, and a next entry holds its region's own value (the launcher made the current entries
+    copies of the next ones when the barrier before completed). Fewer stores, and none to a next entry
+    (the same address for every thread) in a thread loop whose region does not assign it, which would
+    keep LLVM from vectorising the loop (its accesses to the frame could depend on each other)."""
+    fn = slot.parent.parent
+    preds: dict = {}
+    for blk in fn.blocks:
+        for succ in _successors(blk):
+            preds.setdefault(id(succ), []).append(blk)
+    writers = {id(ins.parent) for blk in fn.blocks for ins in blk.instructions
+               if isinstance(ins, ir.instructions.StoreInstr) and ins.operands[1] is slot}
     for s in starts:
         b = ir.IRBuilder(s)
         b.position_at_start(s)
         b.store(b.load(column), slot)
     for r in returns:
+        seen, todo = set(), [r]
+        while todo:  # the blocks that reach r: in its region (a barrier's return ends the others)
+            blk = todo.pop()
+            if id(blk) in seen:
+                continue
+            seen.add(id(blk))
+            todo.extend(preds.get(id(blk), ()))
+        if not seen & writers:
+            continue
         b = ir.IRBuilder(r)
         b.position_before(r.terminator)
         b.store(b.load(slot), back)
