@@ -581,7 +581,8 @@ def _check_no_register_crosses(fn, starts) -> None:
 def _place_columns(fn, entry, columns, rk: RegionKernel, target_data, escaping) -> None:
     """Each column's entry ``lane`` in the region frame. A slot whose address is taken becomes that entry;
     a variable keeps its stack slot within a region (a register after optimisation), read from its
-    column where a region that needs it starts and written back where a region returns at a barrier."""
+    column where a region that needs it starts and written back where a region that stores it returns at a
+    barrier (_spill_and_reload)."""
     if not columns:
         rk.frame_bytes = 0
         return
