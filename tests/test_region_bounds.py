@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from conftest import ROOT
 from kdebug import events as E
-from kdebug.errors import KernelRuntimeError
+from test_regions_property import _run  # one kernel launch: its outputs, error and warnings
 from kdebug.lang import seam
 from kdebug.lang import types as T
 from kdebug.session import live
@@ -130,21 +130,6 @@ def _load(source: str):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod.k
-
-
-def _run(session, seen, kernel, blocks, threads, u, n=None):
-    live.set_session(session)
-    n = blocks * threads if n is None else n
-    x = np.linspace(-1, 1, n, dtype=np.float32)
-    out = np.full(max(n, blocks), np.float32(-7), np.float32)
-    del seen[:]
-    try:
-        kernel[blocks, threads](x, out, np.int32(u))
-        error = None
-    except KernelRuntimeError as exc:
-        error = str(exc)
-    warnings = [(d.severity, d.message) for d in seen if d.severity == "warning"]
-    return out.tobytes(), error, warnings
 
 
 def _same_in_every_form(sessions, kernel, blocks, threads, u, what):
