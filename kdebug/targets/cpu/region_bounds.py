@@ -31,12 +31,12 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from kdebug.targets.cpu.ir_helpers import const
+from kdebug.targets.cpu.regions import REGION_INDEX  # a thread loop starts a thread at region k with k | REGION_INDEX
 from kdebug.targets.cpu.layout import (CONTEXT, CTX_BARRIER, CTX_CTAID, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_FRAME,
                                        CTX_NCTAID, CTX_NTID, CTX_SHARED, CTX_TID)
 
 ALL = 1 << 62  # the bound of a region whose threads cannot be narrowed: every thread
 BOUND_SUFFIX = ".bound"  # the bound function's name: the kernel's and this (launcher.py declares it)
-REGION_INDEX = 1 << 27  # regions.REGION_INDEX (a thread loop starts a thread at region k with k | REGION_INDEX)
 
 _QUIET_INTRINSICS = re.compile(
     r"llvm\.(smax|smin|umax|umin|abs|assume|lifetime\.|dbg\.|experimental\.noalias|fabs|copysign|minnum|"
