@@ -28,7 +28,7 @@ from llvmlite import ir
 from kdebug.frontend.lower import llvm_type
 from kdebug.targets.cpu import progress_ir, sanitizer_ir
 from kdebug.targets.cpu.block_scheduler import BlockScheduler
-from kdebug.targets.cpu.region_bounds import BOUND_SUFFIX
+from kdebug.targets.cpu.region_bounds import ALIKE_SUFFIX, BOUND_SUFFIX
 from kdebug.targets.cpu.region_scheduler import region_blocks
 from kdebug.targets.cpu.lockstep import LOCKSTEP_GROUP
 from kdebug.targets.cpu.ir_helpers import Loop, cond_value, const, declare, entry_alloca, field
@@ -76,10 +76,11 @@ def name_entry(mod, entry: str) -> None:
     """Give a cached launcher module's kernel declaration, launcher and body their kernel's name."""
     for suffix in ("", ".grid", ".grid.body"):
         mod.get_function(PLACEHOLDER_ENTRY + suffix).name = entry + suffix
-    try:  # a region-form kernel's launcher asks for its regions' bounds (region_bounds.py)
-        mod.get_function(PLACEHOLDER_ENTRY + BOUND_SUFFIX).name = entry + BOUND_SUFFIX
-    except NameError:
-        pass
+    for suffix in (BOUND_SUFFIX, ALIKE_SUFFIX):  # a region-form kernel's launcher asks these (region_bounds.py)
+        try:
+            mod.get_function(PLACEHOLDER_ENTRY + suffix).name = entry + suffix
+        except NameError:
+            pass
 
 
 def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync: bool,
@@ -120,6 +121,7 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
         kty = kernel.ftype
         lb.bound = ir.Function(m, ir.FunctionType(i64, [kty.args[0], i32] + list(kty.args[1:])),
                                name=entry + BOUND_SUFFIX)
+        lb.alike = ir.Function(m, ir.FunctionType(ir.IntType(1), [i32]), name=entry + ALIKE_SUFFIX)
         region_blocks(lb, regions[0], regions[2], regions[3], regions[4])
     elif coroutine:
         BlockScheduler(lb, grid_sync, lockstep).build()

@@ -32,11 +32,13 @@ from llvmlite import ir
 
 from kdebug.targets.cpu.ir_helpers import const
 from kdebug.targets.cpu.regions import REGION_INDEX  # a thread loop starts a thread at region k with k | REGION_INDEX
-from kdebug.targets.cpu.layout import (CONTEXT, CTX_BARRIER, CTX_CTAID, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_FRAME,
-                                       CTX_NCTAID, CTX_NTID, CTX_SHARED, CTX_TID)
+from kdebug.targets.cpu.layout import (CONTEXT, CTX_BAR_LINE, CTX_BARRIER, CTX_CTAID, CTX_DYN_BYTES, CTX_DYN_SHARED,
+                                       CTX_EXIT_LINE, CTX_FRAME, CTX_NCTAID, CTX_NTID, CTX_SHARED, CTX_TID, CTX_VOTE,
+                                       CTX_WKIND)
 
 ALL = 1 << 62  # the bound of a region whose threads cannot be narrowed: every thread
 BOUND_SUFFIX = ".bound"  # the bound function's name: the kernel's and this (launcher.py declares it)
+ALIKE_SUFFIX = ".stops_alike"  # i1 (i32 region): whether a region's threads all stop alike (Region.alike)
 
 _QUIET_INTRINSICS = re.compile(
     r"llvm\.(smax|smin|umax|umin|abs|assume|lifetime\.|dbg\.|experimental\.noalias|fabs|copysign|minnum|"
@@ -45,6 +47,7 @@ _QUIET_INTRINSICS = re.compile(
 _BINOPS = {"add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr"}
 _DIVS = {"udiv", "sdiv", "urem", "srem"}
 _CASTS = {"zext", "sext", "trunc"}
+_MINMAX = {"smax": (True, ">"), "smin": (True, "<"), "umax": (False, ">"), "umin": (False, "<")}
 # a guard's predicate with threadIdx.x on the left, and the side where x is bounded above
 _UPPER = {"slt": ("slt", True), "sle": ("sle", True), "ult": ("ult", True), "ule": ("ule", True),
           "eq": ("eq", True), "sge": ("slt", False), "sgt": ("sle", False), "uge": ("ult", False),
@@ -132,7 +135,7 @@ class StepFunction:
         self.block_of = {i: b for b in self.blocks for i in b.instructions}
         self.uniform_cur = None
         if facts.uniform_copy is not None:
-            cur, nxt, size = facts.uniform_copy
+            cur, nxt, size, _ = facts.uniform_copy
             self.uniform_cur, self.uniform_next = (cur, cur + size), (nxt, nxt + size)
         self.invariant_fields = {self.off[f] + 4 * k for f in (CTX_NTID, CTX_CTAID, CTX_NCTAID) for k in range(3)}
         self.invariant_fields |= {self.off[CTX_SHARED], self.off[CTX_DYN_SHARED], self.off[CTX_DYN_BYTES]}
@@ -369,6 +372,13 @@ class Region:
         if op == "select":
             c, a, b = (self.invariant(o, depth + 1) for o in ops)
             return None if None in (c, a, b) else ("select", str(v.type), c, a, b)
+        if op == "call":  # llvm.smax/smin/umax/umin of block-uniform values (a range's trip count)
+            callee = ops[-1]
+            m = re.fullmatch(r"llvm\.([su]m(?:ax|in))\.i\d+", callee.name or "")
+            if m is None or len(ops) != 3:
+                return None
+            a, b = self.invariant(ops[0], depth + 1), self.invariant(ops[1], depth + 1)
+            return None if a is None or b is None else (m.group(1), str(v.type), a, b)
         return None
 
     # ---- guards --------------------------------------------------------------------------------------
@@ -434,6 +444,51 @@ class Region:
                     return g
         return None
 
+    # ---- whether every thread stops alike ----------------------------------------------------------
+    def alike(self) -> bool:
+        """Whether every thread of the block leaves the region at the same stop with the same state (where it
+        waits, the barrier's and the exit's lines, the next region's number): each branch whose condition is
+        not block-uniform joins again (at its immediate post-dominator) before any store of that state and
+        before any way out of the region, and every value stored there is block-uniform. The launcher then
+        keeps one state for all the region's threads, the last thread's, instead of a column each
+        (region_scheduler.py): no state stores in the thread loop, no least and greatest site to reduce."""
+        sf = self.sf
+        state = {sf.off[f] for f in (CTX_BARRIER, CTX_BAR_LINE, CTX_EXIT_LINE, CTX_VOTE, CTX_WKIND)}
+        touches = set()  # blocks that store a thread's state or leave the region
+        for blk in self.order:
+            if not self.succ[blk]:
+                touches.add(blk)
+            for ins in blk.instructions:
+                if ins.opcode != "store":
+                    continue
+                value, ptr = sf.ops(ins)
+                where = sf.place(ptr)
+                if where is None or where[0] != "ctx" or where[1] not in state:
+                    continue
+                if self.invariant(value) is None:
+                    return False
+                touches.add(blk)
+        ipdom = _immediate_post_dominators(self.order, self.succ)
+        for blk in self.order:
+            if len(set(self.succ[blk])) < 2:
+                continue
+            term = list(blk.instructions)[-1]
+            if self.invariant(sf.ops(term)[0]) is not None:
+                continue  # every thread goes the same way
+            join = ipdom.get(blk)
+            if join is None:
+                return False  # the ways part for good (different stops)
+            seen, work = set(), list(self.succ[blk])
+            while work:  # the blocks between the branch and where its ways join
+                b = work.pop()
+                if b is join or b in seen:
+                    continue
+                if b in touches:
+                    return False
+                seen.add(b)
+                work.extend(self.succ[b])
+        return True
+
     def bound(self):
         """Region k's bound expression (``ALL`` when it cannot be narrowed)."""
         every = ("const", 64, ALL)
@@ -476,29 +531,62 @@ class Region:
         return out
 
 
-def analyse(fn, facts: Facts) -> list:
-    """Each region's bound expression, for regions 0 .. facts.nsites of the optimised step function ``fn``."""
-    every = [("const", 64, ALL)] * (facts.nsites + 1)
+def analyse(fn, facts: Facts) -> tuple[list, list]:
+    """Each region's bound expression and whether its threads all stop alike, for regions 0 .. facts.nsites
+    of the optimised step function ``fn``."""
+    n = facts.nsites + 1
+    every, apart = [("const", 64, ALL)] * n, [False] * n
     if facts.votes:
-        return every
+        return every, apart
     try:
         sf = StepFunction(fn, facts)
     except Undecided:
-        return every
-    out = []
-    for k in range(facts.nsites + 1):
+        return every, apart
+    bounds, alike = [], []
+    for k in range(n):
         try:
-            out.append(Region(sf, k).bound())
+            r = Region(sf, k)
+            both = r.bound(), r.alike()
         except Undecided:
-            out.append(("const", 64, ALL))
+            both = ("const", 64, ALL), False
+        bounds.append(both[0])
+        alike.append(both[1])
+    return bounds, alike
+
+
+def _immediate_post_dominators(order, succ) -> dict:
+    """Each block's immediate post-dominator in the region's graph (blocks without successors lead to one
+    virtual exit); a block whose ways only meet at that exit has none."""
+    exit_ = object()
+    nodes = list(order) + [exit_]
+    after = {b: (list(succ[b]) or [exit_]) for b in order}
+    pdom = {b: set(nodes) for b in order}
+    pdom[exit_] = {exit_}
+    changed = True
+    while changed:
+        changed = False
+        for b in reversed(order):
+            new = set.intersection(*(pdom[s] for s in after[b])) | {b}
+            if new != pdom[b]:
+                pdom[b], changed = new, True
+    out = {}
+    for b in order:
+        strict = pdom[b] - {b}
+        # the immediate one: the strict post-dominator that every other strict one post-dominates
+        for c in strict:
+            if c is not exit_ and strict <= pdom[c] | {c}:
+                out[b] = c
+                break
     return out
 
 
-def describe(bounds, names: dict | None = None) -> list[str]:
-    """One line per region: narrowed to what bound, or every thread. ``names``: ('ctx'|'frame', offset) ->
-    what the value there is called (blockDim.x, a uniform variable's name)."""
+def describe(bounds, alike=(), names: dict | None = None) -> list[str]:
+    """One line per region: narrowed to what bound, or every thread; and whether its threads all stop alike
+    (one state for all of them). ``names``: ('ctx'|'frame', offset) -> what the value there is called
+    (blockDim.x, a uniform variable's name)."""
     names = names or {}
     return [f"region {k}: " + ("every thread" if e == ("const", 64, ALL) else f"threadIdx.x < {_show(e, names)}")
+            + ("; the threads stop alike (one state)" if k < len(alike) and alike[k] else "")
             for k, e in enumerate(bounds)]
 
 
@@ -538,8 +626,8 @@ def _show(e, names: dict) -> str:
     if all(a.lstrip("-").isdigit() for a in args) and kind in ("add", "sub", "mul", "smax"):
         a, b = (int(x) for x in args)
         return str({"add": a + b, "sub": a - b, "mul": a * b, "smax": max(a, b)}[kind])
-    if kind == "smax":
-        return f"max({args[0]}, {args[1]})"
+    if kind in _MINMAX:
+        return f"{kind[1:]}({args[0]}, {args[1]})"
     sym = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^", "shl": "<<", "lshr": ">>",
            "ashr": ">>", "sdiv": "//", "udiv": "//", "srem": "%", "urem": "%"}.get(kind)
     if sym:
@@ -600,8 +688,9 @@ def bound_function(m: ir.Module, name: str, kernel_type: ir.FunctionType, bounds
             return b.select(c, x, y)
         x, y = emit(e[2]), emit(e[3])
         x, y = _same_width(b, x, y)
-        if kind == "smax":
-            return b.select(b.icmp_signed(">", x, y), x, y)
+        if kind in _MINMAX:
+            signed, cmp = _MINMAX[kind]
+            return b.select((b.icmp_signed if signed else b.icmp_unsigned)(cmp, x, y), x, y)
         return getattr(b, {"add": "add", "sub": "sub", "mul": "mul", "and": "and_", "or": "or_", "xor": "xor",
                            "shl": "shl", "lshr": "lshr", "ashr": "ashr", "sdiv": "sdiv", "udiv": "udiv",
                            "srem": "srem", "urem": "urem"}[kind])(x, y)
@@ -619,6 +708,23 @@ def bound_function(m: ir.Module, name: str, kernel_type: ir.FunctionType, bounds
     return fn
 
 
+def alike_function(m: ir.Module, name: str, alike) -> ir.Function:
+    """``i1 name(i32 region)``: whether region k's threads all stop alike (``Region.alike``); a constant in
+    each of the launcher's thread loops once inlined, so LLVM keeps only the code of the answer."""
+    i1, i32 = ir.IntType(1), ir.IntType(32)
+    fn = ir.Function(m, ir.FunctionType(i1, [i32]), name=name)
+    fn.attributes.add("alwaysinline")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    no, yes = fn.append_basic_block("apart"), fn.append_basic_block("alike")
+    sw = b.switch(fn.args[0], no)
+    for k, a in enumerate(alike):
+        if a:
+            sw.add_case(const(k), yes)
+    ir.IRBuilder(no).ret(ir.Constant(i1, 0))
+    ir.IRBuilder(yes).ret(ir.Constant(i1, 1))
+    return fn
+
+
 def _same_width(b, x, y):
     if x.type.width == y.type.width:
         return x, y
@@ -630,14 +736,15 @@ def _same_width(b, x, y):
 def bound_module(fn, facts: Facts, triple: str, layout: str) -> tuple[str, list]:
     """The text of a module defining ``<entry>.bound`` for the optimised step function ``fn``, and each
     region's bound in words."""
-    bounds = analyse(fn, facts)
+    bounds, alike = analyse(fn, facts)
     name = facts.entry + BOUND_SUFFIX
     m = ir.Module(name=name)
     m.triple, m.data_layout = triple, layout
     bound_function(m, name, facts.kernel_type, bounds, dict(facts.offsets)[CTX_FRAME])
+    alike_function(m, facts.entry + ALIKE_SUFFIX, alike)
     # what was decided, for whoever reads the IR after finish (the IR view, kdebug dump)
     md = m.add_named_metadata("kdebug.thread_bounds")
-    lines = describe(bounds, value_names(facts))
+    lines = describe(bounds, alike, value_names(facts))
     md.add(m.add_metadata([ir.MetaDataString(m, name)] + [ir.MetaDataString(m, line) for line in lines]))
     return str(m), lines
 

@@ -73,7 +73,8 @@ class RegionKernel:
     updated: set = dc_field(default_factory=set)  # id() of uniform variables assigned again (two entries)
     uniform_names: set = dc_field(default_factory=set)  # the block-uniform variables' names
     parents: dict = dc_field(default_factory=dict)  # the kernel's syntax tree: each node's parent
-    uniform_copy: tuple | None = None  # (current, next, bytes): the launcher copies next to current at a barrier
+    uniform_copy: tuple | None = None  # (current, next, bytes, ((offset, bytes) of each variable...)): the
+    # launcher copies each variable's next entry to its current one at a barrier
     frame_bytes: int = 0  # the region frame of one block (cut fills it in)
     columns: list = dc_field(default_factory=list)  # (slot name, bytes per thread: 0 one entry, -1 two) of each column
     recomputed: list = dc_field(default_factory=list)  # the slots computed again where a region needs them
@@ -593,6 +594,10 @@ def _place_columns(fn, entry, columns, rk: RegionKernel, target_data, escaping) 
     tid = [b.zext(b.load(field(b, ctx, CTX_TID, k)), i64) for k in range(3)]
     ntid = [b.zext(b.load(field(b, ctx, CTX_NTID, k)), i64) for k in range(2)]
     lane = b.add(tid[0], b.mul(ntid[0], b.add(tid[1], b.mul(ntid[1], tid[2]))), name="lane")
+    # a block has at most LANES threads (launches of more are refused): with that, LLVM's alias analysis
+    # tells a column's entries from the block-uniform entries after the columns
+    assume = b.module.declare_intrinsic("llvm.assume")
+    b.call(assume, [b.icmp_unsigned("<", lane, const(LANES, i64))])
     offset = 0
     updated = [a for a in columns if id(a) in rk.updated and id(a) not in escaping]
     for a in columns:
@@ -634,7 +639,8 @@ def _place_columns(fn, entry, columns, rk: RegionKernel, target_data, escaping) 
                             name=a._name + ".next")
             _spill_and_reload(a, cur, nxt, rk.conts, rk.returns)
             rk.columns.append((a._name, -1))
-        rk.uniform_copy = (offset, offset + size, size)
+        rk.uniform_copy = (offset, offset + size, size,
+                           tuple((at, abi_layout(a.type.pointee, target_data)[0]) for a, at in places))
         offset += 2 * size
     rk.frame_bytes = -(-offset // COLUMN_ALIGN) * COLUMN_ALIGN
 
