@@ -23,8 +23,10 @@ from kdebug.lang import types as T
 from kdebug.session import live
 
 sys.path.insert(0, f"{ROOT}/sample_kernels")
+import histogram  # noqa: E402
 import matmul_tiled  # noqa: E402
 import reduction  # noqa: E402
+import scan  # noqa: E402
 import stencil_halo  # noqa: E402
 
 FORMS = ("narrowed", "plain", "coroutines")
@@ -47,6 +49,22 @@ def sessions():
     live.set_session(previous)
 
 
+@pytest.fixture(scope="module")
+def unchecked():
+    """The three forms of ``sessions`` without memcheck: where a region's threads can stop alike (a failed
+    check ends its thread, so with memcheck on the threads of a checked region may part ways)."""
+    previous = seam.current()
+    made = {}
+    for form, (regions, narrow) in zip(FORMS, ((True, True), (True, False), (False, True))):
+        s = live.Session(backend="cpu", snapshots=False, tiered=False, regions=regions, narrow=narrow,
+                         memcheck=False)
+        seen: list = []
+        s.bus.subscribe(lambda e, seen=seen: seen.append(e) if isinstance(e, E.Diagnostic) else None)
+        made[form] = (s, seen)
+    yield made
+    live.set_session(previous)
+
+
 def _bounds(session, dispatcher, *arrays) -> list:
     """Each region's bound in words, as the finish stage decided it."""
     rec = session.compile_kernel(dispatcher, tuple(T.typeof(a) for a in arrays)).record
@@ -56,6 +74,11 @@ def _bounds(session, dispatcher, *arrays) -> list:
 
 def _narrowed(bounds) -> list:
     return [k for k, b in enumerate(bounds) if "every thread" not in b]
+
+
+def _alike(bounds) -> list:
+    """The regions whose threads all stop alike (one state for all of them, no state columns)."""
+    return [k for k, b in enumerate(bounds) if "stop alike" in b]
 
 
 # ---- what the analysis decides on the samples ---------------------------------------------------------------
@@ -75,6 +98,104 @@ def test_the_stencils_guarded_output_is_narrowed_and_the_matmul_is_not(sessions)
     a = np.zeros((4, 4), np.float32)
     # every thread loads its tile elements and accumulates its own sum: nothing to narrow
     assert _narrowed(_bounds(sessions["narrowed"][0], matmul_tiled.matmul_tiled, a, a, a)) == []
+
+
+def test_the_samples_threads_all_stop_alike_without_memcheck(sessions, unchecked):
+    """Every region of the samples ends with all its threads at one barrier (or all at the end): the
+    launcher keeps one state for them. With memcheck a failed check ends its thread (a way out under a
+    thread-dependent branch), so the checked regions keep their columns."""
+    x, a, i = np.zeros(8, np.float32), np.zeros((4, 4), np.float32), np.zeros(8, np.int64)
+    for kernel, args, regions in ((reduction.block_sum, (x, x), 3), (matmul_tiled.matmul_tiled, (a, a, a), 3),
+                                  (stencil_halo.stencil, (x, x), 2), (scan.block_scan, (i, i, i), None),
+                                  (histogram.histogram, (i, i), None)):
+        bounds = _bounds(unchecked["narrowed"][0], kernel, *args)
+        assert _alike(bounds) == list(range(len(bounds))), (kernel.__name__, bounds)
+        assert regions is None or len(bounds) == regions, bounds
+        assert _alike(_bounds(sessions["narrowed"][0], kernel, *args)) == [], kernel.__name__
+
+
+ALIKE = {
+    # thread-dependent branches that join again before the barrier: one stop for all
+    "guarded work": ("if t < u:\n        s[t] = s[t + 1] + x[i]", [0, 1, 2]),
+    "a thread-dependent loop": ("for q in range(t % 5):\n        s[t] += x[i] * q", [0, 1, 2]),
+    # a block-uniform branch between two barriers: every thread takes the same one
+    "a uniform choice of barrier": ("if u > 3:\n        s[t] = x[i]\n        cuda.syncthreads()\n    else:\n"
+                                    "        cuda.syncthreads()\n        s[t] = -x[i]", None),
+    # the threads part ways: some leave, the others wait at the barrier (the exit rule)
+    "an exit under a guard": ("if t < u:\n        out[i] = -3\n        return", [0, 2]),
+    # some threads wait at a barrier the others pass by: a divergent barrier, the block scheduler's error
+    "a divergent barrier": ("if t < u:\n        cuda.syncthreads()", [0, 2, 3]),
+}
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", list(ALIKE))
+def test_threads_that_may_part_ways_keep_a_state_each(unchecked, name):
+    """The regions where every thread stops alike are those without a way out, or a state, that only some
+    threads reach; and in each case the narrowed loops (one state where the threads stop alike) give the
+    outputs, errors and warnings of the plain loops (a column each) and of the coroutines."""
+    body, expected = ALIKE[name]
+    kernel = _load(_kernel_module(body))
+    x = np.zeros(8, np.float32)
+    bounds = _bounds(unchecked["narrowed"][0], kernel, x, x, np.int32(0))
+    if expected is None:
+        assert _alike(bounds) == list(range(len(bounds))), bounds
+    else:
+        assert _alike(bounds) == expected, bounds
+    outcomes = set()
+    for blocks, threads, u in ((1, 64, 5), (3, 64, 63), (2, 33, 40), (2, 64, 0), (1, 1, 0), (2, 7, 3)):
+        _, error, warnings = _same_in_every_form(unchecked, kernel, blocks, threads, u, (name, blocks, threads, u))
+        outcomes.add((error is not None, bool(warnings)))
+    if name == "a divergent barrier":
+        assert (True, False) in outcomes, outcomes  # the error was met (in every form alike)
+
+
+def test_updated_uniform_variables_of_every_width_advance_at_each_barrier(unchecked):
+    """Block-uniform variables updated around barriers (one entry each, copied from the region's next entry
+    at every barrier, at its own width): 1, 4, 8 and 16 bytes, in every form alike."""
+    source = "\n".join([
+        "import numpy as np",
+        "from kdebug import cuda", "from kdebug.cuda import float32", "", "",
+        "@cuda.jit", "def k(x, out, u):",
+        "    s = cuda.shared.array(64, float32)",
+        "    t = cuda.threadIdx.x",
+        "    i = cuda.grid(1)",
+        "    w = u",
+        "    f = 0.5",
+        "    c = 1j",
+        "    flag = u > 2",
+        "    g = float32(1)",
+        "    s[t % 64] = float32(0)",
+        "    cuda.syncthreads()",
+        "    while w > 0:",
+        "        if flag:",
+        "            s[t % 64] += float32(f) + g + float32(c.real) + float32(c.imag) + x[i]",
+        "        cuda.syncthreads()",
+        "        w -= 1",
+        "        f = f * 1.5",
+        "        c = c * (1 + 1j)",
+        "        flag = not flag",
+        "        g = g + float32(2)",
+        "    out[i] = s[t % 64] + float32(w)", ""])
+    kernel = _load(source)
+    x = np.zeros(8, np.float32)
+    rec = unchecked["narrowed"][0].compile_kernel(kernel, (T.typeof(x), T.typeof(x), T.typeof(np.int32(0)))).record
+    rk = rec.target_state.regions[rec.entry]
+    updated = sorted(name for name, size in rk.columns if size == -1)
+    assert {"w", "f", "c", "flag", "g"} <= set(updated), rk.columns
+    assert {n for _, n in rk.uniform_copy[3]} == {1, 4, 8, 16}, rk.uniform_copy  # bool, int32, float, complex
+    for blocks, threads, u in ((1, 64, 5), (2, 33, 6), (1, 7, 0)):
+        out, error, _ = _same_in_every_form(unchecked, kernel, blocks, threads, u, (blocks, threads, u))
+        assert error is None
+        got = np.frombuffer(out, np.float32)
+        # thread 0's slot, summed over the trips where flag held (trips 0, 2, 4 for u > 2; 1, 3 else)
+        f, c, g, want = 0.5, 1j, 1.0, 0.0
+        flag = u > 2
+        for _ in range(u):
+            if flag:
+                want += f + g + c.real + c.imag - 1.0  # x[0] is -1
+            f, c, flag, g = f * 1.5, c * (1 + 1j), not flag, g + 2
+        assert np.isclose(got[0], want, rtol=1e-5), (u, got[0], want)
 
 
 def test_a_session_without_narrowing_keeps_every_thread(sessions):

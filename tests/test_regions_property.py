@@ -49,7 +49,8 @@ def _blocks(children):
 stmts = st.lists(st.recursive(leaf, _blocks, max_leaves=10), min_size=1, max_size=7)
 
 
-def _emit(stmt, depth: int, out: list) -> None:
+def _emit(stmt, depth: int, out: list, wrap: bool = False) -> None:
+    """``wrap``: global reads wrap around x's end (a kernel run without memcheck must stay in bounds)."""
     pad = "    " * depth
     kind = stmt[0]
     if kind == "shared_write":
@@ -60,7 +61,7 @@ def _emit(stmt, depth: int, out: list) -> None:
         out.append(f"{pad}loc[{stmt[1]}] = acc")
         out.append(f"{pad}acc += loc[(t + {stmt[1]}) % 4]")
     elif kind == "global_read":
-        out.append(f"{pad}acc += x[i + {stmt[1]}]")
+        out.append(f"{pad}acc += x[(i + {stmt[1]}) % x.size]" if wrap else f"{pad}acc += x[i + {stmt[1]}]")
     elif kind == "sync":
         out.append(f"{pad}cuda.syncthreads()")
     elif kind == "count":
@@ -76,30 +77,30 @@ def _emit(stmt, depth: int, out: list) -> None:
         var = f"j{depth}"
         out.append(f"{pad}for {var} in range({stmt[1]} + u % 2):")
         for s in stmt[2]:
-            _emit(s, depth + 1, out)
+            _emit(s, depth + 1, out, wrap)
         out.append(f"{pad}    acc += float32({var})")
     elif kind == "while":
         var = f"w{depth}"
         out.append(f"{pad}{var} = u")
         out.append(f"{pad}while {var} > 0:")
         for s in stmt[1]:
-            _emit(s, depth + 1, out)
+            _emit(s, depth + 1, out, wrap)
         out.append(f"{pad}    {var} //= 2")
     elif kind == "uniform_if":
         out.append(f"{pad}if u > {stmt[1]}:")
         for s in stmt[2]:
-            _emit(s, depth + 1, out)
+            _emit(s, depth + 1, out, wrap)
         if stmt[3]:
             out.append(f"{pad}else:")
             for s in stmt[3]:
-                _emit(s, depth + 1, out)
+                _emit(s, depth + 1, out, wrap)
     elif kind == "thread_if":
         out.append(f"{pad}if t < {stmt[1]}:")
         for s in stmt[2]:
-            _emit(s, depth + 1, out)
+            _emit(s, depth + 1, out, wrap)
 
 
-def kernel_source(body) -> str:
+def kernel_source(body, wrap: bool = False) -> str:
     lines = ["from kdebug import cuda", "from kdebug.cuda import float32", "", "",
              "@cuda.jit", "def k(x, out, u):",
              f"    s = cuda.shared.array({SHARED}, float32)",
@@ -113,15 +114,15 @@ def kernel_source(body) -> str:
              f"    s[t % {SHARED}] = float32(0)",
              "    cuda.syncthreads()"]
     for stmt in body:
-        _emit(stmt, 1, lines)
+        _emit(stmt, 1, lines, wrap)
     lines.append("    out[i] = acc + float32(c)")
     return "\n".join(lines) + "\n"
 
 
-def load_kernel(body):
+def load_kernel(body, wrap: bool = False):
     path = os.path.join(_dir, f"regions_k{next(_count)}.py")
     with open(path, "w") as f:
-        f.write(kernel_source(body))
+        f.write(kernel_source(body, wrap))
     spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -132,16 +133,20 @@ def load_kernel(body):
 def sessions():
     """CPU sessions with the region form on and off, in thread order and shuffled (seed 3), each with its
     warnings: a session that shuffles compiles with the shuffled path from then on, so the orders keep
-    sessions of their own."""
+    sessions of their own. In thread order also without memcheck, where the region form's threads that
+    all stop alike keep one state (region_bounds.Region.alike; a failed check ends its thread, so with
+    memcheck a region's threads may part ways)."""
     previous = seam.current()
     made = {}
     for on in (True, False):
-        for shuffle in (None, 3):
-            s = live.Session(backend="cpu", snapshots=False, tiered=False, regions=on)
+        for shuffle, memcheck in ((None, True), (3, True), (None, False)):
+            s = live.Session(backend="cpu", snapshots=False, tiered=False, regions=on, memcheck=memcheck)
             s.set_options(shuffle_threads=shuffle)
             seen: list = []
             s.bus.subscribe(lambda e, seen=seen: seen.append(e) if isinstance(e, E.Diagnostic) else None)
             made[on, shuffle] = (s, seen)
+            if not memcheck:
+                made[on, "unchecked"] = made.pop((on, shuffle))
     yield made
     live.set_session(previous)
 
@@ -165,19 +170,21 @@ def _run(session, seen, kernel, blocks, threads, u):
 @pytest.mark.timeout(1800)
 @settings(max_examples=int(os.environ.get("KDEBUG_REGIONS_EXAMPLES", "110")), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(body=stmts, blocks=st.integers(1, 2), threads=st.sampled_from([1, 7, 32, 64]), u=st.integers(0, 6),
-       shuffle=st.sampled_from([None, 3]))
+       shuffle=st.sampled_from([None, 3, "unchecked"]))
 def test_the_region_form_runs_as_the_coroutines_do(sessions, body, blocks, threads, u, shuffle):
-    kernel = load_kernel(body)
+    """``shuffle``: thread order, shuffled (seed 3), or thread order without memcheck ("unchecked")."""
+    wrap = shuffle == "unchecked"
+    kernel = load_kernel(body, wrap)
     got = {on: _run(*sessions[on, shuffle], kernel, blocks, threads, u) for on in (True, False)}
     regions_out, regions_error, regions_warnings = got[True]
     coro_out, coro_error, coro_warnings = got[False]
-    assert regions_error == coro_error, kernel_source(body)
-    assert regions_warnings == coro_warnings, kernel_source(body)
-    assert regions_out == coro_out, kernel_source(body)
+    assert regions_error == coro_error, kernel_source(body, wrap)
+    assert regions_warnings == coro_warnings, kernel_source(body, wrap)
+    assert regions_out == coro_out, kernel_source(body, wrap)
     # every kernel of this grammar takes the region form (its barriers are statements, no warp operations)
     records = sessions[True, shuffle][0].driver.records
     latest = records[max(j for j, r in records.items() if r.name == "k")]
-    if shuffle is None:
+    if shuffle != 3:
         assert latest.form == ("regions", None)
     else:  # shuffled runs keep the coroutines until the region launcher shuffles as they do
         assert latest.form[0] == "coroutines" and "--shuffle-threads" in latest.form[1]

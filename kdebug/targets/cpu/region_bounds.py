@@ -298,16 +298,19 @@ class Region:
         self.memo: dict = {}
 
     def live_incoming(self, phi):
-        """The value phi ``phi`` takes in this region, where one predecessor of its block is in the region."""
+        """The value phi ``phi`` takes in this region, where every edge of the region into its block brings
+        the same one."""
         live = {}
         here = self.sf.block_of[phi]
         for val, blk in zip(self.sf.ops(phi), phi.incoming_blocks):
             blk = self.sf.canon.get(blk)
             if blk in self.succ and here in self.succ[blk]:  # an edge this region takes
                 live.setdefault(blk, []).append(val)
-        if len(live) != 1:
+        # a switch's cases to one block: one entry per case; several edges of the region bringing one
+        # value (LLVM's constants are unique: the exit's line where the region's ways all end)
+        vals = [v for vs in live.values() for v in vs]
+        if not vals:
             return None
-        vals = next(iter(live.values()))  # a switch's cases to one block: one entry per case, one value
         return vals[0] if all(v == vals[0] for v in vals) else None
 
     # ---- values the same in every thread of the block ------------------------------------------------

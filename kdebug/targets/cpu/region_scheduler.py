@@ -60,8 +60,11 @@ class RegionScheduler(BlockScheduler):
             src = b.gep(lb.frame, [const(nxt + at, i64)], inbounds=True)
             dst = b.gep(lb.frame, [const(cur + at, i64)], inbounds=True)
             if nbytes in (1, 2, 4, 8, 16):
+                # the alignment the entries have (both areas start on a cache line), not the integer's
+                # own: an i128 is 16-aligned, a complex128 entry only 8
+                align = min(nbytes, (at & -at) if at else nbytes)
                 ty = ir.IntType(8 * nbytes).as_pointer()
-                b.store(b.load(b.bitcast(src, ty)), b.bitcast(dst, ty))
+                b.store(b.load(b.bitcast(src, ty), align=align), b.bitcast(dst, ty), align=align)
             else:
                 memcpy = b.module.declare_intrinsic("llvm.memcpy", [I8P, I8P, i64])
                 b.call(memcpy, [dst, src, const(nbytes, i64), ir.Constant(i1, 0)])
