@@ -144,9 +144,7 @@ def sessions():
             s.set_options(shuffle_threads=shuffle)
             seen: list = []
             s.bus.subscribe(lambda e, seen=seen: seen.append(e) if isinstance(e, E.Diagnostic) else None)
-            made[on, shuffle] = (s, seen)
-            if not memcheck:
-                made[on, "unchecked"] = made.pop((on, shuffle))
+            made[on, shuffle if memcheck else "unchecked"] = (s, seen)
     yield made
     live.set_session(previous)
 
