@@ -14,7 +14,10 @@ Two kernels, both ending in the warp-shuffle tree (five ``cuda.shfl_down_sync`` 
 Times are the best of several launches after a warm-up launch (compilation excluded), with the input
 already a device array; memcheck on and off; the strided kernel also with lockstep loops off
 (``kdebug.set_options(lockstep=False)``: each emulated thread runs its loop alone, as before lockstep
-loops, kdebug/targets/cpu/lockstep.py). Target (reported, never asserted): within 3x of numpy.
+loops, kdebug/targets/cpu/lockstep.py; the kernel then takes the region form, whose thread loop runs
+each thread's loop in turn). The chunked kernel takes the region form (its warp operations are cuts,
+kdebug/targets/cpu/regions.py); the strided one, with lockstep loops on, stays coroutines for its
+grid-stride loop. Target (reported, never asserted): within 3x of numpy.
 """
 from __future__ import annotations
 

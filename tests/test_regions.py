@@ -62,9 +62,56 @@ def test_the_samples_with_barriers_take_the_region_form(sessions, dispatcher, ar
     assert form == "coroutines" and "turned off" in why
 
 
-def test_warp_reduce_stays_coroutines_and_says_why(sessions):
+def test_warp_reduce_runs_its_grid_stride_loop_in_lockstep_and_says_why(sessions):
+    """The warp-shuffle sample's warp operations are cuts of the region form (with lockstep loops off it
+    takes the form), but its grid-stride loop runs faster in lockstep as coroutines: it stays coroutines
+    and its record says why."""
     form, why = _form(sessions[True], warp_reduce.warp_sum, F1, F1)
-    assert form == "coroutines" and why.startswith("warp operations")
+    line = warp_reduce.warp_sum.py_func.__code__.co_firstlineno + 5
+    assert form == "coroutines" and why.startswith(f"the loop at warp_reduce.py:{line} strides (a grid-stride loop)")
+    plain = live.Session(backend="cpu", snapshots=False, tiered=False, regions=True, lockstep=False)
+    try:
+        assert _form(plain, warp_reduce.warp_sum, F1, F1) == ("regions", None)
+    finally:
+        live.set_session(sessions[True])
+
+
+@cuda.jit
+def block_warp_sum(x, out):
+    """Each warp's sum by shuffles, the warps' sums by thread 0 after a barrier."""
+    s = cuda.shared.array(32, float32)
+    t = cuda.threadIdx.x
+    acc = x[cuda.grid(1)]
+    off = 16
+    while off > 0:
+        acc += cuda.shfl_down_sync(0xFFFFFFFF, acc, off)
+        off //= 2
+    if t % 32 == 0:
+        s[t // 32] = acc
+    cuda.syncthreads()
+    if t == 0:
+        total = float32(0)
+        for w in range((cuda.blockDim.x + 31) // 32):
+            total += s[w]
+        out[cuda.blockIdx.x] = total
+
+
+@cuda.jit
+def divergent_shuffle(x, out):
+    t = cuda.threadIdx.x
+    v = x[t]
+    if t < 16:
+        v = cuda.shfl_down_sync(0xFFFFFFFF, v, 1)
+    out[t] = v
+
+
+def test_a_warp_operation_under_a_thread_dependent_branch_stays_coroutines_and_says_why(sessions):
+    """Warp operations are cuts only where every thread of the block reaches them alike
+    (tests/test_regions_warp.py has the other reasons and runs both forms)."""
+    form, why = _form(sessions[True], divergent_shuffle, F1, F1)
+    line = divergent_shuffle.py_func.__code__.co_firstlineno + 5
+    assert form == "coroutines" and why.startswith(f"cuda.shfl_down_sync() at test_regions.py:{line}: "), why
+    assert "every thread of the block reaches it alike" in why
 
 
 def test_a_barrier_free_kernel_is_one_thread_loop(sessions):
@@ -96,6 +143,10 @@ def _run_samples():
     tpb = matmul_tiled.TPB
     matmul_tiled.matmul_tiled[((33 + tpb - 1) // tpb, (40 + tpb - 1) // tpb), (tpb, tpb)](A, B, C)
     np.testing.assert_allclose(C, A @ B, rtol=1e-4)
+    sums = np.zeros(5, np.float32)
+    block_warp_sum[5, 96](x[:480], sums)  # warp shuffles, then a barrier
+    np.testing.assert_allclose(sums, x[:480].reshape(5, 96).sum(axis=1), rtol=1e-5)
+    out["block_warp_sum"] = sums
     out["matmul"] = C
     return out
 
@@ -256,10 +307,30 @@ def test_the_regions_snapshot_shows_the_cut_and_the_columns(sessions):
 
 
 def test_the_coroutine_kernels_regions_snapshot_says_why(sessions):
-    rec = _record(sessions[True], warp_reduce.warp_sum, F1, F1)
+    rec = _record(sessions[True], divergent_shuffle, F1, F1)
     text = rec.snapshots["regions"]
     text = text if isinstance(text, str) else str(text)
-    assert text.startswith(f"; {rec.entry}: coroutines, one per thread (not the region form: warp operations")
+    assert text.startswith(f"; {rec.entry}: coroutines, one per thread (not the region form: cuda.shfl_down_sync()")
+
+
+def test_a_warp_kernels_regions_snapshot_shows_its_cuts_and_it_sums_as_the_coroutines_do(sessions):
+    rec = _record(sessions[True], block_warp_sum, F1, F1)
+    text = rec.snapshots["regions"]
+    text = text if isinstance(text, str) else str(text)
+    first = block_warp_sum.py_func.__code__.co_firstlineno
+    assert text.startswith(f"; {rec.entry}: region form, 3 regions (cut at the barriers and warp operations of "
+                           f"lines {first + 8}, {first + 12})"), text[:200]
+    # the lanes' operands and the copies their peers read: columns of the region frame
+    assert "warp.operands" in text and "warp.copies" in text
+    x = np.random.default_rng(3).random(5 * 96).astype(np.float32)
+    got = {}
+    for on in (True, False):
+        live.set_session(sessions[on])
+        out = np.zeros(5, np.float32)
+        block_warp_sum[5, 96](x, out)
+        got[on] = out
+    assert got[True].tobytes() == got[False].tobytes()
+    np.testing.assert_allclose(got[True], x.reshape(5, 96).sum(axis=1), rtol=1e-5)
 
 
 def test_the_column_layout_is_llvms_own():

@@ -122,7 +122,7 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
         lb.bound = ir.Function(m, ir.FunctionType(i64, [kty.args[0], i32] + list(kty.args[1:])),
                                name=entry + BOUND_SUFFIX)
         lb.alike = ir.Function(m, ir.FunctionType(ir.IntType(1), [i32]), name=entry + ALIKE_SUFFIX)
-        region_blocks(lb, regions[0], regions[2], regions[3], regions[4])
+        region_blocks(lb, regions[0], regions[2], regions[3], regions[4], regions[5])
     elif coroutine:
         BlockScheduler(lb, grid_sync, lockstep).build()
     else:

@@ -28,10 +28,11 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from kdebug.runtime import memcheck as M
 from kdebug.targets.cpu.block_scheduler import BlockScheduler
 from kdebug.targets.cpu.ir_helpers import Loop, const, entry_alloca, field
 from kdebug.targets.cpu.layout import (CONTEXT, CTX_BAR_LINE, CTX_BARRIER, CTX_EXIT_LINE, CTX_FRAME, CTX_TID,
-                                       CTX_VOTE, CTX_WKIND, I8P, i1, i32, i64)
+                                       CTX_VOTE, CTX_WKIND, I8P, WARP_FLAG, i1, i32, i64)
 from kdebug.targets.cpu.memcheck_ir import error_flag
 from kdebug.targets.cpu.regions import LANES, REGION_INDEX
 
@@ -41,10 +42,41 @@ _STATE = (("waits", CTX_BARRIER), ("bar_line", CTX_BAR_LINE), ("exit_line", CTX_
 class RegionScheduler(BlockScheduler):
     """The block scheduler's decisions, with a thread resumed by a call of the step function."""
 
-    def __init__(self, body, nbarriers: int, votes: bool, uniform_copy=None, narrow: bool = False) -> None:
+    def __init__(self, body, nbarriers: int, votes: bool, uniform_copy=None, narrow: bool = False,
+                 warp_columns=None) -> None:
         super().__init__(body, grid_sync=False, lockstep=False)
         self.nbarriers, self.votes, self.uniform_copy = nbarriers, votes, uniform_copy
         self.narrow = narrow and not votes
+        self.warp_columns = warp_columns
+
+    def _pass_warp_operation(self, site) -> None:
+        """Every thread of the block waits at warp operation ``site``: each lane's operand becomes what its
+        peers read (regions.emit_warp_op): the column of the operands copied to that of the copies."""
+        if self.warp_columns is None:
+            return
+        b, lb = self.b, self.lb
+        operands, copies = self.warp_columns
+        memcpy = b.module.declare_intrinsic("llvm.memcpy", [I8P, I8P, i64])
+        with b.if_then(b.icmp_signed(">=", site, const(WARP_FLAG))):
+            b.call(memcpy, [b.gep(lb.frame, [const(copies, i64)], inbounds=True),
+                            b.gep(lb.frame, [const(operands, i64)], inbounds=True), b.mul(lb.nt, const(8, i64)),
+                            ir.Constant(i1, 0)])
+
+    def _warp_barriers(self, bi) -> None:
+        """The block taken over with a lane at a warp operation: regions._warp_reason admits warp operations
+        only where every thread of the block reaches each alike, so its threads never part ways there; were
+        they to, the first such lane's warp is named divergent (the coroutines' pass resumes coroutines)."""
+        b, lb = self.b, self.lb
+        found = entry_alloca(b, i32, "warp.lane")
+        b.store(const(-1), found)
+        with Loop(b, const(0), lb.nt32, "warp.find") as t:
+            w = b.load(field(b, self._thread_ctx(bi, t), CTX_BARRIER))
+            with b.if_then(b.and_(b.icmp_signed(">=", w, const(WARP_FLAG)), b.icmp_signed("<", b.load(found), const(0)))):
+                b.store(t, found)
+        c = self._thread_ctx(bi, b.load(found))
+        site = b.sub(b.load(field(b, c, CTX_BARRIER)), const(WARP_FLAG))
+        t = b.load(found)
+        self._record(M.DIVERGENT_WARP, c, site, [const(0), const(-1), b.urem(t, const(32)), b.udiv(t, const(32))])
 
     def _advance_uniform(self) -> None:
         """A barrier completes: the updated block-uniform variables' values its threads left become the
@@ -157,6 +189,7 @@ class RegionScheduler(BlockScheduler):
         b.store(b.load(self.vsum), self.vtotal)
         b.store(self._next_phase(), self.ph)
         self._advance_uniform()
+        self._pass_warp_operation(lo)
         b.branch(head)
         b.position_at_end(differ)  # the block scheduler takes the block over
         self._hand_over(blk)
@@ -276,7 +309,9 @@ class RegionScheduler(BlockScheduler):
                 b.store(self._state(name, t, tx), field(b, c, f))
 
 
-def region_blocks(lb, nbarriers: int, votes: bool, uniform_copy=None, narrow: bool = False) -> None:
-    """The launcher body of a region-form kernel with ``nbarriers`` barriers (launcher.py); ``narrow``: each
-    thread loop over the threads its region's bound lets in (region_bounds.py)."""
-    RegionScheduler(lb, nbarriers, votes, uniform_copy, narrow).build()
+def region_blocks(lb, nbarriers: int, votes: bool, uniform_copy=None, narrow: bool = False,
+                  warp_columns=None) -> None:
+    """The launcher body of a region-form kernel with ``nbarriers`` cuts (barriers and warp operations;
+    launcher.py); ``narrow``: each thread loop over the threads its region's bound lets in
+    (region_bounds.py); ``warp_columns``: the frame offsets of the warp operations' operands and copies."""
+    RegionScheduler(lb, nbarriers, votes, uniform_copy, narrow, warp_columns).build()

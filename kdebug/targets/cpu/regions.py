@@ -43,10 +43,11 @@ from kdebug.targets.cpu.barrier_lines import reach_line
 from kdebug.targets.cpu.coroutines import in_branch
 from kdebug.targets.cpu.ir_helpers import const, field
 from kdebug.targets.cpu.lockstep_rules import _intrinsic_name as intrinsic_name
-from kdebug.targets.cpu.lockstep_rules import pure_call
+from kdebug.targets.cpu.lockstep_rules import loop_reason, pure_call
+from kdebug.targets.cpu import warp as W
 from kdebug.targets.cpu.layout import (CTX_BAR_LINE, CTX_BARRIER, CTX_CTAID, CTX_DYN_BYTES, CTX_DYN_SHARED,
                                        CTX_EXIT_LINE, CTX_FRAME, CTX_NCTAID, CTX_NTID, CTX_SHARED, CTX_TID,
-                                       CTX_VOTE, CTX_WKIND, END_OF_KERNEL, IN_BRANCH, i32, i64)
+                                       CTX_VOTE, CTX_WKIND, END_OF_KERNEL, IN_BRANCH, WARP_FLAG, i32, i64)
 
 REGION_INDEX = 1 << 27  # (below LOCKSTEP_FLAG, IN_BRANCH, WARP_FLAG) the launcher's thread loops start a thread at region k with barrier = k | REGION_INDEX
 LANES = 1024  # threads a column holds: the most a block has (launches of more are refused)
@@ -57,6 +58,9 @@ FORM_COROUTINES = "coroutines"
 FORM_THREAD_LOOP = "thread loop"  # a barrier-free kernel: one loop over the block's threads
 
 BLOCK_BARRIERS = frozenset({"syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or"})
+WARP_OPERATIONS = frozenset({"shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "all_sync", "any_sync",
+                             "eq_sync", "ballot_sync", "match_any_sync", "match_all_sync", "activemask", "syncwarp"})
+ALL_LANES = (0xFFFFFFFF, -1)  # a warp operation's mask naming all 32 lanes
 
 
 @dataclass
@@ -81,6 +85,8 @@ class RegionKernel:
     cut_done: bool = False
     bounds: list = dc_field(default_factory=list)  # each region's thread bound, in words (region_bounds.py, at finish)
     entry_names: dict = dc_field(default_factory=dict)  # frame offset of an updated uniform variable's current entry -> its name
+    warp_slots: tuple | None = None  # the slots of a warp operation's operands and their copies, and a shuffle's source lane
+    warp_columns: tuple | None = None  # (operands, copies): their columns' frame offsets (cut fills it in)
 
 
 # ---- which kernels take the form -----------------------------------------------------------------
@@ -99,10 +105,36 @@ def region_reason(lc, options) -> str | None:
                 "the region form does not carry them yet")
     if "grid_sync" in tf.features:
         return "a grid barrier (cuda.cg.this_grid().sync()) keeps every block of the grid alive at once"
+    if options.lockstep:
+        why = _strided_lockstep_reason(tf)
+        if why is not None:
+            return why
     if "warp" in tf.features:
-        return ("warp operations (shuffles, votes, matches, syncwarp): warp-sized regions are not "
-                "implemented yet")
+        why = _warp_reason(tf)
+        if why is not None:
+            return why
     return _barrier_shape_reason(tf, set())
+
+
+def _strided_lockstep_reason(tf) -> str | None:
+    """A loop the coroutine form runs in lockstep (lockstep_rules.py) over a range whose step is not 1, a
+    grid-stride loop ``for k in range(i, n, stride)``: as coroutines every thread's iteration k runs
+    together, touching neighbouring elements, where the region form's thread loop would run each thread's
+    loop alone, one element every ``stride`` apart (measured: a 2^24-element grid-stride sum with a block
+    reduction after it, 11 ms as coroutines, 68 ms in the region form). A loop of step 1 (each thread its
+    own contiguous chunk, or a loop every thread runs alike) is faster in the region form."""
+    memo: dict = {}
+    for st in tf.source.tree.body:
+        if not isinstance(st, ast.For) or not isinstance(st.iter, ast.Call) or len(st.iter.args) != 3:
+            continue
+        if _constant(tf, st.iter.args[2]) == 1 or loop_reason(tf, st, memo) is not None:
+            continue
+        loc = tf.source.loc(st)
+        return (f"the loop at {loc.file.rsplit('/', 1)[-1]}:{loc.line} strides (a grid-stride loop): as coroutines "
+                "its threads run it in lockstep, iteration by iteration (lockstep.py), where the region form "
+                "would run each thread's loop alone, one element a stride apart (KDEBUG_LOCKSTEP=0 turns "
+                "lockstep off)")
+    return None
 
 
 def _barrier_callee(tf, call):
@@ -147,6 +179,72 @@ def _barrier_shape_reason(tf, seen: set) -> str | None:
             inner = _barrier_shape_reason(what, seen)
             if inner is not None:
                 return inner
+    return None
+
+
+def _own_statement(call, parents) -> bool:
+    """Whether ``call`` is a statement of its own: an expression statement, ``x = call`` or ``x += call``."""
+    p = parents.get(call)
+    return (isinstance(p, ast.Expr)
+            or (isinstance(p, ast.Assign) and p.value is call and len(p.targets) == 1
+                and isinstance(p.targets[0], ast.Name))
+            or (isinstance(p, ast.AugAssign) and p.value is call and isinstance(p.target, ast.Name)))
+
+
+def _constant(tf, node):
+    """The value of a constant expression (a literal, a module global, a negated literal), else None."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if node in tf.consts:
+        return tf.consts[node]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _constant(tf, node.operand)
+        return -v if isinstance(v, int) else None
+    return None
+
+
+_ALIKE = "the region form cuts at a warp operation only where every thread of the block reaches it alike"
+
+
+def _warp_reason(tf) -> str | None:
+    """Warp operations are cuts of the region form where every thread of the block waits at the same one
+    with every lane of its warp: each is a statement of its own, over all 32 lanes, at a uniform position
+    (block-uniform branches and loops), with no thread-dependent exit (a return, raise or assert), break or
+    continue anywhere in the kernel and every block barrier at a uniform position too. Then every warp
+    operation finds all its warp's existing lanes there, and the launcher hands each lane its peers'
+    operands when the block's threads all wait at it (region_scheduler.py). None when that holds."""
+    tree = tf.source.tree
+    parents = {c: n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+    uniform = uniform_variables(tf)
+    known = uniform | updated_uniform_variables(tf, uniform)
+
+    def where(n) -> str:
+        loc = tf.source.loc(n)
+        return f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}"
+
+    for callee in {id(c): c for c in tf.callees.values()}.values():
+        if "warp" in callee.features:
+            return f"{callee.name}() has warp operations: the region form cuts only at the kernel's own"
+        if any(isinstance(n, (ast.Raise, ast.Assert)) for n in ast.walk(callee.source.tree)):
+            return f"{callee.name}() may raise, which ends a thread: {_ALIKE}"
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call):
+            name = intrinsic_name(tf, n)
+            if name in WARP_OPERATIONS:
+                label = f"cuda.{name}() at {where(n)}"
+                if not _own_statement(n, parents):
+                    return f"{label}: the region form cuts only at warp operations that are statements of their own"
+                mask = n.args[0] if n.args else next((k.value for k in n.keywords if k.arg == "mask"), None)
+                if name != "activemask" and mask is not None and _constant(tf, mask) not in ALL_LANES:
+                    return f"{label}: the region form cuts only at warp operations over all 32 lanes (mask 0xffffffff)"
+                if not _uniform_position(tf, parents[n], parents, known):
+                    return f"{label}: {_ALIKE} (block-uniform branches and loops)"
+            elif name in BLOCK_BARRIERS and not _uniform_position(tf, parents.get(n), parents, known):
+                return f"cuda.{name}() at {where(n)} under thread-dependent control, beside warp operations: {_ALIKE}"
+        elif isinstance(n, (ast.Return, ast.Raise, ast.Assert)) and not _uniform_position(tf, n, parents, known):
+            return f"a thread-dependent exit at {where(n)}: {_ALIKE}"
+        elif isinstance(n, (ast.Break, ast.Continue)) and not _uniform_position(tf, n, parents, known):
+            return f"a thread-dependent {'break' if isinstance(n, ast.Break) else 'continue'} at {where(n)}: {_ALIKE}"
     return None
 
 
@@ -300,8 +398,9 @@ def note_range_loop(lc, node, slots) -> None:
 
 
 def has_barrier(tf, node) -> bool:
-    """Whether a barrier (or a call of a device function with one) lies inside ``node``."""
-    return any(isinstance(n, ast.Call) and _barrier_callee(tf, n) is not None for n in ast.walk(node))
+    """Whether a cut lies inside ``node``: a barrier, a call of a device function with one, a warp operation."""
+    return any(isinstance(n, ast.Call) and (_barrier_callee(tf, n) is not None
+                                            or intrinsic_name(tf, n) in WARP_OPERATIONS) for n in ast.walk(node))
 
 
 # ---- lowering hooks -------------------------------------------------------------------------------
@@ -350,6 +449,60 @@ def emit_barrier(lc, node, what: str, vote=None):
     rk.votes = rk.votes or vote is not None
     b.position_at_end(cont)
     return b.load(field(b, lc.thread_ctx, CTX_VOTE))
+
+
+def emit_warp_op(lc, node, op):
+    """A warp operation of a region-form kernel (``_warp_reason`` holds): a cut, as a barrier is. The
+    thread leaves its operand in its entry of a column (and a shuffle its source lane in a slot) and
+    returns waiting at ``site | WARP_FLAG``; when the block's threads all wait there the launcher copies
+    the operands' column to their copies' (region_scheduler.py), and each lane then reads its peers' from
+    that copy, where a lane that goes on to its next warp operation cannot change them. The lanes that
+    take part are those of the warp that exist (``_warp_reason``: the mask names all 32)."""
+    rk = lc.state.regions[lc.fn.name]
+    b = lc.builder
+    if rk.warp_slots is None:
+        here = b.block
+        b.position_at_start(lc.fn.entry_basic_block)
+        rk.warp_slots = (b.alloca(i64, name="warp.operands"), b.alloca(i64, name="warp.copies"),
+                         b.alloca(i32, name="warp.source"))
+        b.position_at_end(here)
+    operands, copies, source = rk.warp_slots
+    site = M.register_site(M.Site("warp barrier", lc.tf.name, lc.src.loc(node), what=op.what,
+                                  function_kind=lc.tf.kind))
+    lane = b.urem(W.linear_tid(b, lc.thread_ctx), const(32))
+    value = op.value
+    xin = const(0, i64) if value is None else b.zext(value, i64) if value.type.width < 64 else value
+    b.store(xin, operands)
+    if op.kind.startswith("shfl."):
+        b.store(W.source_lane(b, op.kind[5:], lane, op.b, op.c), source)
+    stop = site | WARP_FLAG
+    b.store(const(stop), field(b, lc.thread_ctx, CTX_BARRIER))
+    b.store(const(reach_line(lc, node)), field(b, lc.thread_ctx, CTX_BAR_LINE))
+    b.store(const(0), field(b, lc.thread_ctx, CTX_VOTE))
+    b.store(const(len(rk.sites) + 1), field(b, lc.thread_ctx, CTX_WKIND))
+    rk.returns.append(b.block)
+    b.ret_void()
+    line = lc.src.loc(node).line
+    cont = lc.new_block(f"region.after.warp.line{line}")
+    rk.dispatch.add_case(const(stop), cont)
+    rk.dispatch.add_case(const((len(rk.sites) + 1) | REGION_INDEX), cont)
+    rk.sites.append(stop)
+    rk.conts.append(cont)
+    rk.lines.append(line)
+    b.position_at_end(cont)
+    # after the cut: nothing computed before it (no register crosses a cut)
+    tid = W.linear_tid(b, lc.thread_ctx)
+    lane = b.urem(tid, const(32))
+    nt = b.mul(b.mul(b.load(field(b, lc.thread_ctx, CTX_NTID, 0)), b.load(field(b, lc.thread_ctx, CTX_NTID, 1))),
+               b.load(field(b, lc.thread_ctx, CTX_NTID, 2)))
+    present = b.sub(nt, b.sub(tid, lane))  # the warp's lanes that exist
+    group = b.select(b.icmp_unsigned(">=", present, const(32)), const(-1), b.sub(b.shl(const(1), present), const(1)))
+    own = b.load(copies)
+    return W.result(lc, op, site, lane, group, own, const(-1),
+                    peer=lambda j: b.load(b.gep(copies, [b.sext(b.sub(j, lane), i64)])),
+                    gather=lambda what: b.call(W._gather_function(lc.module, what, columns=True),
+                                               [copies, lane, group, own]),
+                    source=b.load(source) if op.kind.startswith("shfl.") else None)
 
 
 def function_epilogue(lc) -> None:
@@ -420,9 +573,13 @@ def cut(fn: ir.Function, rk: RegionKernel, target_data) -> None:
         if id(a) in remat and live[id(a)]:
             _recompute_at(a, remat, live[id(a)])
             rk.recomputed.append(a._name)
+    if rk.warp_slots is not None:  # the operands and their copies: columns, read at the peers' entries
+        escaping |= {id(a) for a in rk.warp_slots[:2]}
     columns = [a for a in allocas if id(a) in escaping or (live[id(a)] and id(a) not in remat)]
     _check_no_register_crosses(fn, starts)
-    _place_columns(fn, entry, columns, rk, target_data, escaping)
+    placed = _place_columns(fn, entry, columns, rk, target_data, escaping)
+    if rk.warp_slots is not None:
+        rk.warp_columns = (placed[id(rk.warp_slots[0])], placed[id(rk.warp_slots[1])])
     rk.cut_done = True
 
 
@@ -584,9 +741,10 @@ def _place_columns(fn, entry, columns, rk: RegionKernel, target_data, escaping) 
     a variable keeps its stack slot within a region (a register after optimisation), read from its
     column where a region that needs it starts and written back where a region that stores it returns at a
     barrier (_spill_and_reload)."""
+    placed: dict = {}  # id(slot) -> its column's frame offset
     if not columns:
         rk.frame_bytes = 0
-        return
+        return placed
     ctx = fn.args[0]
     b = ir.IRBuilder(entry)
     b.position_at_start(entry)
@@ -621,6 +779,7 @@ def _place_columns(fn, entry, columns, rk: RegionKernel, target_data, escaping) 
             ptr.name = a._name + ".column"
             _spill_and_reload(a, ptr, ptr, rk.conts, rk.returns)
         rk.columns.append((a._name, 0 if uniform else stride))
+        placed[id(a)] = offset
         offset += stride if uniform else stride * LANES
     if updated:  # the entries regions start from, then those their threads leave at a barrier
         offset = -(-offset // COLUMN_ALIGN) * COLUMN_ALIGN
@@ -643,6 +802,7 @@ def _place_columns(fn, entry, columns, rk: RegionKernel, target_data, escaping) 
                            tuple((at, abi_layout(a.type.pointee, target_data)[0]) for a, at in places))
         offset += 2 * size
     rk.frame_bytes = -(-offset // COLUMN_ALIGN) * COLUMN_ALIGN
+    return placed
 
 
 def abi_layout(ty, target_data) -> tuple[int, int]:
@@ -708,7 +868,8 @@ def _spill_and_reload(slot, column, back, starts, returns) -> None:
 
 def describe(rk: RegionKernel, name: str) -> str:
     """A few comment lines above the regions snapshot: the cut and the columns."""
-    lines = [f"; {name}: region form, {len(rk.sites) + 1} regions (cut at the barriers of lines "
+    cuts = "barriers and warp operations" if any(s & WARP_FLAG for s in rk.sites) else "barriers"
+    lines = [f"; {name}: region form, {len(rk.sites) + 1} regions (cut at the {cuts} of lines "
              f"{', '.join(map(str, rk.lines)) or '-'})",
              f"; region 0 starts at %\"{rk.start.name}\"; after each barrier the entry's switch goes on at its block",
              f"; per-thread columns ({LANES} threads each, {rk.frame_bytes} bytes per block): "

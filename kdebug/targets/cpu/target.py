@@ -330,7 +330,10 @@ class CpuTarget(Target):
         return coroutines.emit_barrier(lc, node, what, vote, grid)
 
     def warp_op(self, lc, node, op):
-        """Shuffles, votes, matches, activemask, syncwarp: a warp-level suspend point."""
+        """Shuffles, votes, matches, activemask, syncwarp: a warp-level suspend point (a coroutine's), or
+        a cut of a region-form kernel."""
+        if lc.state is not None and lc.fn.name in lc.state.regions:
+            return regions.emit_warp_op(lc, node, op)
         return warp.emit_warp_op(lc, node, op)
 
     def shared_memory(self, lc, nbytes: int, align: int = 16) -> ir.Value:
@@ -505,7 +508,8 @@ class CpuTarget(Target):
         # their ~16 values live through the thread loop (measured: saxpy with memcheck ran 1.25x slower)
         shuffle = self.shuffle or (self.memcheck and not thread_exit and rk is None)
         options = dict(coroutine=coroutine,
-                       regions=(len(rk.sites), rk.frame_bytes, rk.votes, rk.uniform_copy, self.options.narrow)
+                       regions=(len(rk.sites), rk.frame_bytes, rk.votes, rk.uniform_copy, self.options.narrow,
+                                rk.warp_columns)
                        if rk is not None else None,
                        grid_sync=job.entry in state.grid_sync, shared_bytes=shared_bytes,
                        shared_align=shared_align, racecheck=self.racecheck, initcheck=self.initcheck,

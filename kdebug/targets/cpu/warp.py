@@ -52,7 +52,7 @@ def _bit(b, mask, lane):
     return b.trunc(b.lshr(mask, lane), i1)
 
 
-def _linear_tid(b, ctx):
+def linear_tid(b, ctx):
     t = [b.load(ctx_field(b, ctx, CTX_TID, k)) for k in range(3)]
     n = [b.load(ctx_field(b, ctx, CTX_NTID, k)) for k in range(2)]
     return b.add(b.mul(b.add(b.mul(t[2], n[1]), t[1]), n[0]), t[0])
@@ -105,7 +105,7 @@ def emit_warp_op(lc, node, op):
     b = lc.builder
     site = M.register_site(M.Site("warp barrier", lc.tf.name, lc.src.loc(node), what=op.what,
                                   function_kind=lc.tf.kind))
-    lane = b.urem(_linear_tid(b, lc.thread_ctx), _c(32))
+    lane = b.urem(linear_tid(b, lc.thread_ctx), _c(32))
     kind = KIND_ACTIVEMASK if op.kind == "activemask" else KIND_SYNC if op.kind == "syncwarp" else KIND_COLLECTIVE
     mask = op.mask if op.mask is not None else _c(-1)
     if kind != KIND_ACTIVEMASK:
@@ -125,10 +125,16 @@ def emit_warp_op(lc, node, op):
     b.store(_c(site | WARP_FLAG), ctx_field(b, lc.thread_ctx, CTX_BARRIER))
     CO.suspend(lc, st, final=False)
     group = b.load(ctx_field(b, lc.thread_ctx, CTX_WGROUP))
-    return _result(lc, op, site, lane, group, xin)
+    return result(lc, op, site, lane, group, xin, op.mask,
+                  peer=lambda j: b.load(ctx_field(b, b.gep(lc.thread_ctx, [b.sub(j, lane)]), CTX_XOUT)),
+                  gather=lambda what: b.call(_gather_function(lc.module, what), [lc.thread_ctx, lane, group, xin]))
 
 
-def _result(lc, op, site, lane, group, xin):
+def result(lc, op, site, lane, group, xin, mask, peer, gather, source=None):
+    """What the warp operation gives this lane: ``group`` the lanes that took part, ``xin`` this lane's
+    operand, ``peer(j)`` lane j's operand (i64 bits), ``gather(what)`` the group's ballot or match bits
+    (coroutines: the peers' contexts; the region form: a column of the region frame); ``source``: a
+    shuffle's source lane, where it was computed before the operation (the region form's cut)."""
     b = lc.builder
     k = op.kind
     if k == "syncwarp":
@@ -136,18 +142,18 @@ def _result(lc, op, site, lane, group, xin):
     if k == "activemask":
         return group
     if k.startswith("shfl."):
-        j = _source_lane(b, k[5:], lane, op.b, op.c)
+        j = source if source is not None else source_lane(b, k[5:], lane, op.b, op.c)
         ok = lc.new_block("shfl.source")
         bad = lc.new_block("shfl.inactive")
         b.cbranch(_bit(b, group, j), ok, bad)
         b.position_at_end(bad)
-        b.call(fail_function(lc.module), [lc.thread_ctx, _c(M.WARP_INACTIVE_SOURCE), _c(site), group, op.mask, j, lane])
+        b.call(fail_function(lc.module), [lc.thread_ctx, _c(M.WARP_INACTIVE_SOURCE), _c(site), group, mask, j, lane])
         b.unreachable()
         b.position_at_end(ok)
-        v = b.load(ctx_field(b, b.gep(lc.thread_ctx, [b.sub(j, lane)]), CTX_XOUT))
+        v = peer(j)
         return b.trunc(v, op.value.type) if op.value.type.width < 64 else v
     if k.startswith("vote."):
-        ballot = b.call(_gather_function(lc.module, "ballot"), [lc.thread_ctx, lane, group, xin])
+        ballot = gather("ballot")
         if k == "vote.ballot":
             return ballot
         if k == "vote.all":
@@ -155,7 +161,7 @@ def _result(lc, op, site, lane, group, xin):
         if k == "vote.any":
             return b.icmp_unsigned("!=", ballot, _c(0))
         return b.or_(b.icmp_unsigned("==", ballot, _c(0)), b.icmp_unsigned("==", ballot, group))
-    same = b.call(_gather_function(lc.module, "match"), [lc.thread_ctx, lane, group, xin])
+    same = gather("match")
     if k == "match.any":
         return same
     everyone = b.icmp_unsigned("==", same, group)
@@ -164,7 +170,7 @@ def _result(lc, op, site, lane, group, xin):
     return b.insert_value(pair, everyone, 1)
 
 
-def _source_lane(b, mode, lane, bval, c):
+def source_lane(b, mode, lane, bval, c):
     """PTX's shfl.sync: the lane to read, or this lane when the source is outside the segment."""
     bval = b.and_(bval, _c(31))
     cval = b.and_(c, _c(31))
@@ -186,14 +192,17 @@ def _source_lane(b, mode, lane, bval, c):
     return b.select(valid, j, lane)
 
 
-def _gather_function(module: ir.Module, what: str) -> ir.Function:
+def _gather_function(module: ir.Module, what: str, columns: bool = False) -> ir.Function:
     """``kdebug.rt.warp_<what>(ctx, lane, group, v) -> i32``: over the group's lanes, the bits of those
-    whose ``xout`` is non-zero (ballot) or equal to ``v`` (match)."""
-    name = f"kdebug.rt.warp_{what}"
+    whose ``xout`` is non-zero (ballot) or equal to ``v`` (match). ``columns``: the region form's
+    ``kdebug.rt.warp_<what>.columns(xout, lane, group, v)``, ``xout`` this lane's entry of the column
+    of the operands (regions.emit_warp_op), lane l's ``l - lane`` entries on."""
+    name = f"kdebug.rt.warp_{what}" + (".columns" if columns else "")
     fn = module.globals.get(name)
     if fn is not None:
         return fn
-    fn = ir.Function(module, ir.FunctionType(i32, [CONTEXT_P, i32, i32, i64]), name=name)
+    fn = ir.Function(module, ir.FunctionType(i32, [ir.PointerType(i64) if columns else CONTEXT_P, i32, i32, i64]),
+                     name=name)
     fn.linkage = "internal"
     ctx, lane, group, v = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -201,7 +210,10 @@ def _gather_function(module: ir.Module, what: str) -> ir.Function:
     b.store(_c(0), acc)
     with _lanes(b, _c(32), "gather") as lane_l:
         with b.if_then(_bit(b, group, lane_l)):
-            x = b.load(ctx_field(b, b.gep(ctx, [b.sub(lane_l, lane)]), CTX_XOUT))
+            if columns:
+                x = b.load(b.gep(ctx, [b.sext(b.sub(lane_l, lane), i64)]))
+            else:
+                x = b.load(ctx_field(b, b.gep(ctx, [b.sub(lane_l, lane)]), CTX_XOUT))
             hit = b.icmp_unsigned("!=", x, _c(0, i64)) if what == "ballot" else b.icmp_unsigned("==", x, v)
             with b.if_then(hit):
                 b.store(b.or_(b.load(acc), b.shl(_c(1), lane_l)), acc)
@@ -248,7 +260,7 @@ def warp_pass_function(module: ir.Module) -> ir.Function:
     mask = b.load(field(lead, CTX_WMASK))
     kind = b.load(field(lead, CTX_WKIND))
     exist = b.select(b.icmp_signed(">=", nlanes, _c(32)), _c(-1), b.sub(b.shl(_c(1), nlanes), _c(1)))
-    warp = b.udiv(_linear_tid(b, base), _c(32))
+    warp = b.udiv(linear_tid(b, base), _c(32))
     fail = fn.append_basic_block("fail")
     release = fn.append_basic_block("release")
     with b.if_else(b.icmp_signed("==", kind, _c(KIND_ACTIVEMASK))) as (active, synced):
