@@ -111,7 +111,10 @@ def kernel_source(body, wrap: bool = False) -> str:
              "    c = 0",
              "    for q in range(4):",
              "        loc[q] = float32(q)",
-             f"    s[t % {SHARED}] = float32(0)",
+             # every entry written before any is read: shared memory starts undefined, and the forms keep
+             # a block's in different buffers (coroutines with lockstep loops: 4 blocks' at once)
+             f"    for q in range({SHARED}):",
+             "        s[q] = float32(0)",
              "    cuda.syncthreads()"]
     for stmt in body:
         _emit(stmt, 1, lines, wrap)

@@ -63,6 +63,11 @@ def _kernel(body: list[str]) -> str:
                       "    i = cuda.grid(1)",
                       "    acc = x[i % x.size]",
                       "    n = int32(0)",
+                      # every entry written before any is read (shared memory starts undefined, and the
+                      # forms keep a block's shared memory in different buffers)
+                      "    for q in range(128):",
+                      "        s[q] = float32(q)",
+                      "    cuda.syncthreads()",
                       "    s[t % 128] = acc"]
                      + ["    " + line for line in body]
                      + ["    out[i % out.size] = acc + float32(n)", ""])
@@ -168,6 +173,9 @@ STAYS = {
     "inside an expression": (["acc = 2 * cuda.shfl_down_sync(FULL, acc, 1)"], "statements of their own"),
     "a thread-dependent break": (["for q in range(4):", "    if t == q:", "        break",
                                   "    acc += cuda.shfl_xor_sync(FULL, acc, 1)"], "every thread"),
+    "a block barrier under a thread-dependent branch": (["if t < 40:", "    cuda.syncthreads()",
+                                                         "acc += cuda.shfl_xor_sync(FULL, acc, 1)"],
+                                                        "under thread-dependent control"),
 }
 
 

@@ -239,8 +239,10 @@ def _warp_reason(tf) -> str | None:
                     return f"{label}: the region form cuts only at warp operations over all 32 lanes (mask 0xffffffff)"
                 if not _uniform_position(tf, parents[n], parents, known):
                     return f"{label}: {_ALIKE} (block-uniform branches and loops)"
-            elif name in BLOCK_BARRIERS and not _uniform_position(tf, parents.get(n), parents, known):
-                return f"cuda.{name}() at {where(n)} under thread-dependent control, beside warp operations: {_ALIKE}"
+            elif _barrier_callee(tf, n) is not None and not _uniform_position(tf, parents.get(n), parents, known):
+                what = _barrier_callee(tf, n)
+                label = f"cuda.{what}()" if isinstance(what, str) else f"{what.name}() (it has a barrier)"
+                return f"{label} at {where(n)} under thread-dependent control, beside warp operations: {_ALIKE}"
         elif isinstance(n, (ast.Return, ast.Raise, ast.Assert)) and not _uniform_position(tf, n, parents, known):
             return f"a thread-dependent exit at {where(n)}: {_ALIKE}"
         elif isinstance(n, (ast.Break, ast.Continue)) and not _uniform_position(tf, n, parents, known):
