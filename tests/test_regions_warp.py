@@ -5,11 +5,8 @@ why the others stay coroutines), and that both forms give the same outputs, erro
 kind of warp operation, partial warps, 2-D blocks, and random kernels."""
 from __future__ import annotations
 
-import importlib.util
-import itertools
 import os
 import sys
-import tempfile
 
 import numpy as np
 import pytest
@@ -17,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT
+from test_region_bounds import _load  # a kernel module written to a file and imported: its kernel k
 from kdebug import events as E
 from kdebug.errors import KernelRuntimeError
 from kdebug.lang import seam
@@ -26,8 +24,6 @@ from kdebug.session import live
 sys.path.insert(0, f"{ROOT}/sample_kernels")
 import warp_reduce  # noqa: E402
 
-_dir = tempfile.mkdtemp(prefix="kdebug-warp-regions-")
-_count = itertools.count()
 
 
 @pytest.fixture(scope="module")
@@ -43,16 +39,6 @@ def sessions():
             made[regions, memcheck] = (s, seen)
     yield made
     live.set_session(previous)
-
-
-def _load(source: str):
-    path = os.path.join(_dir, f"warp_k{next(_count)}.py")
-    with open(path, "w") as f:
-        f.write(source)
-    spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.k
 
 
 def _kernel(body: list[str]) -> str:

@@ -434,23 +434,30 @@ def emit_barrier(lc, node, what: str, vote=None):
     b = lc.builder
     site = M.register_site(M.Site("barrier", lc.tf.name, lc.src.loc(node), what=what, function_kind=lc.tf.kind))
     value = site | IN_BRANCH if in_branch(lc.tf.source.tree, node) else site
+    _cut(lc, rk, node, value, vote if vote is not None else const(0), "barrier")
+    rk.votes = rk.votes or vote is not None
+    return b.load(field(b, lc.thread_ctx, CTX_VOTE))
+
+
+def _cut(lc, rk: RegionKernel, node, value: int, vote, what: str) -> None:
+    """The thread stops at ``value`` (its state as a coroutine's barrier leaves it) and returns; the builder
+    goes on in the block after the cut, where the entry's switch sends the thread next time."""
+    b = lc.builder
     b.store(const(value), field(b, lc.thread_ctx, CTX_BARRIER))
     b.store(const(reach_line(lc, node)), field(b, lc.thread_ctx, CTX_BAR_LINE))
-    b.store(vote if vote is not None else const(0), field(b, lc.thread_ctx, CTX_VOTE))
+    b.store(vote, field(b, lc.thread_ctx, CTX_VOTE))
     # the region the thread goes on in: the launcher's thread loops are numbered, not named by site
     b.store(const(len(rk.sites) + 1), field(b, lc.thread_ctx, CTX_WKIND))
     rk.returns.append(b.block)
     b.ret_void()
     line = lc.src.loc(node).line
-    cont = lc.new_block(f"region.after.barrier.line{line}")
+    cont = lc.new_block(f"region.after.{what}.line{line}")
     rk.dispatch.add_case(const(value), cont)
     rk.dispatch.add_case(const((len(rk.sites) + 1) | REGION_INDEX), cont)
     rk.sites.append(value)
     rk.conts.append(cont)
     rk.lines.append(line)
-    rk.votes = rk.votes or vote is not None
     b.position_at_end(cont)
-    return b.load(field(b, lc.thread_ctx, CTX_VOTE))
 
 
 def emit_warp_op(lc, node, op):
@@ -477,21 +484,7 @@ def emit_warp_op(lc, node, op):
     b.store(xin, operands)
     if op.kind.startswith("shfl."):
         b.store(W.source_lane(b, op.kind[5:], lane, op.b, op.c), source)
-    stop = site | WARP_FLAG
-    b.store(const(stop), field(b, lc.thread_ctx, CTX_BARRIER))
-    b.store(const(reach_line(lc, node)), field(b, lc.thread_ctx, CTX_BAR_LINE))
-    b.store(const(0), field(b, lc.thread_ctx, CTX_VOTE))
-    b.store(const(len(rk.sites) + 1), field(b, lc.thread_ctx, CTX_WKIND))
-    rk.returns.append(b.block)
-    b.ret_void()
-    line = lc.src.loc(node).line
-    cont = lc.new_block(f"region.after.warp.line{line}")
-    rk.dispatch.add_case(const(stop), cont)
-    rk.dispatch.add_case(const((len(rk.sites) + 1) | REGION_INDEX), cont)
-    rk.sites.append(stop)
-    rk.conts.append(cont)
-    rk.lines.append(line)
-    b.position_at_end(cont)
+    _cut(lc, rk, node, site | WARP_FLAG, const(0), "warp")
     # after the cut: nothing computed before it (no register crosses a cut)
     tid = W.linear_tid(b, lc.thread_ctx)
     lane = b.urem(tid, const(32))
