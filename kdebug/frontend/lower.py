@@ -394,7 +394,13 @@ class FunctionLowerer:
         # near the integer limits cannot wrap around into an endless loop.
         sign = _constant_sign(it.args[2]) if len(it.args) == 3 else 1
         trips = self._range_trip_count(start, stop, step, sign)
-        # the target may run the loop for many threads at once; the threads it leaves run it here
+        # the target may lower the whole loop itself, or run it for many threads at once and leave the
+        # threads it does not take to the loop below
+        after = self.target.lowers_loop(self.hook_context, node, start, step, trips,
+                                        functools.partial(self.lockstep_iteration, node))
+        if after is not None:
+            b.position_at_end(after)
+            return
         join = self.target.lockstep_loop(self.hook_context, node, start, step, trips,
                                          functools.partial(self.lockstep_iteration, node))
         counter = self.alloca(ty, name="range.k")

@@ -99,6 +99,13 @@ class Target:
         target left the builder, for the threads it does not run, and goes on to that block."""
         return None
 
+    def lowers_loop(self, lc, node, start, step, trips, iteration) -> ir.Block | None:
+        """At a ``for`` loop over a range, its bounds and trip count computed, before ``lockstep_loop``: None
+        (the default), or the block after the loop when the target lowered the whole loop itself (the CPU
+        target's loops in rounds, kdebug/targets/cpu/regions.py), with ``iteration`` as for ``lockstep_loop``;
+        the lowering goes on there."""
+        return None
+
     def function_prologue(self, lc) -> None:
         """Runs in a function's entry block once its variables have slots, before its arguments are stored."""
 

@@ -224,7 +224,7 @@ class BlockScheduler:
             decided = fn.append_basic_block("sched.decided")
             b.cbranch(b.icmp_signed(">", b.load(self.nlock_slot), const(0)), run_loops, decided)
             b.position_at_end(run_loops)
-            b.call(lockstep_pass_function(b.module), [self._thread_ctx(bi, const(0)), lb.nt])
+            self._loop_pass(bi)
             self._stop_on_error(self.fail, scan)
             b.position_at_end(decided)
         n_done = b.load(self.ndone_slot)
@@ -246,6 +246,11 @@ class BlockScheduler:
         b.position_at_end(check)
         self._block_barrier(bi, blk, n_done, decide, next_block)
         b.position_at_end(next_block)
+
+    def _loop_pass(self, bi) -> None:
+        """Threads of the block wait at lockstep loops: run them (lockstep.py's pass)."""
+        b = self.b
+        b.call(lockstep_pass_function(b.module), [self._thread_ctx(bi, const(0)), self.lb.nt])
 
     def _scan_threads(self, bi, blk) -> None:
         """Count every thread's state, in thread order (after the start; a release counts as it resumes)."""

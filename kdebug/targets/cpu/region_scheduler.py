@@ -34,7 +34,8 @@ from kdebug.targets.cpu.ir_helpers import Loop, const, entry_alloca, field
 from kdebug.targets.cpu.layout import (CONTEXT, CTX_BAR_LINE, CTX_BARRIER, CTX_EXIT_LINE, CTX_FRAME, CTX_TID,
                                        CTX_VOTE, CTX_WKIND, I8P, WARP_FLAG, i1, i32, i64)
 from kdebug.targets.cpu.memcheck_ir import error_flag
-from kdebug.targets.cpu.regions import LANES, REGION_INDEX
+from kdebug.targets.cpu.lockstep import is_lockstep_wait
+from kdebug.targets.cpu.regions import LANES, REGION_INDEX, ROUND_DONE, ROUND_START
 
 _STATE = (("waits", CTX_BARRIER), ("bar_line", CTX_BAR_LINE), ("exit_line", CTX_EXIT_LINE), ("vote", CTX_VOTE))
 
@@ -43,11 +44,62 @@ class RegionScheduler(BlockScheduler):
     """The block scheduler's decisions, with a thread resumed by a call of the step function."""
 
     def __init__(self, body, nbarriers: int, votes: bool, uniform_copy=None, narrow: bool = False,
-                 warp_columns=None) -> None:
-        super().__init__(body, grid_sync=False, lockstep=False)
+                 warp_columns=None, round_entry=None) -> None:
+        # the block scheduler's lockstep machinery counts the threads at a loop run in rounds apart (_loop_pass)
+        super().__init__(body, grid_sync=False, lockstep=round_entry is not None)
+        self.round_entry = round_entry
         self.nbarriers, self.votes, self.uniform_copy = nbarriers, votes, uniform_copy
         self.narrow = narrow and not votes
         self.warp_columns = warp_columns
+
+    def _round_counter(self):
+        """The round counter of the loops in rounds (regions.emit_rounds): an entry of the region frame."""
+        b = self.b
+        return b.bitcast(b.gep(self.lb.frame, [const(self.round_entry, i64)], inbounds=True), ir.PointerType(i64))
+
+    def _next_round(self, site) -> None:
+        """The block's threads wait at ``site``: at a loop's start, the rounds begin (counter 0); at the loop,
+        the next round (counter + 1); elsewhere nothing changes."""
+        if self.round_entry is None:
+            return
+        b = self.b
+        counter = self._round_counter()
+        at_loop = b.and_(is_lockstep_wait(b, site), b.icmp_signed("==", b.and_(site, const(ROUND_DONE)), const(0)))
+        with b.if_then(at_loop):
+            first = b.icmp_signed("!=", b.and_(site, const(ROUND_START)), const(0))
+            b.store(b.select(first, const(0, i64), b.add(b.load(counter), const(1, i64))), counter)
+
+    def _loop_pass(self, bi) -> None:
+        """Threads wait at a loop run in rounds (regions.emit_rounds) in a block the scheduler took over (some
+        of its threads exited before the loop): round after round, every thread waiting at the loop's start
+        or at the loop runs its next iteration, in thread order, and the round counter advances; when none is
+        left there, the threads at the loop's end go on past it, in thread order."""
+        b, lb, fn = self.b, self.lb, self.fn
+        more = entry_alloca(b, i1, "rounds.more")
+        counter = self._round_counter()
+        with Loop(b, const(0), lb.nt32, "rounds.first") as t:  # threads that just arrived: the first round
+            w = b.load(field(b, self._thread_ctx(bi, t), CTX_BARRIER))
+            with b.if_then(b.and_(is_lockstep_wait(b, w), b.icmp_signed("!=", b.and_(w, const(ROUND_START)), const(0)))):
+                b.store(const(0, i64), counter)
+        head, again, ends = (fn.append_basic_block(f"rounds.{n}") for n in ("head", "again", "ends"))
+        b.branch(head)
+        b.position_at_end(head)
+        b.store(ir.Constant(i1, 0), more)
+        with Loop(b, const(0), lb.nt32, "rounds.t") as t:
+            c = self._thread_ctx(bi, t)
+            w = b.load(field(b, c, CTX_BARRIER))
+            with b.if_then(b.and_(is_lockstep_wait(b, w), b.icmp_signed("==", b.and_(w, const(ROUND_DONE)), const(0)))):
+                self._resume(c)
+                b.store(ir.Constant(i1, 1), more)
+        b.cbranch(b.load(more), again, ends)
+        b.position_at_end(again)
+        b.store(b.add(b.load(counter), const(1, i64)), counter)
+        b.branch(head)
+        b.position_at_end(ends)
+        with Loop(b, const(0), lb.nt32, "rounds.end") as t:
+            c = self._thread_ctx(bi, t)
+            with b.if_then(is_lockstep_wait(b, b.load(field(b, c, CTX_BARRIER)))):
+                self._resume(c)
 
     def _pass_warp_operation(self, site) -> None:
         """Every thread of the block waits at warp operation ``site``: each lane's operand becomes what its
@@ -184,14 +236,28 @@ class RegionScheduler(BlockScheduler):
         b.position_at_end(agree)
         go_on = fn.append_basic_block("regions.barrier")
         b.cbranch(b.icmp_signed("==", lo, const(0)), done, go_on)
-        b.position_at_end(go_on)  # every thread waits at barrier ``lo``: it completes
+        b.position_at_end(go_on)  # every thread waits at barrier ``lo`` (or at one loop's next round): it completes
         b.store(b.load(self.next_at), self.at)
         b.store(b.load(self.vsum), self.vtotal)
         b.store(self._next_phase(), self.ph)
         self._advance_uniform()
         self._pass_warp_operation(lo)
+        self._next_round(lo)
         b.branch(head)
-        b.position_at_end(differ)  # the block scheduler takes the block over
+        b.position_at_end(differ)
+        if self.lockstep:
+            # some threads wait at a loop run in rounds, the others at its end: the loop's iteration region
+            # again (the region before the one after the loop's end, which is the greatest a thread names)
+            rounds, handover = fn.append_basic_block("regions.rounds"), fn.append_basic_block("regions.handover")
+            mixed = b.and_(is_lockstep_wait(b, lo), b.icmp_signed("==", hi, b.or_(lo, const(ROUND_DONE))))
+            b.cbranch(mixed, rounds, handover)
+            b.position_at_end(rounds)
+            b.store(b.sub(b.load(self.next_at), const(1)), self.at)
+            self._advance_uniform()
+            self._next_round(lo)
+            b.branch(head)
+            b.position_at_end(handover)
+        # the block scheduler takes the block over
         self._hand_over(blk)
         self._run_block(const(0, i64), blk)
         b.branch(done)
@@ -310,8 +376,10 @@ class RegionScheduler(BlockScheduler):
 
 
 def region_blocks(lb, nbarriers: int, votes: bool, uniform_copy=None, narrow: bool = False,
-                  warp_columns=None) -> None:
+                  warp_columns=None, round_entry=None) -> None:
     """The launcher body of a region-form kernel with ``nbarriers`` cuts (barriers and warp operations;
     launcher.py); ``narrow``: each thread loop over the threads its region's bound lets in
-    (region_bounds.py); ``warp_columns``: the frame offsets of the warp operations' operands and copies."""
-    RegionScheduler(lb, nbarriers, votes, uniform_copy, narrow, warp_columns).build()
+    (region_bounds.py); ``warp_columns``: the frame offsets of the warp operations' operands and copies;
+    ``round_entry``: the frame offset of the round counter of the kernel's loops in rounds (regions.emit_rounds),
+    or None."""
+    RegionScheduler(lb, nbarriers, votes, uniform_copy, narrow, warp_columns, round_entry).build()

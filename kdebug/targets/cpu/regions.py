@@ -43,12 +43,17 @@ from kdebug.targets.cpu.barrier_lines import reach_line
 from kdebug.targets.cpu.coroutines import in_branch
 from kdebug.targets.cpu.ir_helpers import const, field
 from kdebug.targets.cpu.lockstep_rules import _intrinsic_name as intrinsic_name
+from kdebug.targets.cpu.lockstep import LOCKSTEP_FLAG
 from kdebug.targets.cpu.lockstep_rules import loop_reason, pure_call
+from kdebug.targets.cpu.memcheck_ir import oob_function
 from kdebug.targets.cpu import warp as W
 from kdebug.targets.cpu.layout import (CTX_BAR_LINE, CTX_BARRIER, CTX_CTAID, CTX_DYN_BYTES, CTX_DYN_SHARED,
                                        CTX_EXIT_LINE, CTX_FRAME, CTX_NCTAID, CTX_NTID, CTX_SHARED, CTX_TID,
                                        CTX_VOTE, CTX_WKIND, END_OF_KERNEL, IN_BRANCH, WARP_FLAG, i32, i64)
 
+FAILED_IN_ROUNDS = -2  # the bar line of a thread whose check failed in a loop in rounds, until it reports it
+ROUND_START = 1 << 25  # a thread at the start of a loop run in rounds: site | LOCKSTEP_FLAG | ROUND_START (emit_rounds)
+ROUND_DONE = 1 << 26  # a thread whose loop run in rounds is done: site | LOCKSTEP_FLAG | ROUND_DONE
 REGION_INDEX = 1 << 27  # (below LOCKSTEP_FLAG, IN_BRANCH, WARP_FLAG) the launcher's thread loops start a thread at region k with barrier = k | REGION_INDEX
 LANES = 1024  # threads a column holds: the most a block has (launches of more are refused)
 COLUMN_ALIGN = 64  # each column starts on a cache line
@@ -87,6 +92,10 @@ class RegionKernel:
     entry_names: dict = dc_field(default_factory=dict)  # frame offset of an updated uniform variable's current entry -> its name
     warp_slots: tuple | None = None  # the slots of a warp operation's operands and their copies, and a shuffle's source lane
     warp_columns: tuple | None = None  # (operands, copies): their columns' frame offsets (cut fills it in)
+    rounds: list = dc_field(default_factory=list)  # (line, number of the iteration region) of each loop run in rounds
+    round_slot: object = None  # the round counter of the loops in rounds (one entry, written by the launcher)
+    round_entry: int | None = None  # its frame offset (cut fills it in)
+    direct: set = dc_field(default_factory=set)  # id() of slots that are their column entries (no spill, no reload)
 
 
 # ---- which kernels take the form -----------------------------------------------------------------
@@ -105,7 +114,7 @@ def region_reason(lc, options) -> str | None:
                 "the region form does not carry them yet")
     if "grid_sync" in tf.features:
         return "a grid barrier (cuda.cg.this_grid().sync()) keeps every block of the grid alive at once"
-    if options.lockstep:
+    if options.lockstep and options.memcheck:
         why = _strided_lockstep_reason(tf)
         if why is not None:
             return why
@@ -117,12 +126,10 @@ def region_reason(lc, options) -> str | None:
 
 
 def _strided_lockstep_reason(tf) -> str | None:
-    """A loop the coroutine form runs in lockstep (lockstep_rules.py) over a range whose step is not 1, a
-    grid-stride loop ``for k in range(i, n, stride)``: as coroutines every thread's iteration k runs
-    together, touching neighbouring elements, where the region form's thread loop would run each thread's
-    loop alone, one element every ``stride`` apart (measured: a 2^24-element grid-stride sum with a block
-    reduction after it, 11 ms as coroutines, 68 ms in the region form). A loop of step 1 (each thread its
-    own contiguous chunk, or a loop every thread runs alike) is faster in the region form."""
+    """With memcheck on, a loop the region form would run in rounds (``runs_in_rounds``: a grid-stride loop)
+    keeps the kernel coroutines, whose lockstep loops run it: the rounds' failures held back for thread order
+    keep LLVM from vectorising them (measured on sample_kernels/warp_reduce.py, 2^20 floats: 4.4 ns per
+    element in rounds against 2.2 as coroutines in lockstep, and 1.0 in rounds without memcheck)."""
     memo: dict = {}
     for st in tf.source.tree.body:
         if not isinstance(st, ast.For) or not isinstance(st.iter, ast.Call) or len(st.iter.args) != 3:
@@ -130,10 +137,10 @@ def _strided_lockstep_reason(tf) -> str | None:
         if _constant(tf, st.iter.args[2]) == 1 or loop_reason(tf, st, memo) is not None:
             continue
         loc = tf.source.loc(st)
-        return (f"the loop at {loc.file.rsplit('/', 1)[-1]}:{loc.line} strides (a grid-stride loop): as coroutines "
-                "its threads run it in lockstep, iteration by iteration (lockstep.py), where the region form "
-                "would run each thread's loop alone, one element a stride apart (KDEBUG_LOCKSTEP=0 turns "
-                "lockstep off)")
+        return (f"the loop at {loc.file.rsplit('/', 1)[-1]}:{loc.line} strides (a grid-stride loop): with memcheck "
+                "on its threads run it in lockstep as coroutines (lockstep.py), faster than the region form's "
+                "rounds, whose held-back failures keep it from vectorising (--no-memcheck runs it in rounds; "
+                "KDEBUG_LOCKSTEP=0 turns lockstep off)")
     return None
 
 
@@ -443,13 +450,25 @@ def _cut(lc, rk: RegionKernel, node, value: int, vote, what: str) -> None:
     """The thread stops at ``value`` (its state as a coroutine's barrier leaves it) and returns; the builder
     goes on in the block after the cut, where the entry's switch sends the thread next time."""
     b = lc.builder
-    b.store(const(value), field(b, lc.thread_ctx, CTX_BARRIER))
-    b.store(const(reach_line(lc, node)), field(b, lc.thread_ctx, CTX_BAR_LINE))
-    b.store(vote, field(b, lc.thread_ctx, CTX_VOTE))
     # the region the thread goes on in: the launcher's thread loops are numbered, not named by site
-    b.store(const(len(rk.sites) + 1), field(b, lc.thread_ctx, CTX_WKIND))
+    _stop(lc, rk, node, const(value), vote, const(len(rk.sites) + 1))
+    _goes_on(lc, rk, node, value, what)
+
+
+def _stop(lc, rk: RegionKernel, node, value, vote, region, line=None) -> None:
+    """The thread's state at a stop (waiting at ``value``, to go on in region number ``region``; ``line``: its
+    bar line, by default the stop's reach line), and return."""
+    b = lc.builder
+    b.store(value, field(b, lc.thread_ctx, CTX_BARRIER))
+    b.store(const(reach_line(lc, node)) if line is None else line, field(b, lc.thread_ctx, CTX_BAR_LINE))
+    b.store(vote, field(b, lc.thread_ctx, CTX_VOTE))
+    b.store(region, field(b, lc.thread_ctx, CTX_WKIND))
     rk.returns.append(b.block)
     b.ret_void()
+
+
+def _goes_on(lc, rk: RegionKernel, node, value: int, what: str) -> None:
+    """The region after stop ``value``, the next by number: the builder goes on in its first block."""
     line = lc.src.loc(node).line
     cont = lc.new_block(f"region.after.{what}.line{line}")
     rk.dispatch.add_case(const(value), cont)
@@ -457,7 +476,7 @@ def _cut(lc, rk: RegionKernel, node, value: int, vote, what: str) -> None:
     rk.sites.append(value)
     rk.conts.append(cont)
     rk.lines.append(line)
-    b.position_at_end(cont)
+    lc.builder.position_at_end(cont)
 
 
 def emit_warp_op(lc, node, op):
@@ -498,6 +517,195 @@ def emit_warp_op(lc, node, op):
                     gather=lambda what: b.call(W._gather_function(lc.module, what, columns=True),
                                                [copies, lane, group, own]),
                     source=b.load(source) if op.kind.startswith("shfl.") else None)
+
+
+# ---- loops run in rounds: a grid-stride loop's iteration c for every thread of the block at once ----------
+def runs_in_rounds(lc, node) -> bool:
+    """Whether the region-form kernel's loop ``node`` runs in rounds (``emit_rounds``): a loop the coroutine
+    form would run in lockstep (lockstep_rules.py) over a range whose step is not the constant 1, a
+    grid-stride loop ``for k in range(i, n, stride)``. Run thread after thread, each thread's loop walks
+    its own elements a stride apart (measured: a 2^24-element grid-stride sum with a block reduction after
+    it, 68 ms, against 11 ms in lockstep as coroutines); in rounds, iteration c of the block's consecutive
+    threads reads consecutive elements. A loop of step 1 (each thread its own contiguous chunk, or a loop
+    every thread runs alike) stays inside its region."""
+    it = node.iter
+    if not (isinstance(it, ast.Call) and len(it.args) == 3) or _constant(lc.tf, it.args[2]) == 1:
+        return False
+    return loop_reason(lc.tf, node, lc.state.lockstep_reasons) is None
+
+
+class _RoundFrame:
+    """While a loop in rounds lowers its body: a failed bounds check held back in the thread's failure slots
+    (columns: they outlive the round), and the thread's loop ends there (lockstep.Frame's rule): ``stop``
+    with ``failed`` true."""
+
+    def __init__(self, slots, stop) -> None:
+        self.slots, self.stop = slots, stop
+        self.failed = {}  # block -> whether it branches to stop for a failure
+
+    def fail(self, b, site: int, idx, ext) -> None:
+        for k, (slot, v) in enumerate(zip(self.slots, [const(site, i64)] + list(idx) + list(ext))):
+            if not (isinstance(v, ir.Constant) and k > 0 and v.constant == (0 if k < 4 else 1)):
+                b.store(v, slot)  # the dimensions an array lacks keep their 0 and 1 (emit_rounds)
+        self.failed[b.block] = True
+        b.branch(self.stop)
+
+
+def _lead_iterations(lc, node, start, step, trips, held, fails, iteration):
+    """Before its rounds, a thread runs alone the iterations whose ``k`` is negative (Python's ``a[-1]``,
+    read from the end), so that in the rounds ``k >= 0`` and ``a[k]`` is a plain contiguous access across
+    threads: with a positive step, the first ``ceil(-start / step)`` iterations (none when ``start >= 0``);
+    with a step that is not positive, all of them (the rounds then have none). Leaves the range in ``held``
+    (start, step, trips, and lead: the iterations done here, which the rounds skip); a ``break`` or a failed
+    check (held back) leaves the rounds none. Returns the thread's bar line at the loop's start: the loop's
+    reach line, or FAILED_IN_ROUNDS after a failure held back."""
+    b = lc.builder
+    ty = start.type
+    zero, one = ir.Constant(ty, 0), ir.Constant(ty, 1)
+    up = b.icmp_signed(">", step, zero)
+    behind = b.add(b.udiv(b.sub(b.neg(start), one), b.select(up, step, one)), one)  # ceil(-start / step)
+    behind = b.select(b.icmp_signed("<", start, zero), b.select(b.icmp_unsigned("<", behind, trips), behind, trips), zero)
+    lead = b.select(up, behind, trips)
+    j_slot = lc.alloca(ty, name=f"{node.target.id}.lead")
+    b.store(zero, j_slot)
+    head, body, latch, stop, failed, end = (lc.new_block(f"rounds.lead.{n}") for n in
+                                             ("head", "body", "latch", "stop", "failed", "end"))
+    cut = lc.new_block("rounds.enter")
+    b.branch(head)
+    b.position_at_end(head)
+    j = b.load(j_slot)
+    b.cbranch(b.icmp_unsigned("<", j, lead), body, end).set_weights([1, 1 << 10])
+    b.position_at_end(body)
+    outer, lc.state.lockstep_frame = lc.state.lockstep_frame, _RoundFrame(fails, failed)
+    try:
+        iteration(lc.slots[0], lc.thread_ctx, b.add(start, b.mul(j, step)), latch, stop, False)
+    finally:
+        lc.state.lockstep_frame = outer
+    b.position_at_end(latch)
+    b.store(b.add(b.load(j_slot), one), j_slot)
+    b.branch(head)
+    # a break, or a failure held back: no rounds (a failure also marked, emit_rounds)
+    for blk in (stop, failed):
+        b.position_at_end(blk)
+        b.store(zero, held["trips"])
+        b.branch(cut)
+    b.position_at_end(end)
+    b.store(trips, held["trips"])
+    b.branch(cut)
+    b.position_at_end(cut)
+    mark = b.phi(i32, name="rounds.lead.failed")
+    for blk, v in ((stop, reach_line(lc, node)), (failed, FAILED_IN_ROUNDS), (end, reach_line(lc, node))):
+        mark.add_incoming(const(v), blk)
+    b.store(start, held["start"])  # stored once: computed again where the rounds need them (thread-constant)
+    b.store(step, held["step"])
+    b.store(lead, held["lead"])
+    return mark
+
+
+def emit_rounds(lc, node, start, step, trips, iteration, memcheck: bool) -> ir.Block:
+    """A loop of a region-form kernel run in rounds (``runs_in_rounds``), the lockstep loops of coroutines
+    (lockstep.py) recast as regions. The thread keeps its range (start, step, trip count) in slots and stops
+    at the loop's start (``site | LOCKSTEP_FLAG | ROUND_START``). The loop's *iteration region* runs, for a
+    thread, the iteration that the block's round counter names (an entry of the region frame that only the
+    launcher writes: 0 when the threads arrive, one more at each round) and stops at the loop again
+    (``site | LOCKSTEP_FLAG``), or, with no iteration left, at the loop's end (``| ROUND_DONE``). The
+    launcher runs the iteration region's thread loop again while some thread of the block waits at the loop
+    and the rest at its end (region_scheduler.py), so that each thread loop runs one iteration of every
+    thread: with ``k = start + c * step`` and ``start`` a thread's index, consecutive threads read consecutive
+    elements, and LLVM vectorises it. When every thread is at the loop's end, the region after it runs.
+    A failed bounds check inside the loop is held back in the thread's failure slots and reported by the
+    thread in the region after the loop, where threads run in thread order: the first failure in thread
+    order, as when each thread ran its loop alone (a ``break`` or a failure ends the thread's loop).
+    ``iteration`` lowers one iteration of the body (lower.py's ``lockstep_iteration``). Returns the block
+    after the loop, where the builder is."""
+    rk = lc.state.regions[lc.fn.name]
+    b = lc.builder
+    ty = start.type
+    var = node.target.id
+    one = ir.Constant(ty, 1)
+    held = {name: lc.alloca(ty, name=f"{var}.range.{name}") for name in ("start", "step", "trips", "lead")}
+    if rk.round_slot is None:  # one counter for the kernel's loops in rounds (one runs at a time)
+        rk.round_slot = lc.alloca(i64, name="rounds.c")
+        rk.uniform.add(id(rk.round_slot))
+    fails = []
+    if memcheck:
+        # (all of 64 bits: a column of another width in the same frame keeps LLVM from vectorising the round)
+        fails = [lc.alloca(i64, name=f"{var}.fail.{n}") for n in ("site", "idx0", "idx1", "idx2", "ext0", "ext1", "ext2")]
+        for k, slot in enumerate(fails[1:]):  # an index 0 and an extent 1 in every dimension
+            b.store(const(0 if k < 3 else 1, i64), slot)
+    # written on the rare paths of a round (a failure, a break): their column entries themselves, so that no
+    # return of the round writes them back, and the paths join the loop's end with the same stores
+    rk.direct |= {id(s) for s in fails + [held["trips"]]}
+    line = _lead_iterations(lc, node, start, step, trips, held, fails, iteration)
+    site = M.register_site(M.Site("lockstep loop", lc.tf.name, lc.src.loc(node), what="for loop (in rounds)",
+                                  function_kind=lc.tf.kind))
+    assert site < ROUND_START
+    wait = site | LOCKSTEP_FLAG
+    _stop(lc, rk, node, const(wait | ROUND_START), const(0), const(len(rk.sites) + 1), line=line)
+    _goes_on(lc, rk, node, wait | ROUND_START, "rounds")
+    region = len(rk.sites)  # the iteration region's number; the region after the loop is the next
+    rk.dispatch.add_case(const(wait), b.block)
+    rk.rounds.append((lc.src.loc(node).line, region))
+    c = b.load(rk.round_slot, name=f"{var}.c")
+    c = b.trunc(c, ty) if ty.width < 64 else c
+    # the thread's bar line carries a failure held back (FAILED_IN_ROUNDS) from round to round: a flag in
+    # a column of its own, written in the round and read after the loop, measured 4x slower rounds (LLVM
+    # no longer vectorised them), where the launcher keeps the thread's bar line anyway
+    came = b.load(field(b, lc.thread_ctx, CTX_BAR_LINE), name="rounds.line")
+    entry = b.block
+    body, latch, stop, done = (lc.new_block(f"rounds.{n}") for n in ("body", "latch", "stop", "done"))
+    todo = b.and_(b.icmp_unsigned(">=", c, b.load(held["lead"])), b.icmp_unsigned("<", c, b.load(held["trips"])))
+    b.cbranch(todo, body, done)
+    b.position_at_end(body)
+    k = b.add(b.load(held["start"]), b.mul(c, b.load(held["step"])))
+    frame = _RoundFrame(fails, stop)
+    outer, lc.state.lockstep_frame = lc.state.lockstep_frame, frame
+    try:
+        iteration(lc.slots[0], lc.thread_ctx, k, latch, stop, True)  # k >= 0 (_lead_iterations)
+    finally:
+        lc.state.lockstep_frame = outer
+    # a break, or a failed check: this iteration is the thread's last
+    b.position_at_end(stop)
+    if frame.failed:
+        failed_here = b.phi(i32, name="rounds.failed")
+        for blk in lc.fn.blocks:
+            if blk.is_terminated and stop in _successors(blk):
+                failed_here.add_incoming(const(FAILED_IN_ROUNDS if frame.failed.get(blk) else reach_line(lc, node)), blk)
+    b.store(b.add(c, one), held["trips"])
+    b.branch(done)
+    b.position_at_end(done)
+    line = b.phi(i32, name="rounds.bar_line")  # the thread's: kept when it had no iteration to run
+    line.add_incoming(came, entry)
+    line.add_incoming(failed_here if frame.failed else const(reach_line(lc, node)), stop)
+    done_blk = done
+    done = lc.new_block("rounds.done.join")
+    b.branch(done)
+    # one stop for both ways out of a round (the next round, or the loop's end): one return, so that the
+    # thread loop stores the thread's state unconditionally, which LLVM vectorises
+    out = lc.new_block("rounds.stop")
+    b.position_at_end(latch)
+    b.branch(out)
+    b.position_at_end(done)
+    b.branch(out)
+    b.position_at_end(out)
+    value, nxt = b.phi(i32, name="rounds.waits"), b.phi(i32, name="rounds.region")
+    bar_line = b.phi(i32, name="rounds.line.out")
+    for blk, v, r, ln in ((latch, wait, region, const(reach_line(lc, node))), (done, wait | ROUND_DONE, region + 1, line)):
+        value.add_incoming(const(v), blk)
+        nxt.add_incoming(const(r), blk)
+        bar_line.add_incoming(ln, blk)
+    _stop(lc, rk, node, value, const(0), nxt, line=bar_line)
+    _goes_on(lc, rk, node, wait | ROUND_DONE, "rounds.done")
+    if memcheck:  # the thread's failure held back in the loop, reported in thread order
+        report, ok = lc.new_block("rounds.report"), lc.new_block("rounds.ok")
+        failed = b.icmp_signed("==", b.load(field(b, lc.thread_ctx, CTX_BAR_LINE)), const(FAILED_IN_ROUNDS))
+        b.cbranch(failed, report, ok).set_weights([1, 1 << 20])
+        b.position_at_end(report)
+        site_v = b.trunc(b.load(fails[0]), i32)
+        b.call(oob_function(lc.module), [lc.thread_ctx, site_v] + [b.load(s) for s in fails[1:]])
+        b.unreachable()
+        b.position_at_end(ok)
+    return b.block
 
 
 def function_epilogue(lc) -> None:
@@ -570,11 +778,14 @@ def cut(fn: ir.Function, rk: RegionKernel, target_data) -> None:
             rk.recomputed.append(a._name)
     if rk.warp_slots is not None:  # the operands and their copies: columns, read at the peers' entries
         escaping |= {id(a) for a in rk.warp_slots[:2]}
+    escaping |= rk.direct
     columns = [a for a in allocas if id(a) in escaping or (live[id(a)] and id(a) not in remat)]
     _check_no_register_crosses(fn, starts)
     placed = _place_columns(fn, entry, columns, rk, target_data, escaping)
     if rk.warp_slots is not None:
         rk.warp_columns = (placed[id(rk.warp_slots[0])], placed[id(rk.warp_slots[1])])
+    if rk.round_slot is not None:
+        rk.round_entry = placed[id(rk.round_slot)]
     rk.cut_done = True
 
 
@@ -863,7 +1074,10 @@ def _spill_and_reload(slot, column, back, starts, returns) -> None:
 
 def describe(rk: RegionKernel, name: str) -> str:
     """A few comment lines above the regions snapshot: the cut and the columns."""
-    cuts = "barriers and warp operations" if any(s & WARP_FLAG for s in rk.sites) else "barriers"
+    kinds = [k for k, there in (("barriers", any(not s & (WARP_FLAG | LOCKSTEP_FLAG) for s in rk.sites)),
+                                ("warp operations", any(s & WARP_FLAG for s in rk.sites)),
+                                ("loops in rounds", bool(rk.rounds))) if there]
+    cuts = " and ".join(kinds) or "barriers"
     lines = [f"; {name}: region form, {len(rk.sites) + 1} regions (cut at the {cuts} of lines "
              f"{', '.join(map(str, rk.lines)) or '-'})",
              f"; region 0 starts at %\"{rk.start.name}\"; after each barrier the entry's switch goes on at its block",
@@ -872,6 +1086,9 @@ def describe(rk: RegionKernel, name: str) -> str:
                           f"{n} (block-uniform, updated: the region's and the next one's)" for n, s in rk.columns)
                 or "none"),
              "; computed again where a region needs them (thread-constant): " + (", ".join(rk.recomputed) or "none")]
+    for line, region in rk.rounds:
+        lines.append(f"; the loop of line {line} runs in rounds (its iterations: region {region}; the launcher "
+                     "runs that region's thread loop again while a thread has an iteration left)")
     return "\n".join(lines) + "\n"
 
 

@@ -274,6 +274,15 @@ class CpuTarget(Target):
     def leave_while(self, lc, node, outer) -> None:
         progress_ir.leave_loop(lc, outer)
 
+    def lowers_loop(self, lc, node, start, step, trips, iteration):
+        """A grid-stride loop of a region-form kernel: run in rounds (regions.emit_rounds), as coroutines run
+        it in lockstep."""
+        if lc.state is None or lc.fn.name not in lc.state.regions or not self.lockstep:
+            return None
+        if lc.tf is not lc.function_tf or lc.state.lockstep_frame is not None or not regions.runs_in_rounds(lc, node):
+            return None
+        return regions.emit_rounds(lc, node, start, step, trips, iteration, self.memcheck)
+
     def lockstep_loop(self, lc, node, start, step, trips, iteration):
         """A loop of a kernel with barriers or warp operations that lockstep_rules.py accepts: run by
         the threads waiting at it together (lockstep.py)."""
@@ -509,7 +518,7 @@ class CpuTarget(Target):
         shuffle = self.shuffle or (self.memcheck and not thread_exit and rk is None)
         options = dict(coroutine=coroutine,
                        regions=(len(rk.sites), rk.frame_bytes, rk.votes, rk.uniform_copy, self.options.narrow,
-                                rk.warp_columns)
+                                rk.warp_columns, rk.round_entry)
                        if rk is not None else None,
                        grid_sync=job.entry in state.grid_sync, shared_bytes=shared_bytes,
                        shared_align=shared_align, racecheck=self.racecheck, initcheck=self.initcheck,

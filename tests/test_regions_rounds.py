@@ -1,0 +1,115 @@
+"""Grid-stride loops of region-form kernels run in rounds (kdebug/targets/cpu/regions.py ``emit_rounds``): the
+rounds give every thread's outputs bit for bit as the coroutines give them, through early exits (the block
+scheduler's rounds pass), breaks, negative indices (the lead iterations), steps that are not positive and
+partial blocks; with memcheck on, such a kernel keeps the coroutines and says why."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+from test_region_bounds import _load  # a kernel module written to a file and imported: its kernel k
+from kdebug.lang import seam
+from kdebug.lang import types as T
+from kdebug.session import live
+
+sys.path.insert(0, f"{ROOT}/sample_kernels")
+import warp_reduce  # noqa: E402
+
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module")
+def sessions():
+    """Memcheck off: the region form (the loops in rounds) and the coroutines (the loops in lockstep)."""
+    previous = seam.current()
+    made = {regions: live.Session(backend="cpu", snapshots=False, tiered=False, regions=regions, memcheck=False)
+            for regions in (True, False)}
+    yield made
+    live.set_session(previous)
+
+
+def _kernel(loop: list[str], before: list[str] = ()) -> str:
+    return "\n".join(["from kdebug import cuda", "from kdebug.cuda import float32, int32", "",
+                      "@cuda.jit", "def k(x, out, u):",
+                      "    s = cuda.shared.array(64, float32)",
+                      "    t = cuda.threadIdx.x",
+                      "    i = cuda.grid(1)",
+                      "    acc = float32(0)",
+                      "    m = int32(0)"]
+                     + ["    " + line for line in before]
+                     + ["    " + line for line in loop]
+                     + ["    s[t % 64] = acc",
+                        "    cuda.syncthreads()",
+                        "    out[i] = acc + s[(t + 1) % 64] + float32(m)", ""])
+
+
+LOOPS = {
+    "grid-stride": ["for k in range(i, x.size, cuda.gridsize(1)):", "    acc += x[k] * float32(k % 7)"],
+    "break": ["for k in range(i, x.size, cuda.gridsize(1)):", "    if x[k] > float32(0.9):", "        break",
+              "    acc += x[k]", "    m += int32(1)"],
+    "continue": ["for k in range(i, x.size, cuda.gridsize(1)):", "    if k % 3 == u:", "        continue",
+                 "    acc += x[k]"],
+    "negative start": ["for k in range(i - 40, x.size, cuda.gridsize(1)):", "    acc = acc * float32(0.5) + x[k]"],
+    "negative step": ["for k in range(x.size - 1 - i, -1, -cuda.gridsize(1)):", "    acc = acc * float32(0.5) + x[k]"],
+    "runtime step": ["for k in range(i, x.size, u):", "    acc = acc * float32(0.5) + x[k]", "    m += int32(1)"],
+    "early exit": ["for k in range(i, x.size, cuda.gridsize(1)):", "    acc += x[k]"],
+    "k after": ["for k in range(i % 4, x.size, 5):", "    acc += x[k]", "m = int32(k)"],
+}
+BEFORE = {"early exit": ["if t % 5 == 3:", "    return"]}
+
+
+def _run(session, kernel, blocks, threads, n, u):
+    live.set_session(session)
+    x = np.random.default_rng(n).random(n).astype(np.float32)
+    out = np.full(blocks * threads, np.float32(-7), np.float32)
+    kernel[blocks, threads](x, out, np.int32(u))
+    return out
+
+
+@pytest.mark.parametrize("name", list(LOOPS))
+def test_loops_in_rounds_give_the_coroutines_outputs(sessions, name):
+    kernel = _load(_kernel(LOOPS[name], BEFORE.get(name, [])))
+    x = np.zeros(8, np.float32)
+    types = (T.typeof(x), T.typeof(x), T.typeof(np.int32(0)))
+    assert sessions[True].compile_kernel(kernel, types).record.form == ("regions", None)
+    for blocks, threads, n, u in ((3, 64, 1000, 1), (2, 96, 130, 2), (1, 40, 7, 3), (4, 32, 4096, 0)):
+        if name == "runtime step" and u == 0:
+            u = 5
+        got = _run(sessions[True], kernel, blocks, threads, n, u)
+        want = _run(sessions[False], kernel, blocks, threads, n, u)
+        assert got.tobytes() == want.tobytes(), (name, blocks, threads, n, u, got, want)
+
+
+def test_warp_reduce_runs_its_grid_stride_loop_in_rounds_without_memcheck(sessions):
+    """The sample's grid-stride loop runs in rounds in the region form: its regions snapshot says so, and one
+    block's sum (the warps' atomic adds in one order) is the coroutines' bit for bit."""
+    x = np.zeros(8, np.float32)
+    types = (T.typeof(x), T.typeof(x))
+    compiled = sessions[True].compile_kernel(warp_reduce.warp_sum, types)
+    assert compiled.record.form == ("regions", None)
+    data = np.random.default_rng(0).random(1 << 14).astype(np.float32)
+    got = {}
+    for regions in (True, False):
+        live.set_session(sessions[regions])
+        total = np.zeros(1, np.float32)
+        warp_reduce.warp_sum[1, 96](data, total)
+        got[regions] = total[0]
+    assert got[True] == got[False], got
+    np.testing.assert_allclose(got[True], data.astype(np.float64).sum(), rtol=1e-5)
+
+
+def test_the_rounds_are_in_the_regions_snapshot():
+    session = live.Session(backend="cpu", snapshots=True, tiered=False, memcheck=False)
+    previous = seam.current()
+    try:
+        x = np.zeros(8, np.float32)
+        rec = session.compile_kernel(warp_reduce.warp_sum, (T.typeof(x), T.typeof(x))).record
+        text = rec.snapshots["regions"]
+        line = warp_reduce.warp_sum.py_func.__code__.co_firstlineno + 5
+        assert f"the loop of line {line} runs in rounds (its iterations: region 1;" in text, text[:800]
+        assert "rounds.c (block-uniform: one entry)" in text
+    finally:
+        live.set_session(previous)
