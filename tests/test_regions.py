@@ -62,16 +62,17 @@ def test_the_samples_with_barriers_take_the_region_form(sessions, dispatcher, ar
     assert form == "coroutines" and "turned off" in why
 
 
-def test_warp_reduce_runs_its_grid_stride_loop_in_lockstep_and_says_why(sessions):
-    """The warp-shuffle sample's warp operations are cuts of the region form (with lockstep loops off it
-    takes the form), but its grid-stride loop runs faster in lockstep as coroutines: it stays coroutines
-    and its record says why."""
-    form, why = _form(sessions[True], warp_reduce.warp_sum, F1, F1)
+def test_warp_reduce_takes_the_region_form_with_its_loop_in_rounds(sessions):
+    """The warp-shuffle sample's warp operations are cuts of the region form and its grid-stride loop runs in
+    rounds (tests/test_regions_rounds.py); with lockstep loops off the loop stays inside its region."""
+    assert _form(sessions[True], warp_reduce.warp_sum, F1, F1) == ("regions", None)
     line = warp_reduce.warp_sum.py_func.__code__.co_firstlineno + 5
-    assert form == "coroutines" and why.startswith(f"the loop at warp_reduce.py:{line} strides (a grid-stride loop)")
-    plain = live.Session(backend="cpu", snapshots=False, tiered=False, regions=True, lockstep=False)
+    text = _record(sessions[True], warp_reduce.warp_sum, F1, F1).snapshots["regions"]
+    assert f"; the loop of line {line} runs in rounds" in str(text)
+    plain = live.Session(backend="cpu", snapshots=True, tiered=False, regions=True, lockstep=False)
     try:
         assert _form(plain, warp_reduce.warp_sum, F1, F1) == ("regions", None)
+        assert "runs in rounds" not in str(_record(plain, warp_reduce.warp_sum, F1, F1).snapshots["regions"])
     finally:
         live.set_session(sessions[True])
 

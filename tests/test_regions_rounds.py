@@ -1,7 +1,8 @@
 """Grid-stride loops of region-form kernels run in rounds (kdebug/targets/cpu/regions.py ``emit_rounds``): the
 rounds give every thread's outputs bit for bit as the coroutines give them, through early exits (the block
 scheduler's rounds pass), breaks, negative indices (the lead iterations), steps that are not positive and
-partial blocks; with memcheck on, such a kernel keeps the coroutines and says why."""
+partial blocks, with memcheck on and off; a failed check in the rounds is reported as the coroutines report
+it (the first failing thread in thread order, its index and extent)."""
 from __future__ import annotations
 
 import sys
@@ -11,6 +12,7 @@ import pytest
 
 from conftest import ROOT
 from test_region_bounds import _load  # a kernel module written to a file and imported: its kernel k
+from kdebug.errors import KernelRuntimeError
 from kdebug.lang import seam
 from kdebug.lang import types as T
 from kdebug.session import live
@@ -23,10 +25,11 @@ pytestmark = pytest.mark.timeout(300)
 
 @pytest.fixture(scope="module")
 def sessions():
-    """Memcheck off: the region form (the loops in rounds) and the coroutines (the loops in lockstep)."""
+    """The region form (the loops in rounds) and the coroutines (the loops in lockstep), memcheck on and off."""
     previous = seam.current()
-    made = {regions: live.Session(backend="cpu", snapshots=False, tiered=False, regions=regions, memcheck=False)
-            for regions in (True, False)}
+    made = {(regions, memcheck): live.Session(backend="cpu", snapshots=False, tiered=False, regions=regions,
+                                              memcheck=memcheck)
+            for regions in (True, False) for memcheck in (True, False)}
     yield made
     live.set_session(previous)
 
@@ -52,7 +55,7 @@ LOOPS = {
               "    acc += x[k]", "    m += int32(1)"],
     "continue": ["for k in range(i, x.size, cuda.gridsize(1)):", "    if k % 3 == u:", "        continue",
                  "    acc += x[k]"],
-    "negative start": ["for k in range(i - 40, x.size, cuda.gridsize(1)):", "    acc = acc * float32(0.5) + x[k]"],
+    "negative start": ["for k in range(i - 5, x.size, cuda.gridsize(1)):", "    acc = acc * float32(0.5) + x[k]"],
     "negative step": ["for k in range(x.size - 1 - i, -1, -cuda.gridsize(1)):", "    acc = acc * float32(0.5) + x[k]"],
     "runtime step": ["for k in range(i, x.size, u):", "    acc = acc * float32(0.5) + x[k]", "    m += int32(1)"],
     "early exit": ["for k in range(i, x.size, cuda.gridsize(1)):", "    acc += x[k]"],
@@ -65,35 +68,70 @@ def _run(session, kernel, blocks, threads, n, u):
     live.set_session(session)
     x = np.random.default_rng(n).random(n).astype(np.float32)
     out = np.full(blocks * threads, np.float32(-7), np.float32)
-    kernel[blocks, threads](x, out, np.int32(u))
-    return out
+    try:
+        kernel[blocks, threads](x, out, np.int32(u))
+        error = None
+    except KernelRuntimeError as exc:
+        error = str(exc)
+    return out, error
 
 
-@pytest.mark.parametrize("name", list(LOOPS))
-def test_loops_in_rounds_give_the_coroutines_outputs(sessions, name):
-    kernel = _load(_kernel(LOOPS[name], BEFORE.get(name, [])))
+def _same_in_both_forms(sessions, kernel, memcheck, shapes, what):
     x = np.zeros(8, np.float32)
     types = (T.typeof(x), T.typeof(x), T.typeof(np.int32(0)))
-    assert sessions[True].compile_kernel(kernel, types).record.form == ("regions", None)
-    for blocks, threads, n, u in ((3, 64, 1000, 1), (2, 96, 130, 2), (1, 40, 7, 3), (4, 32, 4096, 0)):
-        if name == "runtime step" and u == 0:
-            u = 5
-        got = _run(sessions[True], kernel, blocks, threads, n, u)
-        want = _run(sessions[False], kernel, blocks, threads, n, u)
-        assert got.tobytes() == want.tobytes(), (name, blocks, threads, n, u, got, want)
+    assert sessions[True, memcheck].compile_kernel(kernel, types).record.form == ("regions", None)
+    errors = []
+    for blocks, threads, n, u in shapes:
+        got, got_error = _run(sessions[True, memcheck], kernel, blocks, threads, n, u)
+        want, want_error = _run(sessions[False, memcheck], kernel, blocks, threads, n, u)
+        assert got_error == want_error, (what, blocks, threads, n, u, got_error, want_error)
+        assert got.tobytes() == want.tobytes(), (what, blocks, threads, n, u, got, want)
+        errors.append(got_error)
+    return errors
 
 
-def test_warp_reduce_runs_its_grid_stride_loop_in_rounds_without_memcheck(sessions):
-    """The sample's grid-stride loop runs in rounds in the region form: its regions snapshot says so, and one
-    block's sum (the warps' atomic adds in one order) is the coroutines' bit for bit."""
+SHAPES = ((3, 64, 1000, 1), (2, 96, 130, 2), (1, 40, 7, 3), (4, 32, 4096, 5))
+
+
+@pytest.mark.parametrize("memcheck", [True, False], ids=["memcheck", "no-memcheck"])
+@pytest.mark.parametrize("name", list(LOOPS))
+def test_loops_in_rounds_give_the_coroutines_outputs(sessions, name, memcheck):
+    kernel = _load(_kernel(LOOPS[name], BEFORE.get(name, [])))
+    assert _same_in_both_forms(sessions, kernel, memcheck, SHAPES, name) == [None] * len(SHAPES)
+
+
+FAILING = {
+    # threads fail at different iterations: thread i at its (i % 7)-th, so in rounds a later thread fails in
+    # an earlier round than the first failing thread in thread order
+    "the first failing thread in thread order": ["for k in range(i, x.size, cuda.gridsize(1)):",
+                                                 "    acc += x[k + (i % 7) * cuda.gridsize(1) * int32(k > i + 40)]"],
+    "a failure in the lead iterations": ["for k in range(i - 3 * x.size, x.size, cuda.gridsize(1)):",
+                                         "    acc = acc * float32(0.5) + x[k]"],
+    "a write out of bounds, 2-D index": ["for k in range(i, x.size, cuda.gridsize(1)):",
+                                         "    acc += x[k]",
+                                         "    if k % 5 == u % 5:",
+                                         "        t2[k % 3, k % 8] = acc"],
+}
+
+
+@pytest.mark.parametrize("name", list(FAILING))
+def test_a_failed_check_in_the_rounds_is_reported_as_the_coroutines_report_it(sessions, name):
+    kernel = _load(_kernel(FAILING[name], ["t2 = cuda.local.array((2, 8), float32)"]))
+    errors = _same_in_both_forms(sessions, kernel, True, (SHAPES[0], SHAPES[3]), name)
+    assert all(e is not None and "out-of-bounds" in e for e in errors), errors
+
+
+@pytest.mark.parametrize("memcheck", [True, False], ids=["memcheck", "no-memcheck"])
+def test_warp_reduce_runs_its_grid_stride_loop_in_rounds(sessions, memcheck):
+    """The sample's grid-stride loop runs in rounds in the region form, and one block's sum (the warps'
+    atomic adds in one order) is the coroutines' bit for bit."""
     x = np.zeros(8, np.float32)
     types = (T.typeof(x), T.typeof(x))
-    compiled = sessions[True].compile_kernel(warp_reduce.warp_sum, types)
-    assert compiled.record.form == ("regions", None)
+    assert sessions[True, memcheck].compile_kernel(warp_reduce.warp_sum, types).record.form == ("regions", None)
     data = np.random.default_rng(0).random(1 << 14).astype(np.float32)
     got = {}
     for regions in (True, False):
-        live.set_session(sessions[regions])
+        live.set_session(sessions[regions, memcheck])
         total = np.zeros(1, np.float32)
         warp_reduce.warp_sum[1, 96](data, total)
         got[regions] = total[0]
@@ -102,7 +140,7 @@ def test_warp_reduce_runs_its_grid_stride_loop_in_rounds_without_memcheck(sessio
 
 
 def test_the_rounds_are_in_the_regions_snapshot():
-    session = live.Session(backend="cpu", snapshots=True, tiered=False, memcheck=False)
+    session = live.Session(backend="cpu", snapshots=True, tiered=False)
     previous = seam.current()
     try:
         x = np.zeros(8, np.float32)

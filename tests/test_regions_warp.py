@@ -90,8 +90,8 @@ def _same_in_both_forms(sessions, kernel, memcheck, blocks, threads, u, what):
 
 # ---- the sample ----------------------------------------------------------------------------------------------
 def test_warp_reduce_without_lockstep_loops_takes_the_region_form_and_sums_as_the_coroutines_do(sessions):
-    """With lockstep loops (the default) the sample's grid-stride loop keeps it coroutines
-    (tests/test_regions.py); without them its warp operations are the region form's cuts."""
+    """Without lockstep loops the sample's grid-stride loop stays inside its region (with them it runs in
+    rounds, tests/test_regions_rounds.py); its warp operations are the region form's cuts either way."""
     plain = {regions: live.Session(backend="cpu", snapshots=False, tiered=False, regions=regions, lockstep=False)
              for regions in (True, False)}
     x = np.zeros(8, np.float32)

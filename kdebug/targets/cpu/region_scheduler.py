@@ -44,10 +44,10 @@ class RegionScheduler(BlockScheduler):
     """The block scheduler's decisions, with a thread resumed by a call of the step function."""
 
     def __init__(self, body, nbarriers: int, votes: bool, uniform_copy=None, narrow: bool = False,
-                 warp_columns=None, round_entry=None) -> None:
+                 warp_columns=None, rounds=None) -> None:
         # the block scheduler's lockstep machinery counts the threads at a loop run in rounds apart (_loop_pass)
-        super().__init__(body, grid_sync=False, lockstep=round_entry is not None)
-        self.round_entry = round_entry
+        super().__init__(body, grid_sync=False, lockstep=rounds is not None)
+        self.round_entry, self.round_regions = rounds if rounds is not None else (None, ())
         self.nbarriers, self.votes, self.uniform_copy = nbarriers, votes, uniform_copy
         self.narrow = narrow and not votes
         self.warp_columns = warp_columns
@@ -57,17 +57,42 @@ class RegionScheduler(BlockScheduler):
         b = self.b
         return b.bitcast(b.gep(self.lb.frame, [const(self.round_entry, i64)], inbounds=True), ir.PointerType(i64))
 
-    def _next_round(self, site) -> None:
-        """The block's threads wait at ``site``: at a loop's start, the rounds begin (counter 0); at the loop,
-        the next round (counter + 1); elsewhere nothing changes."""
+    def _rounds_begin(self, site) -> None:
+        """The block's threads all wait at ``site``: at a loop's start (regions.emit_rounds), its rounds begin
+        with the counter at 0 (``_round`` counts on)."""
         if self.round_entry is None:
             return
         b = self.b
+        start = b.and_(is_lockstep_wait(b, site), b.icmp_signed("!=", b.and_(site, const(ROUND_START)), const(0)))
+        with b.if_then(start):
+            b.store(const(0, i64), self._round_counter())
+
+    def _round(self, ctx, region: int) -> None:
+        """One round of a loop in rounds (regions.emit_rounds): every thread runs the loop's iteration region
+        once, stopping at the loop (an iteration left) or at its end. The thread loop keeps no state: a thread's
+        lines and vote after the loop are those it had at the loop's start (the region writes the same), and
+        where it waits matters only as whether any thread waits at the loop, an or over the threads. Then the
+        round again (the counter one more), or, when every thread is at the loop's end, the region after it.
+        (The threads all reached the loop's start together, or the block scheduler has the block.)"""
+        b, lb = self.b, self.lb
+        more = self.more
+        b.store(ir.Constant(i1, 0), more)
+        with Loop(b, const(0), lb.bz, "rtz") as tz:
+            b.store(tz, field(b, ctx, CTX_TID, 2))
+            with Loop(b, const(0), lb.by, "rty") as ty:
+                b.store(ty, field(b, ctx, CTX_TID, 1))
+                with Loop(b, const(0), lb.bx, "rtx") as tx:
+                    b.store(tx, field(b, ctx, CTX_TID, 0))
+                    b.store(const(region | REGION_INDEX), field(b, ctx, CTX_BARRIER))
+                    b.call(lb.kernel, [ctx] + lb.args)
+                    w = b.load(field(b, ctx, CTX_BARRIER))
+                    at_loop = b.icmp_signed("==", b.and_(w, const(ROUND_DONE)), const(0))
+                    b.store(b.or_(b.load(more), at_loop), more)
+        again = b.load(more)
+        b.store(b.select(again, const(region), const(region + 1)), self.at)
+        self._advance_uniform()
         counter = self._round_counter()
-        at_loop = b.and_(is_lockstep_wait(b, site), b.icmp_signed("==", b.and_(site, const(ROUND_DONE)), const(0)))
-        with b.if_then(at_loop):
-            first = b.icmp_signed("!=", b.and_(site, const(ROUND_START)), const(0))
-            b.store(b.select(first, const(0, i64), b.add(b.load(counter), const(1, i64))), counter)
+        b.store(b.add(b.load(counter), b.zext(again, i64)), counter)
 
     def _loop_pass(self, bi) -> None:
         """Threads wait at a loop run in rounds (regions.emit_rounds) in a block the scheduler took over (some
@@ -186,6 +211,7 @@ class RegionScheduler(BlockScheduler):
         self.vtotal, self.at, self.ph = entry_alloca(b, i32, "votes.total"), entry_alloca(b, i32, "region"), \
             entry_alloca(b, i64, "region.phase")
         self.next_at = entry_alloca(b, i32, "region.next")
+        self.more = entry_alloca(b, i1, "rounds.more")  # a thread of the round waits at the loop (_round)
         # narrowed thread loops (region_bounds.py): threads x < pend keep their state in the columns, the
         # others all have the state of the idle thread the last narrowed loop ran (rep)
         self.pend = entry_alloca(b, i32, "columns.upto")
@@ -226,6 +252,10 @@ class RegionScheduler(BlockScheduler):
             loop = fn.append_basic_block(f"region.{k}.threads")
             sw.add_case(const(k), loop)
             b.position_at_end(loop)
+            if k in self.round_regions:
+                self._round(ctx, k)
+                b.branch(head)
+                continue
             self._thread_loop(ctx, blk, k | REGION_INDEX)
             b.branch(after)
         b.position_at_end(after)
@@ -236,28 +266,15 @@ class RegionScheduler(BlockScheduler):
         b.position_at_end(agree)
         go_on = fn.append_basic_block("regions.barrier")
         b.cbranch(b.icmp_signed("==", lo, const(0)), done, go_on)
-        b.position_at_end(go_on)  # every thread waits at barrier ``lo`` (or at one loop's next round): it completes
+        b.position_at_end(go_on)  # every thread waits at barrier ``lo`` (or at a loop's start): it completes
         b.store(b.load(self.next_at), self.at)
         b.store(b.load(self.vsum), self.vtotal)
         b.store(self._next_phase(), self.ph)
         self._advance_uniform()
         self._pass_warp_operation(lo)
-        self._next_round(lo)
+        self._rounds_begin(lo)
         b.branch(head)
-        b.position_at_end(differ)
-        if self.lockstep:
-            # some threads wait at a loop run in rounds, the others at its end: the loop's iteration region
-            # again (the region before the one after the loop's end, which is the greatest a thread names)
-            rounds, handover = fn.append_basic_block("regions.rounds"), fn.append_basic_block("regions.handover")
-            mixed = b.and_(is_lockstep_wait(b, lo), b.icmp_signed("==", hi, b.or_(lo, const(ROUND_DONE))))
-            b.cbranch(mixed, rounds, handover)
-            b.position_at_end(rounds)
-            b.store(b.sub(b.load(self.next_at), const(1)), self.at)
-            self._advance_uniform()
-            self._next_round(lo)
-            b.branch(head)
-            b.position_at_end(handover)
-        # the block scheduler takes the block over
+        b.position_at_end(differ)  # the block scheduler takes the block over
         self._hand_over(blk)
         self._run_block(const(0, i64), blk)
         b.branch(done)
@@ -376,10 +393,10 @@ class RegionScheduler(BlockScheduler):
 
 
 def region_blocks(lb, nbarriers: int, votes: bool, uniform_copy=None, narrow: bool = False,
-                  warp_columns=None, round_entry=None) -> None:
+                  warp_columns=None, rounds=None) -> None:
     """The launcher body of a region-form kernel with ``nbarriers`` cuts (barriers and warp operations;
     launcher.py); ``narrow``: each thread loop over the threads its region's bound lets in
     (region_bounds.py); ``warp_columns``: the frame offsets of the warp operations' operands and copies;
-    ``round_entry``: the frame offset of the round counter of the kernel's loops in rounds (regions.emit_rounds),
-    or None."""
-    RegionScheduler(lb, nbarriers, votes, uniform_copy, narrow, warp_columns, round_entry).build()
+    ``rounds``: (the frame offset of the round counter, the numbers of the iteration regions) of the kernel's
+    loops in rounds (regions.emit_rounds), or None."""
+    RegionScheduler(lb, nbarriers, votes, uniform_copy, narrow, warp_columns, rounds).build()

@@ -281,6 +281,8 @@ class CpuTarget(Target):
             return None
         if lc.tf is not lc.function_tf or lc.state.lockstep_frame is not None or not regions.runs_in_rounds(lc, node):
             return None
+        if self.memcheck:  # its failures held back in the launcher's failure slots (memcheck_ir.record_in_slot)
+            lc.state.thread_exit.add(lc.fn.name)
         return regions.emit_rounds(lc, node, start, step, trips, iteration, self.memcheck)
 
     def lockstep_loop(self, lc, node, start, step, trips, iteration):
@@ -518,7 +520,9 @@ class CpuTarget(Target):
         shuffle = self.shuffle or (self.memcheck and not thread_exit and rk is None)
         options = dict(coroutine=coroutine,
                        regions=(len(rk.sites), rk.frame_bytes, rk.votes, rk.uniform_copy, self.options.narrow,
-                                rk.warp_columns, rk.round_entry)
+                                rk.warp_columns,
+                                (rk.round_entry, tuple(r for _, r in rk.rounds))
+                                if rk.rounds else None)
                        if rk is not None else None,
                        grid_sync=job.entry in state.grid_sync, shared_bytes=shared_bytes,
                        shared_align=shared_align, racecheck=self.racecheck, initcheck=self.initcheck,
