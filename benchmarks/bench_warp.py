@@ -12,12 +12,11 @@ Two kernels, both ending in the warp-shuffle tree (five ``cuda.shfl_down_sync`` 
   reorder the float additions and vectorise the loop (numpy's pairwise sum reorders them too).
 
 Times are the best of several launches after a warm-up launch (compilation excluded), with the input
-already a device array; memcheck on and off; the strided kernel also with lockstep loops off
-(``kdebug.set_options(lockstep=False)``: each emulated thread runs its loop alone, as before lockstep
-loops, kdebug/targets/cpu/lockstep.py; the kernel then takes the region form, whose thread loop runs
-each thread's loop in turn). The chunked kernel takes the region form (its warp operations are cuts,
-kdebug/targets/cpu/regions.py); the strided one, with lockstep loops on, stays coroutines for its
-grid-stride loop. Target (reported, never asserted): within 3x of numpy.
+already a device array; memcheck on and off. Both kernels take the region form (their warp operations
+are cuts, kdebug/targets/cpu/regions.py; the strided kernel's grid-stride loop runs in rounds,
+``regions.emit_rounds``). The strided kernel also runs as coroutines (``regions=False``: its loop in
+lockstep, kdebug/targets/cpu/lockstep.py) and with lockstep loops off (``lockstep=False``: each emulated
+thread runs its loop alone, inside its region). Target (reported, never asserted): within 3x of numpy.
 """
 from __future__ import annotations
 
@@ -91,19 +90,22 @@ def main(argv=None):
     strided = ("strided", lambda: warp_reduce.reduce(xd, 64, 256))
     chunked = ("chunked", lambda: _chunked(xd, 8, 128))
     rows = []
-    for lockstep, kernels in ((True, (strided, chunked)), (False, (strided,))):
+    runs = (("region form, rounds", dict(lockstep=True, regions=True), (strided, chunked)),
+            ("coroutines, lockstep", dict(lockstep=True, regions=False), (strided,)),
+            ("region form, lockstep off", dict(lockstep=False, regions=True), (strided,)))
+    for form, options, kernels in runs:
         for memcheck in (True, False):
-            kdebug.set_options(memcheck=memcheck, lockstep=lockstep)
+            kdebug.set_options(memcheck=memcheck, **options)
             for name, launch in kernels:
                 got = float(launch())
                 assert abs(got - ref) <= 1e-5 * abs(ref), (name, got, ref)
-                rows.append((name, memcheck, lockstep, best(launch, repeat)))
-    kdebug.set_options(memcheck=True, lockstep=True)
+                rows.append((name, memcheck, form if name == "strided" else "region form", best(launch, repeat)))
+    kdebug.set_options(memcheck=True, lockstep=True, regions=True)
     print(f"warp-shuffle reduction of {n} float32 (2^{n.bit_length() - 1}), best of {repeat}")
-    print("| kernel | memcheck | lockstep | kdebug | numpy sum | kdebug / numpy |")
+    print("| kernel | memcheck | form | kdebug | numpy sum | kdebug / numpy |")
     print("|---|---|---|---|---|---|")
-    for name, memcheck, lockstep, t in rows:
-        print(f"| {name} | {'on' if memcheck else 'off'} | {'on' if lockstep else 'off'} | {t * 1e3:.2f} ms "
+    for name, memcheck, form, t in rows:
+        print(f"| {name} | {'on' if memcheck else 'off'} | {form} | {t * 1e3:.2f} ms "
               f"| {t_np * 1e3:.2f} ms | {t / t_np:.1f}x |")
 
 

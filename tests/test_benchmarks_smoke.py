@@ -31,9 +31,10 @@ def test_bench_warp_quick_runs_and_prints_its_table():
     r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_warp.py"), "--quick"],
                        capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    assert "| kernel | memcheck | lockstep | kdebug | numpy sum | kdebug / numpy |" in r.stdout
-    assert "| strided | on | on |" in r.stdout and "| chunked | off | on |" in r.stdout
-    assert "| strided | off | off |" in r.stdout
+    assert "| kernel | memcheck | form | kdebug | numpy sum | kdebug / numpy |" in r.stdout
+    assert "| strided | on | region form, rounds |" in r.stdout and "| chunked | off | region form |" in r.stdout
+    assert "| strided | off | coroutines, lockstep |" in r.stdout
+    assert "| strided | off | region form, lockstep off |" in r.stdout
 
 
 def test_bench_grad_quick_runs_and_prints_its_table():
