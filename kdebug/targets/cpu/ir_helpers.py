@@ -1,6 +1,8 @@
 """Small llvmlite building blocks used by the CPU target's IR generators."""
 from __future__ import annotations
 
+import contextlib
+
 from llvmlite import ir
 
 from kdebug.targets.cpu.layout import i32
@@ -105,3 +107,17 @@ class Loop:
         b.position_at_end(self.end)
         return False
 
+
+
+@contextlib.contextmanager
+def each_thread(b: ir.IRBuilder, ctx, dims, tid_field: int, name: str = "t"):
+    """Loops over a block's threads, x fastest (the innermost loop, the one LLVM vectorises), each storing
+    its index into the context's thread-index field; yields (z, y, x). ``dims``: the block's (x, y, z) sizes."""
+    bx, by, bz = dims
+    with Loop(b, const(0), bz, f"{name}z") as tz:
+        b.store(tz, field(b, ctx, tid_field, 2))
+        with Loop(b, const(0), by, f"{name}y") as ty:
+            b.store(ty, field(b, ctx, tid_field, 1))
+            with Loop(b, const(0), bx, f"{name}x") as tx:
+                b.store(tx, field(b, ctx, tid_field, 0))
+                yield tz, ty, tx

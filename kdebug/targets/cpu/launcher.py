@@ -31,7 +31,7 @@ from kdebug.targets.cpu.block_scheduler import BlockScheduler
 from kdebug.targets.cpu.region_bounds import ALIKE_SUFFIX, BOUND_SUFFIX
 from kdebug.targets.cpu.region_scheduler import region_blocks
 from kdebug.targets.cpu.lockstep import LOCKSTEP_GROUP
-from kdebug.targets.cpu.ir_helpers import Loop, cond_value, const, declare, entry_alloca, field
+from kdebug.targets.cpu.ir_helpers import Loop, cond_value, const, declare, each_thread, entry_alloca, field
 from kdebug.targets.cpu.layout import (CONTEXT, CONTEXT_P, CTX_BARRIER, CTX_CORO, CTX_CTAID, CTX_DEPTH,
                                        CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_FRAME, CTX_JMPBUF, CTX_NCTAID,
                                        CTX_NTID, CTX_RUNTIME, CTX_SHARED, CTX_TID, CTX_SAN_SHADOW, CTX_EPOCH,
@@ -355,17 +355,12 @@ def _shuffled_threads(lb: LauncherBody, ctx, blk) -> None:
 def _ordered_threads(lb: LauncherBody, ctx) -> None:
     """The block's threads in order: x fastest, the innermost loop the one LLVM vectorises."""
     b = lb.b
-    with Loop(b, const(0), lb.bz, "tz") as tz:
-        b.store(tz, field(b, ctx, CTX_TID, 2))
-        with Loop(b, const(0), lb.by, "ty") as ty:
-            b.store(ty, field(b, ctx, CTX_TID, 1))
-            with Loop(b, const(0), lb.bx, "tx") as tx:
-                b.store(tx, field(b, ctx, CTX_TID, 0))
-                if lb.sanitize:
-                    b.store(const(0), field(b, ctx, CTX_SEQ))
-                    t = b.add(tx, b.mul(lb.bx, b.add(ty, b.mul(lb.by, tz))))
-                    b.store(b.add(t, const(1)), field(b, ctx, CTX_SAN_TID))
-                b.call(lb.kernel, [ctx] + lb.args)
+    with each_thread(b, ctx, (lb.bx, lb.by, lb.bz), CTX_TID) as (tz, ty, tx):
+        if lb.sanitize:
+            b.store(const(0), field(b, ctx, CTX_SEQ))
+            t = b.add(tx, b.mul(lb.bx, b.add(ty, b.mul(lb.by, tz))))
+            b.store(b.add(t, const(1)), field(b, ctx, CTX_SAN_TID))
+        b.call(lb.kernel, [ctx] + lb.args)
 
 
 def _report_failed_thread(lb: LauncherBody, ctx, failed) -> None:

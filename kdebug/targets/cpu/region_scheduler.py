@@ -30,7 +30,7 @@ from llvmlite import ir
 
 from kdebug.runtime import memcheck as M
 from kdebug.targets.cpu.block_scheduler import BlockScheduler
-from kdebug.targets.cpu.ir_helpers import Loop, const, entry_alloca, field
+from kdebug.targets.cpu.ir_helpers import Loop, const, each_thread, entry_alloca, field
 from kdebug.targets.cpu.layout import (CONTEXT, CTX_BAR_LINE, CTX_BARRIER, CTX_EXIT_LINE, CTX_FRAME, CTX_TID,
                                        CTX_VOTE, CTX_WKIND, I8P, WARP_FLAG, i1, i32, i64)
 from kdebug.targets.cpu.memcheck_ir import error_flag
@@ -77,17 +77,12 @@ class RegionScheduler(BlockScheduler):
         b, lb = self.b, self.lb
         more = self.more
         b.store(ir.Constant(i1, 0), more)
-        with Loop(b, const(0), lb.bz, "rtz") as tz:
-            b.store(tz, field(b, ctx, CTX_TID, 2))
-            with Loop(b, const(0), lb.by, "rty") as ty:
-                b.store(ty, field(b, ctx, CTX_TID, 1))
-                with Loop(b, const(0), lb.bx, "rtx") as tx:
-                    b.store(tx, field(b, ctx, CTX_TID, 0))
-                    b.store(const(region | REGION_INDEX), field(b, ctx, CTX_BARRIER))
-                    b.call(lb.kernel, [ctx] + lb.args)
-                    w = b.load(field(b, ctx, CTX_BARRIER))
-                    at_loop = b.icmp_signed("==", b.and_(w, const(ROUND_DONE)), const(0))
-                    b.store(b.or_(b.load(more), at_loop), more)
+        with each_thread(b, ctx, (lb.bx, lb.by, lb.bz), CTX_TID, "rt"):
+            b.store(const(region | REGION_INDEX), field(b, ctx, CTX_BARRIER))
+            b.call(lb.kernel, [ctx] + lb.args)
+            w = b.load(field(b, ctx, CTX_BARRIER))
+            at_loop = b.icmp_signed("==", b.and_(w, const(ROUND_DONE)), const(0))
+            b.store(b.or_(b.load(more), at_loop), more)
         again = b.load(more)
         b.store(b.select(again, const(region), const(region + 1)), self.at)
         self._advance_uniform()
