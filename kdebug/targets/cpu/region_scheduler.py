@@ -22,7 +22,9 @@ done. Anything else (threads at different barriers, some exited while others wai
 scheduler decides: the threads' states are copied into their own contexts and block_scheduler.py's
 code takes the block over from there (divergent barrier errors, the exit rule and its warning, the
 votes), resuming each thread by calling the step function on its context. So the region form keeps
-the coroutine form's order of every thread's operations, its phases and its findings.
+the coroutine form's order of every thread's operations, its phases and its findings. A loop in rounds
+(regions.emit_rounds) has thread loops of its own (``_round``), run again while a thread has iterations
+left.
 """
 from __future__ import annotations
 

@@ -27,6 +27,10 @@ the barrier completes. Values in registers never cross a cut: barriers
 stand only as statements (``region_reason``), and a range loop keeps its bounds in slots
 (``Target.keeps_loop_bounds_in_slots``); ``cut`` checks it.
 
+A grid-stride loop (one the coroutines would run in lockstep, over a range whose step is not 1) runs in
+*rounds* (``emit_rounds``): its iteration region runs a few iterations of every thread per thread loop,
+and the launcher runs it again while a thread has iterations left.
+
 Where the form does not apply, the kernel is lowered as coroutines (coroutines.py) and
 ``region_reason`` says why; the job's record shows which form it got.
 """
