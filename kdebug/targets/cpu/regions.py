@@ -670,7 +670,7 @@ def emit_rounds(lc, node, start, step, trips, iteration, memcheck: bool) -> ir.B
     first = b.mul(c, ir.Constant(ty, ROUND_ITERATIONS))
     latch, done = lc.new_block("rounds.latch"), lc.new_block("rounds.done")
     # a failure leaves the thread no iterations: its trip count, which every round reads anyway (a check of
-    # the failure record there, a column more a round, was 1.4x slower)
+    # the failure record there, a column more a round, was 1.25x slower)
     frame = _RoundFrame(lc, done, lambda: b.store(ir.Constant(ty, 0), held["trips"]))
     for u in range(ROUND_ITERATIONS):  # the round's iterations, in order
         it = b.add(first, ir.Constant(ty, u))
