@@ -48,6 +48,10 @@ class PassLog:
     assembly: str | None = None  # a replay's: the last module's assembly, where it was asked for
 
 
+class ReplayMismatch(Exception):
+    """A replayed pipeline made another module than the compile's (another LLVM, another machine)."""
+
+
 @dataclass
 class PipelineInput:
     """One LLVM pipeline as a replay needs it: what it ran on and with, and what it made."""

@@ -140,7 +140,7 @@ def test_the_pass_bar_says_a_phase_is_being_replayed_or_why_it_is_not_shown(kept
     gate = threading.Event()
     why = "the replayed pipeline made another module than the compile did (target machine x)"
 
-    def held_replay(job_id):  # a replay that takes until the test lets it end, and fails
+    def held_replay(job_id, replay=None):  # a replay that takes until the test lets it end, and fails
         gate.wait(60)
         return [], {phase: why for phase in model.jobs[job_id].passes_pending}
     model.replayed_events = held_replay

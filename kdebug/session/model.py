@@ -368,23 +368,25 @@ class SessionModel:
             view.duration, view.error = max(ev.duration - view.held_time, 0.0), ev.error
 
     # ---- passes kept for a replay ------------------------------------------------------
-    def replayed_events(self, job_id: int) -> tuple[list[E.Event], dict[str, str]]:
+    def replayed_events(self, job_id: int, replay=None) -> tuple[list[E.Event], dict[str, str]]:
         """The pass events of ``job_id``'s phases kept for a replay (LLVM runs their pipelines again,
-        here and now: kdebug/targets/pass_record.py), and for each phase that could not be replayed,
-        why. Reads the model and changes nothing (a worker thread may call it); ``apply`` the events."""
+        now: kdebug/targets/pass_record.py), and for each phase that could not be replayed, why.
+        ``replay(pipelines, assembly=...)`` runs them (the TUI's: in a process of its own,
+        kdebug/targets/replay_worker.py; default: here, ``pass_record.replay``). Reads the model and
+        changes nothing (a worker thread may call it); ``apply`` the events."""
         job = self.jobs.get(job_id)
         if job is None:
             return [], {}
         from kdebug.targets import pass_record  # kept lazy for start-up time: only a replay of passes needs LLVM
+        replay = replay or pass_record.replay
         out: list[E.Event] = []
         failed: dict[str, str] = {}
         for phase, ev in list(job.passes_pending.items()):
             fields = {"job": ev.job, "name": ev.name, "parent": ev.parent, "key": ev.key}
             try:
-                log = pass_record.replay([passes.PipelineInput.from_json(p) for p in ev.pipelines],
-                                         assembly=ev.assembly is not None)
+                log = replay([passes.PipelineInput.from_json(p) for p in ev.pipelines], assembly=ev.assembly is not None)
             except Exception as exc:  # noqa: BLE001 - another LLVM, a damaged trace: said where the passes go
-                failed[phase] = str(exc) if isinstance(exc, pass_record.ReplayMismatch) else \
+                failed[phase] = str(exc) if isinstance(exc, passes.ReplayMismatch) else \
                     f"the passes could not be replayed ({exc.__class__.__name__}: {exc})"
                 continue
             out += pass_record.pass_events(fields, phase, log, lambda: next(self._replay_ids))

@@ -34,7 +34,7 @@ import threading
 import llvmlite.binding as llvm
 
 from kdebug import events as E
-from kdebug.passes import KEYFRAME, PassCut, PassLog, PassRun, PipelineInput, edits
+from kdebug.passes import KEYFRAME, PassCut, PassLog, PassRun, PipelineInput, ReplayMismatch, edits
 
 PIPELINE_LOCK = threading.RLock()
 
@@ -206,9 +206,6 @@ def faithful_copy(mod):
     copy.name = mod.name
     return copy
 
-
-class ReplayMismatch(Exception):
-    """A replayed pipeline made another module than the compile's (another LLVM, another machine)."""
 
 
 def replay(pipelines: list[PipelineInput], assembly: bool = False) -> PassLog:

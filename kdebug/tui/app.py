@@ -24,8 +24,9 @@ from kdebug.driver import strategies
 from kdebug.session.debuggee import Debuggee
 from kdebug.session.model import Alert, SessionModel
 from kdebug.session.trace import TraceWriter
+from kdebug.targets.replay_worker import ReplayWorker
 from kdebug.session.navigation import focused_request
-from kdebug.tui import interrupt, key_help, saving, status, tab_focus, themes, travel
+from kdebug.tui import interrupt, key_help, saving, status, tab_focus, terminal, themes, travel
 from kdebug.tui.bottom import BottomPanel
 from kdebug.tui.breakpoints import BreakpointsScreen
 from kdebug.tui.compare import CompareScreen
@@ -74,6 +75,7 @@ class KdebugApp(App):
         self._stop_asked = ""  # "step" or "pause" while a stop the user asked for has not come
         self.travel: travel.Travel | None = None  # a replay's position in its trace, once it left the end
         self.previous_run: tuple[str, SessionModel] | None = None  # (strategy, model) of the run r replaced
+        self.pass_replayer = ReplayWorker()  # LLVM's replays of kept passes, in a process of their own
         self.register_theme(themes.HIGH_CONTRAST)
         self.theme = themes.THEMES.get(theme or (opts.theme if opts is not None else "dark"), "textual-dark")
 
@@ -87,6 +89,9 @@ class KdebugApp(App):
         yield BottomPanel(self.model, id="bottom")
         yield SearchBox(placeholder="search the view (enter: find, esc: cancel)", id="search")
         yield KeyHelp(live=not self.replay, id="keys")
+
+    def get_driver_class(self):
+        return terminal.driver_class(super().get_driver_class())  # the screen on a descriptor of its own
 
     def _main(self, selector: str, expect_type):
         """A widget of the main screen, also while a dialog or the command palette is on top."""
@@ -131,6 +136,7 @@ class KdebugApp(App):
 
     def on_unmount(self) -> None:
         gc.unfreeze()  # what on_mount froze may be collected again once the app is gone
+        self.pass_replayer.close()
         self._stop_debuggee()
         if self._trace_writer is not None:
             self._trace_writer.close()
@@ -144,6 +150,8 @@ class KdebugApp(App):
             except OSError as exc:  # another run took the file between two runs of this one
                 self.notify(f"{exc}; this run is not recorded", severity="error", timeout=10)
         gen = self._inbox.new_run()
+        if self.opts.passes_on_demand:
+            self.pass_replayer.warm()
         self._started_at = time.monotonic()
         self.interrupt.new_run()
         opts = self.opts.replace(kernel_print_stdout=False)  # kernels' print() arrives as events, with threads

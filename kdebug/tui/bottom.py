@@ -6,7 +6,7 @@ from textual.widgets import TabbedContent, TabPane
 from kdebug import events as E
 from kdebug.session.model import SessionModel
 from kdebug.tui.diagnostics import DiagnosticsPanel
-from kdebug.tui.launches import LaunchesPanel
+from kdebug.tui.launches import LaunchesPanel, tab_label
 from kdebug.tui.output import OutputPanel
 
 
@@ -19,12 +19,17 @@ class BottomPanel(TabbedContent):
 
     def reset(self, model: SessionModel) -> None:
         self.query_one("#launches", LaunchesPanel).reset(model)
+        self.get_tab("tab-launches").label = tab_label(model)
         self.query_one("#diagnostics", DiagnosticsPanel).reset(model)
         self.query_one("#output", OutputPanel).reset()
 
     def add_events(self, events: list[E.Event]) -> None:
         """New events (already in the model): the launches and the alerts."""
         self.query_one("#launches", LaunchesPanel).add_events(events)
+        label = tab_label(self.query_one("#launches", LaunchesPanel).model)
+        tab = self.get_tab("tab-launches")
+        if str(tab.label) != label:
+            tab.label = label
         self.query_one("#diagnostics", DiagnosticsPanel).refresh_alerts()
 
     def add_output(self, lines: list[str], events: list[E.Event]) -> None:

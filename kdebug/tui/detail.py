@@ -191,8 +191,9 @@ class DetailPane(Vertical):
 
     # ---- passes kept for a replay (the live TUI's default: kdebug/passes.py) ------------------------
     def want_passes(self) -> None:
-        """The shown job's toplevel kept its passes for a replay: LLVM runs those pipelines again, in a
-        thread, and the passes and remarks show when they arrive (the pass bar says so meanwhile)."""
+        """The shown job's toplevel kept its passes for a replay: LLVM runs those pipelines again, in the
+        app's replay process (a thread waits for it), and the passes and remarks show when they arrive
+        (the pass bar says so meanwhile)."""
         if self.job_id is None or self.job_id not in self.model.jobs:
             return
         root = self.model.root_of(self.job_id)
@@ -200,10 +201,12 @@ class DetailPane(Vertical):
             return
         self._replaying.add(root.id)
         model = self.model
+        replay = getattr(self.app, "pass_replayer", None)  # the app's replay process (replay_worker.py)
+        replay = replay.replay if replay is not None else None
 
         def work() -> None:
             try:
-                events, failed = model.replayed_events(root.id)
+                events, failed = model.replayed_events(root.id, replay)
             except Exception as exc:  # noqa: BLE001 - said in the pass bar, never the end of the TUI
                 events, failed = [], {phase: f"the passes could not be replayed ({exc})" for phase in root.passes_pending}
             try:

@@ -6,6 +6,7 @@ import sys
 
 from kdebug.session.model import SessionModel
 from kdebug.session.trace import TraceBusy, TraceWriter
+from kdebug.tui import terminal
 from kdebug.tui.app import KdebugApp
 
 
@@ -14,6 +15,9 @@ def run_tui(opts) -> int:
     if not os.path.isfile(opts.script):
         print(f"kdebug: error: no such file: {opts.script}", file=sys.stderr)
         return 2
+    guarded = terminal.guard()  # the terminal given back on every way out, a crash included
+    if guarded is not None:
+        return guarded
     app = KdebugApp(opts=opts)
     if opts.trace:  # refused before anything runs when another run holds the trace, as kdebug run does
         try:
@@ -32,5 +36,8 @@ def run_tui(opts) -> int:
 
 def run_replay(model: SessionModel, path: str, theme: str = "dark") -> int:
     """``kdebug replay TRACE.jsonl`` on a terminal."""
+    guarded = terminal.guard()
+    if guarded is not None:
+        return guarded
     KdebugApp(model=model, trace_path=path, theme=theme).run()
     return 0

@@ -1,4 +1,9 @@
-"""The launches panel: every kernel launch, host and device-side, with its grid, time and outcome."""
+"""The launches panel: the kernel launches, host and device-side, with their grid, time and outcome.
+
+It lists the last ``SHOWN`` launches (its tab says how many there were in all): a script that
+launches in a loop makes thousands a second, and a table that grew by every one of them made the app
+fall behind its events until the screen stood still and ctrl+c went unanswered. The model keeps every
+launch (``kdebug dump``, ``export`` and the headless report list them all)."""
 from __future__ import annotations
 
 from rich.text import Text
@@ -11,6 +16,13 @@ from kdebug.tui.messages import GoToJob
 
 # the backend is the session's (the header says it); the status takes what is left of the width, and wraps
 COLUMNS = ("#", "kernel", "job", "grid", "block", "time", "status")
+SHOWN = 500  # rows at most: the last launches
+
+
+def tab_label(model: SessionModel) -> str:
+    """The Launches tab's label: how many there were, where the table shows only the last ones."""
+    n = len(model.launches)
+    return "Launches" if n <= SHOWN else f"Launches (last {SHOWN:,} of {n:,})"
 
 
 def _dims(d) -> str:
@@ -57,15 +69,28 @@ class LaunchesPanel(DataTable):
         self.clear()
 
     def _add(self, ln: LaunchView) -> None:
-        # height None: as many lines as the status wraps to in its column
+        # height None: as many lines as the status wraps to in its column (measured: only where it wraps)
+        status = _status(ln)
         self.add_row(str(ln.id), self._kernel(ln), f"#{ln.job}" if ln.job is not None else "",
-                     _dims(ln.grid), _dims(ln.block), _time(ln), _status(ln), key=str(ln.id), height=None)
+                     _dims(ln.grid), _dims(ln.block), _time(ln), status, key=str(ln.id),
+                     height=None if self._wraps(status) else 1)
+
+    def _wraps(self, status: Text) -> bool:
+        return len(status.plain) > self.columns[ColumnKey("status")].get_render_width(self) - 2 * self.cell_padding
+
+    def _shown(self) -> list[LaunchView]:
+        """The launches the table lists: the last ``SHOWN``."""
+        launches = self.model.launches
+        if len(launches) <= SHOWN:
+            return list(launches.values())
+        ids = list(launches)[-SHOWN:]
+        return [launches[i] for i in ids]
 
     def _rebuild(self) -> None:
         """Every row again (the status column's width changed, or a status grew a line)."""
         row = self.cursor_row
         self.clear()
-        for ln in self.model.launches.values():
+        for ln in self._shown():
             self._add(ln)
         if self.row_count:
             self.move_cursor(row=min(row, self.row_count - 1), animate=False)
@@ -96,9 +121,18 @@ class LaunchesPanel(DataTable):
         return " " * (self.model.launch_depth(ln.id) - 1) + f"\u2514 {ln.name} from #{ln.parent_launch}"
 
     def add_events(self, events: list[E.Event]) -> None:
+        started = [ev.launch for ev in events if isinstance(ev, E.LaunchStarted)]
+        if started and self.row_count + len(started) > SHOWN:  # the rows beyond the last SHOWN go
+            if len(started) >= SHOWN:
+                self.clear()
+            else:
+                for key in list(self.rows)[:self.row_count + len(started) - SHOWN]:
+                    self.remove_row(key)
+        new = set(started[-SHOWN:])
         for ev in events:
             if isinstance(ev, E.LaunchStarted):
-                self._add(self.model.launches[ev.launch])
+                if ev.launch in new:
+                    self._add(self.model.launches[ev.launch])
             elif isinstance(ev, E.LaunchFinished) and ev.launch in self.model.launches:
                 self._update(self.model.launches[ev.launch])
             elif isinstance(ev, E.SessionEnded):
@@ -112,10 +146,14 @@ class LaunchesPanel(DataTable):
         if str(ln.id) not in self.rows:  # a finish without its start (torn trace)
             return
         status = _status(ln)
-        if len(status.plain) > self.columns[ColumnKey("status")].get_render_width(self) - 2 * self.cell_padding:
+        if self._wraps(status):
             self._rebuild()  # it wraps: the row grows
             return
-        self.update_cell(str(ln.id), "time", _time(ln), update_width=True)
+        # the column widens for a longer time; never measured again for a shorter one (that measures
+        # every row of the column, for every launch that ends: the table fell behind a busy script)
+        time_text = _time(ln)
+        wider = len(time_text) > self.columns[ColumnKey("time")].content_width
+        self.update_cell(str(ln.id), "time", time_text, update_width=wider)
         self.update_cell(str(ln.id), "status", status)
 
     def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:

@@ -1,0 +1,105 @@
+"""Pass replays in a process of their own, for the TUI.
+
+The live TUI keeps each pipeline's input and runs it again, recorded pass by pass, when someone looks
+(``pass_record.replay``). Run in the TUI's own process, that LLVM work shared the process with the
+terminal: it redirects descriptor 2 to read LLVM's remarks, sets process-wide LLVM options, and a
+thread inside LLVM when the app exits meets LLVM's static destructors (a segmentation fault on a quick
+Ctrl-C or q). Here it runs in a child process: the TUI sends the pipelines, one JSON line a request,
+and reads back the log; ending the TUI ends the child at once, whatever it is doing.
+
+``python -m kdebug.targets.replay_worker`` is the child; ``ReplayWorker`` the TUI's side.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+from kdebug.passes import PassLog, PassRun, PipelineInput, ReplayMismatch
+
+
+class ReplayWorker:
+    """One child process that replays pipelines, started on the first request; ``replay`` has
+    ``pass_record.replay``'s signature and may be called from any thread (requests run one at a time)."""
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def replay(self, pipelines: list[PipelineInput], assembly: bool = False) -> PassLog:
+        request = json.dumps({"pipelines": [p.to_json() for p in pipelines], "assembly": assembly}) + "\n"
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the TUI is closing")
+            proc = self._start()
+            try:
+                proc.stdin.write(request)
+                proc.stdin.flush()
+                line = proc.stdout.readline()
+            except (OSError, ValueError):  # closed meanwhile: the pipe is gone
+                line = ""
+            if not line:
+                self._proc = None
+                code = proc.poll()
+                raise RuntimeError("the replay process ended" + (f" (exit status {code})" if code is not None else ""))
+        answer = json.loads(line)
+        if "mismatch" in answer:
+            raise ReplayMismatch(answer["mismatch"])
+        if "error" in answer:
+            raise RuntimeError(answer["error"])
+        return PassLog(runs=[PassRun(*run) for run in answer["runs"]], remarks=answer["remarks"],
+                       assembly=answer["assembly"])
+
+    def warm(self) -> None:
+        """Start the child now, so the first replay does not wait for its start-up (LLVM's import)."""
+        with self._lock:
+            if not self._closed:
+                self._start()
+
+    def _start(self) -> subprocess.Popen:
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = subprocess.Popen([sys.executable, "-m", "kdebug.targets.replay_worker"],
+                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                          text=True, encoding="utf-8", errors="replace", start_new_session=True)
+        return self._proc
+
+    def close(self) -> None:
+        """End the child now (a replay in flight fails with "the replay process ended")."""
+        self._closed = True
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def main() -> int:
+    """The child: a request a line on stdin, its answer a line on stdout, until stdin closes."""
+    answers = os.fdopen(os.dup(1), "w", encoding="utf-8")  # LLVM and anything else writing to fd 1 goes to fd 2
+    os.dup2(2, 1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the TUI's process group's ^C is the TUI's to handle
+    from kdebug.targets import pass_record  # LLVM, once the answers have a descriptor of their own
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+            log = pass_record.replay([PipelineInput.from_json(p) for p in request["pipelines"]],
+                                     assembly=bool(request.get("assembly")))
+            answer = {"runs": [[r.name, r.unit, r.changed, r.text] for r in log.runs], "remarks": log.remarks,
+                      "assembly": log.assembly}
+        except ReplayMismatch as exc:
+            answer = {"mismatch": str(exc)}
+        except Exception as exc:  # noqa: BLE001 - a damaged trace, another LLVM: told to the TUI, which says it
+            answer = {"error": f"{exc.__class__.__name__}: {exc}"}
+        answers.write(json.dumps(answer) + "\n")
+        answers.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""The TUI's terminal: the screen written on a descriptor of its own, and the terminal given back on
+every way out.
+
+**A descriptor of its own.** Textual's Linux driver writes the screen to ``sys.__stderr__``, i.e. to
+file descriptor 2. kdebug's LLVM work redirects descriptor 2 for a moment to read what LLVM prints
+there (remarks, the pass gate's lines: ``pass_record.captured_stderr``). Any frame Textual wrote in that
+moment went into LLVM's capture, and Textual, which only writes what changed, believed it shown: the
+screen stayed stale until something else changed (issue: "the screen goes stale after a live run").
+The restoring sequences written on exit could be lost the same way (the terminal left in the
+alternate screen). ``TerminalDriver`` writes to a duplicate of descriptor 2 made before anything can
+redirect it, so nothing that moves descriptor 2 touches the screen.
+
+**Every way out** (``guard``). A process that dies of a signal (SIGSEGV in native code, SIGKILL,
+SIGTERM) runs no Python, so it cannot restore the terminal itself. ``kdebug FILE.py`` therefore forks
+before the app starts: the child runs the TUI, the parent only waits. When the child ended any other
+way than by returning, the parent puts the terminal back (its saved modes, the main screen, the cursor,
+mouse reporting off), says how the TUI ended, and exits as a shell reports a signal (128 + N).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import termios
+import threading
+
+from textual.drivers.linux_driver import LinuxDriver
+
+# what a full-screen app may have turned on, turned off: mouse reporting (every kind Textual uses),
+# bracketed paste, focus events, the kitty keyboard protocol; line wrap back on; the main screen; the cursor
+RESET = ("\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1015l\x1b[?1006l\x1b[?1016l\x1b[?2004l\x1b[?1004l"
+         "\x1b[<u\x1b[?7h\x1b[?1049l\x1b[?25h")
+
+
+class TerminalDriver(LinuxDriver):
+    """Textual's Linux driver, writing the screen to a duplicate of descriptor 2 (see the module's text)."""
+
+    def __init__(self, app, **kwargs) -> None:
+        super().__init__(app, **kwargs)
+        self._file = open(os.dup(sys.__stderr__.fileno()), "w", encoding="utf-8", errors="replace",  # noqa: SIM115
+                          closefd=True)
+
+    def close(self) -> None:
+        super().close()  # stops the writer thread, which flushed everything it had
+        try:
+            self._file.close()
+        except OSError:
+            pass
+
+
+def driver_class(default):
+    """The driver the app runs with: ``TerminalDriver`` where Textual would take its Linux driver (a
+    terminal), else Textual's choice (``kdebug serve``'s web driver, set through the environment)."""
+    return TerminalDriver if default is LinuxDriver else default
+
+
+def guard() -> int | None:
+    """Fork a guard for the terminal (see the module's text). Returns None in the child, which goes on
+    to run the TUI; in the parent, once the child ended, the exit status to give."""
+    fd = sys.stdin.fileno()
+    if threading.active_count() > 1 or not os.isatty(fd):  # a fork beside other threads is not safe
+        return None
+    try:
+        saved = termios.tcgetattr(fd)
+    except termios.error:
+        return None
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        return None
+
+    def forward(signum, _frame) -> None:  # kill PID, a closed terminal: the TUI ends as it would alone
+        try:
+            os.kill(pid, signum)
+        except ProcessLookupError:
+            pass
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, forward)
+    # the terminal's own ^C and ^\ reach the whole foreground group: the child decides what they do
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGQUIT, signal.SIG_IGN)
+    while True:
+        try:
+            _, status = os.waitpid(pid, os.WUNTRACED)
+        except ChildProcessError:
+            return 1
+        except InterruptedError:
+            continue
+        if os.WIFSTOPPED(status):  # ^Z in the TUI: the job stops as a whole, and goes on with it (fg)
+            os.kill(os.getpid(), signal.SIGSTOP)
+            continue
+        break
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        restore(fd, saved)
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        how = "crashed" if sig in (signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGILL, signal.SIGFPE) \
+            else "was ended"
+        print(f"kdebug: the TUI {how} ({name}); the terminal is restored", file=sys.stderr, flush=True)
+        return 128 + sig
+    try:  # the child restored it; a second time costs nothing and covers a child that could not
+        termios.tcsetattr(fd, termios.TCSANOW, saved)
+    except termios.error:
+        pass
+    return os.WEXITSTATUS(status)
+
+
+def restore(fd: int, saved) -> None:
+    """The terminal as it was before the TUI: its modes, the main screen, the cursor, no mouse reporting."""
+    try:
+        termios.tcsetattr(fd, termios.TCSANOW, saved)
+    except termios.error:
+        pass
+    try:
+        os.write(sys.stderr.fileno(), RESET.encode())
+    except OSError:
+        pass

@@ -1,0 +1,177 @@
+"""The TUI in a real terminal (tests/real_terminal.py): kdebug on a pseudo-terminal, its screen read
+through a terminal emulator, keys typed as a person types them.
+
+- Every sample's live run ends on a screen that tells the truth: the status line's end, job, launch
+  and alert counts are the headless report's, and no job still shows as compiling. Before the fix,
+  saxpy's screen stayed at "running · 0 launches" in 4 of 6 runs (the screen's frames went into LLVM's
+  capture of descriptor 2: kdebug/tui/terminal.py).
+- Ctrl-C at moments spread over a run's first seconds: never a crash, the terminal always given back
+  (cooked modes, main screen, cursor, no mouse reporting), and after an interruption ``q`` exits 130.
+  Before the fix, Ctrl-C 1.0-1.4 s into matmul_tiled gave a segmentation fault in 6 of 8 runs (a pass
+  replay thread inside LLVM at exit: kdebug/targets/replay_worker.py).
+- A TUI that dies of a signal leaves a usable terminal (the guard process, kdebug/tui/terminal.py).
+
+Each live run is repeated (``REPEAT``): the defects above were races that showed in some runs only.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import random
+import re
+import signal
+import time
+
+import pytest
+
+from conftest import ROOT, SAMPLES, run_kdebug
+from real_terminal import Terminal, kdebug
+
+pytestmark = pytest.mark.timeout(600)
+
+LIVE_SAMPLES = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(SAMPLES, "*.py"))
+                      + glob.glob(os.path.join(SAMPLES, "sanitizers", "*.py")))
+REPEAT = int(os.environ.get("KDEBUG_TERMINAL_REPEAT", "10"))  # runs of each sample (the issue asked for 10)
+END_TIMEOUT = 60.0  # the screen must show the end by then; a stale screen never does
+STATUS = re.compile(r"session (?P<status>\w+) \(exit status (?P<code>\d+)\)\s+(?P<jobs>\d+) jobs? · "
+                    r"(?P<launches>\d+) launch(?:es)? · (?P<alerts>\d+) alerts?")
+SPIN = """\
+import numpy as np
+from kdebug import cuda
+
+
+@cuda.jit
+def bump(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += 1
+
+
+x = np.zeros(1024, dtype=np.float32)
+n = 0
+while True:
+    bump[4, 256](x)
+    n += 1
+"""
+
+
+def headless_truth(sample: str, tmp_path) -> dict:
+    """What the headless run reports for ``sample``: its end, and its jobs', launches' and alerts' counts."""
+    from kdebug.session.trace import load_model
+    trace = tmp_path / (os.path.basename(sample) + ".jsonl")
+    proc = run_kdebug("run", "--headless", "--trace", str(trace), sample, timeout=120)
+    assert proc.returncode in (0, 1), proc.stderr
+    model = load_model(str(trace))
+    assert model.ended is not None
+    return {"status": model.ended.status, "code": str(model.ended.exit_code), "jobs": str(len(model.jobs)),
+            "launches": str(len(model.launches)), "alerts": str(len(model.alerts))}
+
+
+def shown_end(term: Terminal) -> dict | None:
+    """The session's end as the status line shows it (None while it shows none)."""
+    for line in term.lines()[:4]:
+        m = STATUS.search(line)
+        if m:
+            return m.groupdict()
+    return None
+
+
+def quit_and_check(term: Terminal, expected_status: int) -> None:
+    term.press("q")
+    code = term.wait_exit(20)
+    assert code == expected_status, (code, term.text())
+    assert term.modes_left_on() == [], term.modes_left_on()
+    assert term.cooked()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sample", LIVE_SAMPLES)
+def test_the_live_screen_ends_where_the_headless_report_does(sample, tmp_path):
+    truth = headless_truth(sample, tmp_path)
+    stale = []
+    for run in range(REPEAT):
+        with kdebug(sample, cwd=ROOT) as term:
+            term.wait_for(lambda _: shown_end(term) == truth, END_TIMEOUT)
+            shown = shown_end(term)
+            if shown != truth:
+                stale.append((run, shown, term.text()))
+            else:
+                jobs_pane = "\n".join(line[:32] for line in term.lines()[2:])
+                assert "compiling" not in jobs_pane and "⟳" not in jobs_pane, term.text()
+            quit_and_check(term, int(truth["code"]) and 1)
+    assert not stale, f"{len(stale)} of {REPEAT} runs: the screen does not show the session's end " \
+                      f"{truth}; first: {stale[0][1]}\n{stale[0][2]}"
+
+
+def _ctrl_c_plan() -> list[tuple[str, float]]:
+    """30 (script, seconds after start) pairs: the samples and a script that never ends, moments
+    drawn from 0.3 to 6 s (seeded: a failure names the one that failed)."""
+    rng = random.Random(45)
+    scripts = ["saxpy", "matmul_tiled", "dynamic_parallel", "recursive_launch", "grad_taylor", "gradient_hvp",
+               "reduction", "spin"]
+    return [(scripts[k % len(scripts)], round(rng.uniform(0.3, 6.0), 2)) for k in range(30)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script,after", _ctrl_c_plan())
+def test_ctrl_c_at_any_moment_never_crashes_and_gives_the_terminal_back(script, after, tmp_path):
+    if script == "spin":
+        path = tmp_path / "spin.py"
+        path.write_text(SPIN)
+    else:
+        path = os.path.join(SAMPLES, script + ".py")
+    with kdebug(str(path), cwd=ROOT) as term:
+        time.sleep(after)
+        ended_before = shown_end(term)
+        term.press("ctrl+c", gap=0.0)
+        code = term.wait_exit(4)
+        if code is None:  # the script was running: interrupted, the screen stays, q exits 130
+            assert term.wait_text("session interrupted (exit status 130)", 20), term.text()
+            assert "interrupted (Ctrl-C)" in term.text()
+            quit_and_check(term, 130)
+        else:  # the session had ended (or ended meanwhile): ctrl+c quits with its status
+            assert code in (0, 1, 130), (code, ended_before, term.text())
+            assert term.modes_left_on() == [], term.modes_left_on()
+            assert term.cooked()
+
+
+def _tui_child(term: Terminal) -> int:
+    """The pid of the process that runs the TUI: the guard's child."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{term.proc.pid}/task/{term.proc.pid}/children") as f:
+                children = f.read().split()
+        except OSError:
+            children = []
+        if children:
+            return int(children[0])
+        time.sleep(0.05)
+    raise AssertionError("the guard has no child")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGSEGV, signal.SIGKILL, signal.SIGTERM])
+def test_a_tui_that_dies_of_a_signal_leaves_the_terminal_usable(sig):
+    with kdebug(os.path.join(SAMPLES, "saxpy.py"), cwd=ROOT) as term:
+        assert term.wait_for(lambda _: shown_end(term) is not None, END_TIMEOUT), term.text()
+        assert term.modes_left_on(), "the TUI had the terminal in application mode"
+        os.kill(_tui_child(term), sig)
+        code = term.wait_exit(20)
+        assert code == 128 + sig, code
+        assert term.modes_left_on() == [], term.modes_left_on()
+        assert term.cooked()
+        assert f"kdebug: the TUI" in term.text() and signal.Signals(sig).name in term.text(), term.text()
+
+
+def test_the_interrupted_session_stays_on_screen_and_q_exits_130(tmp_path):
+    path = tmp_path / "spin.py"
+    path.write_text(SPIN)
+    with kdebug(str(path), cwd=ROOT) as term:
+        assert term.wait_text("● running", 30), term.text()
+        term.wait_for(lambda t: re.search(r"[1-9]\d* launch", t) is not None, 30)
+        term.press("ctrl+c", gap=0.0)
+        assert term.wait_text("session interrupted (exit status 130)", 20), term.text()
+        assert re.search(r"interrupted \(Ctrl-C\) at \S*spin\.py:\d+", " ".join(term.text().split())), term.text()
+        time.sleep(0.5)
+        assert term.proc.poll() is None, "the screen stays after ctrl+c"
+        quit_and_check(term, 130)
