@@ -267,7 +267,7 @@ def test_8_one_reentrant_request_is_one_alert_in_one_entry():
         app = replay(cycle_events())
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
-            assert "1 alerts" in app.status_text().plain
+            assert "1 alert" in app.status_text().plain
             lines = view_lines(app, "diagnostics")
             assert [ln for ln in lines if not ln.startswith("    ")] == [
                 "warning: re-entrant request #3 \u2192 #1: a \u2192 b \u2192 c \u2192 a (reference)"]

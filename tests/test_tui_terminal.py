@@ -32,6 +32,7 @@ pytestmark = pytest.mark.timeout(600)
 LIVE_SAMPLES = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(SAMPLES, "*.py"))
                       + glob.glob(os.path.join(SAMPLES, "sanitizers", "*.py")))
 REPEAT = int(os.environ.get("KDEBUG_TERMINAL_REPEAT", "10"))  # runs of each sample (the issue asked for 10)
+WIDE = (250, 40)  # the status line holds a failed session's error and the counts on one line
 END_TIMEOUT = 60.0  # the screen must show the end by then; a stale screen never does
 STATUS = re.compile(r"session (?P<status>\w+) \(exit status (?P<code>\d+)\)\s+(?P<jobs>\d+) jobs? · "
                     r"(?P<launches>\d+) launch(?:es)? · (?P<alerts>\d+) alerts?")
@@ -90,13 +91,15 @@ def test_the_live_screen_ends_where_the_headless_report_does(sample, tmp_path):
     truth = headless_truth(sample, tmp_path)
     stale = []
     for run in range(REPEAT):
-        with kdebug(sample, cwd=ROOT) as term:
+        with kdebug(sample, cwd=ROOT, cols=WIDE[0], rows=WIDE[1]) as term:
             term.wait_for(lambda _: shown_end(term) == truth, END_TIMEOUT)
             shown = shown_end(term)
             if shown != truth:
                 stale.append((run, shown, term.text()))
             else:
-                jobs_pane = "\n".join(line[:32] for line in term.lines()[2:])
+                lines = term.lines()
+                edge = next(line.index("╮") for line in lines if "─ Jobs" in line)
+                jobs_pane = "\n".join(line[:edge] for line in lines[2:])
                 assert "compiling" not in jobs_pane and "⟳" not in jobs_pane, term.text()
             quit_and_check(term, int(truth["code"]) and 1)
     assert not stale, f"{len(stale)} of {REPEAT} runs: the screen does not show the session's end " \
@@ -127,8 +130,11 @@ def test_ctrl_c_at_any_moment_never_crashes_and_gives_the_terminal_back(script, 
         code = term.wait_exit(4)
         if code is None:  # the script was running: interrupted, the screen stays, q exits 130
             assert term.wait_text("session interrupted (exit status 130)", 20), term.text()
-            assert "interrupted (Ctrl-C)" in term.text()
+            assert "Ctrl-C" in term.lines()[1], term.text()
             quit_and_check(term, 130)
+        elif code == -signal.SIGINT:  # before the TUI took the terminal: ^C ended Python's start as any program's
+            assert "kdebug — " not in term.text(), term.text()
+            assert term.modes_left_on() == [] and term.cooked()
         else:  # the session had ended (or ended meanwhile): ctrl+c quits with its status
             assert code in (0, 1, 130), (code, ended_before, term.text())
             assert term.modes_left_on() == [], term.modes_left_on()
@@ -164,14 +170,14 @@ def test_a_tui_that_dies_of_a_signal_leaves_the_terminal_usable(sig):
 
 
 def test_the_interrupted_session_stays_on_screen_and_q_exits_130(tmp_path):
-    path = tmp_path / "spin.py"
-    path.write_text(SPIN)
-    with kdebug(str(path), cwd=ROOT) as term:
+    (tmp_path / "spin.py").write_text(SPIN)
+    with kdebug("spin.py", cwd=str(tmp_path)) as term:
         assert term.wait_text("● running", 30), term.text()
         term.wait_for(lambda t: re.search(r"[1-9]\d* launch", t) is not None, 30)
         term.press("ctrl+c", gap=0.0)
         assert term.wait_text("session interrupted (exit status 130)", 20), term.text()
-        assert re.search(r"interrupted \(Ctrl-C\) at \S*spin\.py:\d+", " ".join(term.text().split())), term.text()
+        assert re.search(r"session interrupted \(exit status 130\)  Ctrl-C at spin\.py:\d+", term.lines()[1]), \
+            term.text()  # one line, at 80 columns: the lecture's step 5
         time.sleep(0.5)
         assert term.proc.poll() is None, "the screen stays after ctrl+c"
         quit_and_check(term, 130)

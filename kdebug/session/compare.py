@@ -10,7 +10,7 @@ from dataclasses import field
 
 from kdebug.settings import key_identity
 from kdebug.lazy_dataclasses import dataclass
-from kdebug.session.model import SessionModel
+from kdebug.session.model import SessionModel, counted
 
 
 @dataclass(frozen=True)
@@ -47,8 +47,8 @@ class Summary:
     alerts: int
 
     def line(self) -> str:
-        return (f"{self.strategy}: {self.status}, {self.jobs} jobs, {self.compilations} compilations, "
-                f"{self.alerts} alerts")
+        return (f"{self.strategy}: {self.status}, {counted(self.jobs, 'job')}, "
+                f"{counted(self.compilations, 'compilation')}, {counted(self.alerts, 'alert')}")
 
 
 @dataclass

@@ -19,6 +19,13 @@ from kdebug.lazy_dataclasses import dataclass
 PASS_CACHE = 48  # rebuilt pass snapshots kept: a keyframe's chain and the ones around the reader
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 launch``, ``2 launches``."""
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n} {noun}{'es' if noun.endswith(('ch', 'sh', 's', 'x')) else 's'}"
+
+
 class PassView(NamedTuple):
     """One pass of a phase's pipeline as recorded: its snapshot when it changed the module (a tuple:
     a long pipeline has hundreds, and a big trace thousands of them)."""

@@ -20,8 +20,22 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.1f} ms" if seconds else ""
 
 
-def job_label(job: JobView, model: SessionModel) -> Text:
-    """``✓ name #id[=#N]  reason  state  time  (argument types)``: what matters first, the long part last."""
+NAME_MIN = 10  # columns a name keeps however narrow the pane
+
+
+def short_name(name: str, room: int) -> str:
+    """``name`` in ``room`` columns: its middle gives way (``grad(gradient(…argnum=1)``), both ends kept."""
+    if len(name) <= room:
+        return name
+    room = max(room, NAME_MIN)
+    head = (room - 1 + 1) // 2
+    return name[:head] + "\u2026" + name[len(name) - (room - 1 - head):]
+
+
+def job_label(job: JobView, model: SessionModel, room: int | None = None) -> Text:
+    """``✓ name #id[=#N]  reason  state  time  (argument types)``: what matters first, the long part last.
+    ``room``: the columns the label has in the pane; a longer name is shortened so that its ``#id``
+    is never cut (the banner names the job whole)."""
     state, phase = model.job_state(job.id)
     alert = model.job_alert.get(job.id)
     style = STATE_STYLE.get(state, "")
@@ -31,7 +45,9 @@ def job_label(job: JobView, model: SessionModel) -> Text:
     if alert and not (alert == "error" and state == "failed"):
         text.append("\u26a0 " if alert == "warning" else "\u2716 ", "bold yellow" if alert == "warning" else "bold red")
     text.append(STATE_MARK.get(state, "") + " ", style)
-    text.append(job.name, "bold reverse magenta" if job.id in model.cycle else "bold")
+    ident = f" #{job.id}" + (f"=#{job.duplicate_of}" if job.duplicate_of is not None else "")
+    name = job.name if room is None else short_name(job.name, room - text.cell_len - len(ident))
+    text.append(name, "bold reverse magenta" if job.id in model.cycle else "bold")
     text.append(f" #{job.id}", "dim")
     if job.duplicate_of is not None:  # next to the name: a deep, narrow tree keeps it (the banner says it whole)
         text.append(f"=#{job.duplicate_of}", "bold yellow")  # #7=#3: the same key as #3, compiled again
@@ -146,7 +162,26 @@ class JobTree(Tree):
             yield from self._waiting_under(c)
 
     def _label(self, job_id: int) -> Text:
-        return job_label(self.model.jobs[job_id], self.model)
+        return job_label(self.model.jobs[job_id], self.model, self._room(job_id))
+
+    def _room(self, job_id: int) -> int | None:
+        """The columns a job's label has: the pane's, less the guides of its depth and the fold icon."""
+        width = self.scrollable_content_region.width
+        if not width:
+            return None
+        jobs, depth, jid = self.model.jobs, 0, job_id
+        while jobs[jid].parent in jobs and depth < len(jobs):
+            jid, depth = jobs[jid].parent, depth + 1
+        # the fold icon's room is kept on every row: a job gets it when its first child comes
+        return width - depth * self.guide_depth - len(self.ICON_NODE)
+
+    def on_resize(self) -> None:
+        width = self.scrollable_content_region.width
+        if width != getattr(self, "_labelled_at", None):  # the names shorten to the pane's new width
+            self._labelled_at = width
+            for jid, node in self.job_nodes.items():
+                if jid in self.model.jobs:
+                    node.set_label(self._label(jid))
 
     def show_cycle(self, backref: int | None) -> None:
         """Highlight the jobs of the cycle a selected ↻ closes (None clears it): the model says which."""

@@ -22,6 +22,7 @@ FOCUS = Style(bgcolor="#6b4f00", bold=True)  # the request the session stands at
 SITE_MARK = Style(color="magenta", bold=True)
 FAULT = Style(bgcolor="#5f0000", bold=True)  # a line an error points at (memcheck, a compile error)
 FAULT_MARK = Style(color="#ff5f5f", bold=True)
+MIN_CODE = 12  # columns of code a marked line keeps however long its marks
 
 
 class SiteView(TextView):
@@ -101,11 +102,21 @@ class SiteView(TextView):
         if after is not None:
             text = text[:code]
         targets = self._targets(index)
-        if targets:
-            text.append("  \u25c2 " + ", ".join(self._label(t) for t in targets), SITE_MARK)
         fault = self.faults.get(index)
-        if fault is not None:
-            text.append(f"  \u25c2 \u2716 {fault}", FAULT_MARK)
+        marks = self._marks(targets, fault, self._label)
+        if marks:
+            # a mark is never cut: where the line and its marks overflow the view (not scrolled
+            # sideways), the marks name their jobs by #id alone, and the code gives way, cut with an
+            # ellipsis (a scroll to the right shows it whole)
+            room = self.scrollable_content_region.width or self.size.width
+            if not self.scroll_x and room and text.cell_len + marks.cell_len > room:
+                if len(targets) > 0:
+                    marks = self._marks(targets, fault, lambda t: f"#{t}")
+            if not self.scroll_x and room and text.cell_len + marks.cell_len > room:
+                keep = max(MIN_CODE, room - marks.cell_len - 1)
+                text = text[:keep]
+                text.append("\u2026", "dim")
+            text.append_text(marks)
         if after is not None:
             text.append_text(after)
         style = FOCUS if index in self.focus_lines else CURSOR if index == self.cursor and self.has_focus \
@@ -114,6 +125,21 @@ class SiteView(TextView):
             text.pad_right(max(0, self.size.width - text.cell_len))
             text.stylize(style)
         return text
+
+    @staticmethod
+    def _marks(targets: list[int], fault: str | None, label) -> Text:
+        """``◂ #3 grad(f), #4 …`` for the jobs a line asks for, ``◂ ✖ memcheck`` for a fault."""
+        marks = Text()
+        if targets:
+            marks.append("  \u25c2 " + ", ".join(label(t) for t in targets), SITE_MARK)
+        if fault is not None:
+            marks.append(f"  \u25c2 \u2716 {fault}", FAULT_MARK)
+        return marks
+
+    def watch_scroll_x(self, old: float, new: float) -> None:
+        super().watch_scroll_x(old, new)
+        if bool(old) != bool(new):  # a marked line is cut only while the view is not scrolled sideways
+            self._cache.clear()
 
     def on_focus(self) -> None:
         self._cache.discard(self.cursor)

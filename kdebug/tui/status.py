@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import os
+import re
 
 from rich.text import Text
 from textual.widgets import Static
 
-from kdebug.session.model import Alert, SessionModel
+from kdebug.session.model import Alert, SessionModel, counted
 
 
 HEADER_SPARE = 34  # the header's icon and its right-hand space, "kdebug — ", the title's padding
@@ -58,7 +59,10 @@ def status_text(model: SessionModel, traveled: Text | None, stop_asked: str, rep
         mark = "\u2716" if ended.status not in ("ok", "interrupted") else "\u25a0"
         text.append(f"{mark} session {ended.status} (exit status {ended.exit_code})", style)
         if ended.error:
-            text.append("  " + ended.error.splitlines()[0], "yellow" if ended.status == "interrupted" else "red")
+            error = ended.error.splitlines()[0]
+            if ended.status == "interrupted":  # "interrupted (Ctrl-C) at f.py:5": the status said interrupted
+                error = re.sub(r"^interrupted \((.*?)\)", r"\1", error)
+            text.append("  " + error, "yellow" if ended.status == "interrupted" else "red")
     elif paused is not None:
         # a step stop is the user's own (s or p); a breakpoint names its kind
         how = {"step": "stepped" if stop_asked == "step" else "paused"}.get(
@@ -74,9 +78,31 @@ def status_text(model: SessionModel, traveled: Text | None, stop_asked: str, rep
                         "(plain Python runs on)", "bold yellow")
         if quiet_s is not None:
             text.append(f"  no events for {quiet_s:.0f} s (hung?): x kills the debuggee", "bold yellow")
-    text.append(f"   {len(m.jobs)} jobs \u00b7 {len(m.launches)} launches \u00b7 {len(m.alerts)} alerts", "dim")
+    text.append(f"   {counted(len(m.jobs), 'job')} \u00b7 {counted(len(m.launches), 'launch')} \u00b7 "
+                f"{counted(len(m.alerts), 'alert')}", "dim")
     if not replay:
         text.append(f" \u00b7 breaks: {','.join(sorted(breakpoints)) or 'none'}", "dim")
+    return text
+
+
+NO_BREAKS = " \u00b7 breaks: none"
+
+
+def one_line(text: Text, width: int) -> Text:
+    """The status line in ``width`` columns, one line whatever it says (a line that wrapped made the
+    screen below it jump). What the session is doing comes first: where the line is too long, the
+    default ``breaks: none`` goes, then the line is cut at its end (the counts first; the tree and the
+    Launches tab hold them too), with an ellipsis."""
+    if width <= 0 or text.cell_len <= width:
+        return text
+    plain = text.plain
+    if plain.endswith(NO_BREAKS):
+        text = text[:len(plain) - len(NO_BREAKS)]
+        if text.cell_len <= width:
+            return text
+    text = text.copy()
+    text.truncate(width - 1)
+    text.append("\u2026", "dim")
     return text
 
 
@@ -89,11 +115,17 @@ def alert_note(alerts: list[Alert]) -> tuple[str, str, str]:
 
 
 class StatusLine(Static):
-    """The status line; it may wrap, so it is redrawn (a layout) only when its text changed."""
+    """The status line: one line (``one_line``), redrawn only when its text or its width changed."""
 
-    _shown = ""
+    _shown: tuple[str, int] = ("", 0)
+    _text = Text()
 
     def show(self, text: Text) -> None:
-        if text.plain != self._shown:
-            self._shown = text.plain
-            self.update(text)
+        self._text = text
+        width = self.content_region.width
+        if (text.plain, width) != self._shown:
+            self._shown = (text.plain, width)
+            self.update(one_line(text, width) if width else text)
+
+    def on_resize(self) -> None:
+        self.show(self._text)

@@ -66,8 +66,13 @@ def guard() -> int | None:
         return None
     sys.stdout.flush()
     sys.stderr.flush()
+    # the terminal's own ^C and ^\ reach the whole foreground group: the child decides what they do,
+    # and the parent ignores them from before the fork on (a ^C in between must not end it alone)
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGQUIT)}
     pid = os.fork()
     if pid == 0:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         return None
 
     def forward(signum, _frame) -> None:  # kill PID, a closed terminal: the TUI ends as it would alone
@@ -78,9 +83,6 @@ def guard() -> int | None:
 
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, forward)
-    # the terminal's own ^C and ^\ reach the whole foreground group: the child decides what they do
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGQUIT, signal.SIG_IGN)
     while True:
         try:
             _, status = os.waitpid(pid, os.WUNTRACED)
