@@ -91,6 +91,8 @@ class Terminal:
         """Keys as typed: names in KEYS, or text sent character by character."""
         for key in keys:
             data = KEYS.get(key, key)
+            if key.startswith("ctrl+") and len(key) == 6 and key[5].isalpha():  # ctrl+p: ^P
+                data = chr(ord(key[5].lower()) - 96)
             os.write(self.master, data.encode())
             time.sleep(gap)
 
@@ -113,6 +115,13 @@ class Terminal:
     def lines(self) -> list[str]:
         with self._lock:
             return [line.rstrip() for line in self.screen.display]
+
+    def reversed_rows(self, start_col: int = 0) -> list[int]:
+        """The rows with reverse video right of ``start_col``: where a view draws its line cursor."""
+        with self._lock:
+            buffer = self.screen.buffer
+            return [y for y in range(self.rows)
+                    if sum(1 for x in range(start_col, self.cols) if buffer[y][x].reverse) > 4]
 
     def text(self) -> str:
         return "\n".join(self.lines())

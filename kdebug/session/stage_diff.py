@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 
 from kdebug.lazy_dataclasses import dataclass
 from kdebug.session.model import SessionModel
@@ -30,6 +31,11 @@ class StageRef:
     @property
     def key(self) -> tuple[str, int | None]:
         return (self.phase, self.index)
+
+    @property
+    def short(self) -> str:
+        """``168 InstCombinePass`` for a pass, the phase's name for a phase."""
+        return f"{self.index} {self.name}" if self.is_pass else self.phase
 
 
 def _phase_snapshot(model: SessionModel, job, phase: str):
@@ -200,15 +206,23 @@ def _range(start: int, length: int) -> str:
     return f"{start + 1 if length else start},{length}"
 
 
-def unified(diff: StageDiff, names: tuple[str, str], context: int = 3) -> list[str]:
-    """A unified diff of the shown lines, hunks as the comparison found them; [] when they agree."""
+def hunk_groups(diff: StageDiff, context: int = 3) -> list[list[tuple]]:
+    """The unified diff's hunks: each a group of difflib opcodes."""
     matcher = difflib.SequenceMatcher(None, diff.keys_before, diff.keys_after, autojunk=False)
+    return list(matcher.get_grouped_opcodes(context))
+
+
+def unified(diff: StageDiff, names: tuple[str, str], context: int = 3,
+            makers: list[list[str]] | None = None) -> list[str]:
+    """A unified diff of the shown lines, hunks as the comparison found them; [] when they agree.
+    ``makers``: for each hunk, the stages that made it (``hunk_makers``), named after its ``@@``."""
     out: list[str] = []
-    for group in matcher.get_grouped_opcodes(context):
+    for k, group in enumerate(hunk_groups(diff, context)):
         if not out:
             out += [f"--- {names[0]}", f"+++ {names[1]}"]
         i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
-        out.append(f"@@ -{_range(i1, i2 - i1)} +{_range(j1, j2 - j1)} @@")
+        by = makers[k] if makers is not None and k < len(makers) else []
+        out.append(f"@@ -{_range(i1, i2 - i1)} +{_range(j1, j2 - j1)} @@" + (f"  by {', '.join(by)}" if by else ""))
         for tag, a1, a2, b1, b2 in group:
             if tag == "equal":
                 out += [" " + line for line in diff.after[b1:b2]]
@@ -226,3 +240,38 @@ def side_by_side(diff: StageDiff) -> list[tuple[str, str, str]]:
         for k in range(max(len(left), len(right))):
             rows.append((left[k] if k < len(left) else "", right[k] if k < len(right) else "", tag))
     return rows
+
+
+# ---- which pass made each hunk -------------------------------------------------------------------
+def hunk_makers(model: SessionModel, stages: list[StageRef], a: StageRef, b: StageRef, diff: StageDiff,
+                ignore_noise: bool = True, context: int = 3) -> list[list[str]]:
+    """For each hunk of the diff of A against B, the stages between them (after A, up to B) whose own
+    change made it: a line the hunk adds whose count that stage raised, or one it removes whose count
+    that stage lowered. A diff across many passes names, hunk by hunk, the pass that did it, not the
+    ends of the range (a B that changed nothing shows an earlier pass's module)."""
+    try:
+        ia, ib = stages.index(a), stages.index(b)
+    except ValueError:
+        return []
+    between = [s for s in stages[ia + 1:ib + 1] if s.changed and s.language == b.language]
+    if not between:
+        return []
+    if len(between) == 1:
+        return [[between[0].short]] * len(hunk_groups(diff, context))
+
+    def counts(stage: StageRef):
+        text = stage_text(model, stage) or ""
+        lines = text.expandtabs(4).splitlines()
+        if ignore_noise:
+            lines = attribute_neutral(without_noise(lines))
+        return Counter(lines)
+
+    tallies = [counts(a)] + [counts(s) for s in between]
+    out: list[list[str]] = []
+    for group in hunk_groups(diff, context):
+        added = {diff.keys_after[j] for tag, _, _, j1, j2 in group if tag != "equal" for j in range(j1, j2)}
+        removed = {diff.keys_before[i] for tag, i1, i2, _, _ in group if tag != "equal" for i in range(i1, i2)}
+        out.append([s.short for k, s in enumerate(between)
+                    if any(tallies[k + 1][line] > tallies[k][line] for line in added)
+                    or any(tallies[k + 1][line] < tallies[k][line] for line in removed)])
+    return out

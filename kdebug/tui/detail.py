@@ -223,7 +223,7 @@ class DetailPane(Vertical):
             return
         model.apply_replayed(root, events, failed)
         self._stages = ((), [])
-        self._loaded.clear()
+        self._revision += 1  # every view shows it again, each keeping its reader's place and cursor
         self._update_banner()
         self.refresh_active()
         self.want_passes()  # a phase that arrived while these ran
@@ -530,7 +530,7 @@ class DetailPane(Vertical):
     def refresh_active(self) -> None:
         tab = self.active_tab
         job = self.model.jobs.get(self.job_id) if self.job_id is not None else None
-        version = len(job.events) if job is not None else -1
+        version = (len(job.events) if job is not None else -1, self._revision)
         width = self.query_one(f"#view-{tab}", TextView).size.width if tab in ("finish", "diff") else 0
         key = (self.job_id, version, self.phase, self.diff_mode, len(self.model.events) if tab == "strategy" else 0,
                width, self.pass_index, self.hide_unchanged, self.compact,  # side by side splits the width
@@ -540,8 +540,10 @@ class DetailPane(Vertical):
         if old == key:
             return
         self._loaded[tab] = key
-        # only the width changed (a zoom, a resize: side by side splits it): the reader keeps the place
-        self._keep_place = old is not None and old[:5] == key[:5] and old[6:] == key[6:]
+        # only the width changed (a zoom, a resize: side by side splits it), or the job's events grew
+        # (its passes' replay, remarks): the same view of the same job, so the reader keeps the place
+        # and the cursor (keys typed meanwhile are not lost)
+        self._keep_place = old is not None and old[0] == key[0] and old[2:5] == key[2:5] and old[6:] == key[6:]
         try:
             getattr(self, f"_show_{tab}")(job)
         finally:
@@ -599,6 +601,7 @@ class DetailPane(Vertical):
         self._show_path(stop.job)
 
     _keep_place = False  # refresh_active: the document is the same but for the width
+    _revision = 0  # a replay of passes arrived: what the views show changed though no event of the job did
 
     def _set(self, tab: str, doc: Document, keep: bool = False) -> None:
         self.query_one(f"#view-{tab}", TextView).set_document(doc, keep_position=keep or self._keep_place)
@@ -863,7 +866,8 @@ class DetailPane(Vertical):
                                                "of the same language that differs)"]))
         diff = stage_diff.compare(before, after, self.diff_noise, self.diff_function)
         if self.diff_mode == "unified":
-            return self._set("diff", UnifiedLines(diff, (a.label, b.label)))
+            makers = stage_diff.hunk_makers(self.model, self.stages(), a, b, diff, self.diff_noise)
+            return self._set("diff", UnifiedLines(diff, (a.label, b.label), makers=makers))
         width = self.query_one("#view-diff", TextView).size.width
         if not width:  # not laid out yet: come back when it is
             self._loaded.pop("diff", None)

@@ -186,8 +186,9 @@ DIFF_STYLES = {"+": "green", "-": "red", "@": "cyan", " ": ""}
 class UnifiedLines(Document):
     """A unified diff (``stage_diff.unified``), coloured."""
 
-    def __init__(self, diff: stage_diff.StageDiff, names: tuple[str, str], context: int = 3) -> None:
-        super().__init__(stage_diff.unified(diff, names, context) or ["(no difference)"])
+    def __init__(self, diff: stage_diff.StageDiff, names: tuple[str, str], context: int = 3,
+                 makers: list[list[str]] | None = None) -> None:
+        super().__init__(stage_diff.unified(diff, names, context, makers) or ["(no difference)"])
 
     hunk_above = 0  # a hunk shown from its @@ line (its context lines follow it)
 
@@ -199,6 +200,11 @@ class UnifiedLines(Document):
         line = self.lines[i]
         if line.startswith(("+++", "---")):
             return Text(line, style="bold", no_wrap=True, end="")
+        if line.startswith("@@") and "@@  by " in line:  # the hunk's range, then the passes that made it
+            head, by = line.split("@@  by ", 1)
+            text = Text(head + "@@", style=DIFF_STYLES.get("@", ""), no_wrap=True, end="")
+            text.append("  by " + by, "bold yellow")
+            return text
         return Text(line, style=DIFF_STYLES.get(line[:1], ""), no_wrap=True, end="")
 
 

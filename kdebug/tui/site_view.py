@@ -43,12 +43,18 @@ class SiteView(TextView):
         (the first highlighted line when not said)."""
         self._targets, self._label = targets, label
         self.focus_lines = set(focus or ())
-        start = cursor if cursor is not None else (min(self.focus_lines) if self.focus_lines else 0)
+        # the reader's cursor stays where it is unless a place is given (a new document starts at 0)
+        start = cursor if cursor is not None else (min(self.focus_lines) if self.focus_lines else self.cursor)
         self.cursor = max(0, min(start, len(self.document) - 1))
         self._cache.clear()
         if self.focus_lines or cursor:
             self.call_after_refresh(self._show_cursor)
         self.refresh()
+
+    def set_document(self, document, keep_position: bool = False) -> None:
+        if not keep_position:
+            self.cursor = 0
+        super().set_document(document, keep_position)
 
     def targets_at_cursor(self) -> list[int]:
         return self._targets(self.cursor) if 0 <= self.cursor < len(self.document) else []

@@ -75,14 +75,13 @@ def _escape(text: str) -> str:
 def diff_bar(a: StageRef | None, b: StageRef | None, pinned: bool, mode: str, noise: bool,
              function: str | None, compact: bool = False) -> Text:
     """A, B and the diff's settings; ``compact`` (80x24): one line, the settings after A and B."""
-    if compact:  # unified: the diff's own --- and +++ lines name A and B
+    if compact:  # one line: A and B by their short names first (a hunk's @@ names the pass that made it)
         text = Text()
-        if mode == "side":
-            text.append("A ", "bold")
-            text.append(a.label if a is not None else "(none)", "red")
-            text.append(" B ", "bold")
-            text.append(b.label if b is not None else "(none)", "green")
-            text.append("  ")
+        text.append("A ", "bold")
+        text.append(a.short if a is not None else "(none)", "red")
+        text.append(" B ", "bold")
+        text.append(b.short if b is not None else "(none)", "green")
+        text.append("  ")
         text.append(f"{'side by side' if mode == 'side' else 'unified'} (d) ", "dim")
         text.append("noise hidden" if noise else "noise shown", "cyan" if noise else "yellow")
         text.append(" (i) fn " + ("all" if function is None else "(module)" if function == MODULE_LEVEL else function)
