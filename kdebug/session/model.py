@@ -19,6 +19,9 @@ from kdebug.lazy_dataclasses import dataclass
 PASS_CACHE = 48  # rebuilt pass snapshots kept: a keyframe's chain and the ones around the reader
 
 
+REMARK_KIND_ORDER = {"missed": 0, "analysis": 1, "passed": 2}  # a line's remarks: missed ones first
+
+
 def counted(n: int, noun: str) -> str:
     """``1 launch``, ``2 launches``."""
     if n == 1:
@@ -430,12 +433,13 @@ class SessionModel:
         first, last = job.source_line, job.source_line + len(job.source.splitlines()) - 1
         found: dict[int, list[list]] = {}
         for other in self.jobs.values():
-            for _phase, (file, line, _col, kind, pass_name, message) in other.remarks:
+            for _phase, (file, line, col, kind, pass_name, message) in other.remarks:
                 if os.path.basename(file) == base and first <= line <= last:
-                    row = [kind, pass_name, message]
+                    row = [REMARK_KIND_ORDER.get(kind, 3), col, kind, pass_name, message]
                     if row not in found.setdefault(line, []):
                         found[line].append(row)
-        return found
+        # a line's remarks in the order the l list gives them: missed first, then by column
+        return {line: [r[2:] for r in sorted(rows)] for line, rows in found.items()}
 
     def snapshot_text(self, job_id: int, phase: str) -> str | None:
         sid = self.jobs[job_id].snapshots.get(phase)

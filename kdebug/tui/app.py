@@ -439,6 +439,7 @@ class KdebugApp(App):
 
     # ---- the command palette: the key table's commands ----------------------------------------
     def get_system_commands(self, screen: Screen):
-        yield from super().get_system_commands(screen)
+        # Textual's own theme picker offers its twenty themes beside kdebug's three: kdebug's only
+        yield from (c for c in super().get_system_commands(screen) if c.title != "Theme")
         for title, help_text, action in key_help.commands(replay=self.replay):
             yield SystemCommand(title, help_text, partial(self.run_action, action))

@@ -71,8 +71,9 @@ class BisectScreen(ModalScreen):
     #bisect-view { height: 1fr; }
     """
 
-    def __init__(self, options, kernel: str, spec: str) -> None:
+    def __init__(self, options, kernel: str, spec: str, stage_of=None) -> None:
         super().__init__()
+        self.stage_of = stage_of  # (first, passes) -> the IR tab's StageRef of the pass found, or None
         self.options = options.replace(script=os.path.abspath(options.script), trace=None, snapshots=False,
                                        timeout=None, breakpoints=frozenset())
         self.kernel, self.spec = kernel, spec
@@ -87,7 +88,8 @@ class BisectScreen(ModalScreen):
         with Vertical(id="bisect-dialog") as box:
             box.border_title = f"bisect the passes of kernel {self.kernel}"
             yield Static(self._head(HELP), id="bisect-head")
-            yield Input(self.spec, id="bisect-until", placeholder="ir:REGEX")
+            # the filled-in property is kept, the cursor after it: typing completes it (ir:<8 x float>)
+            yield Input(self.spec, id="bisect-until", placeholder="ir:REGEX", select_on_focus=False)
             yield TextView(id="bisect-view")
 
     def _head(self, help_text: str = "") -> Text:
@@ -97,7 +99,7 @@ class BisectScreen(ModalScreen):
         if self.result is not None:
             r = self.result
             found = r.first is not None
-            head.append(r.report().splitlines()[0] + "\n", style="green" if found else "yellow")
+            head.append(self._first_line() + "\n", style="green" if found else "yellow")
             head.append("enter: show the pass in the IR tab  Escape: close" if found else "Escape: close",
                         style="dim")
         elif self.failure is not None:
@@ -159,10 +161,25 @@ class BisectScreen(ModalScreen):
         self.query_one("#bisect-view", TextView).set_document(Document(list(self.steps)), keep_position=True)
         self.query_one("#bisect-head", Static).update(self._head())
 
+    def _first_line(self) -> str:
+        """The report's first line, the pass numbered as the IR tab's pass bar numbers it (LLVM's bisect
+        counts only the passes its gate may skip, so its number is another)."""
+        r = self.result
+        line = r.report().splitlines()[0]
+        if r.first is None or self.stage_of is None:
+            return line
+        stage = self.stage_of(r.first, r.optimised.passes)
+        if stage is None:
+            return line
+        n, name, unit, _, phase, cls = r.first
+        return f"first pass: {stage.index} {cls or name} ({phase}, {unit}; opt-bisect's #{n})"
+
     def _ended(self, result, error: str | None) -> None:
         self.result, self.failure = result, error
         if result is not None:
-            self.query_one("#bisect-view", TextView).set_document(CodeDocument(result.report(), "diff"))
+            # the head says the finding; the view holds the rest of the report (the diff), not the line again
+            rest = result.report().splitlines()[1:] if result.first is not None else []
+            self.query_one("#bisect-view", TextView).set_document(CodeDocument("\n".join(rest), "diff"))
         else:
             self.started = False
             self.query_one("#bisect-until", Input).disabled = False

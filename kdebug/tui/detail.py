@@ -717,7 +717,9 @@ class DetailPane(Vertical):
                                    f"job #{top.id} (see the report: B again)")
             self.show(top.id)
             self.set_phase(stage.phase, stage.index)
-        self.app.push_screen(BisectScreen(opts, top.name, property_for(self.model, chosen)), show)
+        def stage_of(first, passes):
+            return pass_stage(stage_diff.job_stages(self.model, top.id), first, passes)
+        self.app.push_screen(BisectScreen(opts, top.name, property_for(self.model, chosen), stage_of), show)
 
     def action_remarks(self) -> None:
         """l: the selected job's remarks, a row each; enter goes to the line one names in Source."""

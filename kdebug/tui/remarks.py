@@ -63,8 +63,9 @@ def job_remark_rows(model, job) -> list[tuple[str, int, int, str, str, str, str]
             for phase, (file, line, col, kind, pass_name, message) in other.remarks:
                 if os.path.basename(file) == base and job.source_line <= line <= last:
                     rows.setdefault((base, line, col, kind, pass_name, message), phase)
+    # on a line: missed ones first, then by column, as the Source view's note beside it picks its first
     return sorted(((*key, phase) for key, phase in rows.items()),
-                  key=lambda r: (r[1] == 0, r[0], r[1], r[2], KIND_ORDER.get(r[3], 3), r[4], r[5]))
+                  key=lambda r: (r[1] == 0, r[0], r[1], KIND_ORDER.get(r[3], 3), r[2], r[4], r[5]))
 
 
 class RemarksScreen(ModalScreen):
