@@ -222,3 +222,136 @@ def test_a_browser_on_another_machine_reaches_the_server_by_its_name(tmp_path):
     assert "localhost" not in page
     for name in ("kernel_a #1", "kernel_b #2", "kernel_c #3"):
         assert name in shown
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` (by /proc's children lists)."""
+    found, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as f:
+                kids = [int(k) for k in f.read().split()]
+        except OSError:
+            kids = []
+        for k in kids:
+            if k not in found:
+                found.add(k)
+                todo.append(k)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+def _served_with_a_browser_session(port: int, script: str):
+    """``kdebug serve SCRIPT`` in the shell's process group (as a user starts it), once it accepts."""
+    server = subprocess.Popen([sys.executable, "-m", "kdebug.cli", "serve", "--port", str(port), "--backend", "cpu",
+                               script], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env=dict(os.environ, PYTHONUNBUFFERED="1"))  # its own process group: the shell's
+    assert server.stdout.readline().startswith("kdebug: serving ")
+    deadline = time.monotonic() + 30
+    while True:  # it says where before it binds: wait until it accepts
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return server
+        except OSError:
+            assert time.monotonic() < deadline and server.poll() is None, "the server never listened"
+            time.sleep(0.1)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
+def test_the_server_ending_ends_every_app_and_its_debuggee(tmp_path, how):
+    """Before: after SIGTERM to serve, the per-browser app went on (redrawing for nobody) with its debuggee."""
+    import aiohttp
+    spin = tmp_path / "spin.py"
+    spin.write_text("import time\nwhile True:\n    time.sleep(0.05)\n")
+    port = free_port()
+    server = _served_with_a_browser_session(port, str(spin))
+    below: dict[int, str] = {}  # pid: its command line, as seen while it ran
+
+    async def browse():
+        async with aiohttp.ClientSession() as http:
+            async with http.ws_connect(f"http://127.0.0.1:{port}/ws?width=100&height=30") as ws:
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:  # the app, and under it the debuggee running the script
+                    try:
+                        await asyncio.wait_for(ws.receive(), 0.5)
+                    except asyncio.TimeoutError:
+                        pass
+                    below.update({p: _cmdline(p) for p in _descendants(server.pid) if p not in below})
+                    if any("kdebug.session.debuggee" in cmd for cmd in below.values()):
+                        break
+                os.kill(server.pid, how)
+                server.wait(20)
+    try:
+        asyncio.run(browse())
+        assert any("kdebug.tui.serve" in cmd for cmd in below.values()), below
+        assert any("kdebug.session.debuggee" in cmd for cmd in below.values()), below
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and any(_alive(p) for p in below):
+            time.sleep(0.2)
+        assert not [below[p] for p in below if _alive(p)], "left running after the server ended"
+    finally:
+        if server.poll() is None:
+            server.kill()
+        for p in below:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+@pytest.mark.timeout(60)
+def test_the_page_loads_nothing_from_another_site():
+    """Before: the page loaded its monospace font from an internet font service (boxes offline)."""
+    import re
+    import urllib.request
+    port = free_port()
+    server = start_server(port)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                page = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read().decode()
+                break
+            except OSError:
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+        assert "googleapis" not in page
+        foreign = [u for u in re.findall(r"""(?:src|href|url)\s*[=(]\s*["']?(https?://[^"')\s>]+)""", page)
+                   if not u.startswith(f"http://127.0.0.1:{port}") and not u.startswith(f"http://localhost:{port}")]
+        assert not foreign, foreign
+        font = re.search(r'url\("([^"]+RobotoMono[^"]+\.ttf)"\)', page)
+        assert font, page[:800]
+        url = font.group(1) if font.group(1).startswith("http") else f"http://127.0.0.1:{port}{font.group(1)}"
+        with urllib.request.urlopen(url.replace("localhost", "127.0.0.1"), timeout=5) as r:
+            assert r.status == 200 and len(r.read()) > 10_000  # the font itself, from this machine
+    finally:
+        stop_server(server)
+
+
+def test_public_url_says_where_the_server_listens(tmp_path):
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "kdebug.cli", "serve", "--port", str(port), "--public-url",
+                             "https://kdebug.example.org", os.path.join(SAMPLES, "saxpy.py")], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        line = proc.stdout.readline()
+        assert "on https://kdebug.example.org" in line and f"listening on localhost:{port}" in line, line
+    finally:
+        stop_server(proc)

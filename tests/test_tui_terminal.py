@@ -157,16 +157,27 @@ def _tui_child(term: Terminal) -> int:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGSEGV, signal.SIGKILL, signal.SIGTERM])
-def test_a_tui_that_dies_of_a_signal_leaves_the_terminal_usable(sig):
-    with kdebug(os.path.join(SAMPLES, "saxpy.py"), cwd=ROOT) as term:
-        assert term.wait_for(lambda _: shown_end(term) is not None, END_TIMEOUT), term.text()
+def test_a_tui_that_dies_of_a_signal_leaves_the_terminal_usable_and_no_debuggee(sig, tmp_path):
+    """SIGSEGV, SIGKILL: the guard gives the terminal back and says how the TUI ended; SIGTERM: the TUI ends
+    as q ends it (status 143). Whichever, the debuggee running the script ends with it."""
+    from test_serve import _alive, _cmdline, _descendants
+    (tmp_path / "spin.py").write_text(SPIN)
+    with kdebug("spin.py", cwd=str(tmp_path)) as term:
+        assert term.wait_for(lambda t: re.search(r"[1-9]\d* launch", t) is not None, END_TIMEOUT), term.text()
         assert term.modes_left_on(), "the TUI had the terminal in application mode"
+        below = {p: _cmdline(p) for p in _descendants(term.proc.pid)}
+        assert any("kdebug.session.debuggee" in cmd for cmd in below.values()), below
         os.kill(_tui_child(term), sig)
         code = term.wait_exit(20)
         assert code == 128 + sig, code
         assert term.modes_left_on() == [], term.modes_left_on()
         assert term.cooked()
-        assert f"kdebug: the TUI" in term.text() and signal.Signals(sig).name in term.text(), term.text()
+        if sig != signal.SIGTERM:
+            assert "kdebug: the TUI" in term.text() and signal.Signals(sig).name in term.text(), term.text()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_alive(p) for p in below):
+            time.sleep(0.1)
+        assert not [cmd for p, cmd in below.items() if _alive(p)], "left running after the TUI ended"
 
 
 def test_the_interrupted_session_stays_on_screen_and_q_exits_130(tmp_path):

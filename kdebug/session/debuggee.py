@@ -31,6 +31,7 @@ import threading
 import time
 from typing import IO, Callable
 
+from kdebug.processes import die_with_parent
 from kdebug import events as E
 from kdebug.runtime import progress
 from kdebug.session.options import BREAKPOINTS, RunOptions, parse_breakpoints  # noqa: F401 - re-exported
@@ -281,7 +282,9 @@ class Debuggee:
                                          stdout=subprocess.PIPE if captured else None,
                                          stderr=(subprocess.PIPE if on_stderr is not None else subprocess.STDOUT)
                                          if captured else None,
-                                         cwd=cwd, env=env, start_new_session=True)
+                                         cwd=cwd, env=env, start_new_session=True,
+                                         # a session of its own, ended with kdebug however kdebug ends
+                                         preexec_fn=die_with_parent())
         finally:
             os.close(events_w)
             os.close(control_r)

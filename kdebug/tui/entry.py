@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 
 from kdebug.session.model import SessionModel
 from kdebug.session.trace import TraceBusy, TraceWriter
@@ -26,12 +28,31 @@ def run_tui(opts) -> int:
             print(f"kdebug: error: {exc if isinstance(exc, TraceBusy) else f'--trace {opts.trace}: {exc.strerror}'}",
                   file=sys.stderr)
             return 2
+    ended = ended_by_sigterm(app)
     app.run()
-    status = app.exit_status
+    status = 128 + signal.SIGTERM if ended else app.exit_status
     if app.trace_error:  # the trace stopped (a full disk...): said once the screen is gone
         print(f"kdebug: error: {app.trace_error}", file=sys.stderr)
         status = status or 1
     return status
+
+
+SIGTERM_GRACE_S = 5.0  # after SIGTERM, how long the app may take to end before the process is ended
+
+
+def ended_by_sigterm(app: KdebugApp) -> list[bool]:
+    """SIGTERM (kill PID, the serve server going away) ends the app as q does, so that its debuggee and
+    replay process end with it and the terminal is given back; the list holds True once it came."""
+    came: list[bool] = []
+
+    def on_sigterm(_signum, _frame) -> None:
+        came.append(True)
+        app.exit()  # on the app's thread: Python runs signal handlers there
+        # an app that cannot end (its loop stuck) still ends, its debuggee with it (die_with_parent)
+        threading.Timer(SIGTERM_GRACE_S, os._exit, (128 + signal.SIGTERM,)).start()
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    return came
 
 
 def run_replay(model: SessionModel, path: str, theme: str = "dark") -> int:
