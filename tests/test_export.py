@@ -10,6 +10,7 @@ saying why, where Chromium is not installed.
 from __future__ import annotations
 
 import asyncio
+import base64
 import glob
 import html
 import json
@@ -437,3 +438,54 @@ def test_text_from_the_session_cannot_break_out_of_the_page():
     assert next(j for j in data["jobs"] if j["id"] == 2)["name"] == hostile
     assert f"; {hostile}" in [plain(h) for h in data["lines"]]
     check_page(model, page)
+
+
+@needs_chromium
+@pytest.mark.parametrize("section", ["launches", "diagnostics"])
+def test_a_page_opened_at_a_section_shows_that_section(recorded, tmp_path, section):
+    """Before: run.html#launches opened directly was an all-white screen (the browser scrolled before the
+    job's view was drawn above the section)."""
+    model = load_model(recorded("gradient_hvp.py"))
+    path = tmp_path / "hvp.html"
+    path.write_text(render(model)[0])
+
+    async def steps(browser):
+        await browser.call("Page.navigate", url=f"file://{path}#{section}")
+        await wait_for(browser, READY, "its script finished")
+        await asyncio.sleep(0.3)
+        shot = await browser.call("Page.captureScreenshot", format="png")
+        (tmp_path / f"{section}.png").write_bytes(base64.b64decode(shot["data"]))
+        return await browser.evaluate(f"""(() => {{ const r = document.getElementById({json.dumps(section)})
+            .getBoundingClientRect(); return [r.top, r.bottom, innerHeight,
+            document.getElementById('view').innerText.length]; }})()""")
+
+    top, bottom, height, view = in_browser(steps)
+    assert -2 <= top < height and bottom > 0, (top, bottom, height)  # the section is on the screen
+    assert view > 0  # and the job's view drawn
+
+
+@needs_chromium
+def test_the_page_opens_on_a_stage_that_changed_something_and_never_cuts_an_id(recorded, tmp_path):
+    """Before: without an anchor the page opened on saxpy's after_finish, which changed nothing; the jobs
+    pane cut long rows (a cycle's path, an #id) at its width."""
+    model = load_model(recorded("gradient_hvp.py"))
+    path = tmp_path / "hvp.html"
+    path.write_text(render(model)[0])
+
+    async def steps(browser):
+        await browser.call("Page.navigate", url=f"file://{path}")
+        await wait_for(browser, READY, "its script finished")
+        label = await browser.evaluate("document.querySelector('#code p.label').textContent")
+        stage = await browser.evaluate("document.querySelector('a.stage.cur') && "
+                                       "document.querySelector('a.stage.cur').textContent")
+        cut = await browser.evaluate("""[...document.querySelectorAll('#jobs li')].filter(li => {
+            const nav = document.getElementById('jobs').getBoundingClientRect();
+            return [...li.querySelectorAll(':scope > a, :scope > span')].some(el => {
+              const r = el.getBoundingClientRect(); return r.width > 0 && r.right > nav.right + 1; });
+            }).map(li => li.textContent.slice(0, 60))""")
+        return label, stage, cut
+
+    label, stage, cut = in_browser(steps)
+    assert stage is not None and not stage.startswith("="), (label, stage)  # not a stage that changed nothing
+    assert " llvm, " in label, label  # its IR (the last phase of IR that changed it), not the host assembly
+    assert not cut, cut

@@ -61,8 +61,11 @@
   }
   function stageByKey(job, key) { return stagesOf(job).find((s) => s.key === key); }
   function defaultStage(job) {
+    // the job's last phase that changed something (after_finish often changed nothing: the page
+    // opened on a stage identical to the one before it); its IR first, the host assembly after
     const st = stagesOf(job).filter((s) => !s.pass);
-    return st.find((s) => s.key === "after_finish") || st[st.length - 1];
+    const last = (xs) => xs.filter((s) => s.changed).pop();
+    return last(st.filter((s) => s.snap >= 0 && D.snaps[s.snap][0] === "llvm")) || last(st) || st[st.length - 1];
   }
   function previousChange(job, b) {
     const st = stagesOf(job);
@@ -277,7 +280,7 @@
   // ---- the router: the URL's anchor says what is shown
   function route() {
     const m = /^#job-(\d+)(?:\/(diff)\/([^/]*)\.\.([^/]*)|\/([^/]+))?(?:\/L(\d+))?$/.exec(decodeURIComponent(location.hash));
-    let job, stage = null, diffing = null, line = null;
+    let job, stage = null, diffing = null, line = null, section = null;
     if (m) {
       job = jobs.get(Number(m[1]));
       if (!job) { view.innerHTML = `<p class="error">no job #${esc(m[1])} in this session</p>`; return; }
@@ -293,6 +296,9 @@
       job = D.jobs[0];
       if (!job) { view.innerHTML = "<p>(no jobs)</p>"; return; }
       stage = defaultStage(job);
+      // opened at one of the page's sections (run.html#launches): the browser scrolled there before the
+      // job's view was drawn above it, and stood in an empty stretch; it goes there again once drawn
+      section = location.hash.length > 1 ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
     } else {
       return;  // an anchor of the page's own sections (#diagnostics...): the browser scrolls there
     }
@@ -312,7 +318,9 @@
         if (location.hash === target) route(); else location.hash = target;
       });
     }
-    if (line !== null) {
+    if (section) {
+      section.scrollIntoView({ block: "start" });
+    } else if (line !== null) {
       const row = document.getElementById(`L${line}`);
       if (row) { row.classList.add("target"); row.scrollIntoView({ block: "center" }); }
     } else if (m) {  // a job's link from below (the diagnostics, the launches): bring its detail up
