@@ -30,6 +30,7 @@ from kdebug.tui import interrupt, key_help, saving, status, tab_focus, terminal,
 from kdebug.tui.bottom import BottomPanel
 from kdebug.tui.breakpoints import BreakpointsScreen
 from kdebug.tui.compare import CompareScreen
+from kdebug.tui.contrast import ContrastFilter
 from kdebug.tui.detail import DetailPane
 from kdebug.tui.job_tree import JobTree
 from kdebug.tui.help import HelpScreen
@@ -76,6 +77,7 @@ class KdebugApp(App):
         self.travel: travel.Travel | None = None  # a replay's position in its trace, once it left the end
         self.previous_run: tuple[str, SessionModel] | None = None  # (strategy, model) of the run r replaced
         self.pass_replayer = ReplayWorker()  # LLVM's replays of kept passes, in a process of their own
+        self._contrast = ContrastFilter()
         self.register_theme(themes.HIGH_CONTRAST)
         self.theme = themes.THEMES.get(theme or (opts.theme if opts is not None else "dark"), "textual-dark")
 
@@ -89,6 +91,13 @@ class KdebugApp(App):
         yield BottomPanel(self.model, id="bottom")
         yield SearchBox(placeholder="search the view (enter: find, esc: cancel)", id="search")
         yield KeyHelp(live=not self.replay, id="keys")
+
+    def get_line_filters(self):
+        filters = list(super().get_line_filters())
+        if self.theme == themes.HIGH_CONTRAST.name:  # every glyph at 7:1 or more (kdebug/tui/contrast.py)
+            self._contrast.eight_bit = self.console.color_system in ("256", "standard", "windows")
+            filters.append(self._contrast)
+        return filters
 
     def get_driver_class(self):
         return terminal.driver_class(super().get_driver_class())  # the screen on a descriptor of its own
