@@ -58,8 +58,13 @@ async def to_site(pilot, tab: str, text: str | None = None, target: int | None =
 
 
 def path_bar(app: KdebugApp) -> str:
-    bar = app.query_one("#path")
-    return str(bar.render()) if bar.has_class("shown") else ""
+    """The path as the screen shows it: the path bar (it keeps its line, with a hint while the path is
+    empty), or below 32 lines the banner's first words; "" while the path is empty."""
+    if not len(app.detail.path):
+        return ""
+    if app.detail.compact:
+        return str(app.query_one("#banner").render())
+    return str(app.query_one("#path").render())
 
 
 def run(coro) -> None:

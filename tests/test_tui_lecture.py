@@ -100,7 +100,8 @@ def test_step_2_deferred_code_generation(size):
         cursor_to(term, line)
         term.press("enter")
         text = on_screen(term, "#2 scale_range")
-        assert re.search(r"#1.*parent.*#2|parent #1 .*scale_range #2", text), text  # the path bar
+        # the way back: the path bar (120x36), the banner's first words below 32 lines (80x24)
+        assert "parent #1 → scale_range #2" in text or "parent #1 ◂ u · #2 scale_range" in text, text
         term.press("u")
         assert term.wait_for(lambda _: any(t.strip().startswith("#1 parent") for t in detail_pane(term)), WAIT), term.text()
         quit(term, 0)

@@ -18,23 +18,34 @@ NOTHING_ABOVE = "nothing to go back to: enter on a site in Source or IR descends
 
 
 class PathBar(Static):
-    """``path: chain #1 → grad(f) #3  (u goes back)``: shown only while the path has a step."""
+    """``path: chain #1 → grad(f) #3  (u goes back)``. It keeps its line whether the path has a step or
+    not (a bar that came and went with enter and u made the views below it jump); below 32 lines, where
+    a line is dear, it takes none: the banner begins with the way back (``way_back``)."""
 
     DEFAULT_CSS = """
-    PathBar { height: auto; max-height: 2; padding: 0 1; background: $panel; display: none; }
-    PathBar.shown { display: block; }
+    PathBar { height: 1; padding: 0 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
+    Screen.-short PathBar, Screen.-tiny PathBar { display: none; }
     """
 
     def show_path(self, path: nav.DescendPath, model, here: int | None) -> None:
-        if not len(path):
-            self.set_class(False, "shown")
-            return
         text = Text()
         text.append("path ", "dim")
-        text.append(path.crumbs(model, here), "bold magenta")
-        text.append("   u / \u232b back", "dim")
+        if not len(path):
+            text.append("(enter on a line marked \u25c2 descends into its job; u comes back)", "dim")
+        else:
+            text.append(path.crumbs(model, here), "bold magenta")
+            text.append("   u / \u232b back", "dim")
         self.update(text)
-        self.set_class(True, "shown")
+
+
+def way_back(path: nav.DescendPath, model) -> Text | None:
+    """Below 32 lines, the banner's first words while the path has a step: ``parent #1 ◂ u ·``."""
+    if not len(path):
+        return None
+    text = Text()
+    text.append(path.crumbs(model, None), "bold magenta")
+    text.append(" \u25c2 u \u00b7 ", "dim")
+    return text
 
 
 def _label(model):

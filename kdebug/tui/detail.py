@@ -461,6 +461,9 @@ class DetailPane(Vertical):
         state, phase = self.model.job_state(job.id)
         # the name and the state first: a one-line banner (80x24) keeps them, the argument types give way
         args = job.signature[len(job.name):] if job.signature.startswith(job.name) else ""
+        back = descend.way_back(self.path, self.model) if self.compact else None
+        if back is not None:  # below 32 lines the path bar takes no line: the banner says the way back
+            text.append_text(back)
         text.append(f"#{job.id} ", "bold")
         text.append(job.name if args else job.signature, "bold")
         text.append("  ")
