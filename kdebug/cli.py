@@ -237,6 +237,9 @@ def build_reduce_parser() -> argparse.ArgumentParser:
                         help="where the reduced script goes (default: <stem>.reduced.py in the current directory)")
     reduce.add_argument("--jobs", type=_jobs, default=None, metavar="N",
                         help="trials run at once (default: the number of cores)")
+    reduce.add_argument("--allow-new-failures", action="store_true",
+                        help="keep a candidate that also fails in ways the original did not (by default the "
+                             "session's end and its errors' kinds stay within the original's)")
     _add_run_options(reduce, remainder=False)
     for action in reduce._actions:  # the same options, as they apply to a reduction
         if action.dest == "timeout":
@@ -284,7 +287,7 @@ def cmd_reduce(opts) -> int:
           f"({jobs} trial(s) at once)", file=sys.stderr, flush=True)
     try:
         result = reduce_script(options, properties, out, jobs=jobs, timeout=timeout, trace=trace,
-                               on_progress=progress)
+                               on_progress=progress, new_failures=opts.allow_new_failures)
     except NothingToReduce as exc:
         progress.end()
         print(f"kdebug: error: {opts.script}: {exc}", file=sys.stderr)

@@ -91,3 +91,23 @@ def test_v_after_r_shows_both_runs_side_by_side():
             await pilot.pause()
             assert not isinstance(app.screen, CompareScreen)
     asyncio.run(go())
+
+
+def test_jobs_whose_keys_differ_are_matched_by_function_and_kind_and_the_row_says_so():
+    """A reduced script passes other argument types: every key differs. Before, every row read "only in the
+    previous run" or "only in this run"; now jobs of the same function and kind pair up, saying why."""
+    import dataclasses
+    events = cycle_events()
+    other = []
+    for ev in events:
+        key = getattr(ev, "key", None)
+        if isinstance(key, str) and "(float32[::1], int64)" in key:
+            ev = dataclasses.replace(ev, key=key.replace("(float32[::1], int64)", "(float64[::1], int32)"))
+        if hasattr(ev, "argtypes"):
+            ev = dataclasses.replace(ev, argtypes=["float64[::1]", "int32"])
+        other.append(ev)
+    c = compare(SessionModel().extend(events), SessionModel().extend(other))
+    rows = by_name(c)
+    assert all(r.a is not None and r.b is not None for r in c.rows), [(r.a, r.b) for r in c.rows]
+    assert rows["a"].changes == ["matched by function: argument types (float32[::1], int64) \u2192 (float64[::1], int32)"]
+    assert not any("only in" in change for r in c.rows for change in r.changes)

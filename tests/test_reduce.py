@@ -305,3 +305,34 @@ def test_cli_reduces_to_the_default_out_in_the_cwd(tmp_path):
     assert (tmp_path / "prog.reduced.jsonl").stat().st_size > 0  # the final run's trace
     replay = kdebug("replay", "--headless", "prog.reduced.jsonl", cwd=tmp_path, timeout=60)
     assert replay.returncode == 0 and "no_such_intrinsic" in replay.stdout
+
+
+@pytest.mark.timeout(300)
+def test_a_reproducer_fails_in_no_new_way_unless_asked(tmp_path):
+    """R on recursive_launch's re-entrant alert once returned a script without the depth guard: it showed the
+    cycle, and launched until a launch failed (a failure the original never had). Every candidate's end and
+    error kinds now stay within the original's; --allow-new-failures lifts that."""
+    from kdebug.reduce.trials import failures
+    script = tmp_path / "recursive_launch.py"
+    script.write_text(open(os.path.join(ROOT, "sample_kernels", "recursive_launch.py")).read())
+    opts = RunOptions(script=str(script), backend="cpu", snapshots=False)
+    props = [parse_property("reentrant", STRATEGIES)]
+    runner = TrialRunner(opts, props, timeout=60, warm=False)
+    try:
+        original = runner.outcomes(script.read_text(), path=str(script), plain=True)
+    finally:
+        runner.close()
+    r = reduce_script(opts, props, str(tmp_path / "out.py"), jobs=2, timeout=60)
+    assert r.holds and r.lines < r.original_lines
+    assert failures(r.final["worklist"]) <= failures(original["worklist"]), (failures(r.final["worklist"]), r.source)
+    assert failures(original["worklist"]) == {("ended", "ok")}  # the sample ends well: so must its reproducer
+
+
+def test_failures_name_the_end_and_the_errors_kinds():
+    from kdebug import events as E
+    from kdebug.reduce.trials import failures
+    ok = Outcome([], 0, "ok")
+    bad = Outcome([E.Diagnostic(severity="error", category="launch", message="m", text="t", job=None)], 1, "failed")
+    assert failures(ok) == {("ended", "ok")}
+    assert failures(bad) == {("ended", "failed"), ("error", "launch")}
+    assert not failures(bad) <= failures(ok)

@@ -57,10 +57,12 @@ def default_out(script: str, cwd: str | None = None) -> str:
 def reduce_script(options: RunOptions, properties: list[Property], out: str, jobs: int = 1,
                   timeout: float | None = None, trace: str | None = None,
                   on_progress: Callable[[Progress], None] | None = None, warm: bool = True,
-                  cancel: threading.Event | None = None) -> Result:
+                  cancel: threading.Event | None = None, new_failures: bool = False) -> Result:
     """Reduce ``options.script`` to the smallest script found that still shows every property; the
     original file is only read. Raises NothingToReduce when the original does not show them, and
-    Cancelled once ``cancel`` is set (checked between trials; the trials in flight finish first)."""
+    Cancelled once ``cancel`` is set (checked between trials; the trials in flight finish first).
+    ``new_failures``: a candidate may fail in ways the original did not (by default it may not: the
+    session's end and its errors' kinds stay within the original's)."""
     with open(options.script, encoding="utf-8") as f:
         original = f.read()
     if os.path.abspath(out) == os.path.abspath(options.script):
@@ -74,6 +76,8 @@ def reduce_script(options: RunOptions, properties: list[Property], out: str, job
             first = runner.outcomes(original, path=os.path.abspath(options.script))
             if not runner.holds(first):
                 raise NothingToReduce(_not_shown(properties, first, options.strategy))
+            if not new_failures:
+                runner.keep_failures_to(first)
             if timeout is None:
                 runner.timeout = max(MIN_TRIAL_TIMEOUT, 4 * (time.monotonic() - t0) / max(1, len(first)))
             normalised = passes.unparse(passes.ast.parse(original))

@@ -192,6 +192,13 @@ class Trials:
         return None
 
 
+def failures(run: Outcome) -> set[tuple[str, str]]:
+    """The ways a run failed: how the session ended, and the category of each error it reported."""
+    found = {("ended", run.status)}
+    found |= {("error", d.category or "") for d in run.diagnostics() if d.severity == "error"}
+    return found
+
+
 class TrialRunner(Trials):
     """Runs candidates (source text) in debuggee children and says whether every property holds."""
 
@@ -238,8 +245,17 @@ class TrialRunner(Trials):
                 runs[strategy] = run_once(options, self.timeout, self.cwd)
         return runs
 
+    baseline: dict[str, set] | None = None  # the original's failures by strategy; None: any candidate's may be new
+
+    def keep_failures_to(self, original: dict[str, Outcome]) -> None:
+        """From now on a candidate holds only if it fails in no way the original did not (``failures``): a
+        reproducer that drops a depth guard and launches forever shows the property, and a new bug."""
+        self.baseline = {strategy: failures(run) for strategy, run in original.items()}
+
     def holds(self, runs: dict[str, Outcome]) -> bool:
-        return all(p.holds(runs, self.options.strategy) for p in self.properties)
+        if not all(p.holds(runs, self.options.strategy) for p in self.properties):
+            return False
+        return self.baseline is None or all(failures(run) <= self.baseline.get(s, set()) for s, run in runs.items())
 
     def judge(self, source: str) -> bool:
         return self.holds(self.outcomes(source))

@@ -2,7 +2,10 @@
 
 Textual-free. Jobs are matched by their key (function, argument types, kind, target) under
 matched parents, in request order, so a job compiled twice under two requesters (the recursive
-strategy) stays two rows; re-entrant requests (↻) are matched by the job they ask for.
+strategy) stays two rows; re-entrant requests (↻) are matched by the job they ask for. Where no key
+matches (a reduced script passes other argument types), jobs of the same function and kind are
+matched, and the row says so (``matched by function: argument types (float64) → (int64)``) instead
+of every row reading "only in" one run.
 """
 from __future__ import annotations
 
@@ -74,17 +77,21 @@ def _job_side(model: SessionModel, jid: int) -> Side:
     return Side(jid, job.name, model.job_state(jid)[0], model.compilations.get(job.key, 0), model.job_alert.get(jid))
 
 
-def _children(model: SessionModel, jid: int | None) -> list[tuple[str, int]]:
-    """(match key, id) of a node's children: jobs by key, then its ↻ by the key of the job asked for. Keys
-    without their compile options' digest: the runs compared differ in strategy, which is one of them."""
+def _children(model: SessionModel, jid: int | None) -> list[tuple[str, str, int]]:
+    """(match key, loose key, id) of a node's children: jobs by key, then its ↻ by the key of the job asked
+    for; the loose key is the function and kind alone. Keys without their compile options' digest: the
+    runs compared differ in strategy, which is one of them."""
+    def job_keys(j: int) -> tuple[str, str, int]:
+        job = model.jobs[j]
+        return "job " + key_identity(job.key), f"job {job.name} {job.kind}", j
     if jid is None:
-        return [("job " + key_identity(model.jobs[r].key), r) for r in model.roots]
+        return [job_keys(r) for r in model.roots]
     job = model.jobs[jid]
-    kids = [("job " + key_identity(model.jobs[c].key), c) for c in job.children]
+    kids = [job_keys(c) for c in job.children]
     for i in job.backrefs:
         target = model.jobs.get(model.reentrant[i].target_job)
         kids.append(("backref " + (key_identity(target.key) if target else str(model.reentrant[i].target_job)),
-                     -1 - i))
+                     "backref " + (target.name if target else str(model.reentrant[i].target_job)), -1 - i))
     return kids
 
 
@@ -95,21 +102,45 @@ def _side(model: SessionModel, node: int) -> Side:
     return Side(ev.job, "\u21bb " + " \u2192 ".join(ev.cycle_names), ev.resolution, backref=True, target=ev.target_job)
 
 
-def _pair(left: list[tuple[str, int]], right: list[tuple[str, int]]) -> list[tuple[int | None, int | None]]:
-    """Children matched by key, the n-th of a key with the n-th; the unmatched after their neighbours."""
+def _pair(left: list[tuple[str, str, int]],
+          right: list[tuple[str, str, int]]) -> list[tuple[int | None, int | None, bool]]:
+    """Children matched by key, the n-th of a key with the n-th; those left, by function and kind (the
+    third field says so); the unmatched after their neighbours."""
     pool: dict[str, list[int]] = {}
-    for key, node in right:
+    for key, _, node in right:
         pool.setdefault(key, []).append(node)
-    taken: set[int] = set()
-    out: list[tuple[int | None, int | None]] = []
-    for key, node in left:
+    exact: dict[int, int] = {}
+    for key, _, node in left:
         match = pool.get(key)
+        if match:
+            exact[node] = match.pop(0)
+    taken = set(exact.values())
+    loose_pool: dict[str, list[int]] = {}
+    for _, loose, node in right:
+        if node not in taken:
+            loose_pool.setdefault(loose, []).append(node)
+    out: list[tuple[int | None, int | None, bool]] = []
+    for _, loose, node in left:
+        if node in exact:
+            out.append((node, exact[node], False))
+            continue
+        match = loose_pool.get(loose)
         other = match.pop(0) if match else None
         if other is not None:
             taken.add(other)
-        out.append((node, other))
-    out += [(None, node) for _, node in right if node not in taken]
+        out.append((node, other, other is not None))
+    out += [(None, node, False) for _, _, node in right if node not in taken]
     return out
+
+
+def _loosely(a: SessionModel, b: SessionModel, na: int, nb: int) -> str:
+    """What a row matched by function and kind alone says: how the two jobs' keys differ."""
+    if na < 0 or nb < 0:
+        return "matched by the function asked for (its key differs)"
+    ja, jb = a.jobs[na], b.jobs[nb]
+    if ja.argtypes != jb.argtypes:
+        return f"matched by function: argument types ({', '.join(ja.argtypes)}) \u2192 ({', '.join(jb.argtypes)})"
+    return "matched by function and kind (the keys differ)"
 
 
 def _changes(a: Side | None, b: Side | None, names: tuple[str, str]) -> list[str]:
@@ -133,16 +164,19 @@ def compare(a: SessionModel, b: SessionModel, strategies: tuple[str | None, str 
     names = (sa.strategy, sb.strategy) if sa.strategy != sb.strategy else ("the previous run", "this run")
     rows: list[Row] = []
 
-    def kids(model: SessionModel, node: int | None, top: bool) -> list[tuple[str, int]]:
+    def kids(model: SessionModel, node: int | None, top: bool) -> list[tuple[str, str, int]]:
         if top:
             return _children(model, None)
         return _children(model, node) if node is not None and node >= 0 else []  # a ↻ or a missing side: none
 
     def visit(na: int | None, nb: int | None, depth: int) -> None:
-        for ca, cb in _pair(kids(a, na, depth == 0), kids(b, nb, depth == 0)):
+        for ca, cb, loose in _pair(kids(a, na, depth == 0), kids(b, nb, depth == 0)):
             side_a = _side(a, ca) if ca is not None else None
             side_b = _side(b, cb) if cb is not None else None
-            rows.append(Row(depth, side_a, side_b, _changes(side_a, side_b, names)))
+            changes = _changes(side_a, side_b, names)
+            if loose:
+                changes.insert(0, _loosely(a, b, ca, cb))
+            rows.append(Row(depth, side_a, side_b, changes))
             visit(ca, cb, depth + 1)
     visit(None, None, 0)
     return Comparison(sa, sb, rows)
