@@ -54,10 +54,11 @@ class ReplayWorker:
         return PassLog(runs=[PassRun(*run) for run in answer["runs"]], remarks=answer["remarks"],
                        assembly=answer["assembly"])
 
-    def warm(self) -> None:
-        """Start the child now, so the first replay does not wait for its start-up (LLVM's import)."""
+    def warm(self, wanted: bool = True) -> None:
+        """Start the child now (where ``wanted``: the session keeps passes for a replay), so the first
+        replay does not wait for its start-up (LLVM's import)."""
         with self._lock:
-            if not self._closed:
+            if wanted and not self._closed:
                 self._start()
 
     def _start(self) -> subprocess.Popen:
@@ -84,7 +85,7 @@ def main() -> int:
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8")  # LLVM and anything else writing to fd 1 goes to fd 2
     os.dup2(2, 1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the TUI's process group's ^C is the TUI's to handle
-    from kdebug.targets import pass_record  # LLVM, once the answers have a descriptor of their own
+    from kdebug.targets import pass_record  # kept lazy for start-up time: LLVM, once the answers have their descriptor
     for line in sys.stdin:
         try:
             request = json.loads(line)

@@ -92,12 +92,8 @@ class KdebugApp(App):
         yield SearchBox(placeholder="search the view (enter: find, esc: cancel)", id="search")
         yield KeyHelp(live=not self.replay, id="keys")
 
-    def get_line_filters(self):
-        filters = list(super().get_line_filters())
-        if self.theme == themes.HIGH_CONTRAST.name:  # every glyph at 7:1 or more (kdebug/tui/contrast.py)
-            self._contrast.eight_bit = self.console.color_system in ("256", "standard", "windows")
-            filters.append(self._contrast)
-        return filters
+    def get_line_filters(self):  # the high-contrast theme's: every glyph at 7:1 or more (contrast.py)
+        return self._contrast.after(super().get_line_filters(), self.theme == themes.HIGH_CONTRAST.name, self.console)
 
     def get_driver_class(self):
         return terminal.driver_class(super().get_driver_class())  # the screen on a descriptor of its own
@@ -159,8 +155,7 @@ class KdebugApp(App):
             except OSError as exc:  # another run took the file between two runs of this one
                 self.notify(f"{exc}; this run is not recorded", severity="error", timeout=10)
         gen = self._inbox.new_run()
-        if self.opts.passes_on_demand:
-            self.pass_replayer.warm()
+        self.pass_replayer.warm(self.opts.passes_on_demand)
         self._started_at = time.monotonic()
         self.interrupt.new_run()
         opts = self.opts.replace(kernel_print_stdout=False)  # kernels' print() arrives as events, with threads
@@ -447,8 +442,7 @@ class KdebugApp(App):
         return saving.save_screenshot(self, filename, path)
 
     # ---- the command palette: the key table's commands ----------------------------------------
-    def get_system_commands(self, screen: Screen):
-        # Textual's own theme picker offers its twenty themes beside kdebug's three: kdebug's only
+    def get_system_commands(self, screen: Screen):  # Textual's, but its theme picker: kdebug's three themes
         yield from (c for c in super().get_system_commands(screen) if c.title != "Theme")
         for title, help_text, action in key_help.commands(replay=self.replay):
             yield SystemCommand(title, help_text, partial(self.run_action, action))

@@ -17,17 +17,19 @@ def run_tui(opts) -> int:
     if not os.path.isfile(opts.script):
         print(f"kdebug: error: no such file: {opts.script}", file=sys.stderr)
         return 2
-    guarded = terminal.guard()  # the terminal given back on every way out, a crash included
-    if guarded is not None:
-        return guarded
-    app = KdebugApp(opts=opts)
+    writer = None
     if opts.trace:  # refused before anything runs when another run holds the trace, as kdebug run does
         try:
-            app._trace_writer = TraceWriter(opts.trace)
+            writer = TraceWriter(opts.trace)
         except OSError as exc:
             print(f"kdebug: error: {exc if isinstance(exc, TraceBusy) else f'--trace {opts.trace}: {exc.strerror}'}",
                   file=sys.stderr)
             return 2
+    guarded = terminal.guard()  # the terminal given back on every way out, a crash included
+    if guarded is not None:
+        return guarded
+    app = KdebugApp(opts=opts)
+    app._trace_writer = writer
     ended = ended_by_sigterm(app)
     app.run()
     status = 128 + signal.SIGTERM if ended else app.exit_status

@@ -76,7 +76,7 @@ def local_templates(into: str) -> str:
 def _server_class():
     from textual_serve.server import Server
 
-    from kdebug.processes import end_children
+    from kdebug.processes import end_children  # kept lazy for start-up time: as textual_serve
 
     class PublicUrlServer(Server):
         """textual-serve's server, whose page names the server by ``--public-url``, else by the request's
@@ -125,9 +125,8 @@ def serve(options: RunOptions, host: str = "localhost", port: int = 8000, public
 
 def main(argv: list[str]) -> int:
     """The served app: one browser session's kdebug."""
-    # kept lazy for start-up time: the server process (serve) never loads the app, only the served one
-    from kdebug.processes import end_with_parent
-    from kdebug.tui.entry import run_tui
+    from kdebug.processes import end_with_parent  # kept lazy for start-up time: as run_tui
+    from kdebug.tui.entry import run_tui  # kept lazy for start-up time: the server process never loads the app
     end_with_parent()  # SIGTERM when the server ends, however it ends: the app, its debuggee with it
     if len(argv) != 2 or argv[0] != "--options":
         print("usage: python -m kdebug.tui.serve --options JSON (kdebug serve runs this)", file=sys.stderr)

@@ -57,7 +57,10 @@ def driver_class(default):
 def guard() -> int | None:
     """Fork a guard for the terminal (see the module's text). Returns None in the child, which goes on
     to run the TUI; in the parent, once the child ended, the exit status to give."""
-    fd = sys.stdin.fileno()
+    try:
+        fd = sys.stdin.fileno()
+    except (OSError, ValueError):  # no real stdin (a test's pseudo-file): no terminal to guard
+        return None
     if threading.active_count() > 1 or not os.isatty(fd):  # a fork beside other threads is not safe
         return None
     try:
