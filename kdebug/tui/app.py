@@ -93,7 +93,8 @@ class KdebugApp(App):
         yield KeyHelp(live=not self.replay, id="keys")
 
     def get_line_filters(self):  # the high-contrast theme's: every glyph at 7:1 or more (contrast.py)
-        return self._contrast.after(super().get_line_filters(), self.theme == themes.HIGH_CONTRAST.name, self.console)
+        filters = super().get_line_filters()
+        return self._contrast.after(filters, self.console) if self.theme == themes.HIGH_CONTRAST.name else filters
 
     def get_driver_class(self):
         return terminal.driver_class(super().get_driver_class())  # the screen on a descriptor of its own

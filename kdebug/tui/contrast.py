@@ -79,14 +79,11 @@ class ContrastFilter(LineFilter):
         super().__init__()
         self.eight_bit = eight_bit
 
-    def after(self, filters, on: bool, console) -> list:
-        """Textual's line ``filters``, then this one where ``on`` (the theme is the high-contrast one),
-        judged in the colours ``console`` writes (256 where the terminal has no more)."""
-        filters = list(filters)
-        if on:
-            self.eight_bit = console.color_system in ("256", "standard", "windows")
-            filters.append(self)
-        return filters
+    def after(self, filters, console) -> list:
+        """Textual's line ``filters``, then this one, judged in the colours ``console`` writes (256 where
+        the terminal has no more)."""
+        self.eight_bit = console.color_system in ("256", "standard", "windows")
+        return [*filters, self]
 
     @lru_cache(4096)
     def _style(self, style: Style, background: RichColor | None) -> Style:

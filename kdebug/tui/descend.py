@@ -35,7 +35,9 @@ class PathBar(Static):
         else:
             text.append(path.crumbs(model, here), "bold magenta")
             text.append("   u / \u232b back", "dim")
-        self.update(text)
+        if text.plain != getattr(self, "_shown", None):  # one line, always: no layout to redo
+            self._shown = text.plain
+            self.update(text, layout=False)
 
 
 def way_back(path: nav.DescendPath, model) -> Text | None:

@@ -180,8 +180,13 @@ class JobTree(Tree):
         if width != getattr(self, "_labelled_at", None):  # the names shorten to the pane's new width
             self._labelled_at = width
             for jid, node in self.job_nodes.items():
-                if jid in self.model.jobs:
-                    node.set_label(self._label(jid))
+                job = self.model.jobs.get(jid)
+                # only a label whose name is or was shortened changes (1,000 labels made again cost a
+                # fifth more time to the first screen): one shorter than any room as it is stays
+                if job is not None and (len(job.name) > NAME_MIN or "\u2026" in str(node.label)):
+                    label = self._label(jid)
+                    if label.plain != str(node.label):
+                        node.set_label(label)
 
     def show_cycle(self, backref: int | None) -> None:
         """Highlight the jobs of the cycle a selected ↻ closes (None clears it): the model says which."""
