@@ -440,14 +440,20 @@ def test_text_from_the_session_cannot_break_out_of_the_page():
     check_page(model, page)
 
 
+def hvp_page(recorded, tmp_path):
+    """gradient_hvp's session and its exported page: eight jobs, long names, a long first job's IR."""
+    model = load_model(recorded("gradient_hvp.py"))
+    path = tmp_path / "hvp.html"
+    path.write_text(render(model)[0])
+    return model, path
+
+
 @needs_chromium
 @pytest.mark.parametrize("section", ["launches", "diagnostics"])
 def test_a_page_opened_at_a_section_shows_that_section(recorded, tmp_path, section):
     """Before: run.html#launches opened directly was an all-white screen (the browser scrolled before the
     job's view was drawn above the section)."""
-    model = load_model(recorded("gradient_hvp.py"))
-    path = tmp_path / "hvp.html"
-    path.write_text(render(model)[0])
+    model, path = hvp_page(recorded, tmp_path)
 
     async def steps(browser):
         await browser.call("Page.navigate", url=f"file://{path}#{section}")
@@ -468,9 +474,7 @@ def test_a_page_opened_at_a_section_shows_that_section(recorded, tmp_path, secti
 def test_the_page_opens_on_a_stage_that_changed_something_and_never_cuts_an_id(recorded, tmp_path):
     """Before: without an anchor the page opened on saxpy's after_finish, which changed nothing; the jobs
     pane cut long rows (a cycle's path, an #id) at its width."""
-    model = load_model(recorded("gradient_hvp.py"))
-    path = tmp_path / "hvp.html"
-    path.write_text(render(model)[0])
+    model, path = hvp_page(recorded, tmp_path)
 
     async def steps(browser):
         await browser.call("Page.navigate", url=f"file://{path}")

@@ -14,6 +14,7 @@ import pytest
 
 from conftest import ROOT
 from real_terminal import Terminal, kdebug
+from test_tui_third_pass import OUT_OF_BOUNDS, SYNTAX_ERROR
 
 pytestmark = pytest.mark.timeout(300)
 SIZES = pytest.mark.parametrize("size", [(80, 24), (120, 36)], ids=["80x24", "120x36"])
@@ -146,24 +147,6 @@ def test_step_4_nested_derivatives_need_the_worklist(size):
         term.press("enter")
         on_screen(term, "strategy worklist", "session ok", "→ #2")
         quit(term, 0)
-
-
-SYNTAX_ERROR = "import numpy as np\nfrom kdebug import cuda\n\n\ndef f(:\n    pass\n"
-OUT_OF_BOUNDS = """import numpy as np
-from kdebug import cuda
-
-
-@cuda.jit
-def shift(out, x):
-    i = cuda.grid(1)
-    if i < x.size:
-        out[i] = x[i + 1] * 2.0
-
-
-x = np.arange(64, dtype=np.float32)
-out = np.zeros_like(x)
-shift[2, 32](out, x)
-"""
 
 
 @SIZES
