@@ -250,9 +250,10 @@ def test_4_the_header_keeps_backend_and_strategy_and_shortens_the_path(sample_tr
         async with app.run_test(size=size) as pilot:
             await pilot.pause()
             top = screen_text(app).splitlines()[0]
-            assert "backend cpu \u00b7 strategy toplevel" in top, top
-            if size == MEDIUM:
-                assert "grad_taylor.py" in top and ROOT not in top  # the path is what shortened
+            # the script's file name is never cut (issue: the header cut it at 80x24): the path's folders
+            # give way first, then the words "backend" and "strategy"
+            assert "grad_taylor.py" in top and ROOT not in top, top
+            assert ("backend cpu \u00b7 strategy toplevel" if size == MEDIUM else "cpu \u00b7 toplevel") in top, top
     run(go())
 
 

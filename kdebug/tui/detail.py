@@ -506,17 +506,26 @@ class DetailPane(Vertical):
             limit = banner.styles.max_height.value if banner.styles.max_height is not None else 6
             limit = max(1, int(limit))
             self._banner_cut = len(wrapped) > limit or bool(full and full.strip() != error_summary(full, self.cwd))
+            hinted = None
+            if self._banner_cut and len(wrapped) <= limit:
+                hinted = text.copy()
+                hinted.append("  (o: all of it)", "dim")
+                if len(hinted.wrap(self.app.console, width)) > limit:  # no room for the hint whole: cut as below
+                    hinted, wrapped = None, [*wrapped, Text()]
             if len(wrapped) > limit:  # its last line says what is left out, and which key shows it
                 kept = list(wrapped[:limit])
                 last = kept[-1].copy()
                 last.rstrip()
                 last.truncate(max(0, width - len(MORE)))
+                space = last.plain.rfind(" ")
+                if len(last.plain) > width - len(MORE) - 1 and space > width // 2:  # at a word's end, not mid-word
+                    last.truncate(space)
+                    last.rstrip()
                 last.append(MORE, "bold reverse")
                 kept[-1] = last
                 text = Text("\n").join(kept)
-            elif self._banner_cut:
-                text = text.copy()
-                text.append("  (o: all of it)", "dim")
+            elif hinted is not None:
+                text = hinted
             lines = min(len(wrapped), limit)
         else:
             lines = -1

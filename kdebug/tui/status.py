@@ -25,6 +25,10 @@ def header(model: SessionModel, opts, replay: bool, trace_path: str | None, widt
         room = width - HEADER_SPARE - len(head) - 3 if width else None
         if room is not None and where and len(where) + len(os.path.basename(started.script)) > room:
             where = "replay \u00b7 "  # the trace's name gives way before the script's
+        if room is not None and len(where) + len(os.path.basename(started.script)) > room:
+            # the script's name is never cut: the words "backend" and "strategy" give way next
+            head = head.replace("backend ", "").replace("strategy ", "")
+            room = width - HEADER_SPARE - len(head) - 3
         return head + " \u00b7 " + where + short_path(started.script, room - len(where) if room is not None else None)
     if opts is not None:
         head = f"strategy {opts.strategy} \u00b7 starting"
