@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 
 from kdebug.passes import PassLog, PassRun, PipelineInput, ReplayMismatch
+
+MEMORY = "/dev/shm"  # where the dumps go where Linux has it (pass_record.MEMORY_DIR)
 
 
 class ReplayWorker:
@@ -29,6 +33,9 @@ class ReplayWorker:
         self._proc: subprocess.Popen | None = None
         self._lock = threading.Lock()
         self._closed = False
+        # the child's pass dumps go in a folder of this side's: a child killed mid-replay (the TUI
+        # closing) cannot remove its own, and in /dev/shm a leaked dump is memory until the next boot
+        self._dumps = tempfile.mkdtemp(prefix="kdebug-replays-", dir=MEMORY if os.path.isdir(MEMORY) else None)
 
     def replay(self, pipelines: list[PipelineInput], assembly: bool = False) -> PassLog:
         request = json.dumps({"pipelines": [p.to_json() for p in pipelines], "assembly": assembly}) + "\n"
@@ -63,7 +70,7 @@ class ReplayWorker:
 
     def _start(self) -> subprocess.Popen:
         if self._proc is None or self._proc.poll() is not None:
-            self._proc = subprocess.Popen([sys.executable, "-m", "kdebug.targets.replay_worker"],
+            self._proc = subprocess.Popen([sys.executable, "-m", "kdebug.targets.replay_worker", self._dumps],
                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                           text=True, encoding="utf-8", errors="replace", start_new_session=True)
         return self._proc
@@ -78,6 +85,7 @@ class ReplayWorker:
                 proc.wait(5)
             except subprocess.TimeoutExpired:
                 pass
+        shutil.rmtree(self._dumps, ignore_errors=True)
 
 
 def main() -> int:
@@ -86,6 +94,8 @@ def main() -> int:
     os.dup2(2, 1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the TUI's process group's ^C is the TUI's to handle
     from kdebug.targets import pass_record  # kept lazy for start-up time: LLVM, once the answers have their descriptor
+    if len(sys.argv) > 1 and os.path.isdir(sys.argv[1]):
+        pass_record.MEMORY_DIR = sys.argv[1]  # the TUI's folder: it removes what a killed replay leaves
     for line in sys.stdin:
         try:
             request = json.loads(line)
