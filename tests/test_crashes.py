@@ -176,7 +176,8 @@ def _start(tmp_path, text, trace):
     path = script(tmp_path, text)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen([sys.executable, "-m", "kdebug.cli", "--headless", "--trace", str(trace), path],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env,
+                            start_new_session=True)  # the signals the tests send reach it alone, never the suite
     assert proc.stdout.readline() == "launching\n"  # the script is in its loop now
     if "spin[" in text:  # wait for the endless launch itself (#2; #1 ran before "launching"): a busy machine is slow
         deadline = time.monotonic() + 60

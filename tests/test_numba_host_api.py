@@ -230,3 +230,21 @@ def test_from_cuda_array_interface_as_numba():
     shared = cuda.from_cuda_array_interface(devarray.__cuda_array_interface__, owner=devarray)
     add_one[1, 16](shared.reshape(10))
     np.testing.assert_array_equal(devarray.copy_to_host(), hostarray + 1)  # the same memory
+
+
+def test_stream_async_done_is_an_awaitable_of_the_stream_in_a_running_loop():
+    """numba-cuda's Stream.async_done (cudadrv/driver.py): ``asyncio.get_running_loop().create_future()``,
+    resolved with the stream when its work is done; outside a running loop, asyncio's RuntimeError (not the
+    deprecated ``get_event_loop``, which Python 3.14 no longer lets make a loop)."""
+    import asyncio
+
+    async def launch_and_wait():
+        s = cuda.stream()
+        d = cuda.to_device(np.zeros(8, dtype=np.float32), stream=s)
+        add_one[1, 8, s](d)
+        return s, await s.async_done(), d.copy_to_host(stream=s)
+
+    s, done, out = asyncio.run(launch_and_wait())
+    assert done is s and (out == 1).all()
+    with pytest.raises(RuntimeError, match="no running event loop"):
+        cuda.stream().async_done()

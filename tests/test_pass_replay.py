@@ -10,11 +10,13 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
 from kdebug import events as E
 from kdebug.session.dump import write_dump
+from kdebug.session import timeline
 from kdebug.session.model import SessionModel
 from kdebug.session.options import RunOptions
 from kdebug.tui.app import KdebugApp
@@ -175,3 +177,70 @@ def test_kdebug_on_a_terminal_keeps_passes_for_a_replay_unless_it_writes_a_trace
     assert cli.main([script]) == 0
     assert cli.main(["--trace", str(tmp_path / "t.jsonl"), script]) == 0
     assert [o.passes_on_demand for o in seen] == [True, False]
+
+
+def _objects_reachable(root):
+    """Every object the model's deep copy walks: attributes, containers, their items."""
+    seen, todo, out = set(), [root], []
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen or isinstance(obj, (str, bytes, int, float, bool, type(None))):
+            continue
+        seen.add(id(obj))
+        out.append(obj)
+        if isinstance(obj, dict):
+            todo += list(obj.keys()) + list(obj.values())
+        elif isinstance(obj, (list, tuple, set, frozenset)):
+            todo += list(obj)
+        elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+            todo += list(vars(obj).values())
+        elif hasattr(obj, "__slots__"):
+            todo += [getattr(obj, s) for s in obj.__slots__ if hasattr(obj, s)]
+    return out
+
+
+def test_the_model_copies_as_the_timeline_copies_it_on_every_python(kept_saxpy):
+    """Time travel deep-copies the model every CHECKPOINT_EVERY events. Python 3.14 removed the copying of
+    itertools' iterators (3.12 and 3.13 warn), so the model keeps nothing that copies on one Python only."""
+    import types
+    import warnings
+    model = SessionModel().extend(kept_saxpy)
+    model.replay_all()  # the replayed passes take ids from the model's own counter
+    assert any(ev.id < 0 for ev in model.events if isinstance(ev, E.PassSnapshot))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # what 3.12 and 3.13 say before 3.14 removes it
+        twin = timeline._clone(model)
+    kept = [type(o).__name__ for o in _objects_reachable(model)
+            if type(o).__module__ == "itertools" or isinstance(o, (types.GeneratorType, types.MappingProxyType))]
+    assert kept == []
+    assert twin._next_replay_id() == model._next_replay_id() < min(
+        ev.id for ev in model.events if isinstance(ev, E.PassSnapshot))
+
+
+KILLED_OWNER = """
+import os, signal, sys
+from kdebug.targets.replay_worker import ReplayWorker
+worker = ReplayWorker()
+worker.warm()
+print(worker._dumps, worker._proc.pid, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)  # a served app whose browser went: no close(), no on_unmount
+"""
+
+
+def test_a_replay_worker_whose_owner_was_killed_removes_its_dumps_folder():
+    """The dumps go in /dev/shm, memory until the next boot: a worker whose TUI was killed (no close())
+    sees its requests' pipe close, and removes the folder as it ends."""
+    res = subprocess.run([sys.executable, "-c", KILLED_OWNER], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert res.returncode == -9, res.stderr
+    folder, pid = res.stdout.split()
+    def alive() -> bool:  # a zombie nobody reaped (a container's init may not) has ended
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+    deadline = time.monotonic() + 60
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(), "the worker outlived its owner"
+    assert os.path.basename(folder).startswith("kdebug-replays-") and not os.path.exists(folder)

@@ -33,8 +33,10 @@ class Stream:
         callback(self, 0, arg)
 
     def async_done(self):
+        """An awaitable whose result is the stream, once its work is done: at once. As numba, only inside a
+        running event loop (``asyncio.get_running_loop``: RuntimeError outside one)."""
         import asyncio
-        future = asyncio.get_event_loop().create_future()
+        future = asyncio.get_running_loop().create_future()
         future.set_result(self)
         return future
 

@@ -5,7 +5,6 @@ render this model, and it can be rebuilt from a trace file alone.
 """
 from __future__ import annotations
 
-import itertools
 import os
 
 from collections import OrderedDict
@@ -152,7 +151,8 @@ class SessionModel:
         self.entries: dict[int, str] = {}  # job -> the symbol its requesters' markers resolved to
         self.pass_snapshots: dict[int, E.PassSnapshot] = {}
         self._pass_lines: OrderedDict[int, list[str]] = OrderedDict()  # rebuilt pass snapshots, most recent last
-        self._replay_ids = itertools.count(-1, -1)  # replayed pass snapshots: below the driver's ids
+        self._last_replay_id = 0  # replayed pass snapshots count down from -1: below the driver's ids (a plain
+        # integer: the timeline deep-copies the model, which itertools' counters no longer allow from 3.14)
 
     def apply(self, ev: E.Event) -> None:
         index = len(self.events)
@@ -399,11 +399,15 @@ class SessionModel:
                 failed[phase] = str(exc) if isinstance(exc, passes.ReplayMismatch) else \
                     f"the passes could not be replayed ({exc.__class__.__name__}: {exc})"
                 continue
-            out += pass_record.pass_events(fields, phase, log, lambda: next(self._replay_ids))
+            out += pass_record.pass_events(fields, phase, log, self._next_replay_id)
             if log.assembly is not None and ev.assembly in self.snapshots:  # the phase's own snapshot, now made
                 out.append(E.Snapshot(**fields, id=ev.assembly, phase=phase, language=self.snapshots[ev.assembly].language,
                                       text=log.assembly))
         return out, failed
+
+    def _next_replay_id(self) -> int:
+        self._last_replay_id -= 1
+        return self._last_replay_id
 
     def apply_replayed(self, job_id: int, events: list[E.Event], failed: dict[str, str]) -> None:
         """What ``replayed_events`` made, into the model (its events join the session's: a saved

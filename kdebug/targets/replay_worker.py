@@ -34,8 +34,10 @@ class ReplayWorker:
         self._lock = threading.Lock()
         self._closed = False
         # the child's pass dumps go in a folder of this side's: a child killed mid-replay (the TUI
-        # closing) cannot remove its own, and in /dev/shm a leaked dump is memory until the next boot
-        self._dumps = tempfile.mkdtemp(prefix="kdebug-replays-", dir=MEMORY if os.path.isdir(MEMORY) else None)
+        # closing) cannot remove its own, and in /dev/shm a leaked dump is memory until the next boot.
+        # Where this side is killed instead (a served app's browser gone), the child removes it when
+        # its requests' pipe closes. Made with the child: a TUI that replays nothing leaves nothing.
+        self._dumps: str | None = None
 
     def replay(self, pipelines: list[PipelineInput], assembly: bool = False) -> PassLog:
         request = json.dumps({"pipelines": [p.to_json() for p in pipelines], "assembly": assembly}) + "\n"
@@ -70,6 +72,8 @@ class ReplayWorker:
 
     def _start(self) -> subprocess.Popen:
         if self._proc is None or self._proc.poll() is not None:
+            if self._dumps is None:
+                self._dumps = tempfile.mkdtemp(prefix="kdebug-replays-", dir=MEMORY if os.path.isdir(MEMORY) else None)
             self._proc = subprocess.Popen([sys.executable, "-m", "kdebug.targets.replay_worker", self._dumps],
                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                           text=True, encoding="utf-8", errors="replace", start_new_session=True)
@@ -85,7 +89,8 @@ class ReplayWorker:
                 proc.wait(5)
             except subprocess.TimeoutExpired:
                 pass
-        shutil.rmtree(self._dumps, ignore_errors=True)
+        if self._dumps is not None:
+            shutil.rmtree(self._dumps, ignore_errors=True)
 
 
 def main() -> int:
@@ -94,8 +99,18 @@ def main() -> int:
     os.dup2(2, 1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the TUI's process group's ^C is the TUI's to handle
     from kdebug.targets import pass_record  # kept lazy for start-up time: LLVM, once the answers have their descriptor
-    if len(sys.argv) > 1 and os.path.isdir(sys.argv[1]):
-        pass_record.MEMORY_DIR = sys.argv[1]  # the TUI's folder: it removes what a killed replay leaves
+    folder = sys.argv[1] if len(sys.argv) > 1 and os.path.isdir(sys.argv[1]) else None
+    if folder is not None:
+        pass_record.MEMORY_DIR = folder  # the TUI's folder: it removes what a killed replay leaves
+    try:
+        serve_requests(answers, pass_record)
+    finally:  # the requests' pipe closed: the TUI is gone (its close() kills this process first)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+def serve_requests(answers, pass_record) -> None:
     for line in sys.stdin:
         try:
             request = json.loads(line)
@@ -109,7 +124,6 @@ def main() -> int:
             answer = {"error": f"{exc.__class__.__name__}: {exc}"}
         answers.write(json.dumps(answer) + "\n")
         answers.flush()
-    return 0
 
 
 if __name__ == "__main__":
