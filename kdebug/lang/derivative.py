@@ -11,8 +11,14 @@ from __future__ import annotations
 
 import sys
 
-from kdebug.errors import CompileError, SourceLocation
+import numpy as np
+
+from kdebug.errors import CompileError, KdebugError, KernelRuntimeError, LaunchError, SourceLocation
+from kdebug.lang import types as T
+from kdebug.lang.args import ArgHint
 from kdebug.lang.dispatcher import Dispatcher, jit
+from kdebug.lang.host import DeviceNDArray
+from kdebug.lang.location import caller_location
 
 TRANSFORM = "forward"  # forward mode: dual numbers on the job's LLVM IR
 REVERSE = "reverse"  # reverse mode: an augmented forward sweep, then the adjoints backwards
@@ -129,9 +135,10 @@ REASONS[ADJOINT] = "adjoint"
 
 def adjoint(kernel):
     """The adjoint of ``kernel`` (Enzyme's reverse mode with ``Duplicated`` arrays): a kernel whose
-    parameters are ``kernel``'s, each array followed by its shadow (same shape and dtype); scalars
-    are constants. On entry a shadow holds the adjoint of its array's final value, on exit the
-    adjoint of its initial value; the kernel's own effects happen too. Launch it as the kernel:
+    parameters are ``kernel``'s, each array followed by its shadow (same shape, dtype and strides, sharing
+    no memory with any array argument: checked at each launch, ``check_shadows``); scalars are
+    constants. On entry a shadow holds the adjoint of its array's final value, on exit the adjoint of
+    its initial value; the kernel's own effects happen too. Launch it as the kernel:
     ``kdebug.adjoint(k)[grid, block](x, dx, out, dout)``. Its body is a deferred job of kind
     ``derivative``, reason ``adjoint``: reverse mode on the kernel's LLVM IR."""
     if not (isinstance(kernel, Dispatcher) and not kernel.device):
@@ -196,26 +203,130 @@ class _AdjointLaunch:
         self.adj, self.config = adj, config
 
     def __call__(self, *args):
-        import numpy as np
         code = self.adj.kernel.py_func.__code__
         n = code.co_argcount
-        primal, shadowed, k = [], [], 0
-        rest = list(args)
-        for p in range(n):
-            if not rest:
-                break
-            a = rest.pop(0)
-            primal.append(a)
-            if hasattr(a, "shape") and hasattr(a, "dtype") and not np.isscalar(a):
-                if not rest:
-                    break
-                shadowed.append(p)
-                rest.pop(0)
-            k += 1
-        if len(primal) != n or rest:
-            caller = sys._getframe(1)
+        names = list(code.co_varnames[:n])
+        # (parameter, position of its array, position of its shadow) for each array argument
+        pairs, p, k = [], 0, 0
+        while p < n and k < len(args):
+            if _is_array(args[k]):
+                pairs.append((p, k, k + 1))
+                k += 1
+            p, k = p + 1, k + 1
+        if p != n or k != len(args):
             raise CompileError(f"{self.adj.__name__} takes {self.adj.kernel.__name__}'s {n} argument(s), each "
-                               f"array followed by its shadow; {len(args)} were given",
-                               SourceLocation(caller.f_code.co_filename, caller.f_lineno, 1),
+                               f"array followed by its shadow; {len(args)} were given", caller_location(),
                                "pass (x, dx, ...) with dx an array of x's shape and dtype")
-        return self.adj.wrapper(tuple(shadowed))[self.config](*args)
+        try:
+            check_shadows(self.adj.__name__, args, pairs, names)
+        except LaunchError as exc:
+            exc.loc = caller_location()  # walking the stack costs: only on the error path
+            raise
+        try:
+            return self.adj.wrapper(tuple(p for p, _, _ in pairs))[self.config](*args)
+        except KernelRuntimeError as exc:
+            _name_the_shadow(exc, self.adj, pairs, names)
+            raise
+        except KdebugError as exc:
+            if exc.loc is not None and exc.loc.file.startswith(_WRAPPER_FILE):
+                exc.loc = caller_location()  # the generated wrapper's line says nothing: the user's launch
+            raise
+
+
+_WRAPPER_FILE = "<kdebug.adjoint("  # the file name of a generated wrapper kernel (_AdjointKernel.wrapper)
+
+
+def _is_array(value) -> bool:
+    """An argument the adjoint launch gives a shadow: a host or device array (a numpy scalar is a number)."""
+    if isinstance(value, ArgHint):
+        value = value.value
+    return hasattr(value, "shape") and hasattr(value, "dtype") and not np.isscalar(value)
+
+
+def _host_view(value):
+    """The numpy array whose memory a launch argument is (a device array's host buffer), or None."""
+    if isinstance(value, ArgHint):
+        value = value.value
+    if isinstance(value, np.ndarray):
+        return value
+    host = getattr(value, "_host", None) if isinstance(value, DeviceNDArray) else None
+    return host if isinstance(host, np.ndarray) else None
+
+
+def check_shadows(name: str, args, pairs, names) -> None:
+    """An adjoint launch's shadows against their arrays (LaunchError, located by the caller). The adjoint
+    indexes a shadow with its array's index, shape and strides, and accumulates into it: a shadow of
+    another rank, dtype, shape or layout would be read and written outside its memory, and a shadow that
+    shares memory with any array argument would overwrite that array."""
+    for p, i, j in pairs:
+        x, dx, xname = args[i], args[j], names[p]
+        what = f"the shadow of {xname} (argument {j + 1})"
+        fresh = f"pass a shadow of {xname}'s shape and dtype right after it: np.zeros_like({xname})"
+        if isinstance(dx, ArgHint):
+            dx = dx.value
+        if isinstance(x, ArgHint):
+            x = x.value
+        if not _is_array(dx):
+            raise LaunchError(f"{name}: {what} is a {type(dx).__name__}, not an array: each array argument is "
+                              f"followed by its shadow", None, fresh)
+        if dx.ndim != x.ndim:
+            raise LaunchError(f"{name}: {what} has {dx.ndim} dimension(s), but {xname} (argument {i + 1}) has "
+                              f"{x.ndim}: a shadow has its array's shape", None, fresh)
+        if dx.dtype != x.dtype:
+            raise LaunchError(f"{name}: {what} has dtype {dx.dtype}, but {xname} (argument {i + 1}) has "
+                              f"{x.dtype}: a shadow has its array's dtype", None, fresh)
+        if tuple(dx.shape) != tuple(x.shape):
+            raise LaunchError(f"{name}: {what} has shape {tuple(dx.shape)}, but {xname} (argument {i + 1}) has "
+                              f"{tuple(x.shape)}: the adjoint indexes a shadow as its array, so it would read "
+                              f"and write outside the shadow", None, fresh)
+        if dx.size > 1 and any(a != b for a, b, e in zip(dx.strides, x.strides, x.shape) if e > 1):
+            raise LaunchError(f"{name}: {what} has strides {tuple(dx.strides)}, but {xname} (argument {i + 1}) "
+                              f"has {tuple(x.strides)}: the adjoint steps through a shadow with its array's "
+                              f"strides", None,
+                              f"lay the shadow out as {xname}: make {xname} contiguous (np.ascontiguousarray) and "
+                              f"pass np.zeros_like({xname}), or slice the shadow from a buffer as {xname} was sliced")
+        view = _host_view(dx)
+        if view is not None and not view.flags.writeable:
+            raise LaunchError(f"{name}: {what} is read-only, but the adjoint accumulates into its shadows", None,
+                              f"pass a writable shadow: np.zeros_like({xname})")
+        tx, tdx = T.typeof(x), T.typeof(dx)
+        if tx is not None and tdx is not None and tx != tdx:
+            raise LaunchError(f"{name}: {what} is {tdx}, but {xname} (argument {i + 1}) is {tx}: a shadow has "
+                              f"its array's type", None,
+                              f"pass writable arrays: a copy of {xname} ({xname}.copy()) and np.zeros_like of it"
+                              if tx.readonly else fresh)
+    # every shadow against every array argument: the adjoint writes shadows (shadows may share memory
+    # with each other: their accumulations add up, atomically where they overlap, reverse_mode's own_guard)
+    primals = [(names[p], i, _host_view(args[i])) for p, i, _ in pairs]
+    for p, i, j in pairs:
+        dx = _host_view(args[j])
+        if dx is None:
+            continue
+        for other, o, view in primals:
+            if view is None or not np.may_share_memory(dx, view) or not np.shares_memory(dx, view):
+                continue
+            xname = names[p]
+            if o == i and (args[j] is args[i] or view is dx):
+                msg = (f"{xname} (argument {i + 1}) is passed as its own shadow (argument {j + 1}): the adjoint "
+                       f"would overwrite {xname} with its adjoint")
+            else:
+                msg = (f"the shadow of {xname} (argument {j + 1}) shares memory with {other} (argument {o + 1}): "
+                       f"the adjoint accumulates into shadows, so it would overwrite {other}")
+            raise LaunchError(f"{name}: {msg}", None,
+                              f"pass a separate array as the shadow of {xname}: np.zeros_like({xname})")
+
+
+def _name_the_shadow(exc: KernelRuntimeError, adj: _AdjointKernel, pairs, names) -> None:
+    """A memcheck report of an adjoint launch whose out-of-bounds access is to one of the kernel's array
+    parameters: its shadow has the array's shape and strides (checked at launch), so the reverse sweep
+    would have gone out of bounds there too; the forward sweep's check stopped the launch first."""
+    if getattr(exc, "category", None) != "memcheck" or getattr(exc, "space", None) != "global" \
+            or getattr(exc, "function", None) not in (adj.kernel.__name__, adj.kernel.py_func.__name__):
+        return
+    hit = [(names[p], j) for p, _, j in pairs if names[p] == getattr(exc, "array", None)]
+    if not hit:
+        return
+    xname, j = hit[0]
+    exc.message += (f"; {xname}'s shadow (argument {j + 1} of {adj.__name__}) has {xname}'s shape, so the adjoint "
+                    f"would access it out of bounds there too: the launch stopped before it did")
+    exc.args = (exc.message,)

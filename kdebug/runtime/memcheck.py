@@ -113,6 +113,8 @@ def error_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeError | N
         err = KernelRuntimeError(msg, s.loc, "check the index arithmetic and the guard against the array's shape "
                                              "(run with --no-memcheck to skip these checks)")
         err.category = "memcheck"
+        # the access's array, where it is written and its memory space: an adjoint launch names the shadow
+        err.array, err.function, err.space = s.array, s.function, s.space
         if s.debug:  # debug=True: numba's python error model makes it an IndexError on the host
             err.user_exception = host_exception(IndexError, (msg,), s.function, s.loc, rec.ctaid, rec.tid)
         return err
