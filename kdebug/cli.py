@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 
 from kdebug import settings
@@ -240,6 +241,10 @@ def build_reduce_parser() -> argparse.ArgumentParser:
     reduce.add_argument("--allow-new-failures", action="store_true",
                         help="keep a candidate that also fails in ways the original did not (by default the "
                              "session's end and its errors' kinds stay within the original's)")
+    reduce.add_argument("--copy", metavar="DIR", default=None,
+                        help="the folder the trials need (default: the script's folder; it must hold the "
+                             "script): every trial runs in a scratch copy of it, removed at the end, never "
+                             "in the folder itself")
     _add_run_options(reduce, remainder=False)
     for action in reduce._actions:  # the same options, as they apply to a reduction
         if action.dest == "timeout":
@@ -251,7 +256,7 @@ def build_reduce_parser() -> argparse.ArgumentParser:
 
 def cmd_reduce(opts) -> int:
     """``kdebug reduce FILE.py --until P``: trials in debuggee children, the result checked once more."""
-    from kdebug.reduce.job import NothingToReduce, default_out, reduce_script  # kept lazy for start-up time
+    from kdebug.reduce import job  # kept lazy for start-up time
     from kdebug.reduce.properties import SANITIZER_NEEDS, parse_property  # kept lazy for start-up time
     problem = script_problem(opts.script)
     if problem:
@@ -267,9 +272,14 @@ def cmd_reduce(opts) -> int:
         if not opts.memcheck and "memcheck" in needed:
             raise UsageError("--until memcheck needs bounds checks: leave out --no-memcheck")
         opts.sanitize = ",".join(sorted(asked | set(needed)))
-    out = opts.out or default_out(opts.script)
+    out = opts.out or job.default_out(opts.script)
     trace = opts.trace or os.path.splitext(out)[0] + ".jsonl"
-    problem = trace_problem(trace) or _out_problem(out)
+    try:  # by file identity, through links: neither output may be the script; both writable, untouched yet
+        from kdebug.reduce.files import check_outputs  # kept lazy for start-up time
+        check_outputs(opts.script, out, trace)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    problem = trace_problem(trace)
     if problem:
         raise UsageError(problem)
     timeout = opts.timeout
@@ -285,13 +295,28 @@ def cmd_reduce(opts) -> int:
     progress = _ProgressLine(sys.stderr)
     print(f"kdebug reduce: {opts.script} until {', '.join(p.spec for p in properties)} "
           f"({jobs} trial(s) at once)", file=sys.stderr, flush=True)
+
+    def copied(line: str) -> None:
+        print(f"kdebug reduce: {line}", file=sys.stderr, flush=True)
+
     try:
-        result = reduce_script(options, properties, out, jobs=jobs, timeout=timeout, trace=trace,
-                               on_progress=progress, new_failures=opts.allow_new_failures)
-    except NothingToReduce as exc:
+        with _sigterm_as(job.Terminated):
+            result = job.reduce_script(options, properties, out, jobs=jobs, timeout=timeout, trace=trace,
+                                       on_progress=progress, new_failures=opts.allow_new_failures,
+                                       copy=opts.copy, on_copy=copied)
+    except (job.ScriptError, job.OutputError, job.ScratchError) as exc:
+        raise UsageError(str(exc)) from None
+    except job.NothingToReduce as exc:
         progress.end()
         print(f"kdebug: error: {opts.script}: {exc}", file=sys.stderr)
         return 1
+    except job.WriteError as exc:
+        progress.end()
+        print(f"kdebug: error: {exc}", file=sys.stderr)
+        return 1
+    except job.Terminated:  # as Ctrl-C ends it (130), with SIGTERM's status
+        print("kdebug: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     progress.end()
     print(result.source, end="")
     print(f"# {opts.script}: {result.original_lines} -> {result.lines} code lines in {result.trials} trials "
@@ -303,6 +328,25 @@ def cmd_reduce(opts) -> int:
         print(f"  {line}", file=sys.stderr)
     print(f"kdebug reduce: the final run's trace: {result.trace} (kdebug replay {result.trace})", file=sys.stderr)
     return 0 if result.holds else 1
+
+
+class _sigterm_as:
+    """SIGTERM raises ``exc`` in the main thread, as SIGINT raises KeyboardInterrupt (the reduction then
+    writes the smallest script so far and kills its trials); a second SIGTERM while that runs is ignored."""
+
+    def __init__(self, exc: type[BaseException]) -> None:
+        self.exc = exc
+
+    def _raise(self, signum, frame) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise self.exc()
+
+    def __enter__(self):
+        self.saved = signal.signal(signal.SIGTERM, self._raise)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        signal.signal(signal.SIGTERM, self.saved)
 
 
 def build_bisect_parser() -> argparse.ArgumentParser:
@@ -355,17 +399,6 @@ def cmd_bisect(opts) -> int:
         bisector.close()
     print(result.report(), end="")
     return 0 if result.first is not None else 1
-
-
-def _out_problem(out: str) -> str | None:
-    folder = os.path.dirname(os.path.abspath(out))
-    if os.path.isdir(out):
-        return f"--out {out}: is a directory; name a file"
-    if not os.path.isdir(folder):
-        return f"--out {out}: the folder {folder} does not exist; create it first"
-    if not os.access(folder, os.W_OK):
-        return f"--out {out}: cannot write in {folder}"
-    return None
 
 
 class _ProgressLine:

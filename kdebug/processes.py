@@ -66,3 +66,15 @@ def end_children(sig: int = signal.SIGTERM) -> list[int]:
         except OSError:
             pass
     return sent
+
+
+def kill_group(pgid: int, sig: int = signal.SIGKILL) -> bool:
+    """Send ``sig`` to the process group ``pgid`` (a child started in a session of its own, and whatever
+    it started that stayed in its group); whether any process got it."""
+    if pgid <= 1:
+        return False
+    try:
+        os.killpg(pgid, sig)
+        return True
+    except OSError:
+        return False

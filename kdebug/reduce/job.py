@@ -1,6 +1,7 @@
 """One ``kdebug reduce``: check the original, reduce it, write the result, check it once more plainly."""
 from __future__ import annotations
 
+import json
 import os
 import sys
 import threading
@@ -8,12 +9,18 @@ import time
 from dataclasses import field
 from typing import Callable
 
+from kdebug import events as E
 from kdebug.lazy_dataclasses import dataclass
 from kdebug.reduce import passes
+from kdebug.reduce.files import OutputError, Script, ScriptError, WriteError, check_outputs, read_script, write_result
 from kdebug.reduce.properties import Outcome, Property
 from kdebug.reduce.reducer import Progress, Reducer
-from kdebug.reduce.trials import TrialRunner, run_once
+from kdebug.reduce.scratch import Scratch, ScratchError
+from kdebug.reduce.trials import TrialRunner
 from kdebug.session.options import RunOptions
+
+__all__ = ["Cancelled", "NothingToReduce", "OutputError", "Result", "ScratchError", "ScriptError", "Terminated",
+           "WriteError", "default_out", "reduce_script"]
 
 MIN_TRIAL_TIMEOUT = 10.0  # seconds: a trial's limit is at least this, else a few times the original's run
 
@@ -57,66 +64,108 @@ def default_out(script: str, cwd: str | None = None) -> str:
 def reduce_script(options: RunOptions, properties: list[Property], out: str, jobs: int = 1,
                   timeout: float | None = None, trace: str | None = None,
                   on_progress: Callable[[Progress], None] | None = None, warm: bool = True,
-                  cancel: threading.Event | None = None, new_failures: bool = False) -> Result:
+                  cancel: threading.Event | None = None, new_failures: bool = False,
+                  copy: str | None = None, on_copy: Callable[[str], None] | None = None) -> Result:
     """Reduce ``options.script`` to the smallest script found that still shows every property; the
-    original file is only read. Raises NothingToReduce when the original does not show them, and
-    Cancelled once ``cancel`` is set (checked between trials; the trials in flight finish first).
-    ``new_failures``: a candidate may fail in ways the original did not (by default it may not: the
-    session's end and its errors' kinds stay within the original's)."""
-    with open(options.script, encoding="utf-8") as f:
-        original = f.read()
-    if os.path.abspath(out) == os.path.abspath(options.script):
-        raise ValueError(f"--out {out}: is the script itself; the original is never overwritten")
-    started = time.monotonic()
-    cwd = os.getcwd()
-    with _script_folder_on_path(options.script):
-        runner = TrialRunner(options, properties, timeout, jobs=jobs, cwd=cwd, warm=warm)
-        try:
-            t0 = time.monotonic()
-            first = runner.outcomes(original, path=os.path.abspath(options.script))
-            if not runner.holds(first):
-                raise NothingToReduce(_not_shown(properties, first, options.strategy))
-            if not new_failures:
-                runner.keep_failures_to(first)
-            if timeout is None:
-                runner.timeout = max(MIN_TRIAL_TIMEOUT, 4 * (time.monotonic() - t0) / max(1, len(first)))
-            normalised = passes.unparse(passes.ast.parse(original))
-            if not runner.test(normalised):
-                raise NothingToReduce("the script shows the property only with its comments and layout as they "
-                                      "are (it reads its own source?): kdebug reduce rewrites the syntax tree")
-            def report(progress: Progress) -> None:
-                if cancel is not None and cancel.is_set():
-                    raise _Stop
-                if on_progress is not None:
-                    on_progress(progress)
+    original file is only read, and no trial runs where the user's files are: every run (the original's
+    first, each trial, the final check) runs in a scratch copy of the script's folder (or of ``copy``),
+    removed at the end (``on_copy`` gets a line saying what was copied).
 
-            reducer = Reducer(runner, report)
+    Raises ScriptError (the script does not parse), OutputError (``out`` or ``trace`` is the script, or
+    cannot be written) and ScratchError (the folder cannot be copied) before any trial; NothingToReduce
+    when the original does not show the properties; Cancelled once ``cancel`` is set (checked between
+    trials; the trials in flight are killed); WriteError where a result cannot be written at the end
+    (it says where the result was saved instead). On KeyboardInterrupt (and ``Terminated``) the smallest
+    script so far is written before it goes on. ``new_failures``: a candidate may fail in ways the
+    original did not (by default it may not: the session's end and its errors' kinds stay within the
+    original's)."""
+    script = read_script(options.script)
+    check_outputs(options.script, out, trace)
+    started = time.monotonic()
+    reducer: Reducer | None = None
+    written = False
+    scratch = Scratch(options.script, copy, cwd=os.getcwd())
+    try:
+        if on_copy is not None:
+            on_copy(scratch.describe())
+        with _script_folder_on_path(scratch.folder):
+            runner = TrialRunner(options, properties, timeout, jobs=jobs, cwd=scratch.cwd, warm=warm)
             try:
-                source = reducer.reduce(normalised)
-            except _Stop:
-                with open(out, "w", encoding="utf-8") as f:
-                    f.write(reducer.source)
-                raise Cancelled(out, passes.code_lines(reducer.source)) from None
-            except KeyboardInterrupt:  # Ctrl-C: keep what was reached (every accepted step showed it)
-                with open(out, "w", encoding="utf-8") as f:
-                    f.write(reducer.source)
-                print(f"\nkdebug reduce: interrupted; the smallest script so far is in {out} (it showed the "
-                      "property in its trial; not checked again)", file=sys.stderr, flush=True)
+                t0 = time.monotonic()
+                first = runner.outcomes(script.text, path=scratch.script)
+                if not runner.holds(first):
+                    raise NothingToReduce(_not_shown(properties, first, options.strategy))
+                if not new_failures:
+                    runner.keep_failures_to(first)
+                if timeout is None:
+                    runner.timeout = max(MIN_TRIAL_TIMEOUT, 4 * (time.monotonic() - t0) / max(1, len(first)))
+                normalised = passes.unparse(passes.ast.parse(script.text))
+                if not runner.test(normalised):
+                    raise NothingToReduce("the script shows the property only with its comments and layout as "
+                                          "they are (it reads its own source?): kdebug reduce rewrites the "
+                                          "syntax tree")
+
+                def report(progress: Progress) -> None:
+                    if cancel is not None and cancel.is_set():
+                        raise _Stop
+                    if on_progress is not None:
+                        on_progress(progress)
+
+                reducer = Reducer(runner, report)
+                try:
+                    source = reducer.reduce(normalised)
+                except _Stop:
+                    written = True
+                    saved = _save_best(script, out, reducer.source)
+                    raise Cancelled(saved, passes.code_lines(reducer.source)) from None
+                write_result("--out", out, script.encode(source))
+                written = True
+                # plainly: the written script, in a debuggee child started as kdebug run starts it, from
+                # the scratch copy (beside the script's copy, under the output's name)
+                checked = os.path.join(scratch.folder, os.path.basename(out))
+                with open(checked, "wb") as f:
+                    f.write(script.encode(source))
+                final = runner.outcomes(source, path=checked, plain=True)
+                holds = runner.holds(final)
+                shown = [p.describe(final, options.strategy) if p.holds(final, options.strategy)
+                         else f"{p.spec}: NOT shown by the final run" for p in properties]
+                shown = [line.replace(checked, os.path.abspath(out)) for line in shown]
+                if trace:
+                    run = final[options.strategy if options.strategy in final else sorted(final)[0]]
+                    _write_trace(trace, run, checked, os.path.abspath(out))
+                p = reducer.progress
+                return Result(source, out, holds, shown, runner.trials, runner.runs, runner.cache_hits,
+                              p.accepted, p.original_lines, passes.code_lines(source), time.monotonic() - started,
+                              trace, final)
+            except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM: keep what was reached (every accepted step showed it)
+                how = "terminated" if isinstance(exc, Terminated) else "interrupted"
+                if written:
+                    where = f"the reduced script is in {out} (not checked plainly)"
+                elif reducer is not None:
+                    try:
+                        saved = _save_best(script, out, reducer.source)
+                        where = (f"the smallest script so far is in {saved} (it showed the property in its "
+                                 "trial; not checked again)")
+                    except WriteError as err:
+                        where = str(err)
+                else:
+                    where = "no smaller script was found yet; nothing written"
+                print(f"\nkdebug reduce: {how}; {where}", file=sys.stderr, flush=True)
                 raise
-            with open(out, "w", encoding="utf-8") as f:
-                f.write(source)
-            # plainly: the written file itself, in a debuggee child started as kdebug run starts it
-            final = runner.outcomes(source, path=os.path.abspath(out), plain=True)
-            holds = runner.holds(final)
-            shown = [p.describe(final, options.strategy) if p.holds(final, options.strategy)
-                     else f"{p.spec}: NOT shown by the final run" for p in properties]
-            if trace:
-                _write_trace(trace, final[options.strategy if options.strategy in final else sorted(final)[0]])
-            p = reducer.progress
-            return Result(source, out, holds, shown, runner.trials, runner.runs, runner.cache_hits, p.accepted,
-                          p.original_lines, passes.code_lines(source), time.monotonic() - started, trace, final)
-        finally:
-            runner.close()
+            finally:
+                runner.close()
+    finally:
+        scratch.close()
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread as SIGINT raises KeyboardInterrupt (``kdebug reduce`` installs
+    the handler): the reduction stops as it does on Ctrl-C, the smallest script so far written."""
+
+
+def _save_best(script: Script, out: str, source: str) -> str:
+    """The best script so far written to ``out`` (or, where that fails, WriteError saying where instead)."""
+    return write_result("--out", out, script.encode(source), what="the smallest script so far")
 
 
 class _Stop(Exception):
@@ -132,22 +181,21 @@ def _not_shown(properties: list[Property], runs: dict[str, Outcome], strategy: s
             "options (kdebug run --headless with the same options shows what it does)")
 
 
-def _write_trace(path: str, outcome: Outcome) -> None:
-    from kdebug.session.trace import TraceWriter  # kept lazy for start-up time
-    writer = TraceWriter(path)
-    for ev in outcome.events:
-        writer(ev)
-    writer.close()
-    if writer.error:
-        raise OSError(writer.error)
+def _write_trace(path: str, outcome: Outcome, ran: str, shown: str) -> None:
+    """The final run's events as a trace file, naming the output (``shown``) where the run named the
+    scratch copy it ran (``ran``)."""
+    ran_json, shown_json = json.dumps(ran)[1:-1], json.dumps(shown)[1:-1]
+    data = "".join(E.to_line(ev).replace(ran_json, shown_json) for ev in outcome.events)
+    write_result("--trace", path, data.encode("utf-8"), what="the final run's trace")
 
 
 class _script_folder_on_path:
-    """The candidates run from a folder of their own: the script's folder goes on PYTHONPATH, so its
-    imports of modules beside it still resolve (as ``sys.path[0]`` does for the original)."""
+    """The candidates run from a folder of their own: the script's folder (its scratch copy) goes on
+    PYTHONPATH, so its imports of modules beside it still resolve (as ``sys.path[0]`` does for the
+    original)."""
 
-    def __init__(self, script: str) -> None:
-        self.folder = os.path.dirname(os.path.abspath(script))
+    def __init__(self, folder: str) -> None:
+        self.folder = os.path.abspath(folder)
 
     def __enter__(self):
         self.saved = os.environ.get("PYTHONPATH")

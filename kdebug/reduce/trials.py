@@ -21,6 +21,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from kdebug import events as E
+from kdebug.processes import kill_group
 from kdebug.reduce.properties import Outcome, Property
 from kdebug.session.debuggee import Debuggee
 from kdebug.session.options import RunOptions
@@ -31,7 +32,10 @@ def source_hash(source: str) -> str:
 
 
 class WarmStarts:
-    """The client of ``kdebug.reduce.warm``: starts trials' debuggee children by fork, from threads."""
+    """The client of ``kdebug.reduce.warm``: starts trials' debuggee children by fork, from threads.
+
+    Each child runs in a process group of its own, which the server kills when the child ends (what the
+    script started goes with it); ``close()`` ends the server, which kills every child still running."""
 
     def __init__(self, cwd: str | None = None) -> None:
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -42,6 +46,7 @@ class WarmStarts:
         self._lock = threading.Lock()
         self._next = 0
         self._answers: dict[int, queue.Queue] = {}
+        self.closed = False
         self._reader = threading.Thread(target=self._read, daemon=True, name="kdebug-warm-starts")
         self._reader.start()
 
@@ -61,6 +66,8 @@ class WarmStarts:
         files = {name: os.path.join(folder, f"{name}.txt") for name in ("events", "stdout", "stderr", "fault")}
         box: queue.Queue = queue.Queue()
         with self._lock:
+            if self.closed:  # the reduction is stopping: no new child
+                return Outcome([E.SessionEnded(status="killed", exit_code=1, error="not run: stopping")], 1, "killed")
             self._next += 1
             rid = self._next
             self._answers[rid] = box
@@ -102,40 +109,56 @@ class WarmStarts:
         return Outcome(got, ended.exit_code, "timeout" if killed else ended.status, texts["stdout"], texts["stderr"])
 
     def close(self) -> None:
-        try:
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()
-        except OSError:
-            pass
+        """End the server: it kills the process group of every child still running, then exits."""
+        with self._lock:
+            self.closed = True
+            try:
+                if self.proc.stdin is not None:
+                    self.proc.stdin.close()
+            except OSError:
+                pass
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+            kill_group(self.proc.pid)
             self.proc.wait()
 
 
-def run_once(options: RunOptions, timeout: float | None, cwd: str | None = None) -> Outcome:
+def run_once(options: RunOptions, timeout: float | None, cwd: str | None = None,
+             running: set | None = None) -> Outcome:
     """One headless run of ``options.script`` in a debuggee child started as ``kdebug run`` starts it:
-    its events, exit status, stdout and stderr."""
+    its events, exit status, stdout and stderr. The child runs in a session of its own: once it ends
+    (or is killed at ``timeout``), its whole process group is killed, so nothing the script started
+    outlives the run. ``running``: a set that holds the child while it runs (to kill it from elsewhere)."""
     events: queue.Queue = queue.Queue()
     out: list[str] = []
     err: list[str] = []
     child = Debuggee(options.replace(breakpoints=frozenset(), trace=None), events.put,
                      on_output=out.append, on_stderr=err.append, cwd=cwd)
+    if running is not None:
+        running.add(child)
     deadline = time.monotonic() + timeout if timeout else None
     got: list[E.Event] = []
-    timed_out = False
+    timed_out = ended = False
     try:
         while child.reading or not events.empty():
             try:
                 got.append(events.get(timeout=0.05))
             except queue.Empty:
                 pass
+            if not ended and child.proc.poll() is not None:
+                # the child is gone; what it started and left in its group (holding its output pipes
+                # open) goes too
+                ended = True
+                kill_group(child.proc.pid)
             if deadline is not None and not timed_out and time.monotonic() > deadline:
                 timed_out = True
                 child.kill()
     finally:
         child.close()
+        kill_group(child.proc.pid)
+        if running is not None:
+            running.discard(child)
     while not events.empty():
         got.append(events.get())
     ended = next((ev for ev in reversed(got) if isinstance(ev, E.SessionEnded)), None)
@@ -213,12 +236,18 @@ class TrialRunner(Trials):
         name = os.path.basename(options.script)
         self._stem = os.path.splitext(name)[0] or "candidate"
         self._count = 0
+        self._running: set = set()  # the plain runs' debuggees in flight
+        self.closing = False  # close() began: no trial starts any more
         self._warm = WarmStarts(cwd) if warm else None
 
     def close(self) -> None:
-        super().close()
+        """Kill every trial still running (its whole process group), then wait for the trial threads."""
+        self.closing = True
         if self._warm is not None:
             self._warm.close()
+        for child in list(self._running):
+            child.kill()
+        super().close()
         self._dir.cleanup()
 
     def outcomes(self, source: str, path: str | None = None, plain: bool = False) -> dict[str, Outcome]:
@@ -235,6 +264,10 @@ class TrialRunner(Trials):
                 f.write(source)
         runs = {}
         for strategy in self.strategies:
+            if self.closing:
+                runs[strategy] = Outcome([E.SessionEnded(status="killed", exit_code=1, error="not run: stopping")],
+                                         1, "killed")
+                continue
             with self._lock:
                 self.runs += 1
             options = self.options.replace(script=path, strategy=strategy, breakpoints=frozenset(), trace=None)
@@ -242,7 +275,7 @@ class TrialRunner(Trials):
                 with tempfile.TemporaryDirectory(prefix="kdebug-trial-", dir=self._dir.name) as files:
                     runs[strategy] = self._warm.run(options, self.timeout, self.cwd, files)
             else:
-                runs[strategy] = run_once(options, self.timeout, self.cwd)
+                runs[strategy] = run_once(options, self.timeout, self.cwd, running=self._running)
         return runs
 
     baseline: dict[str, set] | None = None  # the original's failures by strategy; None: any candidate's may be new

@@ -10,6 +10,10 @@ files of their own.
     <- {"id": N, "pid": PID}              the child started (its own process group: kill it with killpg)
     <- {"id": N, "status": S}             it ended: its exit status, or -SIGNAL
 
+Each child runs in a process group of its own; when it ends, the group is killed (whatever the script
+started there ends with the trial), and when the reducer goes (its end of stdin closes) every child's
+group is killed.
+
 The warm process never runs a script itself and starts no thread, so every fork starts from the same
 clean state.
 """
@@ -89,12 +93,14 @@ def serve() -> int:
                 out.write(json.dumps({"id": req["id"], "pid": pid}) + "\n")
                 out.flush()
         while children:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
+            try:  # a child that ended, not yet reaped: its pid still names its process group
+                info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
             except ChildProcessError:
                 break
-            if pid == 0:
+            if info is None or info.si_pid == 0:
                 break
+            _kill(info.si_pid)  # what the script started and left in the trial's group ends with it
+            pid, status = os.waitpid(info.si_pid, 0)
             code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
             out.write(json.dumps({"id": children.pop(pid), "status": code}) + "\n")
             out.flush()
