@@ -1,5 +1,5 @@
 """The stages of one toplevel compilation, in order: the one list that the driver runs and that
-the dump, the TUI and the README read. Each stage's name is the name of its phase events and of
+the dump, the TUI and docs/internals/architecture.md read. Each stage's name is the name of its phase events and of
 its snapshot. A target adds its own stages (``Target.stages()``): those marked with its name
 here, which run between ``emit`` and ``load``.
 

@@ -1,4 +1,4 @@
-"""The adjoint's static race check (kdebug/driver/adjoint_races.py): the races it proves are located
+"""The adjoint's static race check (kdebug/autodiff/adjoint_races.py): the races it proves are located
 compile errors, and every one of them is a race ``--sanitize racecheck`` reports when the primal runs;
 the kernels it lets through run their adjoints, and racecheck finds nothing in their primals."""
 from __future__ import annotations
@@ -237,7 +237,7 @@ def _proved(tmp_path, text):
     """The static check alone on the kernel ``text``: its message, or None."""
     from types import SimpleNamespace
 
-    from kdebug.driver.adjoint_races import check_races
+    from kdebug.autodiff.adjoint_races import check_races
     from kdebug.frontend.typeinfer import infer_function
     from kdebug.lang import types as T
     path = tmp_path / f"pair{next(_pairs)}.py"

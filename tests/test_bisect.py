@@ -1,6 +1,6 @@
 """kdebug bisect: a kernel's optimisation pipelines cut after pass N (LLVM's opt-bisect limit), and the
 binary search for the first pass after which a property holds. Each build is a debuggee child run;
-tests that name a pass from optimised IR pin the CPU model (README "Tests on other CPU models")."""
+tests that name a pass from optimised IR pin the CPU model (docs/testing.md "Tests on other CPU models")."""
 from __future__ import annotations
 
 import pytest

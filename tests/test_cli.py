@@ -232,7 +232,7 @@ def test_dump_options_may_come_before_the_script(tmp_path, ok_script):
 
 
 def test_a_second_dump_into_the_same_folder_replaces_the_first(tmp_path, ok_script):
-    """The README dumps two samples into one dump/ folder: the second dump's files must be all there is of a
+    """The README's commands dump two samples into one dump/ folder: the second dump's files must be all there is of a
     dump (another script's jobs left behind read as this one's); the user's own files stay."""
     out = tmp_path / "dump"
     out.mkdir()

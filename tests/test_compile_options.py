@@ -51,7 +51,7 @@ def test_the_environment_fills_what_is_not_given(monkeypatch):
 
 
 def test_kdebug_variables_are_read_in_settings_only():
-    """Every KDEBUG_* read goes through kdebug/settings.py (its VARIABLES list is the README's)."""
+    """Every KDEBUG_* read goes through kdebug/settings.py (its VARIABLES list is docs/internals/architecture.md's)."""
     readers = []
     pattern = re.compile(r"(os\.environ(\.get)?\s*[\[(]\s*|os\.getenv\(\s*)[\"']KDEBUG_")
     for folder, _dirs, files in os.walk(os.path.join(ROOT, "kdebug")):
@@ -62,10 +62,10 @@ def test_kdebug_variables_are_read_in_settings_only():
                     if pattern.search(f.read()):
                         readers.append(os.path.relpath(path, ROOT))
     assert readers == [], f"KDEBUG_ variables read outside kdebug/settings.py: {readers}"
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+    with open(os.path.join(ROOT, "docs", "internals", "architecture.md"), encoding="utf-8") as f:
         readme = f.read()
     missing = [name for name in settings.VARIABLES if name not in readme]
-    assert missing == [], f"variables the README does not name: {missing}"
+    assert missing == [], f"variables docs/internals/architecture.md does not name: {missing}"
 
 
 @cuda.jit(device=True)

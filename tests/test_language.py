@@ -1,4 +1,4 @@
-"""The kernel language of the README, feature by feature, on the CPU backend."""
+"""The kernel language of docs/guide/kernel-language.md, feature by feature, on the CPU backend."""
 from __future__ import annotations
 
 import math

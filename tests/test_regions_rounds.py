@@ -91,7 +91,7 @@ def _same_in_both_forms(sessions, kernel, memcheck, shapes, what):
         want, want_error = _run(sessions[False, memcheck], kernel, blocks, threads, n, u)
         assert got_error == want_error, (what, blocks, threads, n, u, got_error, want_error)
         if got_error is None:  # after a failed check the arrays other threads wrote before the report may
-            # differ (README "Lockstep loops"; the coroutines run four blocks' loops at once)
+            # differ (docs/internals/cpu-forms.md "Lockstep loops"; the coroutines run four blocks' loops at once)
             assert got.tobytes() == want.tobytes(), (what, blocks, threads, n, u, got, want)
         errors.append(got_error)
     return errors

@@ -1,6 +1,6 @@
 """The region form's thread loops are vectorised: the reduction's regions run as SIMD loops over threads.
 
-Compiled only, never run, so any x86-64 host checks both pinned CPU models (README "Tests on other CPU
+Compiled only, never run, so any x86-64 host checks both pinned CPU models (docs/testing.md "Tests on other CPU
 models"): the vectoriser's choices depend on the model the code is made for, so the test pins it and
 looks for vector arithmetic on the kernel's own values rather than naming instructions.
 """

@@ -20,7 +20,7 @@ HEAVY_AT_IMPORT = ("kdebug.session", "kdebug.driver", "kdebug.frontend", "kdebug
                    "kdebug.cuda.random", "kdebug.cuda.fp16", "kdebug.cuda.cg")
 # what compile_ptx must not load: it is a compile-only driver of the PTX target
 HEAVY_FOR_PTX = ("kdebug.session.live", "kdebug.session.runner", "kdebug.runtime.cpu", "kdebug.runtime.gpu",
-                 "kdebug.targets.cpu", "kdebug.tui", "textual", "kdebug.driver.forward_mode")
+                 "kdebug.targets.cpu", "kdebug.tui", "textual", "kdebug.autodiff.forward_mode")
 
 SAXPY = '''
 from kdebug import cuda
@@ -90,7 +90,7 @@ def test_the_first_launch_still_brings_up_the_session(tmp_path):
     assert {"kdebug.session.live", "kdebug.runtime.cpu", "kdebug.targets.cpu"} <= set(marks["launched"])
     # a small launch on the CPU backend: no PTX target, no thread pool, no TUI
     assert _loaded(marks["launched"], ("kdebug.targets.ptx", "kdebug.session.ptx_compile", "kdebug.tui", "textual",
-                                       "concurrent.futures", "kdebug.driver.forward_mode")) == []
+                                       "concurrent.futures", "kdebug.autodiff.forward_mode")) == []
 
 
 def test_every_public_name_of_kdebug_cuda_resolves_and_dir_lists_the_lazy_ones(tmp_path):

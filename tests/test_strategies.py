@@ -234,9 +234,10 @@ def test_recursive_compiles_a_derivatives_primal_job_again_with_a_fresh_table():
     assert sorted(driver.records[i].name for i in target.finished) == ["grad(grad(cube))", "second_order"]
 
 
-def test_the_readme_and_the_command_line_list_every_registered_strategy():
+def test_the_architecture_page_and_the_command_line_list_every_registered_strategy():
     from kdebug.cli import build_parser
-    with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")) as f:
+    with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "internals",
+                           "architecture.md"), encoding="utf-8") as f:
         readme = f.read()
     for name in strategies.names():
         assert f"| `{name}`" in readme, name

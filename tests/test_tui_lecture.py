@@ -1,6 +1,6 @@
-"""The README's ten-minute lecture ("Teaching with kdebug"), walked through in a real terminal
+"""The ten-minute lecture of docs/guide/tui.md ("Teaching with kdebug"), walked through in a real terminal
 (tests/real_terminal.py) at 80x24 and at 120x36, keys typed as a person types them: every cue the
-README names must be on the screen when the step says it is.
+lecture names must be on the screen when the step says it is.
 
 Before this round, at 80x24: step 2's ``◂ #2`` was off the screen (the line was longer than the view),
 the gradient jobs' ``#id`` were cut in the tree, the unified Diff did not name its A and B stages, the

@@ -313,7 +313,7 @@ class Driver:
         """parse, typeinfer and lower one job: its own module, markers still in place."""
         if rec.kind == "derivative":
             # kept lazy for start-up time: the forward-mode transform loads with the first kdebug.grad job
-            from kdebug.driver import derivative
+            from kdebug.autodiff import derivative
             return derivative.front(self, rec)
         py = rec.job.function.py_func
         options = getattr(rec.job.function, "options", {})

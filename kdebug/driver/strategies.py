@@ -27,7 +27,7 @@ class Strategy:
     """How deferred requests are answered and a compilation's markers expanded."""
 
     name = ""
-    summary = ""  # one line: --help, the README table
+    summary = ""  # one line: --help, the table in docs/internals/architecture.md
     description = ""  # the TUI's Strategy tab
 
     # said when a derivative job's transform meets a marker this strategy left unexpanded

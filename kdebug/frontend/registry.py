@@ -196,7 +196,7 @@ def type_call(inferer, node, intrinsic) -> T.Type:
     impl = REGISTRY.get(intrinsic.name)
     if impl is None:
         raise inferer.error(node, f"cuda.{intrinsic.name} is not supported by kdebug yet",
-                            "see the README for the intrinsics kdebug supports")
+                            "see docs/guide/kernel-language.md for the intrinsics kdebug supports")
     return impl.typer(inferer, node)
 
 

@@ -513,7 +513,7 @@ class TypeInferer:
             if not hasattr(obj, attr):
                 owner = getattr(obj, "__name__", None) or getattr(obj, "name", "this object")
                 raise self.error(node, f"{owner} has no attribute {attr!r} that kdebug supports",
-                                 "see the README for the supported subset of math and cuda")
+                                 "see docs/guide/kernel-language.md for the supported subset of math and cuda")
             return self.classify(getattr(obj, attr), node)
         if isinstance(base_t, T.Record):  # a[i].x
             return R.field_type(self, node, base_t)

@@ -7,7 +7,7 @@ import importlib.util
 import sys
 
 _IMPORT_FROM = dis.opmap["IMPORT_FROM"]
-README_SECTION = "the README's section 'numba.cuda under kdebug' lists what kdebug covers"
+README_SECTION = "docs/guide/numba.md lists what kdebug covers"
 
 
 def public_name(module: str) -> str:

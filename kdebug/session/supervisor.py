@@ -4,7 +4,7 @@ The child may segfault, call ``os._exit``, be killed, close its stdout or never
 end: this process outlives it, so the report, the trace's ``session_ended`` and
 an exit status that says what happened always come.
 
-Exit statuses (README "When things go wrong"): the script's own (0, 1 for an
+Exit statuses (docs/guide/when-things-go-wrong.md): the script's own (0, 1 for an
 error, ``sys.exit(N)``'s N), ``128 + signal`` when the child died from a
 signal, N when it called ``os._exit(N)``, 124 when ``--timeout`` passed, 130
 for Ctrl-C and 143 for SIGTERM.

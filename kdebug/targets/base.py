@@ -180,7 +180,7 @@ class Target:
 
     # ---- a kernel's adjoint (kdebug.adjoint): its barriers and shared arrays ------------------
     # Lowered for the reverse transform, a primal's barriers and shared arrays are marker calls
-    # (kdebug/driver/adjoint_primal.py); the transform writes the adjoint body through these hooks,
+    # (kdebug/autodiff/adjoint_primal.py); the transform writes the adjoint body through these hooks,
     # where ``b`` is its builder and ``ctx`` the body's context parameter (None without one).
     def adjoint_site(self, lc, node, what: str) -> tuple[int, int]:
         """(site, reach line) a barrier of the adjoint's primal records (``node`` None: one the adjoint

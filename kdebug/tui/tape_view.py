@@ -1,6 +1,6 @@
 """The Tape view: a reverse-mode job's ``tape`` stage grouped by source line.
 
-The tape file (``kdebug/driver/reverse_mode.py``, ``Report.tape_text``) lists, per function, the bytes
+The tape file (``kdebug/autodiff/reverse_mode.py``, ``Report.tape_text``) lists, per function, the bytes
 per thread and each block's record with the values cached in it, then what is recomputed, the partials
 asked of other jobs and the global reads turned into atomic accumulations (or kept as plain adds).
 Here the entries that carry a source position (`` at FILE:LINE:COL``) go under that line's own text,

@@ -1,6 +1,6 @@
 """A kernel adjoint's barriers and shared arrays on the CPU target (``kdebug.adjoint``).
 
-The reverse transform (kdebug/driver/reverse_mode.py) writes a kernel's adjoint body as one LLVM
+The reverse transform (kdebug/autodiff/reverse_mode.py) writes a kernel's adjoint body as one LLVM
 function: its forward sweep keeps the primal's barriers, its reverse sweep meets them again in the
 reverse order. Here that function becomes a switched-resume coroutine, as a kernel with barriers
 does when it is lowered (coroutines.py): a barrier stores its site, reach line and vote in the

@@ -3,7 +3,7 @@
 LLVM's code depends on the CPU it is made for (the vectoriser picks masked loads on one model,
 gathers on another), so the model is one of the compile options (``CompileOptions.host_cpu``,
 part of every job's key). A named model gets that model's own features, nothing of this host's:
-the suite can run for x86-64-v2 on an AVX-512 machine (README, "Tests on other CPU models"). The
+the suite can run for x86-64-v2 on an AVX-512 machine (docs/testing.md, "Tests on other CPU models"). The
 code still runs here, so the model must be one this host can execute.
 """
 from __future__ import annotations

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from kdebug.driver import adjoint_primal as AP
-from kdebug.driver import forward_mode as FM
-from kdebug.driver.forward_mode import VK
+from kdebug.autodiff import adjoint_primal as AP
+from kdebug.autodiff import forward_mode as FM
+from kdebug.autodiff.forward_mode import VK
 
 _I32 = ir.IntType(32)
 REVERSE_BARRIER = "the reverse sweep's barrier for"

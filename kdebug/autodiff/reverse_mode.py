@@ -33,10 +33,10 @@ import re
 from llvmlite import ir
 
 from kdebug import markers
-from kdebug.driver import forward_mode as FM
-from kdebug.driver.forward_mode import VK, NotDifferentiable, zero
-from kdebug.driver.ir_types import leading_type, parse_type
-from kdebug.driver.reverse_barriers import BarrierSweeps, marker_of
+from kdebug.autodiff import forward_mode as FM
+from kdebug.autodiff.forward_mode import VK, NotDifferentiable, zero
+from kdebug.autodiff.ir_types import leading_type, parse_type
+from kdebug.autodiff.reverse_barriers import BarrierSweeps, marker_of
 from dataclasses import field
 
 from kdebug.lazy_dataclasses import dataclass

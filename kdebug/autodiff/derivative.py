@@ -20,15 +20,15 @@ from llvmlite import ir
 
 from kdebug import markers
 from kdebug import events as E
-from kdebug.driver import forward_mode as FM
-from kdebug.driver.adjoint_primal import AdjointPrimalTarget
-from kdebug.driver import reverse_mode as RM
-from kdebug.driver.deferred import parse
+from kdebug.autodiff import forward_mode as FM
+from kdebug.autodiff.adjoint_primal import AdjointPrimalTarget
+from kdebug.autodiff import reverse_mode as RM
 from kdebug.errors import CompileError, KdebugError
+from llvmlite.binding import parse_assembly as parse
 from kdebug.frontend.lower import llvm_type, lower_function
 from kdebug.ir_text import value_positions
 from kdebug.frontend.source import parse_function
-from kdebug.driver.adjoint_races import check_races
+from kdebug.autodiff.adjoint_races import check_races
 from kdebug.frontend.typeinfer import LaunchTarget, PyValue, infer_function
 from kdebug.lang import intrinsics as I
 from kdebug.lang import types as T

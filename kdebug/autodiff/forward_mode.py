@@ -26,7 +26,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from kdebug import markers
-from kdebug.driver.ir_types import leading_type, parse_type
+from kdebug.autodiff.ir_types import leading_type, parse_type
 from kdebug.lazy_dataclasses import dataclass
 
 VK = llvm.ValueKind
