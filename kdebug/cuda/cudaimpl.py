@@ -1,5 +1,5 @@
 """numba.cuda.cudaimpl under ``--numba``: the CUDA target's lowering registry (``lower``, ``lower_attr``),
-which kdebug's lowering consults beside the builtin one (kdebug/numba/extending.py)."""
+which kdebug's lowering consults beside the builtin one (kdebug/frontend/extensions.py)."""
 from __future__ import annotations
 
 from kdebug.lang.missing import missing_name

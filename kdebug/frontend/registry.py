@@ -56,9 +56,9 @@ class Callee:
 
 
 # attribute hooks: ``hook(inferer, node, base_type) -> type or None``, asked first for every ``x.attr`` in a kernel
-# (the extension API's overload_method / overload_attribute, kdebug/numba/extending.py)
+# (the extension API's overload_method / overload_attribute, kdebug/frontend/extensions.py)
 ATTRIBUTE_HOOKS: list[Callable] = []
-# data models of numba extension types (``register_model``, kdebug/numba/extending.py): type class -> a
+# data models of numba extension types (``register_model``, kdebug/frontend/extensions.py): type class -> a
 # function of the type giving its model (``get_value_type()``: the LLVM type of a value of it)
 DATA_MODELS: dict[type, Callable] = {}
 
