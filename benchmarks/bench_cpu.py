@@ -11,7 +11,7 @@ Hillis-Steele scan of sample_kernels/scan.py (two syncthreads per step, the bloc
 offsets added by a second, barrier-free kernel) and the shared-memory halo stencil
 of sample_kernels/stencil_halo.py (one syncthreads). The kernels with barriers run
 in both of the CPU backend's forms side by side: the region form (cut at the
-barriers, a thread loop per region; kdebug/targets/cpu/regions.py; also with every
+barriers, a thread loop per region; kdebug/targets/cpu/forms/regions/cut.py; also with every
 thread in every thread loop, region_bounds.py's narrowing off) and one
 coroutine per thread (``regions=False``, with lockstep loops), each with memcheck
 on and off.

@@ -13,9 +13,9 @@ Two kernels, both ending in the warp-shuffle tree (five ``cuda.shfl_down_sync`` 
 
 Times are the best of several launches after a warm-up launch (compilation excluded), with the input
 already a device array; memcheck on and off. Both kernels take the region form (their warp operations
-are cuts, kdebug/targets/cpu/regions.py; the strided kernel's grid-stride loop runs in rounds,
+are cuts, kdebug/targets/cpu/forms/regions/cut.py; the strided kernel's grid-stride loop runs in rounds,
 ``regions.emit_rounds``). The strided kernel also runs as coroutines (``regions=False``: its loop in
-lockstep, kdebug/targets/cpu/lockstep.py) and with lockstep loops off (``lockstep=False``: each emulated
+lockstep, kdebug/targets/cpu/forms/coroutines/lockstep.py) and with lockstep loops off (``lockstep=False``: each emulated
 thread runs its loop alone, inside its region). Target (reported, never asserted): within 3x of numpy.
 """
 from __future__ import annotations

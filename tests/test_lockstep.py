@@ -1,4 +1,4 @@
-"""Lockstep loops (kdebug/targets/cpu/lockstep.py): a coroutine kernel's loop run by its threads together
+"""Lockstep loops (kdebug/targets/cpu/forms/coroutines/lockstep.py): a coroutine kernel's loop run by its threads together
 gives exactly what the thread-by-thread loop gives: values, the loop variable after the loop, memcheck's
 report, and the loops it cannot take stay per thread."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Thread-range narrowing (kdebug/targets/cpu/region_bounds.py): which regions the analysis narrows and to
+"""Thread-range narrowing (kdebug/targets/cpu/forms/regions/bounds.py): which regions the analysis narrows and to
 what bound, and that a narrowed thread loop gives what the plain one and the coroutines give: outputs,
 errors and warnings, with the guard's bound inside, above and below the block, in 2-D blocks, with exits
 and out-of-bounds accesses under the guard, and for random guarded kernels."""

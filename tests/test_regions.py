@@ -1,4 +1,4 @@
-"""The region form (kdebug/targets/cpu/regions.py): which kernels take it, why the others stay coroutines
+"""The region form (kdebug/targets/cpu/forms/regions/cut.py): which kernels take it, why the others stay coroutines
 (each reason in the job's record and the regions snapshot), the samples' forms and results in both forms,
 and the cut shown in the regions stage."""
 from __future__ import annotations
@@ -338,7 +338,7 @@ def test_the_column_layout_is_llvms_own():
     """regions.abi_layout (sizes without printing a module) agrees with LLVM's data layout."""
     from llvmlite import ir
     from kdebug.targets.cpu.layout import CONTEXT
-    from kdebug.targets.cpu.regions import abi_layout
+    from kdebug.targets.cpu.forms.regions.cut import abi_layout
     td = live.Session(backend="cpu", snapshots=False, tiered=False).target.tm.target_data
     types = [ir.IntType(1), ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64), ir.HalfType(),
              ir.FloatType(), ir.DoubleType(), ir.ArrayType(ir.FloatType(), 7), CONTEXT,

@@ -1,7 +1,7 @@
 """Property: a random kernel with barriers (in uniform loops and branches, under thread-dependent
 branches, with shared and local arrays, early exits before and after barriers, votes, out-of-bounds
 reads) gives the same outputs, the same errors and the same warnings in the region form
-(kdebug/targets/cpu/regions.py) as in the coroutine form, thread order and shuffled."""
+(kdebug/targets/cpu/forms/regions/cut.py) as in the coroutine form, thread order and shuffled."""
 from __future__ import annotations
 
 import importlib.util

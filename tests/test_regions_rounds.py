@@ -1,4 +1,4 @@
-"""Grid-stride loops of region-form kernels run in rounds (kdebug/targets/cpu/regions.py ``emit_rounds``): the
+"""Grid-stride loops of region-form kernels run in rounds (kdebug/targets/cpu/forms/regions/cut.py ``emit_rounds``): the
 rounds give every thread's outputs bit for bit as the coroutines give them, through early exits (the block
 scheduler's rounds pass), breaks, negative indices (the lead iterations), steps that are not positive and
 partial blocks, with memcheck on and off; a failed check in the rounds is reported as the coroutines report

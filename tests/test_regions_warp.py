@@ -1,4 +1,4 @@
-"""Warp operations in the region form (kdebug/targets/cpu/regions.py): a shuffle, vote, match, activemask or
+"""Warp operations in the region form (kdebug/targets/cpu/forms/regions/cut.py): a shuffle, vote, match, activemask or
 syncwarp that every thread of the block reaches alike is a cut, as a barrier is, and the launcher hands
 each lane its peers' operands when the block's threads all wait there. Which kernels take the form (and
 why the others stay coroutines), and that both forms give the same outputs, errors and warnings: every

@@ -11,6 +11,7 @@ import asyncio
 import base64
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -104,18 +105,33 @@ class Browser:
         self.proc.wait(timeout=10)
 
 
-def start_server(port: int, *options: str) -> subprocess.Popen:
+def printed_token(line: str) -> str:
+    """The token in the URL kdebug serve printed (``?token=...``)."""
+    found = re.search(r"/\?token=([A-Za-z0-9_-]{20,})", line)
+    assert found, f"no token in the URL kdebug serve printed: {line}"
+    return found.group(1)
+
+
+def start_server(port: int, *options: str, script: str | None = None) -> subprocess.Popen:
+    """``kdebug serve`` in a process group of its own, once it has said where to go (it listens by then);
+    ``.url``: the URL it printed, ``.token``: its token."""
     proc = subprocess.Popen([sys.executable, "-m", "kdebug.cli", "serve", "--port", str(port), *options,
-                             "--backend", "cpu", os.path.join(SAMPLES, "recursive_launch.py")], cwd=ROOT,
+                             "--backend", "cpu", script or os.path.join(SAMPLES, "recursive_launch.py")], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
                             env=dict(os.environ, PYTHONUNBUFFERED="1"))
     line = proc.stdout.readline()  # the first line says where to go
     assert line.startswith("kdebug: serving ") and f"http://localhost:{port}" in line, line
+    proc.line, proc.token = line, printed_token(line)
+    proc.url = f"http://localhost:{port}/?token={proc.token}"
+    assert proc.url in line, line
     return proc
 
 
 def stop_server(server: subprocess.Popen) -> None:
-    os.killpg(server.pid, signal.SIGTERM)
+    try:
+        os.killpg(server.pid, signal.SIGTERM)
+    except ProcessLookupError:  # ended already, and everything in its group
+        pass
     try:
         server.wait(timeout=10)
     finally:
@@ -127,14 +143,20 @@ def stop_server(server: subprocess.Popen) -> None:
 
 
 def test_the_page_names_the_server_as_the_browser_did_or_as_told():
-    from kdebug.tui.serve import check_public_url, public_url_for
+    from kdebug.tui.serve import HostAllowlist, check_public_url, public_url_for
 
     fallback = "http://localhost:8000"
-    assert public_url_for("lecture-hall.example.org:8000", fallback) == "http://lecture-hall.example.org:8000"
-    assert public_url_for("192.168.1.20:8000", fallback) == "http://192.168.1.20:8000"
-    assert public_url_for("[fe80::1]:8000", fallback) == "http://[fe80::1]:8000"
+    hall = HostAllowlist("0.0.0.0", "http://lecture-hall.example.org:8000")  # served to the network
+    assert public_url_for("lecture-hall.example.org:8000", fallback, hall) == "http://lecture-hall.example.org:8000"
+    assert public_url_for("192.168.1.20:8000", fallback, hall) == "http://192.168.1.20:8000"
+    assert public_url_for("[fe80::1]:8000", fallback, hall) == "http://[fe80::1]:8000"
     for hostile in (None, "", 'x"><script>alert(1)</script>', "a b:8000", "host/path:8000", "h:8000@evil"):
-        assert public_url_for(hostile, fallback) == fallback  # never echoed into the page
+        assert public_url_for(hostile, fallback, hall) == fallback  # never echoed into the page
+    # a name the server does not answer to (DNS rebinding: another site's name resolving here): not echoed
+    assert public_url_for("attacker.example:8000", fallback, hall) == fallback
+    local = HostAllowlist("localhost")
+    assert public_url_for("127.0.0.1:8000", fallback, local) == "http://127.0.0.1:8000"
+    assert public_url_for("192.168.1.20:8000", fallback, local) == fallback  # listening on loopback only
     assert check_public_url("https://kdebug.example.org/") == "https://kdebug.example.org"
     with pytest.raises(ValueError, match="without a path"):
         check_public_url("http://host:8000/app")
@@ -157,7 +179,7 @@ def test_a_browser_shows_the_job_tree(tmp_path):
             await browser.open(http)
             await browser.call("Page.enable")
             await browser.call("Page.addScriptToEvaluateOnNewDocument", source=CATCH_TERMINAL)
-            await browser.call("Page.navigate", url=f"http://localhost:{port}/")
+            await browser.call("Page.navigate", url=server.url)
             deadline = time.monotonic() + 90
             shown = ""
             while not ("session ok" in shown and "\u21bb #1" in shown):
@@ -182,17 +204,21 @@ def test_a_browser_shows_the_job_tree(tmp_path):
     assert (tmp_path / "serve.png").stat().st_size > 10_000  # a screenshot with the app drawn in it
 
 
-PROJECTOR = "kdebug-lecture-hall.test"  # the name the projector's PC knows this machine by
+PROJECTOR = socket.gethostname().lower()  # the name the projector's PC knows this machine by: its host name
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium; .ci/run does)")
+@pytest.mark.skipif(PROJECTOR in ("", "localhost") or not re.fullmatch(r"[a-z0-9.-]+", PROJECTOR),
+                    reason=f"this machine's host name ({PROJECTOR!r}) cannot stand for another machine's")
 def test_a_browser_on_another_machine_reaches_the_server_by_its_name(tmp_path):
-    """The browser knows the server only as PROJECTOR (its resolver maps that name here, and its own localhost
-    nowhere): the page must load its scripts and open its websocket by that name."""
+    """The browser knows the server only as PROJECTOR, this machine's host name (its resolver maps that name
+    here, and its own localhost nowhere): the page must load its scripts and open its websocket by that name
+    (served to the network, the server answers to its own host name: no --public-url needed)."""
     import aiohttp
 
     port = free_port()
     server = start_server(port, "--host", "0.0.0.0")
+    assert f"from another machine: http://{socket.gethostname()}:{port}/?token={server.token}" in server.line
     browser = Browser(tempfile.mkdtemp(dir=tmp_path),
                       f"--host-resolver-rules=MAP {PROJECTOR} 127.0.0.1, MAP localhost ~NOTFOUND")
 
@@ -201,7 +227,7 @@ def test_a_browser_on_another_machine_reaches_the_server_by_its_name(tmp_path):
             await browser.open(http)
             await browser.call("Page.enable")
             await browser.call("Page.addScriptToEvaluateOnNewDocument", source=CATCH_TERMINAL)
-            await browser.call("Page.navigate", url=f"http://{PROJECTOR}:{port}/")
+            await browser.call("Page.navigate", url=f"http://{PROJECTOR}:{port}/?token={server.token}")
             deadline = time.monotonic() + 90
             shown = ""
             while "session ok" not in shown:
@@ -218,7 +244,7 @@ def test_a_browser_on_another_machine_reaches_the_server_by_its_name(tmp_path):
     finally:
         browser.close()
         stop_server(server)
-    assert f"ws://{PROJECTOR}:{port}/ws" in page and f"http://{PROJECTOR}:{port}/static/" in page
+    assert f"ws://{PROJECTOR}:{port}/ws/{server.token}" in page and f"http://{PROJECTOR}:{port}/static/" in page
     assert "localhost" not in page
     for name in ("kernel_a #1", "kernel_b #2", "kernel_c #3"):
         assert name in shown
@@ -254,9 +280,11 @@ def _served_with_a_browser_session(port: int, script: str):
     server = subprocess.Popen([sys.executable, "-m", "kdebug.cli", "serve", "--port", str(port), "--backend", "cpu",
                                script], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               env=dict(os.environ, PYTHONUNBUFFERED="1"))  # its own process group: the shell's
-    assert server.stdout.readline().startswith("kdebug: serving ")
+    line = server.stdout.readline()
+    assert line.startswith("kdebug: serving "), line
+    server.token = printed_token(line)
     deadline = time.monotonic() + 30
-    while True:  # it says where before it binds: wait until it accepts
+    while True:  # it listens before it says where: this only checks that it accepts
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
             return server
@@ -278,7 +306,7 @@ def test_the_server_ending_ends_every_app_and_its_debuggee(tmp_path, how):
 
     async def browse():
         async with aiohttp.ClientSession() as http:
-            async with http.ws_connect(f"http://127.0.0.1:{port}/ws?width=100&height=30") as ws:
+            async with http.ws_connect(f"http://127.0.0.1:{port}/ws?width=100&height=30&token={server.token}") as ws:
                 deadline = time.monotonic() + 60
                 while time.monotonic() < deadline:  # the app, and under it the debuggee running the script
                     try:
@@ -327,7 +355,7 @@ def test_the_page_loads_nothing_from_another_site():
         deadline = time.monotonic() + 20
         while True:
             try:
-                page = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read().decode()
+                page = urllib.request.urlopen(f"http://127.0.0.1:{port}/?token={server.token}", timeout=5).read().decode()
                 break
             except OSError:
                 assert time.monotonic() < deadline

@@ -29,8 +29,7 @@ from kdebug.frontend.lower import llvm_type, lower_function
 from kdebug.ir_text import value_positions
 from kdebug.frontend.source import parse_function
 from kdebug.autodiff.adjoint_races import check_races
-from kdebug.frontend.typeinfer import LaunchTarget, PyValue, infer_function
-from kdebug.lang import intrinsics as I
+from kdebug.frontend.typeinfer import LaunchTarget, infer_function
 from kdebug.lang import types as T
 from kdebug.lang.derivative import ADJOINT, REVERSE, Derivative
 
@@ -184,7 +183,7 @@ def check_adjoint(rec, tf, seen=None) -> None:
     for node in ast.walk(tf.source.tree):
         what = None
         if isinstance(node, ast.Call):
-            name = _intrinsic_name(tf, node)
+            name = tf.intrinsic_called(node)
             if isinstance(tf.types.get(node.func), LaunchTarget):
                 what = "a device-side launch"
             elif name and name.startswith("atomic.") and name not in ("atomic.add", "atomic.sub"):
@@ -237,12 +236,12 @@ def check_differentiable(rec, tf, seen=None) -> None:
     seen.add(id(tf))
     local_arrays = set()
     for node in ast.walk(tf.source.tree):
-        if isinstance(node, ast.Assign) and _intrinsic_name(tf, node.value) == "local.array":
+        if isinstance(node, ast.Assign) and tf.intrinsic_called(node.value) == "local.array":
             local_arrays |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     for node in ast.walk(tf.source.tree):
         what = None
         if isinstance(node, ast.Call):
-            name = _intrinsic_name(tf, node)
+            name = tf.intrinsic_called(node)
             if isinstance(tf.types.get(node.func), LaunchTarget):
                 what = "a device-side launch"
             elif name and name.startswith("atomic."):
@@ -265,11 +264,3 @@ def check_differentiable(rec, tf, seen=None) -> None:
     for callee in tf.callees.values():
         check_differentiable(rec, callee, seen)
 
-
-def _intrinsic_name(tf, node) -> str | None:
-    if not isinstance(node, ast.Call):
-        return None
-    ft = tf.types.get(node.func)
-    if isinstance(ft, PyValue) and isinstance(ft.value, I.Intrinsic):
-        return ft.value.name
-    return None

@@ -465,7 +465,7 @@ class FunctionLowerer:
 
     def lockstep_iteration(self, node, slots, ctx, value, latch, stop, nonneg: bool) -> None:
         """One iteration of the range loop ``node`` for one thread of a target's lockstep run
-        (kdebug/targets/cpu/lockstep.py): the variables in ``slots``, the thread's context ``ctx``, the
+        (kdebug/targets/cpu/forms/coroutines/lockstep.py): the variables in ``slots``, the thread's context ``ctx``, the
         loop variable's ``value`` (``nonneg``: known >= 0); ``continue`` goes to ``latch``, ``break`` to ``stop``."""
         saved = self.slots, self.ctx, self._hook_context
         var = node.target.id

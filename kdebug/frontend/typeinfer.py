@@ -82,6 +82,14 @@ class TypedFunction:
     # raise statements: (exception class, constant arguments) (kdebug/frontend/exceptions.py)
     raises: dict[ast.AST, tuple] = field(default_factory=dict)
 
+    def intrinsic_called(self, node) -> str | None:
+        """The name of the intrinsic (``syncthreads``, ``shfl_sync``, ``local.array``...) a call of this
+        function's code names; None for another call or a node that is no call."""
+        if not isinstance(node, ast.Call):
+            return None
+        t = self.types.get(node.func)
+        return t.value.name if isinstance(t, PyValue) and isinstance(t.value, I.Intrinsic) else None
+
     def listing(self) -> str:
         """A readable summary, kept as the typeinfer phase's snapshot."""
         sig = ", ".join(f"{n}: {t}" for n, t in zip(self.argnames, self.argtypes))

@@ -51,9 +51,16 @@ RECORD_FIELDS = (
 )
 FIELD = {name: k for k, (name, _) in enumerate(RECORD_FIELDS)}
 
-# A barrier's value in a waiting thread's context is its site id, with this bit set when the barrier
-# lies inside an if/else of its function (site ids stay below it).
-IN_BRANCH = 1 << 29
+# What a waiting thread waits at: the barrier field of its context (the CPU target's CTX_BARRIER), a site
+# id (a barrier's, a loop's, a warp operation's: every site id stays below ROUND_START) with the bits
+# below saying which kind of wait it is. One table for every form of the CPU target
+# (kdebug/targets/cpu/forms/) and the runtime's reports, which read the field back.
+ROUND_START = 1 << 25  # region form: a thread at the start of a loop run in rounds (site | LOCKSTEP_FLAG | ROUND_START)
+ROUND_DONE = 1 << 26  # region form: a thread whose loop run in rounds is done (site | LOCKSTEP_FLAG | ROUND_DONE)
+REGION_INDEX = 1 << 27  # region form: the thread loops start a thread at region k with k | REGION_INDEX
+LOCKSTEP_FLAG = 1 << 28  # a thread waiting at a lockstep loop: site | LOCKSTEP_FLAG (bits 28-31: 0001)
+IN_BRANCH = 1 << 29  # a barrier inside an if/else of its function: site | IN_BRANCH
+WARP_FLAG = 1 << 30  # a warp operation (shuffle, vote, match, syncwarp): site | WARP_FLAG
 END_OF_KERNEL = (1 << 31) - 1  # a thread's exit line when it ran off the kernel's end
 
 

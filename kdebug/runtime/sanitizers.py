@@ -13,7 +13,7 @@
   that no thread of the block wrote before (in an earlier barrier epoch, or the
   reading thread itself).
 
-The compiled side is kdebug/targets/cpu/sanitizer_ir.py; the structures both
+The compiled side is kdebug/targets/cpu/checks/sanitizers.py; the structures both
 share are in kdebug/runtime/record.py.
 """
 from __future__ import annotations

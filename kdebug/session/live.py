@@ -58,10 +58,10 @@ class Session:
         """``snapshots``: print every phase's IR and the host assembly for whoever looks (the TUI, dump,
         a trace); a session nobody watches turns it off and compiles faster. ``racecheck``, ``initcheck``:
         the CPU backend's shadow-memory sanitizers. ``lockstep``: the CPU backend's lockstep loops
-        (kdebug/targets/cpu/lockstep.py; None: ``KDEBUG_LOCKSTEP``, on unless 0). ``regions``: the CPU
-        backend's region form of kernels with barriers (kdebug/targets/cpu/regions.py; None:
+        (kdebug/targets/cpu/forms/coroutines/lockstep.py; None: ``KDEBUG_LOCKSTEP``, on unless 0). ``regions``: the CPU
+        backend's region form of kernels with barriers (kdebug/targets/cpu/forms/regions/cut.py; None:
         ``KDEBUG_REGIONS``, on unless 0); ``narrow``: its thread loops only over the threads a region's
-        guards let in (kdebug/targets/cpu/region_bounds.py; None: ``KDEBUG_NARROW``, on unless 0). ``tiered`` (default:
+        guards let in (kdebug/targets/cpu/forms/regions/bounds.py; None: ``KDEBUG_NARROW``, on unless 0). ``tiered`` (default:
         unless ``KDEBUG_TIERED=0``): without snapshots, the CPU backend runs quick code until the
         optimised code, compiled in the background, is ready (kdebug/targets/cpu/tiers.py). ``host_cpu``:
         the LLVM CPU model the CPU backend compiles for (None: ``KDEBUG_HOST_CPU``, else this host's).

@@ -102,7 +102,7 @@ class Target:
     def lowers_loop(self, lc, node, start, step, trips, iteration) -> ir.Block | None:
         """At a ``for`` loop over a range, its bounds and trip count computed, before ``lockstep_loop``: None
         (the default), or the block after the loop when the target lowered the whole loop itself (the CPU
-        target's loops in rounds, kdebug/targets/cpu/regions.py), with ``iteration`` as for ``lockstep_loop``;
+        target's loops in rounds, kdebug/targets/cpu/forms/regions/cut.py), with ``iteration`` as for ``lockstep_loop``;
         the lowering goes on there."""
         return None
 

@@ -18,8 +18,8 @@ from llvmlite import ir
 
 from kdebug.lazy_dataclasses import dataclass
 from kdebug.runtime import memcheck as M
-from kdebug.targets.cpu import coroutines
-from kdebug.targets.cpu.barrier_lines import reach_line
+from kdebug.targets.cpu.forms.coroutines import lowering as coroutines
+from kdebug.targets.cpu.forms.coroutines.barrier_lines import reach_line
 from kdebug.targets.cpu.ir_helpers import TOKEN, TOKEN_NONE, const, declare
 from kdebug.targets.cpu.layout import (CTX_BAR_LINE, CTX_BARRIER, CTX_EXIT_LINE, CTX_SHARED, CTX_VOTE, I8P,
                                        IN_BRANCH, VOID, i1, i32, i64)

@@ -13,7 +13,7 @@ from kdebug.runtime import memcheck as M
 from kdebug.targets.cpu.ir_helpers import const, field
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_RAISED, CTX_RUNTIME, I8P, RT_EXC_CTAID, RT_EXC_SITE,
                                        RT_EXC_TID, RUNTIME_P, VOID, i32)
-from kdebug.targets.cpu.memcheck_ir import thread_position
+from kdebug.targets.cpu.checks.memcheck import thread_position
 
 
 def record_function(module: ir.Module) -> ir.Function:

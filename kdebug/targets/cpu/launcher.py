@@ -26,11 +26,12 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from kdebug.frontend.lower import llvm_type
-from kdebug.targets.cpu import progress_ir, sanitizer_ir
-from kdebug.targets.cpu.block_scheduler import BlockScheduler
-from kdebug.targets.cpu.region_bounds import ALIKE_SUFFIX, BOUND_SUFFIX
-from kdebug.targets.cpu.region_scheduler import region_blocks
-from kdebug.targets.cpu.lockstep import LOCKSTEP_GROUP
+from kdebug.targets.cpu import progress_ir
+from kdebug.targets.cpu.checks import sanitizers as sanitizer_ir
+from kdebug.targets.cpu.forms.coroutines.scheduler import BlockScheduler
+from kdebug.targets.cpu.forms.regions.bounds import ALIKE_SUFFIX, BOUND_SUFFIX
+from kdebug.targets.cpu.forms.regions.scheduler import region_blocks
+from kdebug.targets.cpu.forms.coroutines.lockstep import LOCKSTEP_GROUP
 from kdebug.targets.cpu.ir_helpers import Loop, cond_value, const, declare, each_thread, entry_alloca, field
 from kdebug.targets.cpu.layout import (CONTEXT, CONTEXT_P, CTX_BARRIER, CTX_CORO, CTX_CTAID, CTX_DEPTH,
                                        CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_FRAME, CTX_JMPBUF, CTX_NCTAID,
@@ -40,7 +41,7 @@ from kdebug.targets.cpu.layout import (CONTEXT, CONTEXT_P, CTX_BARRIER, CTX_CORO
                                        SHADOW_BYTES, I8P, JMPBUF_BYTES,
                                        LAUNCHER_TYPE, RT_DYN_SHARED, RT_NPERM, RT_PERM, RT_PERM_NT, RUNTIME_P,
                                        SHARED_ALIGN, VOID, i8, i32, i64, param_struct_type)
-from kdebug.targets.cpu.memcheck_ir import any_failed, error_flag, fail_slot_fields, first_failure_function
+from kdebug.targets.cpu.checks.memcheck import any_failed, error_flag, fail_slot_fields, first_failure_function
 
 
 PLACEHOLDER_ENTRY = "kdebug.launcher.entry"  # the kernel's name in a cached launcher module

@@ -68,7 +68,7 @@ FAIL_SLOT_BYTES = 56  # per thread: a failed access's site (i32), index and exte
 SPECIAL_REGISTER_FIELD = {"threadIdx": CTX_TID, "blockDim": CTX_NTID, "blockIdx": CTX_CTAID,
                           "gridDim": CTX_NCTAID}
 
-WARP_FLAG = 1 << 30  # a waiting thread's barrier field: site | WARP_FLAG for a warp operation
+WARP_FLAG = record.WARP_FLAG  # the barrier field's bits: kdebug/runtime/record.py
 WARP = 32
 JMPBUF_BYTES = 512  # glibc's jmp_buf is 200 bytes on x86-64, 312 on aarch64
 SHARED_ALIGN = 64  # each block's shared memory starts at a multiple of this

@@ -25,11 +25,18 @@ from kdebug.settings import CompileOptions
 from kdebug import passes, stages
 from kdebug.targets import pass_record
 from kdebug.targets.base import Target, init_llvm, run_pipeline
-from kdebug.targets.cpu import (coroutines, exceptions_ir, kernel_print, lockstep, lockstep_rules, memcheck_ir,
-                               progress_ir, regions, sanitizer_ir, tiers, warp)
+from kdebug.targets.cpu import exceptions_ir, kernel_print, progress_ir, tiers, warp
+from kdebug.targets.cpu.forms.coroutines import lowering as coroutines
+from kdebug.targets.cpu.forms.coroutines import lockstep as lockstep
+from kdebug.targets.cpu.forms.coroutines import lockstep_rules as lockstep_rules
+from kdebug.targets.cpu.checks import memcheck as memcheck_ir
+from kdebug.targets.cpu.forms.regions import cut as regions
+from kdebug.targets.cpu.checks import sanitizers as sanitizer_ir
 from kdebug.targets.cpu.adjoint_barriers import WHY_COROUTINES, AdjointBarriers
 from kdebug.frontend.lower import llvm_type
-from kdebug.targets.cpu import region_bounds
+from kdebug.targets.cpu.forms.regions import bounds as region_bounds
+from kdebug.targets.cpu.forms import FORM_COROUTINES, FORM_REGIONS, FORM_THREAD_LOOP
+from kdebug.targets.cpu.forms.choice import choose_form
 from kdebug.targets.cpu.launcher import launcher_module, name_entry
 from kdebug.targets.cpu.machines import new_machine
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_DEPTH, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_RUNTIME,
@@ -302,15 +309,13 @@ class CpuTarget(Target):
         return lockstep.lower_loop(lc, node, start, step, trips, iteration)
 
     def function_prologue(self, lc) -> None:
-        """A kernel's form (regions.py): one thread loop (no barriers), cut at its barriers, or coroutines."""
+        """A kernel's form (forms/__init__.py's table): one thread loop (no barriers), cut at its barriers, or
+        coroutines."""
         if lc.tf.kind != "kernel" or lc.tf is not lc.function_tf or lc.thread_ctx is None or lc.state is None:
             return
-        if "barrier" not in lc.tf.features:
-            lc.state.forms[lc.fn.name] = (regions.FORM_THREAD_LOOP, None)
-            return
-        why = regions.region_reason(lc, self.options)
-        lc.state.forms[lc.fn.name] = (regions.FORM_COROUTINES if why else regions.FORM_REGIONS, why)
-        if why is None:
+        form, why = choose_form(lc, self.options)
+        lc.state.forms[lc.fn.name] = (form, why)
+        if form == FORM_REGIONS:
             regions.begin(lc)
 
     def keeps_loop_bounds_in_slots(self, lc) -> bool:
@@ -411,7 +416,7 @@ class CpuTarget(Target):
 
     def shows_stage(self, stage, target_state) -> bool:
         """The regions snapshot of a job with a kernel with barriers (cut, or left as coroutines and why)."""
-        return target_state is not None and any(f != regions.FORM_THREAD_LOOP for f, _ in target_state.forms.values())
+        return target_state is not None and any(f != FORM_THREAD_LOOP for f, _ in target_state.forms.values())
 
     def stage_header(self, stage, target_state) -> str:
         """Above the regions snapshot: each kernel's form, and why a kernel with barriers is not cut."""
@@ -419,9 +424,9 @@ class CpuTarget(Target):
             return ""
         out = []
         for name, (form, why) in target_state.forms.items():
-            if form == regions.FORM_REGIONS:
+            if form == FORM_REGIONS:
                 out.append(regions.describe(target_state.regions[name], name))
-            elif form == regions.FORM_COROUTINES:
+            elif form == FORM_COROUTINES:
                 out.append(f"; {name}: coroutines, one per thread (not the region form: {why})\n")
             else:
                 out.append(f"; {name}: {form} (no barriers: nothing to cut)\n")
@@ -512,7 +517,7 @@ class CpuTarget(Target):
             shared_bytes, shared_align = max(shared_bytes, body.shared_bytes), max(shared_align, body.shared_align)
             if body.coroutine and not coroutine:
                 coroutine = True
-                state.forms[job.entry] = (regions.FORM_COROUTINES, WHY_COROUTINES)
+                state.forms[job.entry] = (FORM_COROUTINES, WHY_COROUTINES)
                 job.form = state.forms[job.entry]
         # A launcher whose kernel has the stopping check keeps the shuffled path even unshuffled: without
         # its out-of-line call LLVM sinks the block's context stores into the failed checks' blocks, keeping

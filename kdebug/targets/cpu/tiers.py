@@ -40,7 +40,7 @@ import llvmlite.binding.ffi as ffi
 
 from kdebug.targets import pass_record
 from kdebug.targets.base import tuning_options
-from kdebug.targets.cpu import region_bounds
+from kdebug.targets.cpu.forms.regions import bounds as region_bounds
 from kdebug.targets.cpu.machines import new_machine
 
 TIER0_SPEED_LEVEL = 1  # optimize's pipeline in a tiered compile (tier 1 runs the session's, -O2)

@@ -29,14 +29,14 @@ import contextlib
 from llvmlite import ir
 
 from kdebug.runtime import memcheck as M
-from kdebug.targets.cpu import coroutines as CO
+from kdebug.targets.cpu.forms.coroutines import lowering as CO
 from kdebug.targets.cpu.ir_helpers import Loop, declare
 from kdebug.targets.cpu.ir_helpers import const as _c
 from kdebug.targets.cpu.ir_helpers import field as ctx_field
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_BARRIER, CTX_CORO, CTX_JMPBUF, CTX_NTID, CTX_RUNTIME,
                                        CTX_TID, CTX_WGROUP, CTX_WKIND, CTX_WMASK, CTX_XIN, CTX_XOUT, I8P, VOID,
                                        WARP_FLAG, i1, i32, i64)
-from kdebug.targets.cpu.memcheck_ir import emit_record_error, thread_position
+from kdebug.targets.cpu.checks.memcheck import emit_record_error, thread_position
 
 KIND_SYNC, KIND_COLLECTIVE, KIND_ACTIVEMASK = 0, 1, 2
 

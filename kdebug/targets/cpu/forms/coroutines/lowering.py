@@ -14,7 +14,7 @@ import platform
 from llvmlite import ir
 
 from kdebug.runtime import memcheck as M
-from kdebug.targets.cpu.barrier_lines import reach_line
+from kdebug.targets.cpu.forms.coroutines.barrier_lines import reach_line
 from kdebug.targets.cpu.ir_helpers import TOKEN, TOKEN_NONE, const, declare, field
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_BAR_LINE, CTX_BARRIER, CTX_CORO, CTX_EXIT_LINE, CTX_FRAME,
                                        CTX_FRAME_CAP, CTX_VOTE, END_OF_KERNEL, I8P, IN_BRANCH, VOID, i1, i8, i32,

@@ -42,11 +42,6 @@ def _callee(tf, call):
     return t.value if isinstance(t, PyValue) else None
 
 
-def _intrinsic_name(tf, call) -> str | None:
-    fn = _callee(tf, call)
-    return fn.name if isinstance(fn, I.Intrinsic) else None
-
-
 def pure_call(tf, call) -> bool:
     """Builtins, casts, math functions and the cuda intrinsics that only compute."""
     if call in tf.callees:
@@ -82,7 +77,7 @@ def body_reason(tf, stmts) -> str | None:
 def _suspends(tf, s) -> bool:
     for n in ast.walk(s):
         if isinstance(n, ast.Call):
-            if _intrinsic_name(tf, n) in SUSPENDING:
+            if tf.intrinsic_called(n) in SUSPENDING:
                 return True
             callee = tf.callees.get(n)
             if callee is not None and "barrier" in callee.features:
@@ -101,7 +96,7 @@ def _suspend_statement(tf, s) -> bool:
         value = s.value
     else:
         return False
-    return isinstance(value, ast.Call) and _intrinsic_name(tf, value) in SUSPENDING
+    return isinstance(value, ast.Call) and tf.intrinsic_called(value) in SUSPENDING
 
 
 def _pure_statement(tf, s) -> bool:

@@ -31,13 +31,14 @@ from __future__ import annotations
 from llvmlite import ir
 
 from kdebug.runtime import memcheck as M
-from kdebug.targets.cpu.block_scheduler import BlockScheduler
+from kdebug.targets.cpu.forms.coroutines.scheduler import BlockScheduler
 from kdebug.targets.cpu.ir_helpers import Loop, const, each_thread, entry_alloca, field
 from kdebug.targets.cpu.layout import (CONTEXT, CTX_BAR_LINE, CTX_BARRIER, CTX_EXIT_LINE, CTX_FRAME, CTX_TID,
                                        CTX_VOTE, CTX_WKIND, I8P, WARP_FLAG, i1, i32, i64)
-from kdebug.targets.cpu.memcheck_ir import error_flag
-from kdebug.targets.cpu.lockstep import is_lockstep_wait
-from kdebug.targets.cpu.regions import LANES, REGION_INDEX, ROUND_DONE, ROUND_START
+from kdebug.targets.cpu.checks.memcheck import error_flag
+from kdebug.targets.cpu.forms.coroutines.lockstep import is_lockstep_wait
+from kdebug.runtime.record import REGION_INDEX, ROUND_DONE, ROUND_START
+from kdebug.targets.cpu.forms.regions.cut import LANES
 
 _STATE = (("waits", CTX_BARRIER), ("bar_line", CTX_BAR_LINE), ("exit_line", CTX_EXIT_LINE), ("vote", CTX_VOTE))
 

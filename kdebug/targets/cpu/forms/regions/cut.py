@@ -43,13 +43,12 @@ from llvmlite import ir
 
 from kdebug.lazy_dataclasses import dataclass
 from kdebug.runtime import memcheck as M
-from kdebug.targets.cpu.barrier_lines import reach_line
-from kdebug.targets.cpu.coroutines import in_branch
+from kdebug.targets.cpu.forms.coroutines.barrier_lines import reach_line
+from kdebug.targets.cpu.forms.coroutines.lowering import in_branch
 from kdebug.targets.cpu.ir_helpers import const, field
-from kdebug.targets.cpu.lockstep_rules import _intrinsic_name as intrinsic_name
-from kdebug.targets.cpu.lockstep import LOCKSTEP_FLAG
-from kdebug.targets.cpu.lockstep_rules import loop_reason, pure_call
-from kdebug.targets.cpu.memcheck_ir import fail_slot_fields, oob_function
+from kdebug.runtime.record import LOCKSTEP_FLAG, REGION_INDEX, ROUND_DONE, ROUND_START  # the barrier field's bits
+from kdebug.targets.cpu.forms.coroutines.lockstep_rules import loop_reason, pure_call
+from kdebug.targets.cpu.checks.memcheck import fail_slot_fields, oob_function
 from kdebug.targets.cpu import warp as W
 from kdebug.targets.cpu.layout import (CTX_BAR_LINE, CTX_BARRIER, CTX_CTAID, CTX_DYN_BYTES, CTX_DYN_SHARED,
                                        CTX_EXIT_LINE, CTX_FAIL_SLOTS, CTX_FRAME, CTX_NCTAID, CTX_NTID, CTX_SHARED, CTX_TID,
@@ -58,15 +57,8 @@ from kdebug.targets.cpu.layout import (CTX_BAR_LINE, CTX_BARRIER, CTX_CTAID, CTX
 ROUND_ITERATIONS = 4  # the iterations a thread runs in one round of a loop in rounds (emit_rounds): fewer
 # rounds, each with its thread loop and the thread's stop (sample_kernels/warp_reduce.py, 2^24 floats: 6.7 ms
 # with 1, 5.7 with 4, memcheck off; 14 and 10 ms with it)
-ROUND_START = 1 << 25  # a thread at the start of a loop run in rounds: site | LOCKSTEP_FLAG | ROUND_START (emit_rounds)
-ROUND_DONE = 1 << 26  # a thread whose loop run in rounds is done: site | LOCKSTEP_FLAG | ROUND_DONE
-REGION_INDEX = 1 << 27  # (below LOCKSTEP_FLAG, IN_BRANCH, WARP_FLAG) the launcher's thread loops start a thread at region k with barrier = k | REGION_INDEX
 LANES = 1024  # threads a column holds: the most a block has (launches of more are refused)
 COLUMN_ALIGN = 64  # each column starts on a cache line
-
-FORM_REGIONS = "regions"
-FORM_COROUTINES = "coroutines"
-FORM_THREAD_LOOP = "thread loop"  # a barrier-free kernel: one loop over the block's threads
 
 BLOCK_BARRIERS = frozenset({"syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or"})
 WARP_OPERATIONS = frozenset({"shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "all_sync", "any_sync",
@@ -130,7 +122,7 @@ def region_reason(lc, options) -> str | None:
 
 def _barrier_callee(tf, call):
     """The barrier intrinsic's name or the device function (with barriers) that ``call`` calls, else None."""
-    name = intrinsic_name(tf, call)
+    name = tf.intrinsic_called(call)
     if name in BLOCK_BARRIERS:
         return name
     callee = tf.callees.get(call)
@@ -220,7 +212,7 @@ def _warp_reason(tf) -> str | None:
             return f"{callee.name}() may raise, which ends a thread: {_ALIKE}"
     for n in ast.walk(tree):
         if isinstance(n, ast.Call):
-            name = intrinsic_name(tf, n)
+            name = tf.intrinsic_called(n)
             if name in WARP_OPERATIONS:
                 label = f"cuda.{name}() at {where(n)}"
                 if not _own_statement(n, parents):
@@ -290,7 +282,7 @@ def _uniform_expr(tf, node, uniform: set) -> bool:
     if isinstance(node, ast.Tuple):
         return all(_uniform_expr(tf, v, uniform) for v in node.elts)
     if isinstance(node, ast.Call):
-        name = intrinsic_name(tf, node)
+        name = tf.intrinsic_called(node)
         if name is not None:  # the block's own shared memory has one address for all its threads;
             return name == "shared.array"  # cuda.grid(1) and the like differ between them
         return pure_call(tf, node) and not node.keywords and all(_uniform_expr(tf, a, uniform) for a in node.args)
@@ -393,7 +385,7 @@ def note_range_loop(lc, node, slots) -> None:
 def has_barrier(tf, node) -> bool:
     """Whether a cut lies inside ``node``: a barrier, a call of a device function with one, a warp operation."""
     return any(isinstance(n, ast.Call) and (_barrier_callee(tf, n) is not None
-                                            or intrinsic_name(tf, n) in WARP_OPERATIONS) for n in ast.walk(node))
+                                            or tf.intrinsic_called(n) in WARP_OPERATIONS) for n in ast.walk(node))
 
 
 # ---- lowering hooks -------------------------------------------------------------------------------

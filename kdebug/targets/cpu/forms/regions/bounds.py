@@ -31,7 +31,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from kdebug.targets.cpu.ir_helpers import const
-from kdebug.targets.cpu.regions import REGION_INDEX  # a thread loop starts a thread at region k with k | REGION_INDEX
+from kdebug.runtime.record import REGION_INDEX  # a thread loop starts a thread at region k with k | REGION_INDEX
 from kdebug.targets.cpu.layout import (CONTEXT, CTX_BAR_LINE, CTX_BARRIER, CTX_CTAID, CTX_DYN_BYTES, CTX_DYN_SHARED,
                                        CTX_EXIT_LINE, CTX_FRAME, CTX_NCTAID, CTX_NTID, CTX_SHARED, CTX_TID, CTX_VOTE,
                                        CTX_WKIND)

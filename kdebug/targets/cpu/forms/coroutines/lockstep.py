@@ -33,12 +33,12 @@ from llvmlite import ir
 
 from kdebug.lang import types as T
 from kdebug.runtime import memcheck as M
-from kdebug.targets.cpu import coroutines as CO
+from kdebug.targets.cpu.forms.coroutines import lowering as CO
 from kdebug.targets.cpu.ir_helpers import Loop, const, declare, field
 from kdebug.targets.cpu.layout import CONTEXT_P, CTX_BARRIER, CTX_CORO, CTX_WKIND, CTX_XIN, CTX_XOUT, I8P, VOID, i1, i32, i64
-from kdebug.targets.cpu.memcheck_ir import oob_function
+from kdebug.targets.cpu.checks.memcheck import oob_function
+from kdebug.runtime.record import LOCKSTEP_FLAG  # the barrier field's bits, one table for every form
 
-LOCKSTEP_FLAG = 1 << 28  # a thread waiting at a lockstep loop: barrier = site | LOCKSTEP_FLAG (bits 28-31: 0001)
 LS_RUN = 7  # the wkind the lockstep pass gives the thread that runs the loop for the others
 CHUNK = 1024  # threads per structure-of-arrays chunk
 LOCKSTEP_GROUP = 4  # blocks the scheduler keeps alive at once, so that a run spans them (a round reads

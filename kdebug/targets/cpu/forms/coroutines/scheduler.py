@@ -25,9 +25,9 @@ from kdebug.targets.cpu.layout import (CTX_BAR_LINE, CTX_BARRIER, CTX_CORO, CTX_
                                        CTX_SEQ, CTX_VOTE, I8P, IN_BRANCH, RT_WARN_CTAID, RT_WARN_DONE,
                                        RT_WARN_EXIT_LINE, RT_WARN_SITE, RT_WARN_TID, RT_WARN_WAITING, RUNTIME_P,
                                        VOID, WARP, WARP_FLAG, i32, i64)
-from kdebug.targets.cpu.memcheck_ir import emit_record_error, error_flag, thread_position
-from kdebug.targets.cpu.lockstep import LOCKSTEP_GROUP, is_lockstep_wait
-from kdebug.targets.cpu.lockstep import pass_function as lockstep_pass_function
+from kdebug.targets.cpu.checks.memcheck import emit_record_error, error_flag, thread_position
+from kdebug.targets.cpu.forms.coroutines.lockstep import LOCKSTEP_GROUP, is_lockstep_wait
+from kdebug.targets.cpu.forms.coroutines.lockstep import pass_function as lockstep_pass_function
 from kdebug.targets.cpu.warp import warp_pass_function
 
 
