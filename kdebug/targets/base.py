@@ -1,4 +1,7 @@
-"""The target interface: small hooks, each with a note on *when* it runs.
+"""The target interface: small hooks, each with a note on *when* it runs, in four groups by concern:
+``LoweringHooks`` (while lower writes a job's IR), ``DeferredHooks`` (device-side launches and the
+entries deferred markers become), ``AutodiffHooks`` (a kernel's adjoint), ``PipelineHooks`` (the phases
+after lower, in their order). ``Target`` is all four.
 
 A target overrides only what it needs (after GPUCompiler.jl's interface.jl).
 Lowering-time hooks get ``lc``, a LoweringContext (kdebug/frontend/hook_context.py:
@@ -21,20 +24,10 @@ from kdebug.targets import pass_record
 from kdebug.targets.pass_record import init_llvm  # noqa: F401 - the targets' LLVM start-up, here as always
 
 
-class Target:
-    name = "base"
-    emit_language = "asm"  # what emit's snapshot holds: asm or ptx
-    # Whether a block's threads run one at a time, each from one barrier to the next without another's
-    # code in between (the CPU backend's thread loops and coroutines), blocks side by side: the reverse
-    # transform then adds plainly into shadow elements no other block touches. A GPU runs them together.
-    serial_block_threads = False
-    # a thread's stack stays as it was across a barrier (a GPU's); the CPU backend's adjoint bodies with
-    # barriers are coroutines, whose stack a barrier leaves: their per-trip tape records go on the heap
-    barriers_keep_the_stack = True
-    triple = ""
-    data_layout = ""
+class LoweringHooks:
+    """While ``lower`` turns a job's typed code into LLVM IR: each hook gets ``lc`` (the
+    LoweringContext) at the construct it names, and keeps what later phases need in ``lc.state``."""
 
-    # ---- lowering time -------------------------------------------------------
     def module_state(self):
         """Runs when lower starts a job's module: a fresh record for the lowering hooks to fill in
         (``lc.state``; shared memory laid out...), kept as ``job.target_state``. None by default."""
@@ -52,12 +45,6 @@ class Target:
     def special_register(self, lc, reg: str, dim: str) -> ir.Value:
         """Where a kernel reads threadIdx/blockIdx/blockDim/gridDim .x/.y/.z: the value as i32."""
         raise NotImplementedError
-
-    def special_register_of(self, inst, defs: dict, ctx: str | None) -> tuple[str, str] | None:
-        """The (register, dimension) an instruction of parsed IR (llvmlite.binding) reads, as
-        ``special_register`` lowers it, or None (the reverse transform's thread-index analysis);
-        ``defs``: the function's instructions by name, ``ctx``: the name of its context parameter."""
-        return None
 
     def print_line(self, lc, node, items) -> None:
         """Lowers ``print(...)`` in a kernel: items are ("s", text) or (scalar type, value), one line per thread."""
@@ -178,36 +165,10 @@ class Target:
         """At ``cuda.shared.array(0, dtype)``: (i8* base, i64 bytes) of the launch's dynamic shared memory."""
         raise NotImplementedError("dynamic shared memory")
 
-    # ---- a kernel's adjoint (kdebug.adjoint): its barriers and shared arrays ------------------
-    # Lowered for the reverse transform, a primal's barriers and shared arrays are marker calls
-    # (kdebug/autodiff/adjoint_primal.py); the transform writes the adjoint body through these hooks,
-    # where ``b`` is its builder and ``ctx`` the body's context parameter (None without one).
-    def adjoint_site(self, lc, node, what: str) -> tuple[int, int]:
-        """(site, reach line) a barrier of the adjoint's primal records (``node`` None: one the adjoint
-        adds, at the function's line); what the target's barrier errors name."""
-        return 0, 0
 
-    def adjoint_begin(self, b, ctx) -> None:
-        """At the top of the entry block of an adjoint body with barriers or shared arrays."""
-
-    def adjoint_barrier(self, b, ctx, site: int, line: int, vote, what: str | None):
-        """A barrier of the adjoint body (``vote``: an i32 or None); ``what`` names one the adjoint adds
-        (the reverse of a barrier, the shadows' zeroing), placed at ``site``. Returns the votes (i32)."""
-        raise NotImplementedError("a barrier in a kernel's adjoint")
-
-    def adjoint_shared(self, b, ctx, nbytes: int, align: int):
-        """An i8* to ``nbytes`` of the block's shared memory for the adjoint body (arrays and shadows)."""
-        raise NotImplementedError("a shared array in a kernel's adjoint")
-
-    def adjoint_end(self, b, ctx) -> None:
-        """Before the adjoint body's return (``b`` may be left in another block)."""
-
-    def adjoint_finished(self, entry: str, fn) -> None:
-        """The transform wrote adjoint body ``entry`` (its kernel's gradient function ``fn``)."""
-
-    def implements(self, hook: str) -> bool:
-        """Whether this target overrides the base target's ``hook`` (a feature it has)."""
-        return getattr(type(self), hook) is not getattr(Target, hook)
+class DeferredHooks:
+    """Deferred codegen: a kernel's device-side launches and the entries other jobs' markers become
+    (after expand_deferred, when the strategy resolves a marker to a job's entry)."""
 
     def device_launch(self, lc, node, marker, grid, block, args, argtypes) -> None:
         """At ``child[grid, block](args)`` inside a kernel. ``marker`` (i8*) becomes the address of
@@ -244,7 +205,57 @@ class Target:
         earlier module's artifact (kdebug/runtime/artifacts.py)."""
         raise NotImplementedError("entry_artifact needs supports_cross_module_references")
 
-    # ---- pipeline -------------------------------------------------------------
+
+class AutodiffHooks:
+    """A kernel's adjoint (``kdebug.adjoint``), while the reverse transform (kdebug/autodiff/) writes it:
+    how its threads share a block, its barriers and shared arrays, the thread index it reads."""
+
+    # Whether a block's threads run one at a time, each from one barrier to the next without another's
+    # code in between (the CPU backend's thread loops and coroutines), blocks side by side: the reverse
+    # transform then adds plainly into shadow elements no other block touches. A GPU runs them together.
+    serial_block_threads = False
+
+    # a thread's stack stays as it was across a barrier (a GPU's); the CPU backend's adjoint bodies with
+    # barriers are coroutines, whose stack a barrier leaves: their per-trip tape records go on the heap
+    barriers_keep_the_stack = True
+
+    def special_register_of(self, inst, defs: dict, ctx: str | None) -> tuple[str, str] | None:
+        """The (register, dimension) an instruction of parsed IR (llvmlite.binding) reads, as
+        ``special_register`` lowers it, or None (the reverse transform's thread-index analysis);
+        ``defs``: the function's instructions by name, ``ctx``: the name of its context parameter."""
+        return None
+
+    # Lowered for the reverse transform, a primal's barriers and shared arrays are marker calls
+    # (kdebug/autodiff/adjoint_primal.py); the transform writes the adjoint body through these hooks,
+    # where ``b`` is its builder and ``ctx`` the body's context parameter (None without one).
+    def adjoint_site(self, lc, node, what: str) -> tuple[int, int]:
+        """(site, reach line) a barrier of the adjoint's primal records (``node`` None: one the adjoint
+        adds, at the function's line); what the target's barrier errors name."""
+        return 0, 0
+
+    def adjoint_begin(self, b, ctx) -> None:
+        """At the top of the entry block of an adjoint body with barriers or shared arrays."""
+
+    def adjoint_barrier(self, b, ctx, site: int, line: int, vote, what: str | None):
+        """A barrier of the adjoint body (``vote``: an i32 or None); ``what`` names one the adjoint adds
+        (the reverse of a barrier, the shadows' zeroing), placed at ``site``. Returns the votes (i32)."""
+        raise NotImplementedError("a barrier in a kernel's adjoint")
+
+    def adjoint_shared(self, b, ctx, nbytes: int, align: int):
+        """An i8* to ``nbytes`` of the block's shared memory for the adjoint body (arrays and shadows)."""
+        raise NotImplementedError("a shared array in a kernel's adjoint")
+
+    def adjoint_end(self, b, ctx) -> None:
+        """Before the adjoint body's return (``b`` may be left in another block)."""
+
+    def adjoint_finished(self, entry: str, fn) -> None:
+        """The transform wrote adjoint body ``entry`` (its kernel's gradient function ``fn``)."""
+
+
+class PipelineHooks:
+    """The phases after lower, in the order they run: link_runtime, optimize, finish_ir (once per
+    job's entry), finish_module, validate, emit, the target's own stages (``stages``), load."""
+
     def link_runtime(self, mod, jobs) -> None:
         """After expand_deferred: link the target's runtime libraries."""
 
@@ -271,7 +282,6 @@ class Target:
         """Make the artifact callable: returns {job id: launchable entry}."""
         raise NotImplementedError
 
-    # ---- the target's own stages ----------------------------------------------
     def stages(self) -> tuple[Stage, ...]:
         """Stages this target adds (kdebug/stages.py): those listed before ``emit`` run on each job's
         lowered module (``transform_lowered``), the others in order between emit and load (ptxas)."""
@@ -301,6 +311,20 @@ class Target:
         """The assembler's resource report of an emitted artifact, made on first request; None for
         targets without one."""
         return None
+
+
+class Target(LoweringHooks, DeferredHooks, AutodiffHooks, PipelineHooks):
+    """A target: the hooks of the four groups above, each a default a target overrides where it needs to
+    (kdebug/targets/cpu/target.py, kdebug/targets/ptx/target.py)."""
+
+    name = "base"
+    emit_language = "asm"  # what emit's snapshot holds: asm or ptx
+    triple = ""
+    data_layout = ""
+
+    def implements(self, hook: str) -> bool:
+        """Whether this target overrides the base target's ``hook`` (a feature it has)."""
+        return getattr(type(self), hook) is not getattr(Target, hook)
 
 
 def tuning_options(speed_level: int, unroll: bool = True, interleave: bool = True):
