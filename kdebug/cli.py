@@ -543,15 +543,21 @@ def load_trace(path: str):
     if problem:
         print(f"kdebug: error: {problem}", file=sys.stderr)
         return None
+    notes: list[str] = []
     try:
-        model = load_model(path)
+        model = load_model(path, notes)
     except UnicodeDecodeError:
         print(f"kdebug: error: {path}: not a text file; is this a kdebug trace (kdebug run --trace)?",
               file=sys.stderr)
         return None
-    except ValueError as exc:
+    except ValueError as exc:  # the trace schema's TraceError among them: a located line
         print(f"kdebug: error: {exc}", file=sys.stderr)
         return None
+    except OSError as exc:
+        print(f"kdebug: error: {path}: cannot read it: {exc.strerror or exc}", file=sys.stderr)
+        return None
+    for note in notes:  # text replaced by U+FFFD: shown, and said once
+        print(f"kdebug: warning: {note}", file=sys.stderr)
     if model.started is None:
         print(f"kdebug: error: {path}: no session_started event; is this a kdebug trace "
               "(kdebug run --trace)?", file=sys.stderr)
@@ -573,7 +579,7 @@ def cmd_replay(opts) -> int:
 
 def cmd_export(opts) -> int:
     """``kdebug export TRACE --html OUT.html``: a damaged trace, or one that is none, is exit 2."""
-    problem = html_problem(opts.html)
+    problem = html_problem(opts.html) or same_file_problem(opts.html, opts.trace, "the trace it exports")
     if problem:
         print(f"kdebug: error: {problem}", file=sys.stderr)
         return 2
@@ -607,6 +613,19 @@ def output_file_problem(option: str, path: str) -> str | None:
         return f"{option} {path}: the folder {folder} does not exist; create it first"
     if not os.access(folder, os.W_OK):
         return f"{option} {path}: cannot write in {folder}"
+    return None
+
+
+def same_file_problem(html: str, other: str, what: str) -> str | None:
+    """Why ``--html`` cannot be ``other`` (the trace exported or recorded): the page would replace it. The
+    same file by identity (device and inode), through symbolic and hard links; or None."""
+    try:
+        same = os.path.samefile(html, other)
+    except OSError:  # one of them does not exist (yet): the same path is still the same file
+        same = os.path.realpath(html) == os.path.realpath(other)
+    if same:
+        return (f"--html {html}: is {what} ({other}), which the page would replace; name another file "
+                "for the page")
     return None
 
 
@@ -717,7 +736,8 @@ def main(argv: list[str] | None = None) -> int:
         if opts.command == "export":
             return cmd_export(opts)
         if opts.html is not None:  # record, then export: a headless run with every snapshot
-            problem = html_problem(opts.html)
+            problem = html_problem(opts.html) or (same_file_problem(opts.html, opts.trace, "the trace it records")
+                                                  if opts.trace else None)
             if problem:
                 raise UsageError(problem)
             status, model = cmd_run(checked_options(opts))

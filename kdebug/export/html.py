@@ -14,9 +14,17 @@ decodes them, shows any stage, diffs any two, and follows anchors such as
 the launches, and each job's stages in full inside ``<noscript>`` (which a browser running scripts
 does not even build); a big session keeps only the before/after-finish pair there, unhighlighted
 when even that would not fit ``STATIC_BUDGET``.
+
+What it trusts: nothing of the trace. Every text from it is escaped where the page is written (the
+data for page.js is JSON with no ``<`` in it, so it can neither end its script element nor open a
+comment), page.js turns it into markup only through a template that escapes every value, and a
+Content-Security-Policy lets the page run its own two inline scripts and style (by their SHA-256) and
+nothing else: no other script, handler, style attribute, image, frame or form submission.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import importlib
 import importlib.resources
@@ -44,9 +52,14 @@ STATIC_BUDGET = 1_500_000
 # the lexers of the TUI's views (kdebug/tui/documents.py), imported directly: a lookup by name scans them all
 LEXERS = {"llvm": ("pygments.lexers.asm", "LlvmLexer"), "python": ("pygments.lexers.python", "PythonLexer"),
           "ptx": ("pygments.lexers.ptx", "PtxLexer"), "asm": ("pygments.lexers.asm", "GasLexer")}
+# a highlighted line as pygments' HTML formatter writes it: escaped text in <span class="..."> elements; any
+# other markup (none is expected) and the line is written as escaped plain text instead
+SAFE_LINE = re.compile(r'(?:[^<>&]|&(?:lt|gt|amp|quot|#39|#x27);|<span class="[\w -]*">|</span>)*')
+SURROGATE = re.compile("[\ud800-\udfff]")  # no character: a page holding one cannot be written as UTF-8
+# the page runs its own two scripts and nothing else, loads nothing, and submits no form ({} for their hashes)
+CSP = ("default-src 'none'; script-src {scripts}; style-src {styles}; img-src 'none'; base-uri 'none'; "
+       "form-action 'none'")
 # whitespace, punctuation and operators stay unstyled: a span for each would triple the file
-# besides "</" (written "<\/"), what changes how a <script> element's data is read: "<" before these, as \u003c
-SCRIPT_DATA_HAZARD = re.compile(r"<(?=!--|script)", re.I)
 PLAIN_TOKENS = (Token.Text, Token.Punctuation, Token.Error, Token.Generic)
 
 
@@ -101,7 +114,11 @@ class LineTable:
         return out.getvalue().rstrip("\n")
 
     def all_html(self) -> list[str]:
-        return [self.highlight(lang, line) for lang, line in self.keys]
+        out = []
+        for lang, line in self.keys:
+            h = self.highlight(lang, line)
+            out.append(h if SAFE_LINE.fullmatch(h) else html.escape(line, quote=True))
+        return out
 
 
 def _plain(ttype) -> bool:
@@ -191,6 +208,7 @@ class Page:
         self.job_stages: dict[int, list[stage_diff.StageRef]] = {}
         self.job_snap: dict[int, dict[int, int]] = {}  # job -> model snapshot id -> index in snaps
         self.job_texts: dict[int, dict[str, list[int]]] = {}  # job -> phase -> its line ids (static view)
+        self.launch_depths: set[int] = set()  # nesting depths of the launches table's rows (device-side launches)
 
     # ---- the stage texts ------------------------------------------------------------------
     def encode_stages(self) -> None:
@@ -250,7 +268,7 @@ class Page:
     def header(self) -> str:
         model, s = self.model, self.model.started
         ended = model.ended
-        status = ended.status if ended is not None else "never ended"
+        status = (ended.status if ended is not None else "never ended") or "unknown"
         rows = [("script", s.script), ("backend", s.backend), ("strategy", s.strategy),
                 ("sanitizers", ", ".join(s.sanitizers) or "none"),
                 ("status", status + (f" (exit status {ended.exit_code})" if ended is not None else "")),
@@ -262,7 +280,7 @@ class Page:
         out = [f'<header><h1>kdebug: <code>{_e(s.script)}</code></h1>',
                f'<p class="counts">{_e(counts)}</p><dl class="facts">']
         for name, value in rows:
-            cls = f' class="status-{_e(status.split()[0])}"' if name == "status" else ""
+            cls = f' class="status-{_e((status.split() or ["unknown"])[0])}"' if name == "status" else ""
             out.append(f"<dt>{name}</dt><dd{cls}><code>{_e(value)}</code></dd>")
         out.append("</dl>")
         ending = render_ending(model)
@@ -285,28 +303,28 @@ class Page:
             mark = ("\u26a0 " if alert == "warning" else "\u2716 ") if alert and not (
                 alert == "error" and state == "failed") else ""
             bits = [f'<span class="mark">{mark}{STATE_MARK.get(state, "")}</span> ',
-                    f'<a class="job" href="#job-{jid}" data-job="{jid}"><b>{_e(job.name)}</b> #{jid}</a>']
+                    f'<a class="job" href="#job-{_e(jid)}" data-job="{_e(jid)}"><b>{_e(job.name)}</b> #{_e(jid)}</a>']
             if job.kind == "derivative":
                 bits.append(' <span class="kind">derivative</span>')
             if job.reason != "host":
                 bits.append(f' <span class="reason">{_e(job.reason)}</span>')
             if job.resolved_round:
-                bits.append(f' <span class="round">round {job.resolved_round}</span>')
+                bits.append(f' <span class="round">round {_e(job.resolved_round)}</span>')
             bits.append(f' <span class="state state-{_e(state)}">{_e(state)}'
                         f'{_e(": " + phase) if state == "compiling" and phase else ""}</span>')
             if job.duplicate_of is not None:
-                bits.append(f' <span class="dup">duplicate of <a href="#job-{job.duplicate_of}">'
-                            f'#{job.duplicate_of}</a></span>')
+                bits.append(f' <span class="dup">duplicate of <a href="#job-{_e(job.duplicate_of)}">'
+                            f'#{_e(job.duplicate_of)}</a></span>')
             if job.cache_hits:
-                bits.append(f' <span class="cached">+{job.cache_hits} cached</span>')
+                bits.append(f' <span class="cached">+{_e(job.cache_hits)} cached</span>')
             if jid in misses:
                 bits.append(' <span class="miss">missed the finish passes</span>')
             if job.compile_time:
-                bits.append(f' <span class="time">{job.compile_time * 1e3:.1f} ms</span>')
+                bits.append(f' <span class="time">{_e(_ms(job.compile_time, 1))}</span>')
             bits.append(f' <span class="args">({_e(", ".join(job.argtypes))})</span>')
-            out.append(f'<li id="tree-{jid}" class="alert-{alert or "none"}">' + "".join(bits))
+            out.append(f'<li id="tree-{_e(jid)}" class="alert-{_e(alert or "none")}">' + "".join(bits))
             leaves = [self._backref_leaf(i) for i in job.backrefs]
-            leaves += [f'<li class="shared">\u2192 <a href="#job-{t}">#{t} {_e(model.jobs[t].name)}</a> '
+            leaves += [f'<li class="shared">\u2192 <a href="#job-{_e(t)}">#{_e(t)} {_e(model.jobs[t].name)}</a> '
                        '<span class="note">shared: compiled once, under its first requester</span></li>'
                        for t in job.shared if t in model.jobs]
             if job.children or leaves:
@@ -327,10 +345,10 @@ class Page:
     def _backref_leaf(self, index: int) -> str:
         ev = self.model.reentrant[index]
         names = ev.cycle_names or [str(j) for j in ev.cycle]
-        path = ARROW.join(f'<a href="#job-{j}">{_e(n)}</a>' for j, n in zip(ev.cycle, names)) if len(
+        path = ARROW.join(f'<a href="#job-{_e(j)}">{_e(n)}</a>' for j, n in zip(ev.cycle, names)) if len(
             names) == len(ev.cycle) else _e(ARROW.join(names))
-        return (f'<li class="backref backref-{_e(ev.resolution)}" data-cycle="{" ".join(map(str, ev.cycle))}">'
-                f'\u21bb <a href="#job-{ev.target_job}">#{ev.target_job}</a> <b>{_e(ev.resolution)}</b> '
+        return (f'<li class="backref backref-{_e(ev.resolution)}" data-cycle="{_e(" ".join(map(str, ev.cycle)))}">'
+                f'\u21bb <a href="#job-{_e(ev.target_job)}">#{_e(ev.target_job)}</a> <b>{_e(ev.resolution)}</b> '
                 f'{path}</li>')
 
     def diagnostics(self) -> str:
@@ -339,7 +357,7 @@ class Page:
         if not alerts:
             out.append("<p>(none)</p>")
         for a in alerts:
-            job = f' <a href="#job-{a.job}">job #{a.job}</a>' if a.job is not None else ""
+            job = f' <a href="#job-{_e(a.job)}">job #{_e(a.job)}</a>' if a.job is not None else ""
             detail = f"<pre>{_e(chr(10).join(a.detail))}</pre>" if a.detail else ""
             out.append(f'<div class="alert alert-{_e(a.severity)}"><p><b>{_e(a.severity)}</b>{job}: '
                        f'{_e(a.title)}</p>{detail}</div>')
@@ -358,11 +376,12 @@ class Page:
             depth = model.launch_depth(ln.id)
             nested = "\u21b3 " if depth else ""
             status = "ok" if ln.state == "ok" else (f"error: {ln.error.splitlines()[0]}" if ln.error else ln.state)
-            time = f"{ln.duration * 1e3:.3f} ms" if ln.duration is not None else ""
+            time = _ms(ln.duration, 3) if ln.duration is not None else ""
             if ln.held_time >= 1e-3:
-                time += f" (+{ln.held_time * 1e3:.1f} ms held)"
-            job = f'<a href="#job-{ln.job}">#{ln.job}</a>' if ln.job is not None else ""
-            out.append(f'<tr class="launch-{_e(ln.state)}"><td>{ln.id}</td><td style="padding-left:{depth + 0.3}em">'
+                time += f" (+{_ms(ln.held_time, 1)} held)"
+            job = f'<a href="#job-{_e(ln.job)}">#{_e(ln.job)}</a>' if ln.job is not None else ""
+            self.launch_depths.add(depth)  # indented by a rule of the page's style: it allows no style attribute
+            out.append(f'<tr class="launch-{_e(ln.state)}"><td>{_e(ln.id)}</td><td class="depth-{depth}">'
                        f'{nested}{_e(ln.name)}</td><td>{job}</td><td>{_e(_dims(ln.grid))}</td>'
                        f'<td>{_e(_dims(ln.block))}</td><td>{_e(ln.backend)}</td><td>{_e(time)}</td>'
                        f'<td>{_e(status)}</td></tr>')
@@ -389,7 +408,7 @@ class Page:
                        f'more than {STATIC_BUDGET / 1e6:.1f} MB of highlighted text here. Turn JavaScript on for '
                        'every stage, pass and diff.</p>')
         for job, _ in self.model.walk():
-            out.append(f'<section class="job" id="job-{job.id}"><h2>{_e(job.name)} #{job.id}</h2>'
+            out.append(f'<section class="job" id="job-{_e(job.id)}"><h2>{_e(job.name)} #{_e(job.id)}</h2>'
                        f'<p class="key"><code>{_e(job.key)}</code></p>')
             if job.error:
                 out.append(f'<pre class="error">{_e(job.error)}</pre>')
@@ -400,7 +419,7 @@ class Page:
             for ph in shown:
                 ids = texts[ph]
                 body = "\n".join(line_html[i] if highlighted else _e(self.lines.keys[i][1]) for i in ids)
-                out.append(f'<h3 id="job-{job.id}/{_e(ph)}">{_e(ph)}</h3><pre class="hl">{body}</pre>')
+                out.append(f'<h3 id="job-{_e(job.id)}/{_e(ph)}">{_e(ph)}</h3><pre class="hl">{body}</pre>')
             out.append("</section>")
         return "".join(out), tier
 
@@ -410,16 +429,9 @@ class Page:
         line_html = self.lines.all_html()
         static, tier = self.static_stages(line_html)
         data = json.dumps(self.data(line_html), separators=(",", ":"), ensure_ascii=False)
-        # nothing in the data may close the script element, open a comment or a script inside it
-        data = SCRIPT_DATA_HAZARD.sub(r"\\u003c", data.replace("</", "<\\/"))
-        css = "\n".join(ln for ln in HtmlFormatter().get_style_defs(".hl").splitlines() if ln.startswith(".hl"))
-        script = self.model.started.script
-        page = "".join([
-            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>kdebug: {_e(script)}</title>",
-            "<script>document.documentElement.classList.add('js')</script>",
-            f"<style>{_asset('page.css')}\n{css}</style></head><body>",
+        # nothing in the data may close the script element, open a comment or a script inside it: no "<" at all
+        data = data.replace("<", "\\u003c")
+        body = "".join([
             self.header(),
             '<main><nav id="jobs"><h2>Jobs</h2>', self.tree(), "</nav>",
             '<div id="detail"><div id="view"></div><noscript>', static, "</noscript></div></main>",
@@ -427,11 +439,36 @@ class Page:
             '<section id="timeline"><h2>Events</h2><noscript><p>The events timeline needs JavaScript.</p>'
             '</noscript><div id="events"></div></section>',
             f'<script type="application/json" id="kdebug-data">{data}</script>',
-            f"<script>{_asset('page.js')}</script></body></html>\n",
         ])
+        css = "\n".join(ln for ln in HtmlFormatter().get_style_defs(".hl").splitlines() if ln.startswith(".hl"))
+        depths = "".join(f"\n#launches td.depth-{d} {{ padding-left: {d + 0.3}em; }}"
+                         for d in sorted(self.launch_depths))
+        style = f"{_asset('page.css')}\n{css}{depths}"
+        early, script = "document.documentElement.classList.add('js')", _asset("page.js")
+        csp = CSP.format(scripts=f"{_sha256(early)} {_sha256(script)}", styles=_sha256(style))
+        page = "".join([
+            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
+            f'<meta http-equiv="Content-Security-Policy" content="{_e(csp)}">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>kdebug: {_e(self.model.started.script)}</title>",
+            f"<script>{early}</script>",
+            f"<style>{style}</style></head><body>",
+            body,
+            f"<script>{script}</script></body></html>\n",
+        ])
+        page = SURROGATE.sub("\ufffd", page)  # text of a model made in memory (a live session) may hold one
         stats = ExportStats("", len(page.encode("utf-8")), len(self.model.jobs), len(self.snaps),
                             len(self.lines.keys), tier)
         return page, stats
+
+
+def _sha256(text: str) -> str:
+    """The Content-Security-Policy source of an inline script or style with exactly this text."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def _ms(seconds, digits: int) -> str:
+    return f"{seconds * 1e3:.{digits}f} ms"
 
 
 def _dims(d) -> str:

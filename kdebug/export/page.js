@@ -2,6 +2,11 @@
 // kdebug/export/html.py), decodes stage texts from their edits, shows any stage of a job, diffs any
 // two, and follows anchors: #job-3, #job-3/after_finish, #job-3/after_finish/L42,
 // #job-3/diff/before_finish..after_finish. Nothing here reaches the network.
+//
+// Everything in D came from a trace, which anyone may have written: it reaches the page as text. Markup
+// is built only with the html`...` template below, which escapes every value put into it; the only
+// markup taken as it is are the highlighted lines of D.lines, which kdebug/export/html.py made (pygments'
+// spans around escaped text) and checked. The page's Content-Security-Policy runs no other script.
 (function () {
   "use strict";
   const D = JSON.parse(document.getElementById("kdebug-data").textContent);
@@ -148,10 +153,26 @@
     return { ids: kept, keys, at };
   }
 
-  // ---- rendering
-  const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
-  const jobLink = (id) => jobs.has(id) ? `<a href="#job-${id}">${esc(jobs.get(id).name)} #${id}</a>` : `#${id}`;
-  const ms = (s) => s ? `${(s * 1e3).toFixed(2)} ms` : "";
+  // ---- rendering: markup only from html`...`, every value in it escaped (an array's items each, a
+  // Markup as it is); a value from the trace can only ever be text
+  class Markup { constructor(s) { this.s = s; } toString() { return this.s; } }
+  const ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", "`": "&#96;" };
+  const esc = (s) => String(s).replace(/[&<>"'`]/g, (c) => ESCAPES[c]);
+  const part = (v) => v instanceof Markup ? v.s : Array.isArray(v) ? v.map(part).join("")
+    : (v === null || v === undefined || v === false) ? "" : esc(v);
+  function html(strings, ...values) {
+    let out = strings[0];
+    for (let i = 0; i < values.length; i++) out += part(values[i]) + strings[i + 1];
+    return new Markup(out);
+  }
+  const lineHTML = (id) => new Markup(D.lines[id]);  // highlighted by the exporter, which escaped the text
+  function show(el, markup) {  // the one way into innerHTML
+    if (!(markup instanceof Markup)) throw new TypeError("only html`...` is shown");
+    el.innerHTML = markup.s;
+  }
+  const num = (x) => typeof x === "number" && isFinite(x) ? x : 0;
+  const jobLink = (id) => jobs.has(id) ? html`<a href="#job-${id}">${jobs.get(id).name} #${id}</a>` : html`#${id}`;
+  const ms = (s) => s ? `${(num(s) * 1e3).toFixed(2)} ms` : "";
 
   function banner(job) {
     const facts = [
@@ -160,47 +181,44 @@
       ["arguments", job.argtypes.join(", ")], ["compile time", ms(job.time)],
     ];
     if (job.file) facts.push(["source", `${job.file}:${job.line}`]);
-    let out = `<h2>${esc(job.name)} <span class="id">#${job.id}</span></h2><p class="key"><code>${esc(job.key)}</code></p><dl class="facts">`;
-    for (const [k, v] of facts) if (v) out += `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`;
-    if (job.parent !== null) out += `<dt>requested by</dt><dd>${jobLink(job.parent)}</dd>`;
-    if (job.children.length) out += `<dt>requests</dt><dd>${job.children.map(jobLink).join(", ")}</dd>`;
-    if (job.shared.length) out += `<dt>shared</dt><dd>${job.shared.map(jobLink).join(", ")} (compiled under their first requester)</dd>`;
-    if (job.dup !== null) out += `<dt>duplicate</dt><dd class="warn">its key was compiled before, as ${jobLink(job.dup)}</dd>`;
-    if (job.cached) out += `<dt>cache</dt><dd>+${job.cached} cached</dd>`;
-    if (job.round) out += `<dt>round</dt><dd>resolved in the toplevel strategy's round ${job.round}</dd>`;
-    out += "</dl>";
-    for (const b of job.backrefs) {
-      out += `<p class="backref backref-${esc(b.resolution)}">\u21bb re-entrant request for ${jobLink(b.target)}: <b>${esc(b.resolution)}</b>, `
-        + b.cycle.map((j, n) => jobs.has(j) ? `<a href="#job-${j}">${esc(b.names[n] || j)}</a>` : esc(b.names[n] || j)).join(" \u2192 ") + "</p>";
-    }
-    if (job.miss) out += `<p class="miss">${esc(job.miss)}</p>`;
-    if (job.error) out += `<pre class="error">${esc(job.error)}</pre>`;
-    return out;
+    const dd = [];
+    for (const [k, v] of facts) if (v) dd.push(html`<dt>${k}</dt><dd>${v}</dd>`);
+    if (job.parent !== null) dd.push(html`<dt>requested by</dt><dd>${jobLink(job.parent)}</dd>`);
+    const links = (ids) => ids.map((id, n) => html`${n ? ", " : ""}${jobLink(id)}`);
+    if (job.children.length) dd.push(html`<dt>requests</dt><dd>${links(job.children)}</dd>`);
+    if (job.shared.length) dd.push(html`<dt>shared</dt><dd>${links(job.shared)} (compiled under their first requester)</dd>`);
+    if (job.dup !== null) dd.push(html`<dt>duplicate</dt><dd class="warn">its key was compiled before, as ${jobLink(job.dup)}</dd>`);
+    if (job.cached) dd.push(html`<dt>cache</dt><dd>+${job.cached} cached</dd>`);
+    if (job.round) dd.push(html`<dt>round</dt><dd>resolved in the toplevel strategy's round ${job.round}</dd>`);
+    const backrefs = job.backrefs.map((b) => html`<p class="backref backref-${b.resolution}">\u21bb re-entrant request for ${jobLink(b.target)}: <b>${b.resolution}</b>, ${
+      b.cycle.map((j, n) => html`${n ? " \u2192 " : ""}${jobs.has(j) ? html`<a href="#job-${j}">${b.names[n] || j}</a>` : (b.names[n] || j)}`)}</p>`);
+    return html`<h2>${job.name} <span class="id">#${job.id}</span></h2><p class="key"><code>${job.key}</code></p><dl class="facts">${dd}</dl>${
+      backrefs}${job.miss ? html`<p class="miss">${job.miss}</p>` : ""}${job.error ? html`<pre class="error">${job.error}</pre>` : ""}`;
   }
 
   function stageBar(job, current, diffing) {
-    let out = '<div class="stagebar"><span class="what">stages</span> ';
-    for (const [phase, snap, changed, passes] of job.stages) {
+    const stages = [];
+    for (const [phase, snap, changed] of job.stages) {
       if (snap >= 0) {
         const cls = (current && current.key === phase && !diffing ? "cur " : "") + (changed ? "" : "same");
-        out += `<a class="stage ${cls}" href="#job-${job.id}/${phase}" title="${changed ? "" : "changed nothing"}">${changed ? "" : "= "}${esc(phase)}</a> `;
+        stages.push(html`<a class="stage ${cls}" href="#job-${job.id}/${phase}" title="${changed ? "" : "changed nothing"}">${changed ? "" : "= "}${phase}</a> `);
       }
     }
     const a = diffing ? diffing[0] : null;
-    out += `<a class="stage diff${diffing ? " cur" : ""}" href="#job-${job.id}/diff/${a ? a.key : "before_finish"}..${diffing ? diffing[1].key : "after_finish"}">diff</a></div>`;
+    const diff = html`<a class="stage diff${diffing ? " cur" : ""}" href="#job-${job.id}/diff/${a ? a.key : "before_finish"}..${diffing ? diffing[1].key : "after_finish"}">diff</a>`;
+    const lists = [];
     for (const [phase, , , passes] of job.stages) {
       if (!passes) continue;
       const nchanged = passes.filter((p) => p[2]).length;
-      const open = current && current.pass && current.phase === phase ? " open" : "";
-      out += `<details class="passes"${open}><summary>${esc(phase)}: ${passes.length} passes, ${nchanged} changed the module</summary><ol>`;
-      passes.forEach(([name, unit, ch], k) => {
+      const open = current && current.pass && current.phase === phase;
+      const items = passes.map(([name, unit, ch], k) => {
         const key = `${phase}:${k + 1}`;
         const cur = current && current.key === key ? " cur" : "";
-        out += `<li class="${ch ? "changed" : "same"}${cur}"><a href="#job-${job.id}/${key}">${ch ? "\u25cf" : "="} ${esc(D.strings[name])}</a> <span class="unit">${esc(D.strings[unit])}</span></li>`;
+        return html`<li class="${ch ? "changed" : "same"}${cur}"><a href="#job-${job.id}/${key}">${ch ? "\u25cf" : "="} ${D.strings[name]}</a> <span class="unit">${D.strings[unit]}</span></li>`;
       });
-      out += "</ol></details>";
+      lists.push(html`<details class="passes"${open ? html` open` : ""}><summary>${phase}: ${passes.length} passes, ${nchanged} changed the module</summary><ol>${items}</ol></details>`);
     }
-    return out;
+    return html`<div class="stagebar"><span class="what">stages</span> ${stages}${diff}</div>${lists}`;
   }
 
   function codeTable(job, stage) {
@@ -208,43 +226,43 @@
     const rows = new Array(ids.length);
     const base = `#job-${job.id}/${stage.key}/L`;
     for (let n = 0; n < ids.length; n++) {
-      rows[n] = `<tr id="L${n + 1}"><td class="n"><a href="${base}${n + 1}">${n + 1}</a></td><td class="c">${D.lines[ids[n]]}</td></tr>`;
+      rows[n] = html`<tr id="L${n + 1}"><td class="n"><a href="${base}${n + 1}">${n + 1}</a></td><td class="c">${lineHTML(ids[n])}</td></tr>`;
     }
-    return `<p class="label">${esc(stage.label)} <span class="lang">${esc(D.snaps[stage.snap][0])}, ${ids.length} lines${stage.changed ? "" : ", changed nothing"}</span></p>`
-      + `<table class="code hl"><tbody>${rows.join("")}</tbody></table>`;
+    return html`<p class="label">${stage.label} <span class="lang">${D.snaps[stage.snap][0]}, ${ids.length} lines${
+      stage.changed ? "" : ", changed nothing"}</span></p><table class="code hl"><tbody>${rows}</tbody></table>`;
   }
 
   function diffView(job, a, b) {
     const st = stagesOf(job).filter((s) => s.snap >= 0);
-    const select = (name, cur) => `<select name="${name}">` + st.map((s) =>
-      `<option value="${esc(s.key)}"${s === cur ? " selected" : ""}>${esc(s.label)}${s.changed ? "" : " (=)"}</option>`).join("") + "</select>";
-    let out = `<form class="diffbar">A ${select("a", a)} B ${select("b", b)} `
-      + `<label><input type="checkbox" name="side"${state.side ? " checked" : ""}> side by side</label> `
-      + `<label><input type="checkbox" name="noise"${state.noise ? " checked" : ""}> ignore metadata and attribute renumbering</label></form>`;
-    if (!a || !b) return out + "<p>pick two stages</p>";
+    const select = (name, cur) => html`<select name="${name}">${st.map((s) =>
+      html`<option value="${s.key}"${s === cur ? html` selected` : ""}>${s.label}${s.changed ? "" : " (=)"}</option>`)}</select>`;
+    const out = html`<form class="diffbar">A ${select("a", a)} B ${select("b", b)} <label><input type="checkbox" name="side"${
+      state.side ? html` checked` : ""}> side by side</label> <label><input type="checkbox" name="noise"${
+      state.noise ? html` checked` : ""}> ignore metadata and attribute renumbering</label></form>`;
+    if (!a || !b) return html`${out}<p>pick two stages</p>`;
     const A = keyed(stageIds(a.snap), state.noise), B = keyed(stageIds(b.snap), state.noise);
     const ops = diffOps(A.keys, B.keys);
     const changes = ops.filter((o) => o[0] !== "=").length;
-    out += `<p class="label">${esc(a.label)} \u2192 ${esc(b.label)}: ${changes ? changes + " lines differ" : "no difference"}</p>`;
-    const bl = (j) => `<a href="#job-${job.id}/${b.key}/L${B.at[j] + 1}">${B.at[j] + 1}</a>`;
+    const label = html`<p class="label">${a.label} \u2192 ${b.label}: ${changes ? changes + " lines differ" : "no difference"}</p>`;
+    const bl = (j) => html`<a href="#job-${job.id}/${b.key}/L${B.at[j] + 1}">${B.at[j] + 1}</a>`;
     const al = (i) => A.at[i] + 1;
     const rows = [];
     if (state.side) {
       for (let i = 0; i < ops.length;) {
         if (ops[i][0] === "=") {
           const [, x, y] = ops[i++];
-          rows.push(`<tr><td class="n">${al(x)}</td><td class="c">${D.lines[A.ids[x]]}</td><td class="n">${bl(y)}</td><td class="c">${D.lines[B.ids[y]]}</td></tr>`);
+          rows.push(html`<tr><td class="n">${al(x)}</td><td class="c">${lineHTML(A.ids[x])}</td><td class="n">${bl(y)}</td><td class="c">${lineHTML(B.ids[y])}</td></tr>`);
           continue;
         }
         const dels = [], adds = [];
         while (i < ops.length && ops[i][0] !== "=") (ops[i][0] === "-" ? dels : adds).push(ops[i++]);
         for (let k = 0; k < Math.max(dels.length, adds.length); k++) {
           const d = dels[k], p = adds[k];
-          rows.push(`<tr><td class="n">${d ? al(d[1]) : ""}</td><td class="c${d ? " del" : ""}">${d ? D.lines[A.ids[d[1]]] : ""}</td>`
-            + `<td class="n">${p ? bl(p[2]) : ""}</td><td class="c${p ? " add" : ""}">${p ? D.lines[B.ids[p[2]]] : ""}</td></tr>`);
+          rows.push(html`<tr><td class="n">${d ? al(d[1]) : ""}</td><td class="c${d ? " del" : ""}">${d ? lineHTML(A.ids[d[1]]) : ""}</td>${
+            ""}<td class="n">${p ? bl(p[2]) : ""}</td><td class="c${p ? " add" : ""}">${p ? lineHTML(B.ids[p[2]]) : ""}</td></tr>`);
         }
       }
-      return out + `<table class="code hl side"><tbody>${rows.join("")}</tbody></table>`;
+      return html`${out}${label}<table class="code hl side"><tbody>${rows}</tbody></table>`;
     }
     const CONTEXT = 3;
     const keep = new Uint8Array(ops.length);
@@ -252,21 +270,20 @@
     let gap = false;
     ops.forEach(([tag, x, y], i) => {
       if (!keep[i]) { gap = true; return; }
-      if (gap || (i === 0 && tag === "=")) rows.push(`<tr class="hunk"><td class="n"></td><td class="n"></td><td class="c">@@ -${x >= 0 ? al(x) : ""} +${y >= 0 ? B.at[y] + 1 : ""} @@</td></tr>`);
+      if (gap || (i === 0 && tag === "=")) rows.push(html`<tr class="hunk"><td class="n"></td><td class="n"></td><td class="c">@@ -${x >= 0 ? al(x) : ""} +${y >= 0 ? B.at[y] + 1 : ""} @@</td></tr>`);
       gap = false;
-      if (tag === "=") rows.push(`<tr><td class="n">${al(x)}</td><td class="n">${bl(y)}</td><td class="c"> ${D.lines[B.ids[y]]}</td></tr>`);
-      else if (tag === "-") rows.push(`<tr class="del"><td class="n">${al(x)}</td><td class="n"></td><td class="c">-${D.lines[A.ids[x]]}</td></tr>`);
-      else rows.push(`<tr class="add"><td class="n"></td><td class="n">${bl(y)}</td><td class="c">+${D.lines[B.ids[y]]}</td></tr>`);
+      if (tag === "=") rows.push(html`<tr><td class="n">${al(x)}</td><td class="n">${bl(y)}</td><td class="c"> ${lineHTML(B.ids[y])}</td></tr>`);
+      else if (tag === "-") rows.push(html`<tr class="del"><td class="n">${al(x)}</td><td class="n"></td><td class="c">-${lineHTML(A.ids[x])}</td></tr>`);
+      else rows.push(html`<tr class="add"><td class="n"></td><td class="n">${bl(y)}</td><td class="c">+${lineHTML(B.ids[y])}</td></tr>`);
     });
-    if (!changes) rows.push('<tr><td class="n"></td><td class="n"></td><td class="c">(no difference)</td></tr>');
-    return out + `<table class="code hl unified"><tbody>${rows.join("")}</tbody></table>`;
+    if (!changes) rows.push(html`<tr><td class="n"></td><td class="n"></td><td class="c">(no difference)</td></tr>`);
+    return html`${out}${label}<table class="code hl unified"><tbody>${rows}</tbody></table>`;
   }
 
   function eventsOf(job) {
-    const rows = job.events.map((i) => { const [t, kind, , text] = D.events[i]; return `<li><code>${t.toFixed(4)}</code> <b>${esc(kind)}</b> ${esc(text)}</li>`; });
-    return `<details class="job-events"><summary>${rows.length} events of this job</summary><ol>${rows.join("")}</ol></details>`;
+    const rows = job.events.map((i) => { const [t, kind, , text] = D.events[i]; return html`<li><code>${num(t).toFixed(4)}</code> <b>${kind}</b> ${text}</li>`; });
+    return html`<details class="job-events"><summary>${rows.length} events of this job</summary><ol>${rows}</ol></details>`;
   }
-
   function selectInTree(id) {
     for (const el of document.querySelectorAll("#jobs li.sel")) el.classList.remove("sel");
     const li = document.getElementById(`tree-${id}`);
@@ -278,12 +295,15 @@
   }
 
   // ---- the router: the URL's anchor says what is shown
+  function hash() {  // the anchor, decoded (one a hand typed with a stray % as it is)
+    try { return decodeURIComponent(location.hash); } catch (e) { return location.hash; }
+  }
   function route() {
-    const m = /^#job-(\d+)(?:\/(diff)\/([^/]*)\.\.([^/]*)|\/([^/]+))?(?:\/L(\d+))?$/.exec(decodeURIComponent(location.hash));
+    const m = /^#job-(\d+)(?:\/(diff)\/([^/]*)\.\.([^/]*)|\/([^/]+))?(?:\/L(\d+))?$/.exec(hash());
     let job, stage = null, diffing = null, line = null, section = null;
     if (m) {
       job = jobs.get(Number(m[1]));
-      if (!job) { view.innerHTML = `<p class="error">no job #${esc(m[1])} in this session</p>`; return; }
+      if (!job) { show(view, html`<p class="error">no job #${m[1]} in this session</p>`); return; }
       if (m[2]) {
         const b = stageByKey(job, m[4]) || defaultStage(job);
         const a = stageByKey(job, m[3]) || (b && previousChange(job, b));
@@ -294,11 +314,11 @@
       line = m[6] ? Number(m[6]) : null;
     } else if (!state.job) {
       job = D.jobs[0];
-      if (!job) { view.innerHTML = "<p>(no jobs)</p>"; return; }
+      if (!job) { show(view, html`<p>(no jobs)</p>`); return; }
       stage = defaultStage(job);
       // opened at one of the page's sections (run.html#launches): the browser scrolled there before the
       // job's view was drawn above it, and stood in an empty stretch; it goes there again once drawn
-      section = location.hash.length > 1 ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+      section = location.hash.length > 1 ? document.getElementById(hash().slice(1)) : null;
     } else {
       return;  // an anchor of the page's own sections (#diagnostics...): the browser scrolls there
     }
@@ -307,8 +327,8 @@
     let body;
     if (diffing) body = diffView(job, diffing[0], diffing[1]);
     else if (stage) body = codeTable(job, stage);
-    else body = `<p>${m && m[5] ? `no stage ${esc(m[5])} in job #${job.id}` : "no stage recorded"}</p>`;
-    view.innerHTML = banner(job) + stageBar(job, stage, diffing) + `<div id="code">${body}</div>` + eventsOf(job);
+    else body = html`<p>${m && m[5] ? html`no stage ${m[5]} in job #${job.id}` : "no stage recorded"}</p>`;
+    show(view, html`${banner(job)}${stageBar(job, stage, diffing)}<div id="code">${body}</div>${eventsOf(job)}`);
     const form = view.querySelector("form.diffbar");
     if (form) {
       form.addEventListener("change", (ev) => {
@@ -337,10 +357,10 @@
     const n = Math.min(upto, D.events.length);
     for (let i = 0; i < n; i++) {
       const [t, kind, job, text] = D.events[i];
-      rows.push(`<tr class="ev-${esc(kind)}"><td>${i + 1}</td><td>${t.toFixed(4)}</td><td>${esc(kind)}</td><td>${job !== null ? jobLink(job) : ""}</td><td>${esc(text)}</td></tr>`);
+      rows.push(html`<tr class="ev-${kind}"><td>${i + 1}</td><td>${num(t).toFixed(4)}</td><td>${kind}</td><td>${job !== null ? jobLink(job) : ""}</td><td>${text}</td></tr>`);
     }
-    box.innerHTML = `<table class="timeline"><tr><th>#</th><th>t (s)</th><th>event</th><th>job</th><th></th></tr>${rows.join("")}</table>`
-      + (n < D.events.length ? `<p><button type="button" id="more-events">show ${Math.min(PAGE, D.events.length - n)} more of ${D.events.length - n}</button></p>` : "");
+    show(box, html`<table class="timeline"><tr><th>#</th><th>t (s)</th><th>event</th><th>job</th><th></th></tr>${rows}</table>${
+      n < D.events.length ? html`<p><button type="button" id="more-events">show ${Math.min(PAGE, D.events.length - n)} more of ${D.events.length - n}</button></p>` : ""}`);
     const more = document.getElementById("more-events");
     if (more) more.addEventListener("click", () => timeline(n + PAGE));
   }

@@ -9,6 +9,7 @@ from typing import IO, Iterator
 
 from kdebug import events as E
 from kdebug.session.model import SessionModel
+from kdebug.session.trace_schema import MAX_DEPTH, RERECORD, Checker, TraceError
 
 
 class TraceBusy(OSError):
@@ -59,47 +60,88 @@ class TraceWriter:
                 self.error = f"--trace {self.path}: writing failed at the end: {exc.strerror or exc}"
 
 
-def read_trace(path: str) -> Iterator[E.Event]:
-    """Events of a trace file; a torn last line (the writer was killed) is skipped, any other line
-    that is not a JSON event is an error (this is not a kdebug trace)."""
+def read_trace(path: str, notes: list[str] | None = None) -> Iterator[E.Event]:
+    """Events of a trace file, each checked against the trace schema (``trace_schema``): a line that
+    breaks it is a ``TraceError`` (a ValueError) naming the file, the line and the field; a torn last
+    line (the writer was killed) is skipped, any other line that is not a JSON event is an error (this
+    is not a kdebug trace). Text that is not UTF-8, or an unpaired surrogate, is replaced by U+FFFD and
+    said once in ``notes``."""
+    for _lineno, ev in numbered_events(path, notes):
+        yield ev
+
+
+def numbered_events(path: str, notes: list[str] | None = None) -> Iterator[tuple[int, E.Event]]:
+    """``read_trace``'s events, each with its line in the file."""
+    checker = Checker(path)
     torn = None
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.strip()
-            if not line:
+    read_any = False
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            raw = raw.strip()
+            if not raw:
                 continue
             if torn is not None:
-                raise ValueError(f"{path}:{torn}: not a JSON event; is this a kdebug trace (kdebug run --trace)?")
+                raise TraceError(f"{path}:{torn}: not a JSON event; is this a kdebug trace (kdebug run --trace)?")
+            try:
+                line, undecodable = raw.decode("utf-8"), False
+            except UnicodeDecodeError:
+                line, undecodable = raw.decode("utf-8", "replace"), True
             try:
                 obj = json.loads(line)
+            except RecursionError:
+                raise TraceError(f"{path}:{lineno}: nested deeper than kdebug reads (more than {MAX_DEPTH} levels); "
+                                 f"the trace was edited or damaged: {RERECORD}") from None
             except json.JSONDecodeError:
+                if undecodable and not read_any:
+                    raise TraceError(f"{path}: not a text file; is this a kdebug trace (kdebug run --trace)?") from None
                 torn = lineno  # fine if it is the last line
                 continue
+            except ValueError as exc:  # a number of thousands of digits
+                raise TraceError(f"{path}:{lineno}: {exc}; the trace was edited or damaged: {RERECORD}") from None
             if not isinstance(obj, dict) or "event" not in obj:
-                raise ValueError(f"{path}:{lineno}: not a kdebug event; is this a kdebug trace (kdebug run --trace)?")
-            if obj.get("v") != E.SCHEMA_VERSION:
-                raise ValueError(f"{path}:{lineno}: trace schema version {obj.get('v')} is not "
-                                 f"{E.SCHEMA_VERSION}; re-record the trace with this kdebug")
-            if obj.get("event") in E.EVENT_TYPES:
-                try:
-                    ev = E.event_from_json(obj)
-                except TypeError as exc:  # a field missing: an edited trace, or one of another kdebug
-                    raise ValueError(f"{path}:{lineno}: a {obj['event']} event kdebug cannot read ({exc}); "
-                                     "re-record the trace with this kdebug") from None
-                yield ev
+                raise TraceError(f"{path}:{lineno}: not a kdebug event; is this a kdebug trace (kdebug run --trace)?")
+            version = obj.get("v")
+            if version != E.SCHEMA_VERSION or isinstance(version, bool):
+                shown = version if isinstance(version, (int, float, str)) and len(str(version)) < 20 else "?"
+                raise TraceError(f"{path}:{lineno}: trace schema version {shown} is not {E.SCHEMA_VERSION}; "
+                                 "re-record the trace with this kdebug")
+            kind = obj["event"]
+            if not isinstance(kind, str):
+                raise TraceError(f"{path}:{lineno}: field 'event': expected text, the kind of the event; the trace "
+                                 f"was edited or damaged: {RERECORD}")
+            read_any = True
+            if kind not in E.EVENT_TYPES:
+                continue  # a kind a later kdebug writes
+            obj = checker.check(obj, lineno, line)
+            if undecodable:
+                checker.replaced.append(lineno)
+            try:
+                ev = E.event_from_json(obj)
+            except TypeError as exc:  # a field missing: an edited trace, or one of another kdebug
+                raise TraceError(f"{path}:{lineno}: a {kind} event kdebug cannot read ({exc}); "
+                                 "re-record the trace with this kdebug") from None
+            yield lineno, ev
+    if checker.replaced and notes is not None:
+        lines = sorted(set(checker.replaced))
+        more = f" (and {len(lines) - 1} more line(s))" if len(lines) > 1 else ""
+        notes.append(f"{path}:{lines[0]}{more}: text that is not valid UTF-8, or an unpaired surrogate, is shown "
+                     "as U+FFFD (\ufffd); the trace was damaged or edited")
 
 
-def load_model(path: str) -> SessionModel:
-    """The session model of a trace file. An event that does not follow from those before it (a job
-    started that was never requested: a trace cut at its start, two traces merged, an edited one) is a
-    ValueError naming the event, never a traceback from the model."""
+def load_model(path: str, notes: list[str] | None = None) -> SessionModel:
+    """The session model of a trace file (``read_trace``'s events). An event that does not follow from
+    those before it (a job started that was never requested: a trace cut at its start, two traces merged,
+    an edited one) is a ``TraceError`` naming its line, never a traceback from the model."""
     model = SessionModel()
-    for n, ev in enumerate(read_trace(path), 1):
+    for n, (lineno, ev) in enumerate(numbered_events(path, notes), 1):
         try:
             model.apply(ev)
-        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError, RecursionError) as exc:
             job = getattr(ev, "job", None)
-            raise ValueError(f"{path}: event {n} ({ev.kind}{f' of job #{job}' if job is not None else ''}) does "
-                             f"not follow from the events before it ({type(exc).__name__}: {exc}); "
+            raise TraceError(f"{path}:{lineno}: event {n} ({ev.kind}{f' of job #{job}' if job is not None else ''}) "
+                             f"does not follow from the events before it ({type(exc).__name__}: {exc}); "
                              "is this a whole kdebug trace (kdebug run --trace)?") from None
+    replayed = [sid for sid in model.pass_snapshots if sid < 0]
+    if replayed:  # passes replayed before the trace was saved: a replay now numbers its snapshots below them
+        model._last_replay_id = min(model._last_replay_id, min(replayed))
     return model
