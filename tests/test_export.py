@@ -407,7 +407,7 @@ def test_the_tuis_palette_exports_the_session(tmp_path):
         async with app.run_test(size=(120, 40)) as pilot:
             titles = {cmd.title for cmd in app.get_system_commands(app.screen)}
             assert "Export the session as HTML" in titles
-            await app.run_action("detail.export_html")
+            await app.run_action("app.on('detail','export_html')")
             await pilot.pause()
             return [n.message for n in app._notifications]
 

@@ -45,7 +45,7 @@ from kdebug.tui.zoom import Zoom
 STRATEGIES = strategies.names()
 
 
-class KdebugApp(App):
+class KdebugApp(key_help.KeyRouting, App):
     CSS_PATH = "kdebug.tcss"
     TITLE = "kdebug"
     HANG_AFTER_S = 5.0  # seconds without events before the status line suggests x
@@ -57,7 +57,6 @@ class KdebugApp(App):
     def __init__(self, opts=None, model: SessionModel | None = None, trace_path: str | None = None,
                  cwd: str | None = None, theme: str | None = None) -> None:
         super().__init__()
-        self._action_targets |= set(key_help.OWNERS)  # Textual's action namespaces: tree.step_job(1), ...
         self.opts = opts
         self.replay = model is not None
         self.model = model if model is not None else SessionModel()

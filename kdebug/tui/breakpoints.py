@@ -17,10 +17,13 @@ class BreakCheckbox(Checkbox):
     BreakCheckbox { width: 100%; height: auto; text-wrap: wrap; text-overflow: fold; }
     """
 
-    @property
-    def _button(self):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
         self.BUTTON_INNER = "\u2713" if self.value else " "
-        return super()._button
+
+    def watch_value(self) -> None:  # Textual's own watcher sets the -on class and posts Changed
+        self.BUTTON_INNER = "\u2713" if self.value else " "
+        super().watch_value()
 
 
 class BreakpointsScreen(ModalScreen[set[str] | None]):

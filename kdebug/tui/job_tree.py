@@ -205,7 +205,7 @@ class JobTree(Tree):
         if node is not None:
             # NOTE: nodes added since the last idle have no line yet; building the lines now
             # (Tree does it lazily) lets the cursor land on a node that arrived in this batch.
-            self._tree_lines  # noqa: B018
+            self.last_line  # noqa: B018 - Tree's public count of its lines, which builds them
             self.move_cursor(node)
 
     def selected(self) -> tuple[str, int] | None:

@@ -2,8 +2,9 @@
 palette are all read from it, and nothing else spells a key or its description.
 
 A key's action lives on the widget the table names as its ``owner`` (the app, the job tree, the
-detail pane, the search box, the bottom panel); the app binds the keys app-wide, each to
-``<owner>.<action>``, so a key works whichever pane has the focus. Commands that have no key (a
+detail pane or one of its tabs, the search box, the bottom panel); the app binds the keys app-wide, each
+to ``app.on(owner, action, args...)``, which runs the owner's ``action_<action>`` (``KdebugApp.owner``
+finds the widget), so a key works whichever pane has the focus. Commands that have no key (a
 rerun with a named strategy) are in the same table's ``COMMANDS``, for the palette.
 
 Textual's Footer recomposes whenever focus moves (the active bindings change),
@@ -13,6 +14,7 @@ first (help, quit, palette), so a narrow terminal cuts the least useful ones.
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 from textual.binding import Binding
@@ -22,7 +24,8 @@ from textual.widgets import Static
 from kdebug.driver import strategies
 from kdebug.tui.tabs import TABS, key_of
 
-OWNERS = ("tree", "detail", "search_box", "bottom")  # the widgets whose actions keys run, besides the app's own
+# the widgets whose actions keys run, besides the app's own: ir and diff are the detail pane's IR and Diff tabs
+OWNERS = ("tree", "detail", "ir", "diff", "search_box", "bottom")
 BUILT_IN = ("command_palette", "focus_next")  # Textual binds these itself
 
 
@@ -43,7 +46,10 @@ class Key:
 
     def action_of(self, i: int = 0) -> str:
         """The Textual action string the ``i``-th key (or palette entry) runs."""
-        return f"{self.owner}.{self.action}({self.args[i]})" if self.args else f"{self.owner}.{self.action}"
+        if self.owner == "app":
+            return f"app.{self.action}({self.args[i]})" if self.args else f"app.{self.action}"
+        args = f",{self.args[i]}" if self.args else ""  # no spaces: a footer's @click markup ends at one
+        return f"app.on({self.owner!r},{self.action!r}{args})"
 
     def palette_help(self, i: int) -> str:
         what = self.what[:1].upper() + self.what[1:]
@@ -97,21 +103,21 @@ KEYS: list[Key] = [
         owner="detail", args=("'bisect'", "'remarks'"), titles=("Bisect the passes", "List the job's LLVM remarks")),
     Key("Views", "o", ("o",), "open_banner", "the banner in full: a job's whole error and its hint",
         owner="detail", titles=("Open the banner in full",)),
-    Key("Views", ",  .", ("comma", "full_stop"), "step_phase", "previous / next IR phase", "Phase", owner="detail",
+    Key("Views", ",  .", ("comma", "full_stop"), "step_phase", "previous / next IR phase", "Phase", owner="ir",
         args=("-1", "1"), titles=("Previous IR phase", "Next IR phase")),
     Key("Views", "k  j", ("k", "j"), "step_stage",
-        "previous / next stage, the passes of optimize and emit included", owner="detail", args=("-1", "1"),
+        "previous / next stage, the passes of optimize and emit included", owner="ir", args=("-1", "1"),
         titles=("Previous stage or pass", "Next stage or pass")),
     Key("Views", "h", ("h",), "toggle_hide_unchanged", "hide or show the phases and passes that changed nothing",
-        owner="detail", titles=("Hide unchanged phases and passes",)),
+        owner="ir", titles=("Hide unchanged phases and passes",)),
     Key("Views", "d", ("d",), "toggle_diff", "Finish and Diff tabs: unified diff or side by side", owner="detail",
         titles=("Toggle diff layout",)),
     Key("Views", "m", ("m",), "pin_diff_a", "Diff tab: the stage shown becomes A (again: A is B's previous change)",
-        owner="detail", titles=("Pin the diff's A",)),
+        owner="diff", titles=("Pin the diff's A",)),
     Key("Views", "i", ("i",), "toggle_diff_noise", "Diff tab: ignore attribute-group renumbering and metadata, "
-        "or show them", owner="detail", titles=("Toggle diff noise",)),
+        "or show them", owner="diff", titles=("Toggle diff noise",)),
     Key("Views", "f", ("f",), "next_diff_function", "Diff tab: one function at a time (all, each, module level)",
-        owner="detail", titles=("Diff one function",)),
+        owner="diff", titles=("Diff one function",)),
     Key("Views", "e", ("e",), "toggle_explain", "show or hide the explanation boxes above the views", owner="detail",
         titles=("Show or hide the explanations",)),
     Key("Views", "/", ("slash",), "open", "search the current view", "Search", owner="search_box",
@@ -196,3 +202,23 @@ class KeyHelp(Static):
 
     def __init__(self, live: bool, id: str | None = None) -> None:
         super().__init__(Content.from_markup(key_help_markup(live)), id=id)
+
+
+class KeyRouting:
+    """The app's side of the table: every key is bound to ``app.on(owner, action, args...)``, which runs the
+    owner's ``action_<action>`` (Textual's own action namespaces are app, screen and focused)."""
+
+    def owner(self, name: str):
+        """The widget a key of the table acts on: a pane (``tree``, ``detail``, ``search_box``, ``bottom``:
+        the app's properties) or a tab of the detail pane (``ir``, ``diff``)."""
+        if name in ("ir", "diff"):
+            return self.detail.tab(name)
+        if name not in OWNERS:
+            raise ValueError(f"{name!r} owns no keys (key_help.OWNERS)")
+        return getattr(self, name)
+
+    async def action_on(self, owner: str, action: str, *args) -> None:
+        """A key of the table: ``owner``'s ``action_<action>(*args)``."""
+        result = getattr(self.owner(owner), f"action_{action}")(*args)
+        if inspect.isawaitable(result):
+            await result

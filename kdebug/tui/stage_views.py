@@ -28,7 +28,7 @@ def phase_bar(phases: list[str], current: str, changes: dict[str, bool], hide: b
             continue
         label = f"{p}{UNCHANGED}" if same else p
         style = "b reverse" if p == current else ("dim" if same else "")
-        cells.append(f"[@click=detail.set_phase('{p}')]" + (f"[{style}] {label} [/]" if style else f" {label} ")
+        cells.append(f"[@click=app.on('detail','set_phase','{p}')]" + (f"[{style}] {label} [/]" if style else f" {label} ")
                      + "[/]")
     hidden = sum(1 for p in phases if hide and not changes.get(p, True) and p != current)
     if compact:
@@ -59,7 +59,7 @@ def pass_bar(passes: list[StageRef], current: int | None, hide: bool, compact: b
             cells.append(f"[b reverse] {s.index} {mark} {_escape(s.name)} on {_escape(s.unit)} [/]")
             continue
         inner = f"{s.index} {mark} {_escape(s.name)}"
-        cells.append(f"[@click=detail.set_phase('{s.phase}', {s.index})]" + (inner if s.changed else f"[dim]{inner}[/]")
+        cells.append(f"[@click=app.on('detail','set_phase','{s.phase}',{s.index})]" + (inner if s.changed else f"[dim]{inner}[/]")
                      + "[/]")
     note = "" if shown[at].changed else "  [dim](changed nothing: the module as the last change left it)[/]"
     if compact:

@@ -1,68 +1,44 @@
-"""The detail pane: one job's source, IR by phase, finish diff, PTX, host assembly and events.
+"""The detail pane's shell: the banner, the descend path, the tab strip, and what the tabs share.
 
-Only the active tab is computed, and only again when its job changed.
+The tabs (kdebug/tui/detail/*_tab.py) render the job this pane shows; the pane keeps the job, the phase
+and pass the IR and Diff tabs stand at, the diff layout, and draws the active tab again only when what it
+shows changed.
 """
 from __future__ import annotations
 
 import os
 
-from rich.markup import escape as _markup_escape
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.content import Content
-from textual.containers import Vertical, VerticalScroll
-from textual.widgets import Static, TabbedContent, TabPane
+from textual.containers import Vertical
+from textual.widgets import Static, TabbedContent
 
 from kdebug import events as E
 from kdebug.session import stage_diff
 from kdebug.session.model import SessionModel
 from kdebug.session.navigation import DescendPath
 from kdebug.stages import in_stage_order
-from kdebug.tui import descend, tab_focus, teaching
-from kdebug.tui.documents import (CodeDocument, Document, JoinedDocument, RemarkedDocument, SideBySideDocument,
-                                  SideBySideRows, StyledDocument, UnifiedDiffDocument, UnifiedLines)
+from kdebug.tui import descend, tab_focus
+from kdebug.tui.detail.asm_tab import AsmTab
+from kdebug.tui.detail.base import DetailTab
+from kdebug.tui.detail.diff_tab import DiffTab
+from kdebug.tui.detail.events_tab import EventsTab
+from kdebug.tui.detail.finish_tab import FinishTab
+from kdebug.tui.detail.ir_tab import DIFFED_AGAINST, IrTab
+from kdebug.tui.detail.ptx_tab import PtxTab
+from kdebug.tui.detail.source_tab import SourceTab, location_of
+from kdebug.tui.detail.strategy_tab import StrategyTab
+from kdebug.tui.documents import Document, UnifiedLines
 from kdebug.tui.message_screen import MessageScreen
 from kdebug.tui.messages import GoToJob
 from kdebug.tui.site_view import SiteView
-from kdebug.tui.stage_views import diff_bar, pass_bar, phase_bar
-from kdebug.tui.tabs import NARROW, TAB_IDS, TABS
+from kdebug.tui.tabs import NARROW, TABS
 from kdebug.tui.textview import TextView
 
+TAB_WIDGETS = {tab.tab_id: tab for tab in (SourceTab, IrTab, FinishTab, PtxTab, AsmTab, EventsTab, StrategyTab, DiffTab)}
 ARROW = " \u2192 "
 MORE = " \u2026 o: more"  # the end of a banner cut to its height
-# a derivative job's IR view: primal -> primal_resolved -> derivative (forward mode), or -> augmented_forward
-# -> reverse (reverse mode), each shown as a diff of the one before; d in the IR tab shows the stage's own text
-DIFFED_AGAINST = {"primal_resolved": "primal", "derivative": "primal_resolved",
-                  "augmented_forward": "primal_resolved", "reverse": "augmented_forward"}
 SUFFIX = {"llvm": ".ll", "python": ".py", "ptx": ".ptx", "asm": ".s", "text": ".txt"}
-
-
-def ir_toggle_help(phase: str, before: str | None, plain: bool) -> str:
-    """The IR tab's line on what d shows: a derivative's stage diffed against ``before`` or as its own
-    text; the tape as written (grouped by source line, its first line says so itself)."""
-    if phase == "tape":
-        return "d: the tape by source line" if plain else ""
-    return f"d: the diff against {before}" if plain else f"Shown as a diff against {before}. d: {phase} itself"
-
-
-def event_line(ev: E.Event) -> tuple[str, str]:
-    """One event as a listing line and its style."""
-    bits = []
-    for name in ("phase", "reason", "duration", "target_job", "round", "resolution", "breakpoint", "message",
-                 "error", "severity", "category"):
-        value = getattr(ev, name, None)
-        if value in (None, "", 0.0):
-            continue
-        if name == "duration":
-            value = f"{value * 1e3:.2f} ms"
-        bits.append(f"{name}={value}" if name not in ("phase", "message") else str(value))
-    if isinstance(ev, E.Snapshot):
-        bits.append(f"{ev.text.count(chr(10)) + 1} lines")
-    if isinstance(ev, E.Reentrant):
-        bits.append(ARROW.join(ev.cycle_names))
-    style = {"job_failed": "red", "diagnostic": "red", "reentrant": "magenta", "paused": "yellow",
-             "job_finished": "green", "snapshot": "dim"}.get(ev.kind, "")
-    return f"{ev.t:10.4f}  {ev.kind:<17} {'  '.join(bits)}", style
 
 
 def error_summary(error: str, cwd: str = "") -> str:
@@ -75,48 +51,9 @@ def error_summary(error: str, cwd: str = "") -> str:
     return "\n".join(lines[:1] + (lines[hint:] if hint is not None and hint > 0 else []))
 
 
-def location_of(diag: E.Diagnostic, cwd: str = "") -> str:
-    """``file:line:col`` of a diagnostic ('' when it has none), the file relative to ``cwd`` when inside it."""
-    loc = diag.location or {}
-    name = loc.get("file")
-    if not name:
-        return ""
-    if cwd and os.path.isabs(name) and os.path.abspath(name).startswith(os.path.abspath(cwd) + os.sep):
-        name = os.path.relpath(name, cwd)
-    return ":".join(str(p) for p in (name, loc.get("line"), loc.get("col")) if p)
-
-
-def script_error_document(diag: E.Diagnostic, cwd: str, context: int = 4) -> StyledDocument:
-    """A script's error, located: ``file:line:col: message``, the lines around it numbered, the faulting line
-    marked and a caret under its column, then the whole message as Python wrote it."""
-    doc = StyledDocument()
-    where = location_of(diag, cwd)
-    doc.append(f"{where}: {diag.message}" if where else diag.message, "bold red")
-    loc = diag.location or {}
-    try:
-        with open(os.path.join(cwd, loc["file"]), encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except (KeyError, TypeError, OSError):
-        lines = []
-    line = loc.get("line") or 0
-    if lines and 1 <= line <= len(lines):
-        doc.append("")
-        width = len(str(min(line + context, len(lines))))
-        for n in range(max(1, line - context), min(line + context, len(lines)) + 1):
-            mark = "\u25b6" if n == line else " "
-            doc.append(f"{mark}{n:>{width}} \u2502 {lines[n - 1]}", "bold reverse red" if n == line else "")
-            if n == line and loc.get("col"):
-                doc.append(" " * (width + 3 + loc["col"]) + "^", "bold red")
-    if diag.text:
-        doc.append("")
-        for text_line in diag.text.splitlines():
-            doc.append(text_line, "red")
-    return doc
-
-
 class DetailPane(Vertical):
-    """The actions of the keys the key table gives it (tabs, phases, stages, diffs, search matches,
-    descend, copy and save) are its own; it asks for a job to be shown with ``GoToJob``."""
+    """The keys the key table gives the pane (tabs, descend, the banner, search matches, copy and save) are
+    its actions; a tab's own keys are the tab's. It asks for a job to be shown with ``GoToJob``."""
 
     ALLOW_MAXIMIZE = True  # z on one of its views zooms the pane: banner, tabs and view
 
@@ -131,8 +68,6 @@ class DetailPane(Vertical):
         self.diff_mode = "unified"
         self.ir_plain = False  # d in the IR tab: a derivative's stages as their own text, the tape as written
         self._loaded: dict[str, tuple] = {}
-        self._phase_bar = ""
-        self._events_job: int | None = None
         self.explain: bool | None = None  # explanation boxes shown; None: when the screen is tall enough
         self._banner_lines = -1
         self.pending_cursor: tuple[int, str, int] | None = None  # (job, tab, line): where an ascend returns
@@ -151,23 +86,10 @@ class DetailPane(Vertical):
         yield descend.PathBar(id="path")
         with TabbedContent(id="detail-tabs"):
             for tab in TABS:
-                with TabPane(tab.label, id=f"tab-{tab.id}"):
-                    yield from self._compose_tab(tab.id)
+                yield TAB_WIDGETS[tab.id](self, tab.label)
 
-    def _compose_tab(self, tab: str) -> ComposeResult:
-        if tab == "ir":
-            yield Static(id="phase-bar")
-            yield Static(id="pass-bar")
-        info = {"ir": "phase-help", "finish": "finish-help", "ptx": "ptx-info", "asm": "asm-info"}.get(tab)
-        if info is not None:
-            yield Static(id=info, classes="help")
-        if tab == "diff":
-            yield Static(id="diff-bar")
-        if tab == "strategy":
-            with VerticalScroll():
-                yield Static(id="strategy-help")
-        else:
-            yield (SiteView if tab in ("source", "ir") else TextView)(id=f"view-{tab}")
+    def tab(self, tab_id: str) -> DetailTab:
+        return self.query_one(f"#tab-{tab_id}", DetailTab)
 
     # ---- what to show ------------------------------------------------------------------
     def reset(self, model: SessionModel) -> None:
@@ -175,8 +97,9 @@ class DetailPane(Vertical):
         self.script_error = None
         self.path.clear()
         self._loaded.clear()
-        for tab in (t for t in TAB_IDS if t != "strategy"):
-            self.query_one(f"#view-{tab}", TextView).set_document(Document([]))
+        for tab in self.query(DetailTab):
+            if tab.view is not None:
+                tab.view.set_document(Document([]))
         self._set_banner(Text("no job yet"))
         self.refresh_active()
 
@@ -330,8 +253,7 @@ class DetailPane(Vertical):
                 self.focus_view()  # the view that had the focus is hidden now: the one shown takes it
 
     def active_view(self) -> TextView | None:
-        tab = self.active_tab
-        return None if tab == "strategy" else self.query_one(f"#view-{tab}", TextView)
+        return self.tab(self.active_tab).view
 
     # ---- phases -------------------------------------------------------------------------
     def phases(self) -> list[str]:
@@ -340,16 +262,6 @@ class DetailPane(Vertical):
             return []
         have = set(job.snapshots)
         return in_stage_order(have)
-
-    def action_step_phase(self, step: int) -> None:
-        phases = self.phases()
-        if self.hide_unchanged:  # h: the phases that changed nothing are skipped
-            changes = stage_diff.phase_changes(self.stages())
-            phases = [p for p in phases if changes.get(p, True) or p == self.phase]
-        if not phases:
-            return
-        i = phases.index(self.phase) if self.phase in phases else 0
-        self.set_phase(phases[(i + step) % len(phases)])
 
     def set_phase(self, phase: str, pass_index: int | None = None) -> None:
         self.phase, self.pass_index = phase, pass_index
@@ -378,50 +290,10 @@ class DetailPane(Vertical):
                 return k
         return None
 
-    def action_step_stage(self, step: int) -> None:
-        """k j: the previous / next stage, passes included (only those that changed anything, with h)."""
-        stages = self.stages()
-        if not stages:
-            return
-        at = self.current_stage_index()
-        k = at if at is not None else 0
-        for _ in range(len(stages)):
-            k = (k + step) % len(stages)
-            if stages[k].changed or not self.hide_unchanged:
-                break
-        self.set_phase(stages[k].phase, stages[k].index)
-
-    def action_toggle_hide_unchanged(self) -> None:
-        self.hide_unchanged = not self.hide_unchanged
-        self.refresh_active()
-
-    def action_pin_diff_a(self) -> None:
-        """m: the stage shown becomes the Diff tab's A; again: A is B's previous change once more."""
-        self.diff_a = None if self.diff_a is not None else (self.phase, self.pass_index)
-        self._show_diff_tab()
-
-    def action_toggle_diff_noise(self) -> None:
-        self.diff_noise = not self.diff_noise
-        self._show_diff_tab()
-
-    def action_next_diff_function(self) -> None:
-        """f: all functions, then each function the two stages define, then what is outside them."""
-        a, b = self._diff_pair()
-        names = [None] + stage_diff.function_names(*(stage_diff.stage_text(self.model, s) for s in (a, b) if s)) \
-            + [stage_diff.MODULE_LEVEL]
-        i = names.index(self.diff_function) if self.diff_function in names else 0
-        self.diff_function = names[(i + 1) % len(names)]
-        self._show_diff_tab()
-
-    def ir_toggles(self) -> bool:
-        """The IR tab shows what d toggles there: a stage shown as a diff of the one before, or the tape."""
-        if self.active_tab != "ir" or self.pass_index is not None or self._text(self.phase)[0] is None:
-            return False
-        before = DIFFED_AGAINST.get(self.phase)
-        return self.phase == "tape" or (before is not None and self._text(before)[0] is not None)
-
     def action_toggle_diff(self) -> None:
-        if self.ir_toggles():  # a derivative's stage: the diff of the one before, or its own text
+        """d: in the IR tab, a derivative's stage as a diff of the one before or as its own text (the tape:
+        by source line or as written); else the Finish and Diff tabs' layout, unified or side by side."""
+        if self.tab("ir").toggles():  # a derivative's stage: the diff of the one before, or its own text
             self.ir_plain = not self.ir_plain
             return self.refresh_active()
         self.diff_mode = "side" if self.diff_mode == "unified" else "unified"
@@ -543,7 +415,7 @@ class DetailPane(Vertical):
         tab = self.active_tab
         job = self.model.jobs.get(self.job_id) if self.job_id is not None else None
         version = (len(job.events) if job is not None else -1, self._revision)
-        width = self.query_one(f"#view-{tab}", TextView).size.width if tab in ("finish", "diff") else 0
+        width = self.tab(tab).view.size.width if tab in ("finish", "diff") else 0
         key = (self.job_id, version, self.phase, self.diff_mode, len(self.model.events) if tab == "strategy" else 0,
                width, self.pass_index, self.hide_unchanged, self.compact,  # side by side splits the width
                (self.diff_a, self.diff_noise, self.diff_function) if tab == "diff" else None,
@@ -555,12 +427,17 @@ class DetailPane(Vertical):
         # only the width changed (a zoom, a resize: side by side splits it), or the job's events grew
         # (its passes' replay, remarks): the same view of the same job, so the reader keeps the place
         # and the cursor (keys typed meanwhile are not lost)
-        self._keep_place = old is not None and old[0] == key[0] and old[2:5] == key[2:5] and old[6:] == key[6:]
+        self.keep_place = old is not None and old[0] == key[0] and old[2:5] == key[2:5] and old[6:] == key[6:]
         try:
-            getattr(self, f"_show_{tab}")(job)
+            self.tab(tab).show_job(job)
         finally:
-            self._keep_place = False
+            self.keep_place = False
         self.mark_sites()
+
+    def draw_again(self, tab: str) -> None:
+        """A tab that was not laid out yet (a side-by-side diff needs its width): drawn once it is."""
+        self._loaded.pop(tab, None)
+        self.call_after_refresh(self.refresh_active)
 
     def mark_sites(self) -> None:
         """The request sites of the Source or IR view shown, and the request the session stands at."""
@@ -612,95 +489,15 @@ class DetailPane(Vertical):
         self.post_message(GoToJob(stop.job))
         self._show_path(stop.job)
 
-    _keep_place = False  # refresh_active: the document is the same but for the width
+    keep_place = False  # refresh_active: the same view of the same job (a tab keeps the reader's place)
     _revision = 0  # a replay of passes arrived: what the views show changed though no event of the job did
 
-    def _set(self, tab: str, doc: Document, keep: bool = False) -> None:
-        self.query_one(f"#view-{tab}", TextView).set_document(doc, keep_position=keep or self._keep_place)
-
-    def _text(self, phase: str, job=None) -> tuple[str | None, str]:
+    def stage_text(self, phase: str, job=None) -> tuple[str | None, str]:
+        """(text, language) of the snapshot of ``phase`` of ``job`` (default: the job shown), or (None, "text")."""
         job = job or self.model.jobs.get(self.job_id)
         sid = job.snapshots.get(phase) if job is not None else None
         snap = self.model.snapshots.get(sid) if sid is not None else None
         return (snap.text, snap.language) if snap is not None else (None, "text")
-
-    def _show_source(self, job) -> None:
-        if job is None:
-            return self._set("source", script_error_document(self.script_error, self.cwd)
-                             if self.script_error is not None else Document([]))
-        src = job.source or self._text("parse")[0] or "(source not available)"
-        header = f"# {job.source_file}:{job.source_line}\n" if job.source_file else ""
-        remarks = self.model.source_remarks(job) if job.source else {}
-        if remarks:  # LLVM's remarks beside the lines they name (document index: the header is line 0)
-            first = job.source_line - (1 if header else 0)
-            self._set("source", RemarkedDocument(header + src, {n - first: r for n, r in remarks.items()}))
-        else:
-            self._set("source", CodeDocument(header + src, "python"))
-
-    def _show_ir(self, job) -> None:
-        phases = self.phases()
-        if phases and self.phase not in phases:
-            self.phase, self.pass_index = ("optimize" if "optimize" in phases else phases[-1]), None
-        stages = self.stages() if job is not None else []
-        # each phase is a link: a click runs the app's set_phase action; = marks a phase that changed nothing
-        bar = phase_bar(phases, self.phase, stage_diff.phase_changes(stages), self.hide_unchanged, self.compact)
-        if bar != self._phase_bar:  # it may wrap, so an update costs a layout: only when it changed
-            self._phase_bar = bar
-            self.query_one("#phase-bar", Static).update(Content.from_markup(bar))
-        in_phase = [s for s in stages if s.is_pass and s.phase == self.phase]
-        if self.pass_index is not None and not any(s.index == self.pass_index for s in in_phase):
-            self.pass_index = None
-        passes = pass_bar(in_phase, self.pass_index, self.hide_unchanged, self.compact) or \
-            self._passes_note(job)
-        pass_box = self.query_one("#pass-bar", Static)
-        if getattr(pass_box, "_markup", None) != passes:
-            pass_box._markup = passes
-            pass_box.update(Content.from_markup(passes))
-            pass_box.display = bool(passes)
-        if self.pass_index is not None:
-            at = self.current_stage_index()
-            text = stage_diff.stage_text(self.model, stages[at]) if at is not None else None
-            self._explain("#phase-help", teaching.phase_help(self.phase))
-            return self._set("ir", self._ir_document(job, text, "llvm") if text is not None
-                             else Document(["(the module before the pipeline was not recorded)"]))
-        text, lang = self._text(self.phase) if job is not None else (None, "text")
-        before = DIFFED_AGAINST.get(self.phase)
-        earlier = self._text(before)[0] if before and text is not None else None
-        # an explanation of a phase only above that phase's IR, with what d shows instead of the view
-        help_text = teaching.phase_help(self.phase) if text is not None else ""
-        toggle = ir_toggle_help(self.phase, before, self.ir_plain) if earlier is not None or self.phase == "tape" else ""
-        if help_text and toggle:
-            help_text += "\n" + toggle
-        self._explain("#phase-help", help_text)
-        if text is None:
-            state = self.model.job_state(job.id)[0] if job is not None else ""
-            return self._set("ir", Document([f"(no IR yet: the job is {state})" if state in ("queued", "compiling")
-                                             else "(no IR for this phase)"]))
-        if self.phase == "tape" and not self.ir_plain:  # a reverse-mode job's tape, by source line
-            from kdebug.tui.tape_view import tape_document  # kept lazy for start-up time
-            return self._set("ir", tape_document(text, self.model, job, self.cwd,
-                                                 hint="d: the file as written"))
-        if earlier is not None and not self.ir_plain:  # a derivative job's stages: what each changed in the one before
-            return self._set("ir", UnifiedDiffDocument(earlier, text, names=(before, self.phase)))
-        self._set("ir", self._ir_document(job, text, lang))
-
-    def _passes_note(self, job) -> str:
-        """The pass bar of a phase whose passes were kept for a replay: being replayed, or why not."""
-        if job is None:
-            return ""
-        if self.phase in job.passes_pending:
-            return "[dim]passes[/] being replayed [dim](LLVM runs this phase's pipelines again to record them)[/]"
-        why = job.passes_failed.get(self.phase)
-        return f"[dim]passes[/] [b]not shown[/]: {_markup_escape(why)}" if why else ""
-
-    def _ir_document(self, job, text: str, language: str) -> Document:
-        """The IR of the phase shown (or of one of its passes), LLVM's remarks of that phase's pipelines
-        beside the instructions they name (kdebug/tui/remarks.py)."""
-        remarks = [r for phase, r in job.remarks if phase == self.phase] if job is not None else []
-        if language != "llvm" or not remarks:
-            return CodeDocument(text, language)
-        from kdebug.tui.remarks import remarked_ir  # kept lazy for start-up time
-        return remarked_ir(text, remarks)
 
     def action_pass_lab(self, what: str) -> None:
         """B: bisect the job's passes; l: list its LLVM remarks."""
@@ -757,138 +554,6 @@ class DetailPane(Vertical):
                 self.mark_sites()
             self.focus_view()
         self.app.push_screen(RemarksScreen(f"LLVM's remarks: job #{job.id} {job.name}", rows), go_to)
-
-    def _explain(self, selector: str, text: str) -> None:
-        """Fill an explanation box; an empty one takes no line."""
-        box = self.query_one(selector, Static)
-        if getattr(box, "_explained", None) != text:
-            box._explained = text
-            box.update(text)
-            box.set_class(not text, "empty")
-            box.display = bool(text) and self.explanations_shown
-
-    def _show_finish(self, job) -> None:
-        help_text = teaching.FINISH_INTRO + "\n" + "\n".join(
-            f"\u2022 {name}: {what}" for name, what in teaching.FINISH_PASSES.items())
-        before, _ = self._text("before_finish") if job is not None else (None, "")
-        after, _ = self._text("after_finish") if job is not None else (None, "")
-        misses = [d for d in self.model.diagnostics if d.category == "finish" and job is not None and d.job == job.id]
-        if misses:
-            help_text = "\u2716 " + misses[0].message + "\n" + help_text
-        elif job is not None and before is None and after is None and job.state == "done":
-            help_text = "\u2716 this job never went through the finish passes (a finish-coverage miss)\n" + help_text
-        self._explain("#finish-help", help_text + f"\nd: {'side by side' if self.diff_mode == 'unified' else 'unified diff'}"
-                      " \u00b7 attribute-group renumbering is not a change")
-        if before is None or after is None:
-            return self._set("finish", Document(["(no before_finish/after_finish snapshots for this job)"]))
-        if self.diff_mode == "unified":
-            return self._set("finish", UnifiedDiffDocument(before, after))
-        width = self.query_one("#view-finish", TextView).size.width
-        if not width:  # not laid out yet: come back when it is
-            self._loaded.pop("finish", None)
-            self.call_after_refresh(self.refresh_active)
-            width = 100
-        longest = max((len(line) for line in before.expandtabs(4).splitlines()), default=10)
-        self._set("finish", SideBySideDocument(before, after, column=max(16, min(longest, (width - 3) // 2))))
-
-    def _show_ptx(self, job) -> None:
-        text, _ = self._text("ptx") if job is not None else (None, "")
-        if job is not None and text is None:
-            emitted, lang = self._text("emit")
-            if lang == "ptx":
-                text = emitted
-        usage = self._text("ptxas")[0] if job is not None else None
-        info = teaching.phase_help("ptx")
-        if text is None:
-            info += ("\nNo PTX for this job: the CPU target emits host code. ctrl+p \u2192 Rerun emitting PTX "
-                     "(or kdebug dump --target ptx, or --backend gpu).")
-        elif usage:
-            info += "\nThe ptxas report (registers, shared and local memory, spills) heads the listing."
-        self._explain("#ptx-info", info)
-        if not text:
-            return self._set("ptx", Document([]))
-        # the ptxas report is prose, not PTX: one style, not the PTX lexer's
-        head = StyledDocument([(f"// ptxas: {line}", "italic #7f848e") for line in usage.splitlines()] + [("", "")]
-                              if usage else [])
-        self._set("ptx", JoinedDocument(head, CodeDocument(text, "ptx")))
-
-    def _show_asm(self, job) -> None:
-        if job is None:
-            return self._set("asm", Document([]))
-        owner = job
-        text, lang = self._text("emit", job)
-        if text is None:
-            owner = self.model.root_of(job.id)
-            text, lang = self._text("emit", owner)
-        info = teaching.phase_help("emit")
-        if owner is not job:
-            info += f"\nThis job's code is emitted inside its toplevel job #{owner.id} {owner.name}: shown here."
-        self._explain("#asm-info", info)
-        if text is None or lang == "ptx":
-            return self._set("asm", Document(["(no host assembly yet)"]))
-        self._set("asm", CodeDocument(text, "asm"))
-
-    def _show_events(self, job) -> None:
-        if job is None:
-            return self._set("events", Document([]))
-        events = self.model.events
-        same_job = self._events_job == job.id  # new events of the job shown: keep the reader's place
-        self._events_job = job.id
-        self._set("events", StyledDocument([event_line(events[i]) for i in job.events]), keep=same_job)
-
-    def _show_strategy(self, job) -> None:
-        started = self.model.started
-        strategy = started.strategy if started else "worklist"
-        text = Text()
-        text.append(f"Strategy in use: {strategy}", "bold")
-        text.append(f"   backend: {started.backend if started else '?'}\n\n")
-        text.append(teaching.strategy_help(strategy) + "\n\n")
-        text.append("Reverse mode and nested orders\n", "bold")
-        text.append(teaching.REVERSE_MODE + "\n\n")
-        text.append("Other strategies (r reruns the script with the next one):\n", "bold")
-        for name, para in teaching.STRATEGIES.items():
-            if name != strategy:
-                text.append("\n" + para + "\n", "dim")
-        self.query_one("#strategy-help", Static).update(text)
-
-    def _show_diff_tab(self) -> None:
-        if self.active_tab != "diff":
-            self.set_tab("diff")
-        else:
-            self.refresh_active()
-
-    def _diff_pair(self) -> tuple[stage_diff.StageRef | None, stage_diff.StageRef | None]:
-        """(A, B): B the stage the IR tab shows, A the pinned stage or B's previous change."""
-        stages = self.stages()
-        b = self.current_stage_index()
-        if b is None:
-            return None, None
-        if self.diff_a is not None:
-            a = next((k for k, s in enumerate(stages) if s.key == self.diff_a), None)
-        else:
-            a = stage_diff.default_base(self.model, stages, b)
-        return (stages[a] if a is not None else None), stages[b]
-
-    def _show_diff(self, job) -> None:
-        a, b = self._diff_pair() if job is not None else (None, None)
-        self.query_one("#diff-bar", Static).update(diff_bar(a, b, self.diff_a is not None, self.diff_mode,
-                                                            self.diff_noise, self.diff_function, self.compact))
-        before = stage_diff.stage_text(self.model, a) if a is not None else None
-        after = stage_diff.stage_text(self.model, b) if b is not None else None
-        if before is None or after is None:
-            return self._set("diff", Document(["(pick a stage with , . k j in the IR tab; A needs an earlier stage "
-                                               "of the same language that differs)"]))
-        diff = stage_diff.compare(before, after, self.diff_noise, self.diff_function)
-        if self.diff_mode == "unified":
-            makers = stage_diff.hunk_makers(self.model, self.stages(), a, b, diff, self.diff_noise)
-            return self._set("diff", UnifiedLines(diff, (a.label, b.label), makers=makers))
-        width = self.query_one("#view-diff", TextView).size.width
-        if not width:  # not laid out yet: come back when it is
-            self._loaded.pop("diff", None)
-            self.call_after_refresh(self.refresh_active)
-            width = 100
-        longest = max((len(line) for line in diff.before), default=10)
-        self._set("diff", SideBySideRows(diff, column=max(16, min(longest, (width - 3) // 2))))
 
     # ---- search, copy and save --------------------------------------------------------
     def find(self, text: str) -> None:
@@ -952,7 +617,7 @@ class DetailPane(Vertical):
         elif tab == "ir" and self.phase == "tape" and not self.ir_plain:
             name, lang = "tape-by-line", "text"
         elif tab == "ir":
-            name, lang = self.phase, self._text(self.phase)[1]
+            name, lang = self.phase, self.stage_text(self.phase)[1]
         elif tab == "diff":
             name, lang = f"diff-{self.diff_mode}", "diff"
         elif tab == "finish":

@@ -1,0 +1,37 @@
+"""The Strategy tab: the deferred-codegen strategy in use explained, and the others (r reruns with the next)."""
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from kdebug.tui import teaching
+from kdebug.tui.detail.base import DetailTab
+
+
+class StrategyTab(DetailTab):
+    tab_id = "strategy"
+
+    def compose_views(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(id="strategy-help")
+
+    @property
+    def view(self):
+        return None  # prose in a scroll, no text view: nothing to search, copy or save
+
+    def show_job(self, job) -> None:
+        started = self.model.started
+        strategy = started.strategy if started else "worklist"
+        text = Text()
+        text.append(f"Strategy in use: {strategy}", "bold")
+        text.append(f"   backend: {started.backend if started else '?'}\n\n")
+        text.append(teaching.strategy_help(strategy) + "\n\n")
+        text.append("Reverse mode and nested orders\n", "bold")
+        text.append(teaching.REVERSE_MODE + "\n\n")
+        text.append("Other strategies (r reruns the script with the next one):\n", "bold")
+        for name, para in teaching.STRATEGIES.items():
+            if name != strategy:
+                text.append("\n" + para + "\n", "dim")
+        self.query_one("#strategy-help", Static).update(text)
