@@ -103,11 +103,19 @@ def build_parser() -> argparse.ArgumentParser:
                    add_help=False)
     serve = sub.add_parser("serve", help="the TUI in a web browser (textual-serve): prints the URL to open")
     serve.add_argument("--host", default="localhost",
-                       help="the address to listen on (default localhost; 0.0.0.0 for every interface)")
+                       help="the address to listen on (default localhost; 0.0.0.0 for every interface). The "
+                            "server answers only to the names localhost, 127.0.0.1, [::1] and this address; "
+                            "listening on the network (0.0.0.0 or another address) it also answers to this "
+                            "machine's host name and to any IP address; any other name (a DNS alias, a "
+                            "proxy's): give it as --public-url")
     serve.add_argument("--port", type=_port, default=8000, help="the port to listen on (default 8000)")
     serve.add_argument("--public-url", default=None, metavar="URL",
                        help="the address browsers reach this server by, which the page's links and websocket "
-                            "use (default: the name each browser asked for, from its Host header)")
+                            "use, and which the server then also answers to (default: the name each "
+                            "browser asked for, from its Host header)")
+    serve.add_argument("--no-token", dest="token", action="store_false",
+                       help="serve without the random token in the printed URL: anyone who reaches the port "
+                            "can watch and drive the session (only for a network you trust)")
     _add_run_options(serve)
     sub.add_parser("reduce", help="shrink a script to the few lines that still show a property of its run",
                    add_help=False)
@@ -150,7 +158,7 @@ def cmd_serve(opts) -> int:
             print(f"kdebug: error: --public-url {exc}", file=sys.stderr)
             return 2
     options = run_options(opts).replace(script=os.path.abspath(opts.script))
-    return serve(options, host=opts.host, port=opts.port, public_url=public_url)
+    return serve(options, host=opts.host, port=opts.port, public_url=public_url, token=opts.token)
 
 
 def _seedless_shuffle(argv: list[str]) -> list[str]:

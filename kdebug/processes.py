@@ -33,9 +33,11 @@ def die_with_parent(sig: int = signal.SIGKILL):
     return preexec
 
 
-def end_with_parent(sig: int = signal.SIGTERM) -> None:
-    """This process gets ``sig`` when its parent ends (and at once, where the parent is already gone)."""
-    parent = os.getppid()
+def end_with_parent(sig: int = signal.SIGTERM, parent: int | None = None) -> None:
+    """This process gets ``sig`` when its parent ends (and at once, where the parent is already gone).
+    ``parent``: the pid of the process that started this one, where it told it: a parent that ended
+    before this call (while this process started up) then counts as gone too."""
+    parent = os.getppid() if parent is None else parent
     if _prctl_death_signal(sig) and os.getppid() != parent:
         os.kill(os.getpid(), sig)
 

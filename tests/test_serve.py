@@ -119,11 +119,15 @@ def start_server(port: int, *options: str, script: str | None = None) -> subproc
                              "--backend", "cpu", script or os.path.join(SAMPLES, "recursive_launch.py")], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
                             env=dict(os.environ, PYTHONUNBUFFERED="1"))
-    line = proc.stdout.readline()  # the first line says where to go
-    assert line.startswith("kdebug: serving ") and f"http://localhost:{port}" in line, line
-    proc.line, proc.token = line, printed_token(line)
-    proc.url = f"http://localhost:{port}/?token={proc.token}"
-    assert proc.url in line, line
+    try:
+        line = proc.stdout.readline()  # the first line says where to go
+        assert line.startswith("kdebug: serving ") and f"http://localhost:{port}" in line, line
+        proc.line, proc.token = line, printed_token(line)
+        proc.url = f"http://localhost:{port}/?token={proc.token}"
+        assert proc.url in line, line
+    except BaseException:
+        stop_server(proc)
+        raise
     return proc
 
 
@@ -280,17 +284,22 @@ def _served_with_a_browser_session(port: int, script: str):
     server = subprocess.Popen([sys.executable, "-m", "kdebug.cli", "serve", "--port", str(port), "--backend", "cpu",
                                script], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               env=dict(os.environ, PYTHONUNBUFFERED="1"))  # its own process group: the shell's
-    line = server.stdout.readline()
-    assert line.startswith("kdebug: serving "), line
-    server.token = printed_token(line)
-    deadline = time.monotonic() + 30
-    while True:  # it listens before it says where: this only checks that it accepts
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return server
-        except OSError:
-            assert time.monotonic() < deadline and server.poll() is None, "the server never listened"
-            time.sleep(0.1)
+    try:
+        line = server.stdout.readline()
+        assert line.startswith("kdebug: serving "), line
+        server.token = printed_token(line)
+        deadline = time.monotonic() + 30
+        while True:  # it listens before it says where: this only checks that it accepts
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return server
+            except OSError:
+                assert time.monotonic() < deadline and server.poll() is None, "the server never listened"
+                time.sleep(0.1)
+    except BaseException:
+        server.kill()
+        server.wait(10)
+        raise
 
 
 @pytest.mark.timeout(120)
@@ -355,7 +364,8 @@ def test_the_page_loads_nothing_from_another_site():
         deadline = time.monotonic() + 20
         while True:
             try:
-                page = urllib.request.urlopen(f"http://127.0.0.1:{port}/?token={server.token}", timeout=5).read().decode()
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/?token={server.token}", timeout=5) as r:
+                    page = r.read().decode()
                 break
             except OSError:
                 assert time.monotonic() < deadline
