@@ -6,6 +6,8 @@
     kdebug replay TRACE.jsonl
     kdebug export TRACE.jsonl --html OUT.html
     kdebug reduce FILE.py --until PROPERTY [options]
+    kdebug check-strategy STRATEGY   (a built-in, FILE.py:Class or MODULE:Class against the hazard corpus)
+    kdebug fuzz-strategy STRATEGY [--count N] [--seed S]   (against random hazards)
 
 Exit status: 0 on success, 1 when the script, a compilation or a launch
 failed, 2 for bad usage.
@@ -23,7 +25,7 @@ import sys
 from kdebug import settings
 from kdebug.driver import strategies
 
-SUBCOMMANDS = ("run", "dump", "replay", "serve", "export", "reduce", "bisect")
+SUBCOMMANDS = ("run", "dump", "replay", "serve", "export", "reduce", "bisect", "check-strategy", "fuzz-strategy")
 BACKENDS = ("cpu", "gpu", "auto")
 
 
@@ -69,9 +71,11 @@ class _Parser(argparse.ArgumentParser):
 def _add_run_options(p: argparse.ArgumentParser, remainder: bool = True) -> None:
     p.add_argument("--backend", choices=BACKENDS, default=settings.variable("KDEBUG_BACKEND") or "auto",
                    help="where kernels run: cpu (embedded emulation), gpu (pycuda), auto (gpu if present)")
-    p.add_argument("--strategy", choices=strategies.names(), default="worklist",
+    p.add_argument("--strategy", choices=strategies.Choices(strategies.names()), default="worklist",
+                   type=strategies.cli_value, metavar="STRATEGY",
                    help="deferred-codegen strategy: " + "; ".join(f"{s.name}: {s.summary}"
-                                                                   for s in strategies.REGISTRY.values()))
+                                                                   for s in strategies.REGISTRY.values())
+                   + "; or your own, FILE.py:Class or MODULE:Class (docs/internals/strategies.md)")
     p.add_argument("--numba", action="store_true", help="make numba.cuda and numba's types resolve to kdebug's")
     p.add_argument("--theme", choices=("dark", "light", "high-contrast"), default="dark",
                    help="the TUI's colours (high-contrast: for a projector; also in the command palette)")
@@ -86,6 +90,10 @@ def _add_run_options(p: argparse.ArgumentParser, remainder: bool = True) -> None
                    help="headless: stop the script after SECONDS and report where it was (also KDEBUG_TIMEOUT)")
     p.add_argument("--break", dest="breakpoints", default="", metavar="LIST",
                    help="TUI breakpoints: deferred,reentrant,finish,launch")
+    p.add_argument("--override", metavar="DIR", default=None,
+                   help="edit and continue: each file of DIR named as kdebug dump names it (job, stage) "
+                        "replaces that stage of that job, and compilation goes on from the edited text "
+                        "(docs/guide/edit-and-continue.md)")
     p.add_argument("script", help="the Python file to run")
     p.add_argument("args", nargs=argparse.REMAINDER if remainder else "*",
                    help="arguments passed to the script" + ("" if remainder else " (after --)"))
@@ -98,6 +106,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--headless", action="store_true", help="print a report when the script ends; no TUI")
     run.add_argument("--html", metavar="PATH", default=None,
                      help="record the session and write it as one offline HTML file (runs headless)")
+    run.add_argument("-m", dest="module", metavar="MODULE", default=None,
+                     help="run a library module as a script, as python -m does, in place of FILE.py (the "
+                          "arguments after MODULE are its own): kdebug run --numba -m pytest tests/")
+    run.add_argument("--report", choices=("auto", "summary", "full"), default="auto",
+                     help="headless report: full lists every launch; summary counts launches per kernel (with "
+                          "every failed launch and diagnostic in full); auto (default): summary where stdout "
+                          f"is not a terminal and there are more than {REPORT_LAUNCH_LIMIT} launches")
+    run.add_argument("--json-summary", metavar="PATH", default=None,
+                     help="also write the run's summary as JSON to PATH (- for stdout), for CI tools")
     _add_run_options(run)
     sub.add_parser("dump", help="run a script and write every job's source and IR stages to a directory",
                    add_help=False)
@@ -121,6 +138,29 @@ def build_parser() -> argparse.ArgumentParser:
                    add_help=False)
     sub.add_parser("bisect", help="find the first optimisation pass of a kernel after which a property holds",
                    add_help=False)
+    check = sub.add_parser("check-strategy", help="run the hazard corpus under a strategy: a table hazard x "
+                                                  "invariant; exit 1 when an invariant it claims is broken")
+    check.add_argument("strategy", type=strategies.cli_value, metavar="STRATEGY",
+                       help=f"a built-in ({', '.join(strategies.names())}), FILE.py:Class or MODULE:Class")
+    check.add_argument("--samples", metavar="DIR", default=None,
+                       help="the folder of samples whose deferred-job ones make the corpus (default: sample_kernels)")
+    check.add_argument("--no-generated", dest="generated", action="store_false",
+                       help="only the samples, not the generated programs")
+    check.add_argument("--only", metavar="NAME", action="append", default=None,
+                       help="only the hazards whose name contains NAME (repeatable)")
+    check.add_argument("--jobs", type=int, default=2, help="hazards run at a time (default 2)")
+    check.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                       help="one hazard's limit; past it, 'answered' is broken (default 120)")
+    fuzz = sub.add_parser("fuzz-strategy", help="run random hazards (launch graphs, pointers, derivatives) under "
+                                                "a strategy; exit 1 when an invariant it claims is broken")
+    fuzz.add_argument("strategy", type=strategies.cli_value, metavar="STRATEGY",
+                      help=f"a built-in ({', '.join(strategies.names())}), FILE.py:Class or MODULE:Class")
+    fuzz.add_argument("--count", type=int, default=20, help="random programs to run (default 20)")
+    fuzz.add_argument("--seed", type=int, default=None, help="the programs' seed (default: drawn, and printed)")
+    fuzz.add_argument("--keep", metavar="DIR", default=None, help="leave the programs in DIR, to rerun one")
+    fuzz.add_argument("--jobs", type=int, default=2, help="programs run at a time (default 2)")
+    fuzz.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                      help="one program's limit; past it, 'answered' is broken (default 120)")
     replay = sub.add_parser("replay", help="open a recorded trace file without running anything")
     replay.add_argument("trace")
     replay.add_argument("--headless", action="store_true")
@@ -201,7 +241,62 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         opts = build_bisect_parser().parse_intermixed_args(argv[1:])
         opts.command = "bisect"
         return opts
+    if argv and argv[0] == "run":
+        at = _module_option(argv)
+        if at is not None:  # kdebug run [options] -m MODULE [args]: MODULE's file stands for the script
+            parser = build_parser()
+            if at + 1 >= len(argv):
+                parser.parse_args(argv[:at] + ["-m"])  # argparse's "expected one argument", and exit
+            module = argv[at + 1]
+            path = module_file(module)
+            if path is None:
+                parser.error(f"-m {module}: no module named {module!r} with Python source to run "
+                             "(looked in the current folder and on sys.path)")
+            opts = parser.parse_args(argv[:at] + [path])
+            opts.module, opts.args = module, argv[at + 2:]
+            return opts
     return build_parser().parse_args(argv)
+
+
+REPORT_LAUNCH_LIMIT = 50  # --report auto: more launches than this, off a terminal, give the summary
+
+
+def _module_option(argv: list[str]) -> int | None:
+    """Where ``-m`` is among ``kdebug run``'s own options (before any script), else None."""
+    takes_value = {"--backend", "--strategy", "--theme", "--trace", "--sanitize", "--timeout", "--break",
+                   "--html", "--report", "--json-summary", "--override"}
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "-m":
+            return i
+        if not arg.startswith("-") or arg == "--":
+            return None  # the script: what follows is its own
+        if arg in takes_value:
+            i += 1
+        elif arg == "--shuffle-threads" and i + 1 < len(argv) and argv[i + 1].isdigit():
+            i += 1
+        i += 1
+    return None
+
+
+def module_file(name: str) -> str | None:
+    """The source file ``python -m name`` runs (a package's ``__main__.py``), found as python finds it
+    (the current folder first, then sys.path) without importing anything; None where there is none."""
+    import importlib.machinery  # kept lazy for start-up time (a stdlib module: no kdebug import)
+    path = [os.getcwd()] + [p for p in sys.path if p]
+    spec = None
+    for part in name.split("."):
+        if not part.isidentifier():
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(part, path)
+        if spec is None:
+            return None
+        path = list(spec.submodule_search_locations or [])
+    if spec.submodule_search_locations:  # a package: its __main__
+        spec = importlib.machinery.PathFinder.find_spec("__main__", list(spec.submodule_search_locations))
+    origin = getattr(spec, "origin", None)
+    return origin if origin and origin.endswith(".py") and os.path.isfile(origin) else None
 
 
 def _ptx_arch(text: str) -> str:
@@ -464,7 +559,24 @@ def run_options(opts, snapshots: bool = True):
                       racecheck="racecheck" in sanitizers, initcheck="initcheck" in sanitizers,
                       shuffle_seed=seed, breakpoints=breakpoints,
                       target=getattr(opts, "target", "cpu"), arch=getattr(opts, "arch", None),
-                      snapshots=snapshots, timeout=timeout, theme=getattr(opts, "theme", "dark"))
+                      snapshots=snapshots, timeout=timeout, theme=getattr(opts, "theme", "dark"),
+                      module=getattr(opts, "module", None), report=getattr(opts, "report", "auto"),
+                      json_summary=getattr(opts, "json_summary", None),
+                      override=override_folder(getattr(opts, "override", None), getattr(opts, "command", "run")))
+
+
+def override_folder(path: str | None, command: str = "run") -> str | None:
+    """``--override DIR``, checked before anything runs (UsageError where it is no readable folder);
+    absolute for reduce and bisect, whose trials run in a scratch copy of the script's folder."""
+    if path is None:
+        return None
+    if command in ("reduce", "bisect"):
+        path = os.path.abspath(path)
+    if not os.path.isdir(path):
+        raise UsageError(f"--override {path}: no such folder (give the folder of edited files kdebug dump wrote)")
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise UsageError(f"--override {path}: cannot read the folder (permission denied)")
+    return path
 
 
 def checked_options(opts, snapshots: bool = True):
@@ -499,8 +611,37 @@ def cmd_run(options, quiet: bool = False) -> tuple[int, object]:
         return trace_status(writer, status), None
     if not quiet:
         from kdebug.session.headless import render  # kept lazy for start-up time
-        print(render(model), flush=True)
+        summary = options.report == "summary" or (options.report == "auto" and not _stdout_is_terminal()
+                                                  and len(model.launches) > REPORT_LAUNCH_LIMIT)
+        print(render(model, summary=summary), flush=True)
+    if options.json_summary:
+        status = write_json_summary(model, options.json_summary) or status
     return trace_status(writer, status), model
+
+
+def _stdout_is_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def write_json_summary(model, path: str) -> int:
+    """``--json-summary PATH``: the run's summary as JSON (``-``: stdout); 1 where it cannot be written."""
+    import json  # kept lazy for start-up time (a stdlib module: no kdebug import)
+    from kdebug.session.headless import summary_json  # kept lazy for start-up time
+    text = json.dumps(summary_json(model), indent=2) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return 0
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as exc:
+        print(f"kdebug: error: --json-summary {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def trace_status(writer, status: int) -> int:
@@ -571,6 +712,39 @@ def load_trace(path: str):
               "(kdebug run --trace)?", file=sys.stderr)
         return None
     return model
+
+
+def cmd_check_strategy(opts) -> int:
+    """The hazard corpus under a strategy: the table, and 1 when an invariant it claims is broken."""
+    from kdebug.driver import workbench  # kept lazy for start-up time: only check-strategy runs the corpus
+    root = opts.samples or ("sample_kernels" if os.path.isdir("sample_kernels") else
+                            os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sample_kernels"))
+    if not os.path.isdir(root):
+        raise UsageError(f"--samples: no folder {root}")
+    results = workbench.check(opts.strategy, root, generated=opts.generated, jobs=opts.jobs, timeout=opts.timeout,
+                              only=opts.only)
+    if not results:
+        raise UsageError(f"no hazard in {root}" + (f" matches {', '.join(opts.only)}" if opts.only else ""))
+    text, status = workbench.report(opts.strategy, results)
+    print(text)
+    return status
+
+
+def cmd_fuzz_strategy(opts) -> int:
+    """Random hazards under a strategy: the table, and 1 when an invariant it claims is broken."""
+    from kdebug.driver import workbench  # kept lazy for start-up time: only fuzz-strategy runs the programs
+    if opts.count < 1:
+        raise UsageError("--count: at least 1")
+    seed = opts.seed
+    if seed is None:
+        import random
+        seed = random.randrange(1 << 31)
+    print(f"kdebug: fuzz-strategy seed {seed} (the same programs again: --seed {seed}"
+          + (f"; they are in {opts.keep})" if opts.keep else "; --keep DIR leaves them there)"), file=sys.stderr)
+    results = workbench.fuzz(opts.strategy, opts.count, seed, jobs=opts.jobs, timeout=opts.timeout, keep=opts.keep)
+    text, status = workbench.report(opts.strategy, results, "fuzz-strategy")
+    print(text)
+    return status
 
 
 def cmd_replay(opts) -> int:
@@ -743,6 +917,10 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_serve(opts)
         if opts.command == "export":
             return cmd_export(opts)
+        if opts.command == "check-strategy":
+            return cmd_check_strategy(opts)
+        if opts.command == "fuzz-strategy":
+            return cmd_fuzz_strategy(opts)
         if opts.html is not None:  # record, then export: a headless run with every snapshot
             problem = html_problem(opts.html) or (same_file_problem(opts.html, opts.trace, "the trace it records")
                                                   if opts.trace else None)

@@ -7,7 +7,8 @@ options and the environment. Its digest is part of every job's key (``kdebug/dri
 code made under other options is another job: ``kdebug.set_options(memcheck=False)``, a rerun
 with another strategy or sanitizer give new keys and new jobs, and no target is ever changed
 under a compilation. The driver derives the target and the stage list from it
-(``Driver.configure``).
+(``Driver.configure``). Edited stages (``kdebug run --override``, ``kdebug/driver/overrides.py``) are
+part of it too: a hash of the edits enters the digest, so an edited run's jobs have other keys.
 
 The environment is read through ``variable``; ``VARIABLES`` is the list of every variable kdebug
 reads (a test fails on a ``KDEBUG_`` read anywhere else).
@@ -49,6 +50,13 @@ def variable(name: str) -> str | None:
     return os.environ.get(name)
 
 
+def set_variable(name: str, value: str) -> None:
+    """Set one of ``VARIABLES`` for the processes this one starts (``kdebug run -m pytest``'s workers)."""
+    if name not in VARIABLES:
+        raise KeyError(f"{name} is not one of kdebug's variables: add it to kdebug/settings.py")
+    os.environ[name] = value
+
+
 def flag(name: str, default: bool = True) -> bool:
     """An on/off variable: off for 0/off/false/no, on for anything else, ``default`` when unset."""
     text = variable(name)
@@ -79,6 +87,9 @@ class CompileOptions:
     lineinfo: bool = True  # !dbg source locations on every instruction the frontend emits (remarks' lines)
     cut_kernel: str = ""  # kdebug bisect: this kernel's optimize and emit pipelines are cut ...
     pass_limit: int = -1  # ... after this many passes (-1: none skipped, only counted)
+    # kdebug run --override DIR: edited stages the driver continues from (kdebug/driver/overrides.py's
+    # Overrides, hashable by content; None: none). Its digest, a hash of the edited texts, enters the key
+    overrides: object = None
 
     def replace(self, **changes) -> CompileOptions:
         return dataclasses.replace(self, **changes)
@@ -86,7 +97,8 @@ class CompileOptions:
     @functools.cached_property
     def digest(self) -> str:
         """Eight hex digits of every field: the options' part of a job key."""
-        text = ";".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self))
+        text = ";".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)
+                        if f.name != "overrides" or self.overrides)  # no edits: the digest as before they existed
         return sha1(text.encode()).hexdigest()[:8]
 
     def summary(self) -> str:

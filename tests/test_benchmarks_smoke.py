@@ -114,3 +114,18 @@ def test_bench_gpu_without_a_gpu_says_what_it_needs():
     assert r.returncode == 1
     assert r.stderr.startswith("bench_gpu.py needs a CUDA GPU and pycuda: ")
     assert "Traceback" not in r.stdout + r.stderr
+
+
+def test_bench_launch_quick_prints_its_tables():
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_launch.py"), "--quick"],
+                       capture_output=True, text=True, timeout=180, cwd=ROOT, env=env)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    out = r.stdout
+    assert "| launch | wall | thread CPU | CPU / empty ctypes call | CPU / the launcher's own call |" in out
+    for row in ("| kdebug launch |", "| kdebug launch, somebody listening |", "| empty ctypes call (labs) |",
+                "| saxpy |", "| steady state (median) |"):
+        assert row in out
+    assert "target: launch overhead <= 10 µs of CPU time:" in out
+    assert "target: warm compile of saxpy through load <= 10 ms:" in out
+    assert "Traceback" not in out + r.stderr

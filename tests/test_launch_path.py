@@ -156,3 +156,133 @@ def test_a_kept_launch_configuration_still_refuses_what_it_refused():
         _axpy[True, 4]  # == (1, 4) as a dict key, but a bool is not a size
     with pytest.raises(LaunchError, match="exceeds the limit"):
         _axpy[1, 2048]
+
+
+# ---- launch plans: what every launch of a kernel with the same argument types reads alike -----------
+def _own_session(**kw):
+    from kdebug.lang import seam
+    from kdebug.session import live
+    previous = seam.current()
+    session = live.Session(backend="cpu", snapshots=False, **kw)
+    live.set_session(session)
+    return session, lambda: live.set_session(previous)
+
+
+def test_a_launch_nobody_listens_to_asks_the_driver_once_and_still_runs_each_time(monkeypatch):
+    session, restore = _own_session()
+    try:
+        x = cuda.to_device(np.arange(256, dtype=np.float32))
+        out = cuda.device_array(256, np.float32)
+        _axpy[1, 256](np.float32(2), x, out)
+        asked = []
+        compile_kernel = session.driver.compile_kernel
+        monkeypatch.setattr(session.driver, "compile_kernel", lambda *a, **k: asked.append(a) or compile_kernel(*a, **k))
+        for k in range(5):
+            _axpy[1, 256](np.float32(k), x, out)
+            np.testing.assert_array_equal(out.copy_to_host(), k * np.arange(256, dtype=np.float32))
+        assert asked == []  # the plan kept the compiled kernel
+        y = cuda.to_device(np.arange(256, dtype=np.float64))  # other types: the driver compiles them
+        out64 = cuda.device_array(256, np.float64)
+        _axpy[1, 256](2.0, y, out64)
+        assert len(asked) == 1
+        np.testing.assert_array_equal(out64.copy_to_host(), 2 * np.arange(256, dtype=np.float64))
+        seen = []
+        session.bus.subscribe(seen.append)  # someone listens: every launch goes through the driver again
+        _axpy[1, 256](np.float32(5), x, out)
+        assert len(asked) == 2 and [e.kind for e in seen] == ["cache_hit", "launch_started", "launch_finished"]
+    finally:
+        restore()
+
+
+def test_new_compile_options_are_not_bypassed_by_a_kept_plan():
+    session, restore = _own_session()
+    try:
+        x = cuda.to_device(np.zeros(8, np.float32))
+        _axpy[1, 8](np.float32(1), x, x)
+        from kdebug.errors import KernelRuntimeError
+        short = cuda.device_array(4, np.float32)
+        with pytest.raises(KernelRuntimeError):  # memcheck: out[i] past the end of a 4-element array
+            _axpy[1, 8](np.float32(1), x, short)
+        jobs = len(session.driver.records)
+        session.set_options(memcheck=False)
+        _axpy[1, 8](np.float32(1), x, x)
+        assert len(session.driver.records) > jobs  # a new job, compiled with the new options
+        session.set_options(memcheck=True)
+        with pytest.raises(KernelRuntimeError):  # the old options' kernel again, with its check
+            _axpy[1, 8](np.float32(1), x, short)
+    finally:
+        restore()
+
+
+def test_a_failed_check_in_a_planned_launch_is_reported_as_before():
+    session, restore = _own_session()
+    try:
+        x = cuda.to_device(np.zeros(8, np.float32))
+        short = cuda.device_array(4, np.float32)
+        _axpy[1, 4](np.float32(1), x, short)  # in bounds: compiled and planned
+        from kdebug.errors import KernelRuntimeError
+        with pytest.raises(KernelRuntimeError) as info:
+            _axpy[1, 8](np.float32(1), x, short)
+        assert "out" in str(info.value) and session.failed
+    finally:
+        restore()
+
+
+@pytest.mark.parametrize("value", [1.5, True, 3 + 4j, -7, (1 << 63) - 1, -(1 << 63), 1 << 63, 1 << 64,
+                                   np.bool_(True), np.int8(-3), np.uint16(7), np.int32(5), np.int64(-9),
+                                   np.uint64(1 << 63), np.float16(0.5), np.float32(2.5), np.float64(1.0),
+                                   np.complex64(1j), np.complex128(2j), np.datetime64("2020-01-01", "D")])
+def test_the_quick_type_of_a_scalar_is_argument_types(value):
+    quick = dispatcher_module.quick_type(value)
+    try:
+        full = dispatcher_module.argument_type(value, 1, "a", None)
+    except LaunchError:
+        assert quick is None
+        return
+    assert quick is None or quick == full
+
+
+def test_the_quick_type_of_a_device_array_is_its_checked_type_or_none():
+    d = cuda.to_device(np.zeros((4, 6), np.float32))
+    assert dispatcher_module.quick_type(d) is None or dispatcher_module.quick_type(d) == T.typeof(d)
+    T.typeof(d)  # typed once (T.typeof keeps it on the array)
+    assert dispatcher_module.quick_type(d) == dispatcher_module.argument_type(d, 1, "a", None)
+    view = d[:, 1]  # strided: its strides are checked by argument_type
+    T.typeof(view)
+    assert dispatcher_module.quick_type(view) is None
+    assert dispatcher_module.quick_type(np.zeros(3, np.float32)) is None  # a host array is staged and typed
+
+
+def test_a_plan_packs_a_kernel_without_arguments_and_one_with_one():
+    from kdebug.runtime import cpu
+    from kdebug.runtime.param_packing import plan_for
+    assert plan_for((), cpu.params_type(())).pack(()) == _ctypes_bytes((), ())
+    plan = plan_for((T.int32,), cpu.params_type((T.int32,)))
+    assert plan.pack((np.int32(-4),)) == plan.pack((-4,)) == _ctypes_bytes((T.int32,), (-4,))
+
+
+def test_the_tier_worker_stays_for_the_next_compile():
+    """One background thread for the process: a compile after the last one finished starts none."""
+    import threading
+
+    from kdebug.targets.cpu import tiers
+    session, restore = _own_session(tiered=True)
+    try:
+        @cuda.jit
+        def first(x):
+            x[0] = 1
+
+        @cuda.jit
+        def second(x):
+            x[0] = 2
+
+        x = np.zeros(1, np.int64)
+        first[1, 1](x)
+        assert tiers.wait_all(60)
+        workers = [t for t in threading.enumerate() if t.name == "kdebug-tier1"]
+        second[1, 1](x)
+        assert tiers.wait_all(60) and tiers.pending() == 0
+        assert [t for t in threading.enumerate() if t.name == "kdebug-tier1"] == workers
+        assert x[0] == 2
+    finally:
+        restore()

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from kdebug import cuda
-from kdebug.errors import ArrayError
 
 
 @cuda.vectorize(["float32(float32, float32)", "float64(float64, float64)", "int64(int64, int64)"])
@@ -21,9 +20,18 @@ def test_vectorize_picks_the_signature_and_broadcasts():
     np.testing.assert_equal(r, a * a - 4)
     ri = cu_discriminant(np.arange(4), np.arange(4))
     assert ri.dtype == np.int64 and list(ri) == [0, -3, -4, -3]
-    assert cu_discriminant(np.int32(3), np.int32(1)) == 5  # int32 converts safely to int64
-    with pytest.raises(ArrayError, match="has no loop for inputs"):
+    assert cu_discriminant(3, 1) == 5 and cu_discriminant(3.0, 1.0) == 5.0  # scalars as their dtypes, exactly
+    # numba-cuda's _resolve_signature (deviceufunc.py): arrays of the exact types only (casting='no'), and
+    # scalars that match no signature exactly take any: ambiguous with more than one
+    with pytest.raises(TypeError, match="No matching version.  GPU ufunc requires array arguments to have the "
+                                        "exact types.  This behaves like regular ufunc with casting='no'."):
         cu_discriminant(np.array([1 + 2j]), np.array([1 + 2j]))
+    with pytest.raises(TypeError, match="No matching version"):
+        cu_discriminant(np.arange(3, dtype=np.int32), np.arange(3, dtype=np.int32))  # not cast to int64
+    with pytest.raises(TypeError, match="ambiguous signature. Too many untyped scalars"):
+        cu_discriminant(np.int32(3), np.int32(1))
+    r = cu_discriminant(np.arange(3, dtype=np.float32), 2)  # the scalar coerced to the array's signature
+    assert r.dtype == np.float32 and list(r) == [-8.0, -7.0, -4.0]
 
 
 def test_vectorize_out_and_stream_give_device_results():

@@ -118,7 +118,7 @@ def of_kind(events, kind):
 
 
 def test_registry_holds_the_three_strategies_by_name():
-    assert strategies.names() == ("worklist", "toplevel", "recursive")
+    assert strategies.names() == ("worklist", "toplevel", "recursive", "gpucompiler2")
     for name in strategies.names():
         s = strategies.get(name)
         assert s.name == name and str(s) == name and s.summary and s.description

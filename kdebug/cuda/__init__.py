@@ -10,8 +10,9 @@ from __future__ import annotations
 from kdebug.lang.args import In, InOut, Out  # noqa: F401
 from kdebug.lang.dispatcher import jit  # noqa: F401
 from kdebug.lang.extern import ExternFunction, declare_device  # noqa: F401
-from kdebug.lang.devices import (close, current_context, current_device, detect, get_context, gpus,  # noqa: F401
+from kdebug.lang.devices import (close, current_device, detect, gpus,  # noqa: F401
                                  list_devices, profile_start, profile_stop, profiling, select_device)
+from kdebug.cuda.cudadrv.driver import current_context, defer_cleanup, get_context  # noqa: F401
 from kdebug.lang.foreign_arrays import (as_cuda_array, from_cuda_array_interface, is_cuda_array,  # noqa: F401
                                        mapped, pinned)
 from kdebug.lang.host import (DeviceNDArray, device_array, device_array_like, mapped_array,  # noqa: F401

@@ -30,7 +30,7 @@ import traceback
 from kdebug import markers
 from kdebug import events as E
 from kdebug import passes, stages
-from kdebug.driver import deferred, strategies
+from kdebug.driver import deferred, invariants, overrides, strategies
 from kdebug.driver.context import CompilationContext
 from kdebug.driver.job import CompilerJob, JobRecord, job_ir
 from kdebug.errors import CompileError, KdebugError
@@ -87,7 +87,8 @@ class Driver:
             self.options = options
             self.target = target
             self.snapshots = options.snapshots  # print every phase's IR for the trace, the TUI and dump
-            self.strategy = strategies.get(options.strategy)
+            # the strategy (a built-in, or a user's FILE.py:Class), its invariants checked around it
+            self.strategy = invariants.Checked(strategies.get(options.strategy), self)
             self.stages = stages.pipeline(target.stages())  # every stage a compilation goes through, in order
             self.stage_names = frozenset(s.name for s in self.stages + stages.of_job_kind("derivative"))
             # (dispatcher, argtypes, kind) -> the cache's entry, for these options
@@ -118,6 +119,7 @@ class Driver:
         if phase not in self.stage_names:
             raise AssertionError(f"{phase!r} is no stage of {self.target.name}: add it to kdebug/stages.py")
         self.bus.emit(E.PhaseStarted(**self.job_fields(rec), phase=phase))
+        edit = self.edit_of(rec, phase)
         t0, paused = time.perf_counter(), self.bus.paused_seconds
         if cut is not None:
             with passes.cutting(cut, phase):
@@ -127,6 +129,11 @@ class Driver:
                 result = work()
         else:
             log, result = None, work()
+        if edit is not None:  # kdebug run --override: the driver continues from the edited text
+            result = overrides.take(edit, rec, phase, result)
+            show = lambda r: overrides.shown(edit, rec, phase, r)  # noqa: E731
+            self.bus.emit(E.Diagnostic(severity="note", category="override", job=rec.id,
+                                       message=f"job #{rec.id} {rec.name}: the {phase} stage is {edit.file}"))
         dt = time.perf_counter() - t0 - (self.bus.paused_seconds - paused)  # not the time held at a breakpoint
         rec.compile_time += dt
         if cut is not None:
@@ -138,6 +145,16 @@ class Driver:
             self.pass_snapshots(rec, phase, log, assembly=sid if later_asm else None)
         self.bus.emit(E.PhaseFinished(**self.job_fields(rec), phase=phase, duration=dt, snapshot=sid))
         return result
+
+    def edit_of(self, rec: JobRecord, phase: str):
+        """The edited file that replaces ``rec``'s ``phase`` (``kdebug run --override``), or None; a PTX
+        target's ``ptx`` file replaces what its emit made."""
+        edits = self.options.overrides
+        if not edits:
+            return None
+        if self.target.name == "ptx" and phase in ("emit", "ptx"):  # the ptx stage shows what emit made
+            return edits.find(rec, "ptx", "ptx") if phase == "emit" else None
+        return edits.find(rec, phase, self.target.name) if phase in overrides.LOWERED + overrides.LINKED else None
 
     def pass_snapshots(self, rec: JobRecord, phase: str, log, assembly: int | None = None) -> None:
         """The events of ``log``'s passes (kdebug/passes.py: a snapshot of every pass that changed the
@@ -331,9 +348,12 @@ class Driver:
             for stage in stages.after_lower(self.target.stages()):  # the CPU target's regions
                 show = (lambda m: self.target.stage_header(stage, rec.target_state) + str(m)) \
                     if self.target.shows_stage(stage, rec.target_state) else None
-                rec.module_ir = self.run_phase(
-                    rec, stage.name, lambda: self.target.transform_lowered(stage, rec.module_ir, rec.target_state, rec.kind),
-                    show, stage.language)
+                work = lambda: self.target.transform_lowered(stage, rec.module_ir, rec.target_state, rec.kind)  # noqa: E731
+                if isinstance(rec.module_ir, str):  # an edited lower stage: text, no module to transform
+                    if overrides.lowered_text_blocked(rec.target_state):
+                        raise overrides.not_cut(self.edit_of(rec, "lower"), stage.name)
+                    work = lambda: rec.module_ir  # noqa: E731
+                rec.module_ir = self.run_phase(rec, stage.name, work, show, stage.language)
             rec.form = self.target.code_form(rec.target_state, rec.entry)
         except KdebugError as exc:
             if getattr(exc, "failed_job", None) is None:
@@ -349,17 +369,18 @@ class Driver:
         irmod = self.front(rec)
         mod = self.run_phase(rec, "expand_deferred", lambda: self.strategy.expand(self.context, comp, irmod))
         jobs = comp.finish_list
-        self.run_phase(rec, "link_runtime", lambda: target.link_runtime(mod, jobs) or mod)
+        mod = self.run_phase(rec, "link_runtime", lambda: target.link_runtime(mod, jobs) or mod)
         # kdebug bisect: this kernel's optimize and emit pipelines cut after pass N, counted over both
         cut = passes.PassCut(self.options.pass_limit) if self.options.cut_kernel == rec.name else None
-        self.run_phase(rec, "optimize", lambda: target.optimize(mod) or mod, by_pass=True, cut=cut)
+        mod = self.run_phase(rec, "optimize", lambda: target.optimize(mod) or mod, by_pass=True, cut=cut)
         for job in comp.records:
             self.snapshot(job, "before_finish", lambda: str(mod) if job is rec else self.job_ir(mod, job))
-        self.run_phase(rec, "finish", lambda: self.finish(mod, jobs) or mod)
+        mod = self.run_phase(rec, "finish", lambda: self.finish(mod, jobs) or mod)
         finished = self.clone_after_finish(mod) if not self.snapshots else None
         for job in jobs:
             self.snapshot(job, "after_finish", lambda: str(mod) if job is rec else self.job_ir(mod, job))
             job.after_finish = (finished, job is rec)
+        invariants.check_finished(self, comp, mod)  # violations are diagnostics (category "invariant")
         self.check_finish_coverage(mod, comp)
         self.run_phase(rec, "validate", lambda: self.validate(mod, comp) or mod)
         artifact = self.run_phase(rec, "emit", lambda: target.emit(mod, jobs),

@@ -19,6 +19,7 @@ from kdebug import markers
 from kdebug.driver import deferred
 from kdebug.driver.context import CompilationContext
 from kdebug.driver.deferred import Compilation, parse
+from kdebug.driver.invariants import NAMES as INVARIANTS
 from kdebug.driver.job import CompilerJob, JobRecord
 from kdebug.errors import ReentrantLoopError
 
@@ -29,6 +30,9 @@ class Strategy:
     name = ""
     summary = ""  # one line: --help, the table in docs/internals/architecture.md
     description = ""  # the TUI's Strategy tab
+    # the invariants (kdebug/driver/invariants.py) this strategy claims to keep: kdebug check-strategy
+    # fails when one of these is broken on its hazard corpus
+    invariants: tuple[str, ...] = INVARIANTS
 
     # said when a derivative job's transform meets a marker this strategy left unexpanded
     unresolved_markers = "the strategy left it unexpanded"
@@ -52,6 +56,7 @@ class Strategy:
 
 
 REGISTRY: dict[str, Strategy] = {}
+USER: dict = {}  # FILE.py:Class or MODULE:Class (its path absolute) -> the user's strategy, loaded once
 
 
 def register(cls: type[Strategy]) -> type[Strategy]:
@@ -64,12 +69,71 @@ def names() -> tuple[str, ...]:
 
 
 def get(strategy: "str | Strategy") -> Strategy:
+    """A built-in by name, or a user's strategy by ``path/to/file.py:Class`` or ``module:Class``
+    (loaded and checked once: kdebug/driver/loading.py; a bad one raises its located StrategyError)."""
     if isinstance(strategy, Strategy):
         return strategy
     try:
         return REGISTRY[strategy]
     except KeyError:
-        raise ValueError(f"strategy must be one of {names()}, not {strategy!r}") from None
+        pass
+    if isinstance(strategy, str) and ":" in strategy:
+        from kdebug.driver import loading  # kept lazy for start-up time: only a named user strategy reads its file
+        if loading.is_spec(strategy):
+            return loading.load(strategy, Strategy, USER)
+    raise ValueError(f"strategy must be one of {names()} or FILE.py:Class or MODULE:Class, "
+                     f"not {strategy!r}") from None
+
+
+def origin(strategy: str) -> str:
+    """Where a strategy comes from, in words: ``built-in``, or its file (or module) and class."""
+    return "built-in" if strategy in REGISTRY else f"class {strategy.rpartition(':')[2]} in " \
+                                                     f"{strategy.rpartition(':')[0]}"
+
+
+def description(strategy: str) -> str:
+    """The strategy's description (the TUI's Strategy tab), or why it cannot be had."""
+    try:
+        return get(strategy).description
+    except ValueError as exc:
+        return f"{strategy}: {exc}"
+
+
+def next_after(current: str) -> str:
+    """The strategy a rerun takes after ``current``: the built-ins in turn, then the user's strategies loaded
+    in this process (``--strategy FILE.py:Class``), like theirs."""
+    order = list(names()) + list(USER)
+    if current not in order:
+        return order[0]
+    return order[(order.index(current) + 1) % len(order)]
+
+
+class Choices(tuple):
+    """The ``--strategy`` choices: the built-ins' names (listed in --help), and any ``FILE.py:Class`` or
+    ``MODULE:Class`` (checked when loaded)."""
+
+    def __contains__(self, value) -> bool:
+        return tuple.__contains__(self, value) or (isinstance(value, str) and ":" in value)
+
+
+def cli_value(value: str) -> str:
+    """``--strategy``'s type: a built-in's name as it is; a user's strategy loaded and checked now (its
+    located error is the usage error), its file's path made absolute for reruns and child processes."""
+    import argparse
+    if value in REGISTRY:
+        return value
+    if ":" not in value:
+        raise argparse.ArgumentTypeError(f"no strategy {value!r}: a built-in ({', '.join(names())}), "
+                                         f"FILE.py:Class or MODULE:Class")
+    from kdebug.driver import loading  # kept lazy for start-up time: only a named user strategy reads its file
+    if not loading.is_spec(value):
+        raise argparse.ArgumentTypeError(f"{value!r}: a user strategy is FILE.py:Class or MODULE:Class")
+    spec = loading.normalized(value)
+    try:
+        loading.load(spec, Strategy, USER)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return spec
 
 
 class SharedTable(Strategy):
@@ -112,7 +176,8 @@ class Worklist(SharedTable):
         "needs resolved IR sees it; and the finish passes run exactly once on every job's entry at the "
         "end of the toplevel compilation. A launch or a function pointer needs only the address of the job "
         "it asks for, but a derivative (kdebug.grad) needs the body of the function it differentiates, with "
-        "that function's own markers already resolved: here a derivative job gets it, at any order.")
+        "that function's own markers already resolved: here a derivative job gets it, at any order. "
+        "It keeps every invariant (kdebug check-strategy worklist).")
 
     def expand(self, cx: CompilationContext, comp, irmod):
         top = comp.top
@@ -156,10 +221,11 @@ class Toplevel(SharedTable):
     description = (
         "toplevel (historical): only the toplevel job expands deferred-codegen markers. Markers inside "
         "nested jobs are linked in unexpanded and resolved in later rounds, so a nested consumer that "
-        "must see resolved IR (an AD transform) finds an opaque marker instead, and jobs discovered late "
-        "can miss the finish passes. Expanding late is fine for a launch or a pointer, which need only an "
+        "must see resolved IR (an AD transform) finds an opaque marker instead (each round's jobs do reach "
+        "the finish list here). Expanding late is fine for a launch or a pointer, which need only an "
         "address; a derivative needs its primal's body, so a derivative through a pointer or of a derivative "
-        "fails, explained: Enzyme.jl#1707 and GPUCompiler.jl#629.")
+        "fails, explained: Enzyme.jl#1707 and GPUCompiler.jl#629. It breaks the invariant primal-resolved.")
+    invariants = tuple(n for n in INVARIANTS if n != "primal-resolved")
 
     def expand(self, cx: CompilationContext, comp, irmod):
         top = comp.top
@@ -196,7 +262,9 @@ class Recursive(Strategy):
         "skip nested jobs, and a cycle (a kernel that launches itself, a -> b -> c -> a) recurses "
         "forever. kdebug stops it at the first re-entry and shows the cycle path instead of hanging. "
         "Derivatives see resolved bodies and work where there is no cycle, at that price: shared jobs are "
-        "compiled again and nested derivative jobs miss the finish passes.")
+        "compiled again and nested derivative jobs miss the finish passes. It breaks the invariants "
+        "compiled-once and finish-once.")
+    invariants = tuple(n for n in INVARIANTS if n not in ("compiled-once", "finish-once"))
 
     def request(self, cx: CompilationContext, comp, requester, job, reason, loc, needs="address"):
         cycle = cx.ancestor_cycle(requester, job.key)
@@ -229,6 +297,39 @@ class Recursive(Strategy):
 
     def resolve_primal(self, cx: CompilationContext, comp, job, text):
         return str(self.nested(cx, comp, job, text))  # its own fresh expansion, before the transform
+
+
+@register
+class GPUCompiler2(Worklist):
+    name = "gpucompiler2"
+    summary = "GPUCompiler.jl 2.x's rework: one table; markers resolved and entry points decided once, " \
+              "after deferred codegen"
+    description = (
+        "gpucompiler2 (GPUCompiler.jl 2.x's rework of deferred codegen): every requested job is compiled "
+        "through one job table keyed by the job (so a key is one job, and its marker one symbol, wherever it "
+        "is asked for) and linked into the toplevel module with its markers in place; only after deferred "
+        "codegen is done are the markers resolved, in one pass over the whole module, and the entry points "
+        "decided, once: the finish list is the toplevel job and every job of the table, in the order of their "
+        "keys, not of their discovery. A derivative still needs its primal's body: it gets it from the table, "
+        "resolved, as in the worklist. It keeps every invariant (kdebug check-strategy gpucompiler2).")
+
+    def expand(self, cx: CompilationContext, comp, irmod):
+        mod = parse(str(irmod))
+        while comp.queue:  # deferred codegen: compile and link, markers in place
+            job = comp.queue.popleft()
+            if job.resolved_module is None:
+                cx.start(job)
+                mod.link_in(parse(str(cx.front(job))))
+            else:  # compiled already, resolved, for a derivative that needed its body
+                keep = job.kind == "derivative"
+                mod.link_in(job.resolved_module, preserve=keep)
+                if not keep:
+                    job.resolved_module = None
+        mod = parse(cx.resolve_markers(str(mod), comp.top, 1))  # every marker, once
+        # the entry points, decided once after deferred codegen: stable, by key
+        nested = sorted((j for j in comp.table.values() if j is not comp.top), key=lambda j: j.key)
+        comp.finish_list[:] = [comp.top] + nested
+        return mod
 
 
 def stop(cx: CompilationContext, requester: JobRecord, cycle: list[int], loc, hint: str):

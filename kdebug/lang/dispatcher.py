@@ -58,6 +58,29 @@ def check_config(griddim, blockdim, loc) -> tuple[tuple, tuple]:
     return grid, block
 
 
+_INT64_LIMIT = 1 << 63
+# Launch arguments whose kernel type follows from their class alone: Python's floats and bools, numpy's
+# scalars (not datetimes: their unit is in the value's dtype). An int's type depends on its value.
+_CLASS_TYPES = {cls: T.typeof(cls(0)) for cls in (
+    float, bool, complex, np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128)}
+
+
+def quick_type(value) -> T.Type | None:
+    """The type ``argument_type`` gives the launch's usual arguments, without its checks where they
+    cannot fail: a scalar typed by its class, a device array already typed (its dtype, dimensions and
+    strides never change) with 1 to 3 dimensions and no strides to check. None: ask argument_type."""
+    cls = type(value)
+    t = _CLASS_TYPES.get(cls)
+    if t is None and cls is int:  # numba's _typeof_int: int64 in its range (uint64 and beyond: argument_type)
+        return T.int64 if -_INT64_LIMIT <= value < _INT64_LIMIT else None
+    if t is None and cls is DeviceNDArray:
+        t = value.__dict__.get("_kdebug_type")  # T.typeof's cache
+        if t is not None and (t.strided or t.ndim > 3):
+            return None
+    return t
+
+
 def argument_type(value, index: int, name: str, loc) -> T.Type:
     if isinstance(value, ArgHint):  # cuda.In(a)...: typed as a
         value = value.value
@@ -149,6 +172,10 @@ class Dispatcher(DispatcherInspection):
                 self._configs.clear()
             self._configs[config] = launch
         return launch
+
+    def configure(self, griddim, blockdim, stream=0, sharedmem=0) -> "LaunchConfiguration":
+        """numba's ``Dispatcher.configure``: ``kernel[griddim, blockdim, stream, sharedmem]``."""
+        return self._configure((griddim, blockdim, stream, sharedmem))
 
     def _configure(self, config) -> "LaunchConfiguration":
         if self.device:
@@ -277,15 +304,19 @@ class LaunchConfiguration:
 
     def __call__(self, *args, **kwargs):
         d = self.dispatcher
-        names = d.argnames
         try:
-            if kwargs:  # numba's launch takes *args only (a TypeError there)
-                raise LaunchError(f"a kernel launch takes positional arguments only, not {', '.join(kwargs)}=",
-                                  None, f"pass the arguments in the order of ({', '.join(names)})")
-            if len(args) != len(names):
+            if kwargs or len(args) != d.py_func.__code__.co_argcount:
+                names = d.argnames
+                if kwargs:  # numba's launch takes *args only (a TypeError there)
+                    raise LaunchError(f"a kernel launch takes positional arguments only, not {', '.join(kwargs)}=",
+                                      None, f"pass the arguments in the order of ({', '.join(names)})")
                 raise LaunchError(f"{d.__name__} takes {len(names)} argument(s) ({', '.join(names)}) but "
                                   f"{len(args)} were given", None, "pass one value per kernel parameter")
-            types = tuple(argument_type(a, i + 1, n, None) for i, (a, n) in enumerate(zip(args, names)))
+            types = tuple(map(quick_type, args))
+            if not all(types):  # a None (kernel-language types are always true: no __bool__ or __len__)
+                names = d.argnames
+                types = tuple(t if t is not None else argument_type(a, i + 1, names[i], None)
+                              for i, (a, t) in enumerate(zip(args, types)))
             if d.declared:
                 types = _match_signature(d, types, None)
         except LaunchError as exc:

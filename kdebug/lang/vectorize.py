@@ -35,6 +35,29 @@ def _choose(sigs, dtypes, name: str):
                        f"signatures: {'; '.join(map(str, sigs))}", "pass inputs of a declared type")
 
 
+def _resolve_signature(sigs, args, hosts):
+    """The signature a ``cuda.vectorize`` ufunc runs for ``args``, as numba-cuda's
+    ``UFuncMechanism._resolve_signature`` (deviceufunc.py) picks it: arrays must have a signature's types
+    exactly (numpy's ``casting='no'``); scalars (Python and numpy numbers) first match exactly as their
+    numpy dtype (``1.0`` is float64), else take whatever type the arrays leave, which must then be one
+    signature."""
+    scalar = [isinstance(a, (int, float, complex, np.number)) and not isinstance(a, DeviceNDArray) for a in args]
+    actual = [None if s else h.dtype for s, h in zip(scalar, hosts)]
+    formals = [(sig, [_np_dtype(t) for t in sig.argtypes]) for sig in sigs if len(sig.argtypes) == len(args)]
+    matches = []
+    if any(scalar):  # scalars as their own dtype, exactly
+        matches = [sig for sig, f in formals if all(t == h.dtype for t, h in zip(f, hosts))]
+    if not matches:  # scalars coerced to the signature of the arrays
+        matches = [sig for sig, f in formals if all(a is None or t == a for t, a in zip(f, actual))]
+    if not matches:
+        raise TypeError("No matching version.  GPU ufunc requires array arguments to have the exact types.  "
+                        "This behaves like regular ufunc with casting='no'.")
+    if len(matches) > 1:
+        raise TypeError("Failed to resolve ufunc due to ambiguous signature. Too many untyped scalars. "
+                        "Use numpy dtype object to type tag.")
+    return matches[0]
+
+
 def _np_dtype(t):
     return (t.dtype if isinstance(t, T.Array) else t).np_dtype
 
@@ -78,7 +101,7 @@ class Vectorized(DeviceCallable):
             raise TypeError(f"{self.__name__} takes {self.nin} argument(s), not {len(args)}")
         on_device = out is not None or any(isinstance(a, DeviceNDArray) for a in args)
         hosts = [_host(a) for a in args]
-        sig = _choose(self.signatures, [h.dtype for h in hosts], self.__name__)
+        sig = _resolve_signature(self.signatures, args, hosts)
         shape = np.broadcast_shapes(*(h.shape for h in hosts))
         flat = [np.ascontiguousarray(np.broadcast_to(h.astype(_np_dtype(t)), shape)).ravel()
                 for h, t in zip(hosts, sig.argtypes)]

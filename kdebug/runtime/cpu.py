@@ -152,12 +152,17 @@ class CpuRuntime:
     def pack_params(self, argtypes: tuple, args):
         """The launcher's parameter buffer: packed by the signature's plan (param_packing.py), or
         through ctypes structures for arguments a plan cannot pack flat (tuples)."""
+        return self._packer(argtypes)(args)
+
+    def _packer(self, argtypes: tuple):
+        """``args -> parameter buffer`` for a signature: its flat plan's ``pack``, made once, else the
+        ctypes structures."""
         plan = self._plans.get(argtypes, False)
         if plan is False:
             plan = self._plans[argtypes] = plan_for(argtypes, params_type(argtypes))
         if plan is not None:
-            return plan.pack(args)
-        return ctypes.byref(params_type(argtypes)(*[to_cvalue(t, v) for t, v in zip(argtypes, args)]))
+            return plan.pack
+        return lambda args: ctypes.byref(params_type(argtypes)(*[to_cvalue(t, v) for t, v in zip(argtypes, args)]))
 
     def dims(self, grid, block):
         """gx gy gz bx by bz depth as the launcher reads them (read only: one array per configuration)."""
@@ -175,22 +180,32 @@ class CpuRuntime:
             fn = self._funcs[address] = LAUNCHER(address)
         return fn
 
+    def plan(self, compiled, argtypes: tuple) -> "KernelPlan":
+        """What every launch of ``compiled`` with arguments of ``argtypes`` reads alike: made once by a
+        caller that launches it again (``Session.launch`` keeps it per kernel and argument types)."""
+        return KernelPlan(self, compiled, argtypes)
+
     def launch(self, compiled, args, argtypes, grid, block, shared: int = 0, parallel: bool = True,
-               shuffle: int | None = None, context: LaunchContext | None = None) -> list[Finding]:
+               shuffle: int | None = None, context: LaunchContext | None = None,
+               plan: KernelPlan | None = None) -> list[Finding]:
         """Run a grid. ``shuffle`` (a seed) runs each block's threads in a random order between barriers.
         A failed bounds check or a divergent barrier raises KernelRuntimeError (see runtime/memcheck.py).
         ``context``: the launch's context (runtime/launch_context.py), where its device-side launches
         report and its prints and their errors go; the caller reads them after (None: the launch makes
-        its own, and raises the first error of a device-side launch).
+        its own, and raises the first error of a device-side launch). ``plan``: ``self.plan(compiled,
+        argtypes)``, kept by the caller (None: made for this launch).
         Returns what the launch found besides an error: a barrier warning (runtime/memcheck.py), the
         hazards racecheck and initcheck found (runtime/sanitizers.py), if they ran."""
-        params = self.pack_params(argtypes, args)
-        dims = self.dims(grid, block)
+        if plan is None:
+            plan = KernelPlan(self, compiled, argtypes)
+        params = plan.pack(args)
+        dims = self._dims.get((grid, block)) or self.dims(grid, block)
         nblocks = grid[0] * grid[1] * grid[2]
         nt = block[0] * block[1] * block[2]
-        artifact: CpuArtifact = compiled.artifact
-        tiers = artifact.tiers  # the best code ready (targets/cpu/tiers.py)
-        fn = self.launcher(compiled.entry_address if tiers is None else tiers.address(compiled.record.id, nblocks * nt))
+        threads = nblocks * nt
+        tiers = plan.tiers  # the best code ready (targets/cpu/tiers.py)
+        address = plan.entry_address if tiers is None else tiers.address(plan.job, threads)
+        fn = self._funcs.get(address) or self.launcher(address)
         record = RuntimeRecord()
         if shared:
             record.dyn_shared = max(0, int(shared))
@@ -200,48 +215,65 @@ class CpuRuntime:
             perm = np.concatenate([rng.permutation(nt) for _ in range(SHUFFLE_PERMUTATIONS)]).astype(np.int32)
             record.perm, record.nperm, record.perm_nt = perm.ctypes.data_as(I32P), SHUFFLE_PERMUTATIONS, nt
         checks = None
-        if artifact.sanitized:
+        if plan.sanitized:
             # one thread of the host runs the whole grid: the shadow entries are not shared between cores
-            checks = LaunchChecks(record, args, argtypes, artifact.racecheck, artifact.initcheck)
+            checks = LaunchChecks(record, args, argtypes, plan.racecheck, plan.initcheck)
             parallel = False
         rt = ctypes.addressof(record)
-        ncpu = _NCPU
-        threads = nblocks * nt
-        grid_sync = compiled.record.entry in artifact.grid_sync
+        grid_sync = plan.grid_sync
         if grid_sync:
-            _check_cooperative(compiled.record.name, nblocks, nt)
+            _check_cooperative(plan.name, nblocks, nt)
         own = context is None
         if own:
             context = LaunchContext()
-        context.sites, context.formats, context.launcher = artifact.launch_sites, artifact.print_formats, self.launcher
+        context.sites, context.formats, context.launcher = plan.sites, plan.formats, self.launcher
         # for the callbacks (device-side launches, print) and a report while it runs (progress.started)
-        running = (compiled.record.name, grid, block, record)
+        running = (plan.name, grid, block, record)
         context.running.append(running)
-        launch_context.enter(rt, context)
+        active = launch_context.ACTIVE
+        active[rt] = context  # launch_context.enter, inline: the callbacks find the context by the record
         try:
-            if (grid_sync or not parallel or ncpu == 1 or nblocks < 2 or threads < PARALLEL_MIN_THREADS
-                    or not cores_idle(ncpu)):
+            if (grid_sync or not parallel or threads < PARALLEL_MIN_THREADS or nblocks < 2 or _NCPU == 1
+                    or not cores_idle(_NCPU)):
                 fn(params, dims, 0, nblocks, rt)
             else:
-                chunks = min(ncpu * 4, nblocks)
+                chunks = min(_NCPU * 4, nblocks)
                 bounds = np.linspace(0, nblocks, chunks + 1).astype(np.int64)
                 futures = [pool().submit(fn, params, dims, int(lo), int(hi), rt)
                            for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
                 for f in futures:
                     f.result()
         finally:
-            launch_context.leave(rt)
+            active.pop(rt, None)  # launch_context.leave
             context.running.remove(running)
         del perm
         if record.error or record.exc_site:  # a failed check, or a debug=True kernel's exception
-            raise error_from_record(record, compiled.record.name)
+            raise error_from_record(record, plan.name)
         if own and context.errors:
             raise context.errors[0]
-        warning = warning_from_record(record, compiled.record.name) if record.warn_site else None
+        warning = warning_from_record(record, plan.name) if record.warn_site else None
         found: list[Finding] = [warning] if warning is not None else []
         if checks is not None:  # racecheck's and initcheck's hazards (runtime/sanitizers.py)
-            found += checks.hazards_found(record, compiled.record.name, grid, block)
+            found += checks.hazards_found(record, plan.name, grid, block)
         return found
+
+
+class KernelPlan:
+    """One compiled kernel's launches with one signature: the parameter packer and what the launch
+    reads from the kernel's record and artifact, read once (none of it changes after the compile; the
+    tier whose code runs is asked at each launch)."""
+
+    __slots__ = ("pack", "tiers", "entry_address", "job", "name", "sanitized", "racecheck", "initcheck",
+                 "grid_sync", "sites", "formats")
+
+    def __init__(self, runtime: CpuRuntime, compiled, argtypes: tuple) -> None:
+        artifact: CpuArtifact = compiled.artifact
+        record = compiled.record
+        self.pack = runtime._packer(argtypes)
+        self.tiers, self.entry_address, self.job, self.name = artifact.tiers, compiled.entry_address, record.id, record.name
+        self.sanitized, self.racecheck, self.initcheck = artifact.sanitized, artifact.racecheck, artifact.initcheck
+        self.grid_sync = record.entry in artifact.grid_sync
+        self.sites, self.formats = artifact.launch_sites, artifact.print_formats
 
 
 def _check_cooperative(name: str, nblocks: int, nt: int) -> None:

@@ -55,6 +55,7 @@ class LaunchContext:
 # record address -> the context of the launch running with it. The callbacks get only the record's
 # address, so this is the one process-wide map: an entry lives exactly as long as its launch runs.
 _active: dict[int, LaunchContext] = {}
+ACTIVE = _active  # the map itself, for the CPU runtime's launch (enter and leave without two calls)
 
 
 def enter(address: int, context: LaunchContext) -> None:

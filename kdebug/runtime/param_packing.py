@@ -46,16 +46,30 @@ class ParamPlan:
         fmt.append("x" * (ctypes.sizeof(params_ctype) - at))
         self.struct = struct.Struct("".join(fmt))
         assert self.struct.size == ctypes.sizeof(params_ctype), (argtypes, self.struct.format)
+        self.pack = _packer(self.struct.pack, self.converters)
 
-    def pack(self, args) -> bytes:
-        values = []
-        for convert, value in zip(self.converters, args):
-            v = convert(value)
-            if type(v) is tuple:
-                values.extend(v)
-            else:
-                values.append(v)
-        return self.struct.pack(*values)
+
+def _packer(pack_values, converters):
+    """``pack(args)`` for these converters as one function of straight-line code (made once per
+    signature): each array's values unpacked in place, a scalar that already has its parameter's type
+    passed as it is (the converter's own shortcut, without the call), the others converted."""
+    names = {"_pack": pack_values}
+    parts = []
+    for k, convert in enumerate(converters):
+        names[f"_c{k}"] = convert
+        exact = getattr(convert, "exact", None)
+        if convert in (_array_values, _strided_array_values):
+            parts.append(f"*_c{k}(a{k})")
+        elif exact:
+            names[f"_x{k}"] = exact
+            parts.append(f"(a{k} if type(a{k}) in _x{k} else _c{k}(a{k}))")
+        else:
+            parts.append(f"_c{k}(a{k})")
+    params = "".join(f"a{k}, " for k in range(len(converters)))
+    src = (f"def pack(args):\n    {params}= args\n" if converters else "def pack(args):\n") + \
+          f"    return _pack({', '.join(parts)})\n"
+    exec(compile(src, "<kdebug parameter packing>", "exec"), names)  # noqa: S102 - our own source text
+    return names["pack"]
 
 
 def plan_for(argtypes: tuple, params_ctype) -> ParamPlan | None:
@@ -67,8 +81,9 @@ def plan_for(argtypes: tuple, params_ctype) -> ParamPlan | None:
 
 
 def _array_values(value) -> tuple:
-    address = value.device_address() if isinstance(value, DeviceNDArray) else value.ctypes.data
-    return (address,) + value.shape
+    if isinstance(value, DeviceNDArray):  # its host view's shape (the property is one more call)
+        return (value.device_address(),) + value._host.shape
+    return (value.ctypes.data,) + value.shape
 
 
 def _strided_array_values(value) -> tuple:
@@ -77,11 +92,14 @@ def _strided_array_values(value) -> tuple:
 
 def _scalar_converter(t: T.Scalar):
     """The value as the launch has always converted it (numpy's cast to the parameter's type), with a
-    shortcut for values that already have that type."""
+    shortcut for values that already have that type (``convert.exact``: their classes)."""
     if t.is_bool:
-        return bool
+        def as_bool(value):
+            return bool(value)
+        as_bool.exact = frozenset((bool,))
+        return as_bool
     cast = t.np_dtype.type  # numpy's scalars pack through __float__ / __index__
-    exact = (cast, float) if t == T.float64 else (cast,)
+    exact = frozenset((cast, float) if t == T.float64 else (cast,))
     ints = t == T.int64  # a Python int in int64's range is already what numpy's cast gives
 
     def convert(value):
@@ -89,5 +107,6 @@ def _scalar_converter(t: T.Scalar):
         if kind in exact or (ints and kind is int and -_INT64_LIMIT <= value < _INT64_LIMIT):
             return value
         return cast(value).item()
+    convert.exact = exact
     return convert
 

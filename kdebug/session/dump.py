@@ -4,11 +4,13 @@ from __future__ import annotations
 import os
 import re
 
+from kdebug.driver.overrides import OVERRIDDEN, job_file_name, text_digest
 from kdebug.session.model import SessionModel
 from kdebug.stages import in_stage_order
 
 _EXT = {"llvm": "ll", "python": "py", "text": "txt", "ptx": "ptx", "asm": "s"}
 # every name write_dump gives a file: <job>_<kernel>_<NN>-<phase>[-pass<IIII>-<pass>|-passes].<ext>
+# (<NN> 00: the job's source, and its key file <job>_<kernel>_00-job.txt)
 DUMP_FILE = re.compile(r"\d{3}_\w+_\d{2}-\w+(-pass\d{4,}-\w+|-passes)?\.(ll|py|txt|ptx|excerpt\.ptx|s)"
                        r"|\d{3}_\w+_remarks\.txt")
 
@@ -59,14 +61,19 @@ def write_dump(model: SessionModel, out_dir: str) -> list[str]:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(job.source)
             written.append(path)
+        as_written = {}  # each stage file's name -> its text, for the job file
         for phase in _phases(job):
             snap = model.snapshots.get(job.snapshots[phase])
             if snap is None:
                 continue
-            path = os.path.join(out_dir, _file_name(model, job, phase))
+            name = _file_name(model, job, phase)
+            path = os.path.join(out_dir, name)
+            text = _excerpt_header(model, job, phase) + snap.text if _is_ptx_excerpt(job, snap) else snap.text
             with open(path, "w", encoding="utf-8") as f:
-                f.write(_excerpt_header(model, job, phase) + snap.text if _is_ptx_excerpt(job, snap) else snap.text)
+                f.write(text)
+            as_written[name] = text
             written.append(path)
+        written.append(_write_job_file(job, as_written, out_dir))
         written += _write_passes(model, job, out_dir)
         if job.remarks:
             path = os.path.join(out_dir, f"{stem}_remarks.txt")
@@ -74,6 +81,23 @@ def write_dump(model: SessionModel, out_dir: str) -> list[str]:
                 f.write(remarks_text(job.remarks))
             written.append(path)
     return written
+
+
+def _write_job_file(job, as_written: dict[str, str], out_dir: str) -> str:
+    """``<job>_<kernel>_00-job.txt``: the job's key, by which ``kdebug run --override`` finds the job of an
+    edited file in another run, each stage file's digest as written (a file that still has it is no edit),
+    and the stages an override replaced, whose files have no digest: they stay edits (kdebug/driver/overrides.py)."""
+    lines = [f"key: {job.key}"]
+    for name, text in as_written.items():
+        first = text.split("\n", 1)[0]
+        if OVERRIDDEN in first:
+            lines.append(f"overridden: {name.rsplit('-', 1)[1].split('.')[0]} by {first.split(OVERRIDDEN, 1)[1].strip()}")
+        else:
+            lines.append(f"file: {name} {text_digest(text)}")
+    path = os.path.join(out_dir, job_file_name(_stem(job)))
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
 
 
 def remarks_text(remarks: list[tuple[str, list]]) -> str:

@@ -24,7 +24,78 @@ def _same_diagnostics(diagnostics) -> dict[tuple[str, str], int]:
     return counts
 
 
-def render(model: SessionModel) -> str:
+FINDING_CATEGORIES = frozenset({"memcheck", "barrier", "racecheck", "initcheck", "synccheck"})
+
+
+def _launch_line(ln) -> str:
+    status = "ok" if ln.state == "ok" else (ln.state if not ln.error else "error: " + ln.error.splitlines()[0])
+    nested = f"  (device-side, from launch #{ln.parent_launch})" if ln.parent_launch else ""
+    return (f"  #{ln.id}  {ln.name}  grid={_dims(ln.grid)} block={_dims(ln.block)}  {ln.backend}  "
+            f"{_ms(ln.duration)}  {status}{nested}")
+
+
+def per_kernel(model: SessionModel) -> dict[str, dict]:
+    """Each kernel's launches: how many, how many failed, their time (seconds), in the order first launched."""
+    kernels: dict[str, dict] = {}
+    for ln in model.launches.values():
+        k = kernels.setdefault(ln.name, {"launches": 0, "failed": 0, "time_s": 0.0})
+        k["launches"] += 1
+        k["failed"] += ln.state != "ok"
+        k["time_s"] += ln.duration or 0.0
+    return kernels
+
+
+def _launch_summary(model: SessionModel) -> list[str]:
+    """The Launches section as counts per kernel; the launches that did not end well still one by one."""
+    kernels = per_kernel(model)
+    out = [f"  {len(model.launches)} launches of {len(kernels)} kernel(s) (a summary: --report full lists "
+           "every launch)"]
+    width = max(len(name) for name in kernels)
+    for name, k in sorted(kernels.items(), key=lambda kv: -kv[1]["launches"]):
+        failed = f"  {k['failed']} failed" if k["failed"] else ""
+        out.append(f"  {name:<{width}}  x{k['launches']}  {_ms(k['time_s'])}{failed}")
+    bad = [ln for ln in model.launches.values() if ln.state != "ok"]
+    if bad:
+        out.append("  launches that did not end ok:")
+        out.extend("  " + _launch_line(ln) for ln in bad)
+    return out
+
+
+def summary_json(model: SessionModel) -> dict:
+    """The run's summary for CI tools (``kdebug run --json-summary``): jobs, launches per kernel, every
+    diagnostic once with its count, the sanitizers' findings, how the session ended."""
+    started, ended = model.started, model.ended
+    jobs = list(model.jobs.values())
+    diagnostics = []
+    firsts: dict[tuple[str, str], object] = {}
+    for d in model.diagnostics:
+        firsts.setdefault((d.severity, d.text or d.message), d)
+    for (severity, text), count in _same_diagnostics(model.diagnostics).items():
+        d = firsts[(severity, text)]
+        diagnostics.append({"severity": severity, "category": d.category, "message": d.message,
+                            "location": d.location, "text": text, "count": count})
+    return {
+        "script": started.script if started else None,
+        "backend": started.backend if started else None,
+        "status": ended.status if ended else "never ended",
+        "exit_code": ended.exit_code if ended else None,
+        "jobs": {"total": len(jobs), "kernels": sum(j.kind == "kernel" for j in jobs),
+                 "device_functions": sum(j.kind == "device" for j in jobs),
+                 "failed": sum(j.state == "failed" for j in jobs),
+                 "compile_time_s": round(sum(j.compile_time or 0.0 for j in jobs), 6)},
+        "launches": {"total": len(model.launches),
+                     "failed": sum(ln.state != "ok" for ln in model.launches.values()),
+                     "per_kernel": {name: dict(k, time_s=round(k["time_s"], 6))
+                                    for name, k in per_kernel(model).items()}},
+        "diagnostics": diagnostics,
+        "findings": sum(d["count"] for d in diagnostics
+                        if d["severity"] == "error" and d["category"] in FINDING_CATEGORIES),
+    }
+
+
+def render(model: SessionModel, summary: bool = False) -> str:
+    """The report; with ``summary`` its Launches section counts launches per kernel (the failed ones
+    still listed), for a machine's log of a run of thousands of launches."""
     out = []
     if model.started is not None:
         s = model.started
@@ -46,11 +117,10 @@ def render(model: SessionModel) -> str:
     out.append("Launches")
     if not model.launches:
         out.append("  (none)")
-    for ln in model.launches.values():
-        status = "ok" if ln.state == "ok" else (ln.state if not ln.error else "error: " + ln.error.splitlines()[0])
-        nested = f"  (device-side, from launch #{ln.parent_launch})" if ln.parent_launch else ""
-        out.append(f"  #{ln.id}  {ln.name}  grid={_dims(ln.grid)} block={_dims(ln.block)}  {ln.backend}  "
-                   f"{_ms(ln.duration)}  {status}{nested}")
+    elif summary:
+        out.extend(_launch_summary(model))
+    else:
+        out.extend(_launch_line(ln) for ln in model.launches.values())
     out.append("")
     out.append("Diagnostics")
     if not model.diagnostics:

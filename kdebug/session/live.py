@@ -20,6 +20,7 @@ from kdebug.driver.driver import Driver
 from kdebug.errors import BackendUnavailable, KdebugError
 from kdebug.lang import seam
 from kdebug.lang.args import ArgHint
+from kdebug.lang.host import DeviceNDArray
 from kdebug.runtime.artifacts import PtxArtifact
 from kdebug.runtime.cpu import CpuRuntime
 from kdebug.runtime.gpu import GpuRuntime
@@ -29,6 +30,8 @@ from kdebug.settings import CompileOptions, compile_options
 from kdebug.targets.cpu import CpuTarget
 
 BACKENDS = ("cpu", "gpu", "auto")
+# argument classes a launch passes on unstaged (Session._stage_arguments)
+_AS_GIVEN = frozenset((DeviceNDArray, float, int, bool, np.float32, np.float64, np.int32, np.int64))
 PRINT_LIMIT = 10_000  # print() lines kept per launch
 STRATEGIES = strategies.names()
 
@@ -72,8 +75,8 @@ class Session:
         replay needs instead of recording every pass (kdebug/passes.py; the live TUI's default)."""
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}")
-        if strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {STRATEGIES}")
+        if strategy not in strategies.Choices(STRATEGIES):  # a built-in, or a user's FILE.py:Class (loaded later)
+            raise ValueError(f"strategy must be one of {STRATEGIES}, or FILE.py:Class or MODULE:Class")
         self.bus = bus or E.EventBus()
         self.requested_backend = backend
         self.backend = self._resolve_backend(backend)
@@ -97,6 +100,8 @@ class Session:
         self._ptx_pipeline = None  # the CPU backend's PTX target (a PtxPipeline), built on first use
         self._launches = 0
         self._launch_lock = threading.Lock()
+        # (dispatcher, id of each argument type) -> Session._launch_plan's plan (the CPU backend's)
+        self._plans: dict | None = {} if self.backend == "cpu" else None
         self.failed = False
         self.kernel_print_stdout = True  # False under the TUI, which shows the KernelOutput events
 
@@ -179,29 +184,34 @@ class Session:
 
     # ---- launches ---------------------------------------------------------------------
     def launch(self, dispatcher, args, argtypes, grid, block, shared) -> None:
-        compiled = self.compile_kernel(dispatcher, argtypes)
-        lid = self.next_launch_id()
         listening = self.bus.has_subscribers  # nobody listening (a plain python run): no event objects
+        plan = None
+        if not listening and self._plans is not None and not self.emit_ptx:  # emit_ptx: compile_kernel adds PTX
+            plan = self._launch_plan(dispatcher, argtypes)
+        compiled = self.compile_kernel(dispatcher, argtypes) if plan is None else plan[1]
+        lid = self.next_launch_id()
         if listening:
             self.bus.emit(E.LaunchStarted(launch=lid, job=compiled.record.id, name=dispatcher.__name__,
                                           grid=list(grid), block=list(block), backend=self.backend))
         t0 = time.perf_counter()
-        copy_back = []
+        copy_back = ()
         error = foreign = None
-        warnings = ()
+        found = ()
         # this launch's own: device-side launches report to this session, its prints and their errors
         # stay in it (kdebug/runtime/launch_context.py)
         context = LaunchContext(self, lid)
         try:
             staged, copy_back = self._stage_arguments(args)
-            extra = {"shuffle": self.shuffle_seed} if self.shuffle_seed is not None else {}
-            found = self.runtime.launch(compiled, staged, argtypes, grid, block, shared, context=context, **extra)
-            warnings = [w for w in found if not isinstance(w, Hazard)]
-            self._report_hazards([h for h in found if isinstance(h, Hazard)], compiled.record.id)
+            found = self.runtime.launch(compiled, staged, argtypes, grid, block, shared, shuffle=self._shuffle_seed,
+                                        context=context, plan=None if plan is None else plan[2])
         except KdebugError as exc:
             error = exc
         except BaseException as exc:  # noqa: BLE001 - not kdebug's own (e.g. KeyboardInterrupt): still a failed launch
             foreign = exc
+        warnings = ()
+        if found:
+            warnings = [w for w in found if not isinstance(w, Hazard)]
+            self._report_hazards([h for h in found if isinstance(h, Hazard)], compiled.record.id)
         if error is None and context.errors:
             error = context.errors[0]
         for dst, src in copy_back:
@@ -210,10 +220,11 @@ class Session:
                     dst[name] = src[0][name]
             else:
                 np.copyto(dst, src)
-        self._flush_prints(lid, dispatcher.__name__, context)
-        dt = time.perf_counter() - t0
-        failure = str(error) if error else f"{type(foreign).__name__}: {foreign}" if foreign else None
+        if context.prints:
+            self._flush_prints(lid, dispatcher.__name__, context)
         if listening or self.bus.has_subscribers:
+            dt = time.perf_counter() - t0
+            failure = str(error) if error else f"{type(foreign).__name__}: {foreign}" if foreign else None
             self.bus.emit(E.LaunchFinished(launch=lid, name=dispatcher.__name__, duration=dt, error=failure))
         for w in warnings:  # e.g. a barrier in a branch released by exited threads (runtime/memcheck.py)
             self.bus.emit(E.Diagnostic(severity="warning", message=w.message, category=w.category,
@@ -232,6 +243,24 @@ class Session:
             if user is not None:  # a debug=True kernel's exception: numba raises it at the launch
                 raise user from None
             raise error
+
+    def _launch_plan(self, dispatcher, argtypes) -> tuple:
+        """(the driver's launch cache, the compiled kernel, the runtime's KernelPlan) of a kernel and its
+        argument types, kept for the next launch. A launch nobody listens to takes it instead of asking
+        the driver (whose launch cache hashes every argument type) and the runtime: its key holds the
+        types by identity (a device array and a scalar class keep their type objects: see
+        ``dispatcher.quick_type``), and the plan holds the types, so no id is reused while it is kept.
+        The driver's cache for the session's compile options (a new dict when ``set_options`` changes
+        them) never drops or replaces an entry: while it is the same dict, the compiled kernel is."""
+        key = (dispatcher, *map(id, argtypes))
+        cache = self.driver.launch_cache
+        plan = self._plans.get(key)
+        if plan is None or plan[0] is not cache:
+            compiled = self.compile_kernel(dispatcher, argtypes)
+            if len(self._plans) >= 256:
+                self._plans.clear()
+            plan = self._plans[key] = (cache, compiled, self.runtime.plan(compiled, argtypes), argtypes)
+        return plan
 
     def _flush_prints(self, lid: int, name: str, context: LaunchContext) -> None:
         """The launch's print() lines to stdout in thread order, at most PRINT_LIMIT, then a note."""
@@ -272,6 +301,8 @@ class Session:
     def _stage_arguments(args):
         """numpy arrays are copied to the device and back, as numba does; on the CPU, in place, strided ones
         (typed 'A' or 'F', as numba types them) with their strides; read-only ones as a copy."""
+        if _AS_GIVEN.issuperset(map(type, args)):  # device arrays and plain scalars: passed as they are
+            return args, ()
         staged, copy_back = [], []
         for a in args:
             if isinstance(a, ArgHint):  # cuda.In(a): a private copy; Out/InOut: the value itself

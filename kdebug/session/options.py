@@ -63,6 +63,10 @@ class RunOptions:
     theme: str = "dark"  # the TUI's colours: dark, light, high-contrast (the debuggee ignores it)
     cut_kernel: str = ""  # kdebug bisect: this kernel's optimisation pipelines cut after pass_limit passes
     pass_limit: int = -1
+    module: str | None = None  # kdebug run -m MODULE: run as ``python -m`` (script is the module's file)
+    report: str = "auto"  # the headless report: auto, summary (launch counts per kernel), full (every launch)
+    json_summary: str | None = None  # --json-summary PATH: the run's summary as JSON too (- for stdout)
+    override: str | None = None  # --override DIR: edited stage files the driver continues from (overrides.py)
 
     def replace(self, **changes) -> RunOptions:
         return dataclasses.replace(self, **changes)

@@ -15,7 +15,7 @@ import types
 from typing import Callable, Iterable
 
 from kdebug import events as E
-from kdebug import lazy_dataclasses
+from kdebug import lazy_dataclasses, settings
 from kdebug.errors import KdebugError
 from kdebug.frontend import source_registry
 from kdebug.lang import numba_compat
@@ -37,6 +37,14 @@ def configure_session(options: RunOptions):
                       racecheck=options.racecheck, initcheck=options.initcheck,
                       cut_kernel=options.cut_kernel, pass_limit=options.pass_limit,
                       passes_on_demand=options.passes_on_demand)
+    if options.override:  # kdebug run --override DIR: the edits enter the compile options (and every key)
+        from kdebug.driver import overrides  # kept lazy for start-up time: only a run with --override reads them
+        try:
+            edits = overrides.load(options.override)
+        except OSError as exc:
+            raise KdebugError(f"--override {options.override}: {exc.strerror or exc}") from None
+        # one tier: the background tier would compile the unedited module
+        session.configure(session.options.replace(overrides=edits or None, tiered=False))
     session.shuffle_seed = options.shuffle_seed
     session.kernel_print_stdout = options.kernel_print_stdout
     set_session(session)
@@ -59,7 +67,7 @@ def run_in_process(options: RunOptions, subscribers: Iterable[Callable[[E.Event]
         session.bus.subscribe(sub)
     session.bus.emit(E.SessionStarted(script=options.script, backend=session.backend, strategy=session.strategy,
                                       argv=list(options.args), sanitizers=session.sanitizers))
-    status = run_script(options.script, list(options.args), options.numba, session)
+    status = run_script(options.script, list(options.args), options.numba, session, module=options.module)
     _flush(sys.stdout)
     _flush(sys.stderr)
     session.bus.emit(E.SessionEnded(status="ok" if status == 0 else "failed", exit_code=status))
@@ -86,14 +94,22 @@ def quiet_stdout() -> None:
 BROKEN_PIPE_STATUS = 141  # 128 + SIGPIPE, what a shell shows for a writer whose reader went away
 
 
-def run_script(path: str, args: list[str], numba: bool, session) -> int:
+PYTEST_MODULES = ("pytest", "py.test")
+PYTEST_PLUGIN = "kdebug.pytest_plugin"
+
+
+def run_script(path: str, args: list[str], numba: bool, session, module: str | None = None) -> int:
     """Run a user script in this process, then the ``atexit`` functions it registered (while the session
-    still records: their launches are the script's too); returns its exit status. Never raises."""
+    still records: their launches are the script's too); returns its exit status. Never raises.
+    With ``module`` (``kdebug run -m MODULE``), ``path`` is that module's file and it runs as ``python -m``
+    runs it: as ``__main__``, with the current folder first on ``sys.path``; pytest gets kdebug's plugin."""
     if numba:
         numba_compat.install()
+    if module in PYTEST_MODULES:
+        use_pytest_plugin(numba, session.backend)
     old_argv, old_path = sys.argv, list(sys.path)
     sys.argv = [path] + list(args)
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    sys.path.insert(0, os.getcwd() if module else os.path.dirname(os.path.abspath(path)))
     try:
         status = syntax_check(path, session)
         if status:
@@ -101,7 +117,7 @@ def run_script(path: str, args: list[str], numba: bool, session) -> int:
         with ExitHandlers() as at_exit, SignalHandlers(), source_registry.recording():
             before = set(threading.enumerate())
             try:
-                exec_main(path)
+                run_module(module) if module else exec_main(path)
             except BaseException as exc:  # noqa: BLE001 - the user's script failed: report it, keep going
                 status = script_failure(exc, path, numba, session)
             try:
@@ -137,6 +153,25 @@ def exec_main(path: str) -> None:
     finally:
         if saved is not None:
             sys.modules["__main__"] = saved
+
+
+def run_module(module: str) -> None:
+    """``python -m module``: the module (a package's ``__main__``) run as ``__main__``."""
+    import runpy  # kept lazy for start-up time (a stdlib module: no kdebug import)
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
+
+
+def use_pytest_plugin(numba: bool, backend: str) -> None:
+    """``kdebug run -m pytest``: pytest loads kdebug.pytest_plugin (per-test diagnostics, findings fail
+    their tests). ``PYTEST_PLUGINS`` reaches pytest-xdist's workers too, which run their own sessions on
+    this run's backend and make numba kdebug's unless told ``--kdebug-no-numba`` (a run without ``--numba``)."""
+    settings.set_variable("KDEBUG_BACKEND", backend)
+    plugins = [p for p in os.environ.get("PYTEST_PLUGINS", "").split(",") if p.strip()]
+    if PYTEST_PLUGIN not in plugins:
+        os.environ["PYTEST_PLUGINS"] = ",".join(plugins + [PYTEST_PLUGIN])
+    addopts = os.environ.get("PYTEST_ADDOPTS", "")
+    if not numba and "--kdebug-no-numba" not in addopts.split():
+        os.environ["PYTEST_ADDOPTS"] = (addopts + " --kdebug-no-numba").strip()
 
 
 def join_script_threads(before: set) -> None:

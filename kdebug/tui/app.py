@@ -366,7 +366,8 @@ class KdebugApp(key_help.KeyRouting, App):
             return
         current = self.opts.strategy
         if strategy is None:
-            strategy = current if ptx is not None else STRATEGIES[(STRATEGIES.index(current) + 1) % len(STRATEGIES)]
+            # the next built-in, then the user's FILE.py:Class strategies loaded (strategies.next_after)
+            strategy = current if ptx is not None else strategies.next_after(current)
         self._stop_debuggee()
         if self._trace_writer is not None:  # --trace records the latest run, as kdebug run would
             self._trace_writer.close()

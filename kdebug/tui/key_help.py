@@ -81,6 +81,8 @@ KEYS: list[Key] = [
         "before launch", "Breaks", live=True, titles=("Breakpoints",)),
     Key("Stepping", "r", ("r",), "rerun", "rerun the script with the next strategy (worklist, toplevel, recursive)",
         "Strategy", live=True),
+    Key("Stepping", "E", ("E",), "edit_stage", "Source or IR tab: the text in $EDITOR, then rerun with the edit "
+        "(an IR stage: kdebug run --override)", live=True, owner="detail", titles=("Edit this stage and rerun",)),
     Key("Stepping", "v", ("v",), "compare_runs", "after r: the previous run's job tree beside this one's (compile "
         "counts, alerts), the difference marked", live=True, titles=("Compare with the previous run",)),
     Key("Stepping", "x", ("x",), "kill", "kill the debuggee (a hung script): it says where it was", "Kill", live=True,

@@ -103,4 +103,5 @@ def phase_help(phase: str) -> str:
 
 
 def strategy_help(strategy: str) -> str:
-    return STRATEGIES.get(strategy, f"{strategy}: no description")
+    """A built-in's paragraph, or a user strategy's own ``description`` (its FILE.py:Class loaded)."""
+    return STRATEGIES.get(strategy) or strategies.description(strategy)

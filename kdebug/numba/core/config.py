@@ -1,9 +1,25 @@
-"""numba.cuda.core.config (also numba.cuda.config, numba.core.config) under ``--numba``: the settings
-numba code and numba-cuda's tests read, with the values they have under kdebug. Assigning them is
-allowed (``override_config``) and changes nothing in kdebug's compiler."""
+"""numba.config (also numba.core.config, numba.cuda.core.config, numba.cuda.config) under ``--numba``:
+the settings numba code and numba-cuda's tests read, with the values they have under kdebug. Assigning
+them is allowed (``override_config``) and changes nothing in kdebug's compiler.
+
+The settings numba documents as read from the environment (``NUMBA_NUM_THREADS``, ``NUMBA_CACHE_DIR``...)
+are read from it here too, with numba's defaults; ``DISABLE_JIT`` stays 0 whatever ``NUMBA_DISABLE_JIT``
+says: kdebug always compiles kernels (and runs ``njit`` functions as Python on the host)."""
 from __future__ import annotations
 
+import os
 import sys
+
+
+def _env(name: str, default, kind=int):
+    """numba's reading of ``NUMBA_<name>``: the environment's value as ``kind``, else ``default``."""
+    text = os.environ.get("NUMBA_" + name)
+    if text is None or text == "":
+        return default
+    try:
+        return kind(text)
+    except ValueError:
+        return default
 
 IS_WIN32 = sys.platform.startswith("win32")
 IS_OSX = sys.platform.startswith("darwin")
@@ -40,7 +56,26 @@ BOUNDSCHECK = None
 FULL_TRACEBACKS = 0
 SHOW_HELP = 0
 COLOR_SCHEME = "no_color"
-NUMBA_NUM_THREADS = 1
+# numba's thread pool of the parallel CPU target: the number of CPU cores, unless NUMBA_NUM_THREADS says
+NUMBA_DEFAULT_NUM_THREADS = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                                else (os.cpu_count() or 1))
+NUMBA_NUM_THREADS = _env("NUM_THREADS", NUMBA_DEFAULT_NUM_THREADS)
+THREADING_LAYER = _env("THREADING_LAYER", "default", str)
+THREADING_LAYER_PRIORITY = ["tbb", "omp", "workqueue"]
+CACHE_DIR = _env("CACHE_DIR", "", str)  # numba's default "": caches beside the sources
+DEVELOPER_MODE = _env("DEVELOPER_MODE", 0)
+DISABLE_JIT_WARNINGS = 0
+ENABLE_AVX = 1
+CPU_NAME = None
+CPU_FEATURES = None
+PARALLEL_DIAGNOSTICS = 0
+DEBUG_CACHE = _env("DEBUG_CACHE", 0)
+WARNINGS = _env("WARNINGS", 0)
+CAPTURED_ERRORS = "new_style"
+USE_LLVMLITE_MEMORY_MANAGER = None
+CUDA_DEALLOCS_COUNT = _env("CUDA_MAX_PENDING_DEALLOCS_COUNT", 10)  # numba-cuda's pending deallocations
+CUDA_DEALLOCS_RATIO = _env("CUDA_MAX_PENDING_DEALLOCS_RATIO", 0.2, float)
+CUDA_MEMORY_MANAGER = "default"
 
 
 def reload_config():

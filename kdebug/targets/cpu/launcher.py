@@ -95,7 +95,7 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
     call of the kernel in a loop of its own: a sixth of a small kernel's emit time, so it is built only
     where it is asked for or pays, target.py's finish_ir). ``regions``: (number of cuts, region frame bytes,
     votes, the updated uniform variables' entries to copy at a barrier or None, narrowed thread loops, the
-    warp operations' columns, loops in rounds) of a kernel in the region form (region_scheduler.py), else None. ``shared_align``: the alignment of each block's shared memory
+    warp operations' columns, loops in rounds, failed checks reported after each thread loop) of a kernel in the region form (region_scheduler.py), else None. ``shared_align``: the alignment of each block's shared memory
     (the largest a shared array of the module asks for, at least 64)."""
     m = ir.Module(name=entry + ".grid")
     m.triple, m.data_layout = target.triple, target.data_layout
@@ -123,7 +123,7 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
         lb.bound = ir.Function(m, ir.FunctionType(i64, [kty.args[0], i32] + list(kty.args[1:])),
                                name=entry + BOUND_SUFFIX)
         lb.alike = ir.Function(m, ir.FunctionType(ir.IntType(1), [i32]), name=entry + ALIKE_SUFFIX)
-        region_blocks(lb, regions[0], regions[2], regions[3], regions[4], regions[5], regions[6])
+        region_blocks(lb, regions[0], regions[2], regions[3], regions[4], regions[5], regions[6], regions[7])
     elif coroutine:
         BlockScheduler(lb, grid_sync, lockstep).build()
     else:

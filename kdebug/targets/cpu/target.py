@@ -8,6 +8,8 @@ into one vectorisable loop.
 """
 from __future__ import annotations
 
+import functools
+
 import re
 import threading
 from dataclasses import field
@@ -116,6 +118,11 @@ EMIT_UNROLL = EMIT_INTERLEAVE = False
 def emit_pipeline(tm, mod, speed_level: int) -> None:
     """emit's optimisation: inline kernels into their launchers and vectorise the thread loops."""
     run_pipeline(tm, mod, speed_level, unroll=EMIT_UNROLL, interleave=EMIT_INTERLEAVE)
+
+
+def _launcher_bitcode(entry: str, argtypes, target, **options) -> bytes:
+    """The bitcode of a kernel's launcher (launcher_module's), for tier 1 (tiers.Plan.finished_module)."""
+    return launcher_module(entry, argtypes, target, **options)[1]
 
 
 def _tier1_steps(locked: bool) -> tiers.Steps:
@@ -256,8 +263,15 @@ class CpuTarget(Target):
 
     def check_bounds(self, lc, node, arr_t, indices, extents, access: str) -> None:
         frame = lc.state.lockstep_frame if lc.state is not None else None
+        rk = lc.state.regions.get(lc.fn.name) if lc.state is not None else None
         if self.memcheck and frame is not None:  # inside a lockstep run: held back for the thread
             memcheck_ir.emit_bounds_check(lc, node, arr_t, indices, extents, access, on_fail=frame.fail)
+        elif self.memcheck and rk is not None and rk.fresh and lc.tf is lc.function_tf:
+            # the region form: the thread's step ends, the launcher reports after the thread loop
+            n = len(indices)
+            memcheck_ir.emit_bounds_check(lc, node, arr_t, indices, extents, access,
+                                          on_fail=lambda b, site, idx, ext: regions.fail_fresh(lc, b, site, idx[:n],
+                                                                                              ext[:n]))
         elif self.memcheck:
             # the sanitizers' instrumented code keeps the stopping check (their launcher is not vectorised)
             thread_exit = (not (self.racecheck or self.initcheck) and memcheck_ir.ends_thread(lc)
@@ -276,6 +290,8 @@ class CpuTarget(Target):
         thread loop from being vectorised, and every iteration passes a barrier)."""
         if lc.state is not None and lc.fn.name in lc.state.regions and regions.has_barrier(lc.tf, node):
             return progress_ir.loop_site(lc, node)
+        if lc.state is not None and lc.fn.name in lc.state.regions:
+            regions.note_while(lc, node)
         return progress_ir.enter_loop(lc, node)
 
     def leave_while(self, lc, node, outer) -> None:
@@ -316,7 +332,12 @@ class CpuTarget(Target):
         form, why = choose_form(lc, self.options)
         lc.state.forms[lc.fn.name] = (form, why)
         if form == FORM_REGIONS:
-            regions.begin(lc)
+            rk = regions.begin(lc)
+            if self.memcheck:  # failed checks end the thread's step (regions.fresh_checks_reason)
+                rk.fresh_why = regions.fresh_checks_reason(lc)
+                rk.fresh = rk.fresh_why is None
+                if rk.fresh:
+                    lc.state.thread_exit.add(lc.fn.name)
 
     def keeps_loop_bounds_in_slots(self, lc) -> bool:
         return lc.state is not None and lc.fn.name in lc.state.regions
@@ -527,18 +548,24 @@ class CpuTarget(Target):
                        regions=(len(rk.sites), rk.frame_bytes, rk.votes, rk.uniform_copy, self.options.narrow,
                                 rk.warp_columns,
                                 (rk.round_entry, tuple(r for _, r in rk.rounds))
-                                if rk.rounds else None)
+                                if rk.rounds else None, rk.fresh)
                        if rk is not None else None,
                        grid_sync=job.entry in state.grid_sync, shared_bytes=shared_bytes,
                        shared_align=shared_align, racecheck=self.racecheck, initcheck=self.initcheck,
                        thread_exit=thread_exit, lockstep=job.entry in state.lockstep)
-        launcher, bitcode = launcher_module(job.entry, job.argtypes, self, shuffle=shuffle, **options)
+        plan = tiers.carried(mod)
+        # Tier 0 (a plan carried) has the shuffled path only where threads are shuffled: the sinking that path
+        # stops is -O2's, which tier 0 does not run (measured: saxpy's tier 0 emit 0.6 ms shorter, its run
+        # time unchanged). Tier 1 links the untiered compile's launcher, built on its background thread (once
+        # per signature and options: launcher_module keeps it).
+        quick = plan is not None and shuffle and not self.shuffle and not coroutine
+        launcher, bitcode = launcher_module(job.entry, job.argtypes, self, shuffle=shuffle and not quick, **options)
         link_launcher(mod, job.entry, launcher)
         # after the launcher, as tier 1 links it (tiers.Plan.finished_module): the same module
         bounds = self._region_bounds(mod, job, rk) if rk is not None and self.options.narrow else None
-        plan = tiers.carried(mod)
-        if plan is not None:  # tier 1 links the same launcher (and bound function)
-            plan.launchers.append((job.entry, bitcode))
+        if plan is not None:  # tier 1 links the untiered compile's launcher (and bound function)
+            plan.launchers.append((job.entry, functools.partial(_launcher_bitcode, job.entry, job.argtypes, self,
+                                                                shuffle=shuffle, **options) if quick else bitcode))
             if bounds is not None:
                 plan.bounds.append(bounds)
         return [job.entry + ".grid"]

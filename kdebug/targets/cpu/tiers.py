@@ -96,7 +96,8 @@ class Plan:
     name: str  # its name (bitcode does not keep it)
     speed_level: int
     host_cpu: str = ""  # the CPU model of the code (machines.py)
-    launchers: list = dataclasses.field(default_factory=list)  # (entry, bitcode of its cached launcher)
+    # (entry, bitcode of its cached launcher, or a function that gives it: target.py's finish_ir)
+    launchers: list = dataclasses.field(default_factory=list)
     keep: set = dataclasses.field(default_factory=set)  # what finish_module left visible
     bounds: list = dataclasses.field(default_factory=list)  # region_bounds.Facts of its region-form kernels
 
@@ -106,7 +107,7 @@ class Plan:
         mod.name = self.name
         steps.optimise(tm, mod, self.speed_level, True, True)  # optimize's pipeline (base.run_pipeline's defaults)
         for entry, bitcode in self.launchers:
-            launcher = llvm.parse_bitcode(bitcode, context=context)
+            launcher = llvm.parse_bitcode(bitcode() if callable(bitcode) else bitcode, context=context)
             steps.name_entry(launcher, entry)
             steps.link_launcher(mod, entry, launcher)
         for facts in self.bounds:  # made from this tier's own optimised step functions, as untiered
@@ -274,6 +275,8 @@ def _submit(t: Tiers) -> None:
         if _worker is None:
             _worker = threading.Thread(target=_work, name="kdebug-tier1", daemon=False)
             _worker.start()
+        else:
+            _cv.notify_all()
 
 
 _running: Tiers | None = None  # the compile the worker is on
@@ -283,21 +286,32 @@ _forking = False  # a fork is about to happen: no compile starts until it has (s
 
 
 def _work() -> None:
+    """The worker: one thread for the process's lifetime, waiting while nothing is queued. (A thread
+    started for each compile cost every compile ~1-4 ms: ``Thread.start`` waits until the new thread
+    runs, and on a busy machine that waits for a time slice.) It ends at interpreter exit (_close)."""
     global _worker, _running
-    while True:
+    dropped: list = []
+    try:
+        while True:
+            with _cv:
+                while (_forking or not _queue) and not _closing:
+                    _cv.wait()
+                if _closing:
+                    dropped = list(_queue)
+                    _queue.clear()
+                    break
+                t = _running = _queue.popleft()
+            try:
+                t.compile()
+            finally:
+                with _cv:
+                    _running = None
+                    _cv.notify_all()  # wait_all, and a fork waiting for the compile in progress, may go on
+    finally:
         with _cv:
-            while _forking and not _closing:
-                _cv.wait(1.0)
-            if not _queue or _closing:
-                dropped = list(_queue)
-                _queue.clear()
+            if _worker is threading.current_thread():
                 _worker = None
-                break
-            t = _running = _queue.popleft()
-        t.compile()
-        with _cv:
-            _running = None
-            _cv.notify_all()  # a fork waiting for the compile in progress may go on
+            _cv.notify_all()
     for t in dropped:  # at exit: tier 0 is what ran, and nothing will run any more
         t.ready.set()
 
@@ -305,21 +319,13 @@ def _work() -> None:
 def pending() -> int:
     """Tier-1 compiles queued or running."""
     with _cv:
-        return len(_queue) + (_worker is not None)
+        return len(_queue) + (_running is not None)
 
 
 def wait_all(timeout: float | None = None) -> bool:
     """Until no tier 1 is queued or compiling (tests, benchmarks)."""
-    end = None if timeout is None else time.monotonic() + timeout
-    while True:
-        with _cv:
-            w = _worker
-        if w is None:
-            return True
-        w.join(None if end is None else max(0.0, end - time.monotonic()))
-        if end is not None and time.monotonic() >= end:
-            with _cv:
-                return _worker is None
+    with _cv:
+        return _cv.wait_for(lambda: (not _queue and _running is None) or _worker is None, timeout)
 
 
 def _close() -> None:
@@ -327,6 +333,7 @@ def _close() -> None:
     global _closing
     with _cv:
         _closing = True
+        _cv.notify_all()  # the worker, idle or between compiles, ends
 
 
 def _before_fork() -> None:

@@ -593,6 +593,11 @@ class DetailPane(Vertical):
         self.app.notify(f"exported the session to {name} ({stats.bytes / 1e6:.1f} MB); open it in any browser")
         return path
 
+    def action_edit_stage(self) -> None:
+        """E: the Source or IR view's text in $EDITOR, then a rerun with the edit (edit and continue)."""
+        from kdebug.tui.detail.edit_stage import edit_and_rerun  # kept lazy for start-up time: only E needs it
+        edit_and_rerun(self)
+
     def action_write_stage(self) -> None:
         stage = self.current_stage()
         if stage is None:

@@ -6,6 +6,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from kdebug.driver import invariants, strategies
 from kdebug.tui import teaching
 from kdebug.tui.detail.base import DetailTab
 
@@ -26,7 +27,8 @@ class StrategyTab(DetailTab):
         strategy = started.strategy if started else "worklist"
         text = Text()
         text.append(f"Strategy in use: {strategy}", "bold")
-        text.append(f"   backend: {started.backend if started else '?'}\n\n")
+        text.append(f"   ({strategies.origin(strategy)})   backend: {started.backend if started else '?'}\n")
+        text.append("Invariants it claims (kdebug check-strategy): " + _claims(strategy) + "\n\n")
         text.append(teaching.strategy_help(strategy) + "\n\n")
         text.append("Reverse mode and nested orders\n", "bold")
         text.append(teaching.REVERSE_MODE + "\n\n")
@@ -35,3 +37,11 @@ class StrategyTab(DetailTab):
             if name != strategy:
                 text.append("\n" + para + "\n", "dim")
         self.query_one("#strategy-help", Static).update(text)
+
+
+def _claims(strategy: str) -> str:
+    try:
+        claimed = invariants.claims(strategies.get(strategy))
+    except ValueError:
+        return "unknown (the strategy cannot be loaded here)"
+    return ", ".join(claimed) or "none"

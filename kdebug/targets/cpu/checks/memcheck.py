@@ -7,7 +7,10 @@ launcher tests the flag; ``kdebug.rt.first_failure`` then claims the runtime
 record (kdebug/runtime/memcheck.py reads it) for the block's first failed thread,
 and the launch stops. Elsewhere (straight-line kernels, device functions, kernels with
 barriers, the sanitizers' instrumented code) a failed check calls the cold ``kdebug.rt.oob``,
-which claims the record at once and leaves the launcher with ``longjmp``.
+which claims the record at once and leaves the launcher with ``longjmp``. A kernel in the region form
+(forms/regions/cut.py, ``fresh_checks``) records a failed check in its thread's slot with the site's
+``FRESH`` bit and ends the thread's step; its launcher reports the first such thread in thread order
+after each thread loop (forms/regions/scheduler.py), so the thread loops keep no early exit either.
 """
 from __future__ import annotations
 
@@ -20,6 +23,11 @@ from kdebug.targets.cpu.ir_helpers import cond_value, const, declare, field
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_CTAID, CTX_FAIL_SLOTS, CTX_JMPBUF, CTX_NTID, CTX_RUNTIME,
                                        CTX_TID, I8P, RT_AUX, RT_CTAID, RT_ERROR, RT_EXTENT, RT_INDEX, RT_SITE, RT_TID,
                                        RUNTIME_P, VOID, i1, i32, i64)
+
+
+FRESH = 1 << 30  # a failure slot's site: a failed check that ended its thread's step (region form), reported
+# after the thread loop; without it, a failure a loop in rounds holds back until the region after the loop
+FAILED_STEP = -1  # the barrier field a region-form thread leaves when a failed check ended its step
 
 
 def emit_record_error(b: ir.IRBuilder, rt_i8, kind, site, ctaid, tid, index=(), extent=(), aux=()):
@@ -160,9 +168,10 @@ def record_in_slot(b: ir.IRBuilder, ctx, site: int, indices, extents) -> None:
         b.store(e, b.gep(extent[k], [t], inbounds=True))
 
 
-def any_failed(b: ir.IRBuilder, slots, nt):
+def any_failed(b: ir.IRBuilder, slots, nt, mask: int | None = None):
     """Whether any of the block's ``nt`` threads recorded a failed access: an or over the sites (a loop
-    LLVM vectorises; the thread loop itself keeps no flag, whose update it would not vectorise)."""
+    LLVM vectorises; the thread loop itself keeps no flag, whose update it would not vectorise); with
+    ``mask``, a failure whose site has those bits (``FRESH``)."""
     sites = fail_slot_fields(b, slots, nt)[0]
     fn = b.function
     pre = b.block
@@ -179,13 +188,16 @@ def any_failed(b: ir.IRBuilder, slots, nt):
     t.add_incoming(b.add(t, const(1, i64), flags=["nuw"]), body)
     b.branch(head)
     b.position_at_end(done)
+    if mask is not None:
+        acc = b.and_(acc, const(mask))
     return b.icmp_unsigned("!=", acc, const(0))
 
 
-def first_failure_function(module: ir.Module) -> ir.Function:
+def first_failure_function(module: ir.Module, fresh: bool = False) -> ir.Function:
     """``kdebug.rt.first_failure(ctx, nt)``: claim the runtime record for the block's first thread (in
-    thread order) whose slot holds a failed access."""
-    name = "kdebug.rt.first_failure"
+    thread order) whose slot holds a failed access; ``fresh``: a failure with the ``FRESH`` bit (the
+    record gets the site without it)."""
+    name = "kdebug.rt.first_fresh_failure" if fresh else "kdebug.rt.first_failure"
     fn = module.globals.get(name)
     if fn is not None:
         return fn
@@ -207,7 +219,12 @@ def first_failure_function(module: ir.Module) -> ir.Function:
     b.position_at_end(body)
     site = b.load(b.gep(sites, [t], inbounds=True))
     t.add_incoming(b.add(t, const(1, i64)), body)
-    b.cbranch(b.icmp_unsigned("!=", site, const(0)), found, head)
+    if fresh:
+        hit = b.icmp_unsigned("!=", b.and_(site, const(FRESH)), const(0))
+        site = b.and_(site, const(~FRESH))
+        b.cbranch(hit, found, head)
+    else:
+        b.cbranch(b.icmp_unsigned("!=", site, const(0)), found, head)
     b.position_at_end(found)
     with b.if_then(b.icmp_unsigned("!=", rt, ir.Constant(I8P, None))):
         bx, by = (b.load(field(b, ctx, CTX_NTID, k)) for k in range(2))

@@ -99,6 +99,17 @@ def _suspend_statement(tf, s) -> bool:
     return isinstance(value, ast.Call) and tf.intrinsic_called(value) in SUSPENDING
 
 
+def _array_declaration(tf, s) -> bool:
+    """``name = cuda.shared.array(shape, dtype)`` or ``cuda.local.array``: an array whose shape is known when
+    compiled (typing refuses any other), which neither fails nor shows anything (numba's docs declare the
+    shared array first, before a grid-stride loop that fills it)."""
+    if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+            and isinstance(s.value, ast.Call)):
+        return False
+    fn = _callee(tf, s.value)
+    return isinstance(fn, I.Intrinsic) and fn.name in ("shared.array", "local.array")
+
+
 def _pure_statement(tf, s) -> bool:
     for n in ast.walk(s):
         if isinstance(n, (ast.Raise, ast.Assert, ast.With, ast.Try, ast.While, ast.Delete, ast.FunctionDef)):
@@ -143,6 +154,8 @@ def _loop_reason(tf, node, memo) -> str | None:
             return None  # an earlier lockstep loop: a suspend point
         if _suspends(tf, s):
             return "a barrier or warp operation nested in an earlier statement"
+        if _array_declaration(tf, s):
+            continue  # ``s = cuda.shared.array(...)``: the block's array, nothing a thread could see
         if not _pure_statement(tf, s):
             return f"line {s.lineno}, before the loop, may fail or show something"
     return None

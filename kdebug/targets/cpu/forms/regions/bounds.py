@@ -32,8 +32,10 @@ from llvmlite import ir
 
 from kdebug.targets.cpu.ir_helpers import const
 from kdebug.runtime.record import REGION_INDEX  # a thread loop starts a thread at region k with k | REGION_INDEX
+from kdebug.targets.cpu.checks.memcheck import FRESH  # a failed check that ended its thread's step (cut.fail_fresh)
 from kdebug.targets.cpu.layout import (CONTEXT, CTX_BAR_LINE, CTX_BARRIER, CTX_CTAID, CTX_DYN_BYTES, CTX_DYN_SHARED,
-                                       CTX_EXIT_LINE, CTX_FRAME, CTX_NCTAID, CTX_NTID, CTX_SHARED, CTX_TID, CTX_VOTE,
+                                       CTX_EXIT_LINE, CTX_FAIL_SLOTS, CTX_FRAME, CTX_NCTAID, CTX_NTID, CTX_SHARED,
+                                       CTX_TID, CTX_VOTE,
                                        CTX_WKIND)
 
 ALL = 1 << 62  # the bound of a region whose threads cannot be narrowed: every thread
@@ -47,6 +49,9 @@ _QUIET_INTRINSICS = re.compile(
 _BINOPS = {"add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr"}
 _DIVS = {"udiv", "sdiv", "urem", "srem"}
 _CASTS = {"zext", "sext", "trunc"}
+# what a block on the way to a failed check's record may hold (no store, no call)
+_PASSIVE = _BINOPS | _DIVS | _CASTS | {"br", "getelementptr", "phi", "select", "icmp", "freeze", "bitcast",
+                                       "extractvalue", "insertvalue", "load"}
 _MINMAX = {"smax": (True, ">"), "smin": (True, "<"), "umax": (False, ">"), "umin": (False, "<")}
 # a guard's predicate with threadIdx.x on the left, and the side where x is bounded above
 _UPPER = {"slt": ("slt", True), "sle": ("sle", True), "ult": ("ult", True), "ule": ("ule", True),
@@ -179,6 +184,38 @@ class StepFunction:
             return bool(callee.name) and _QUIET_INTRINSICS.match(callee.name) is not None
         return op not in ("atomicrmw", "cmpxchg", "fence", "invoke", "callbr", "va_arg")
 
+    # ---- memcheck's failed checks that end the thread's step (cut.fail_fresh) ------------------------
+    def fresh_failure(self, ins) -> bool:
+        """Whether ``ins`` stores a failed check's site with the ``FRESH`` bit into the thread's failure slot:
+        the launcher reports that failure after the thread loop, before it reads any thread's state."""
+        if ins.opcode != "store":
+            return False
+        value, ptr = self.ops(ins)
+        for _ in range(8):
+            if not (ptr.is_instruction and ptr.opcode in ("getelementptr", "bitcast")):
+                break
+            ptr = self.ops(ptr)[0]
+        if not (ptr.is_instruction and ptr.opcode == "load"
+                and self.place(self.ops(ptr)[0]) == ("ctx", self.off[CTX_FAIL_SLOTS])):
+            return False
+        return self._fresh_site(value, 0)
+
+    def _fresh_site(self, v, depth: int) -> bool:
+        if depth > 4:
+            return False
+        if v.is_constant:
+            return v.value_kind == llvm.ValueKind.constant_int and bool(v.get_constant_value() & FRESH)
+        if not v.is_instruction:
+            return False
+        ops = self.ops(v)
+        if v.opcode == "or":
+            return any(self._fresh_site(o, depth + 1) for o in ops)
+        if v.opcode == "phi":
+            return all(self._fresh_site(o, depth + 1) for o in ops if o not in self.canon)
+        if v.opcode == "select":
+            return self._fresh_site(ops[1], depth + 1) and self._fresh_site(ops[2], depth + 1)
+        return False
+
     # ---- the region's blocks: the dispatch on the waiting site folded ------------------------------
     def successors(self, blk, site: int) -> list:
         return [self.canon[s] for s in self._successors(blk, site)]
@@ -296,6 +333,7 @@ class Region:
         self.order, self.succ, self.site = sf.region(k)
         self.dom, self.preds = _dominators(self.order, self.succ, self.order[0])
         self.memo: dict = {}
+        self.memo_blocks: dict = {}
 
     def live_incoming(self, phi):
         """The value phi ``phi`` takes in this region, where every edge of the region into its block brings
@@ -447,6 +485,28 @@ class Region:
                     return g
         return None
 
+    def fresh_failures(self) -> set:
+        """The blocks of the region's failed checks that end the thread's step (cut.fail_fresh): those that
+        store such a failure, and those only they lead to (the step's return after it)."""
+        if "fresh" in self.memo_blocks:
+            return self.memo_blocks["fresh"]
+        failed = {blk for blk in self.order if any(self.sf.fresh_failure(ins) for ins in blk.instructions)}
+        grew = bool(failed)
+        while grew:
+            grew = False
+            for blk in self.order:
+                if blk in failed:
+                    continue
+                # reached only from a failure; or leading only to one, doing nothing on the way (LLVM sinks
+                # the records' stores of several checks into one block, leaving each check's own block empty)
+                if (self.preds[blk] and all(p in failed for p in self.preds[blk])) or \
+                        (self.succ[blk] and all(s in failed for s in self.succ[blk])
+                         and all(ins.opcode in _PASSIVE for ins in blk.instructions)):
+                    failed.add(blk)
+                    grew = True
+        self.memo_blocks["fresh"] = failed
+        return failed
+
     # ---- whether every thread stops alike ----------------------------------------------------------
     def alike(self) -> bool:
         """Whether every thread of the block leaves the region at the same stop with the same state (where it
@@ -457,9 +517,14 @@ class Region:
         (region_scheduler.py): no state stores in the thread loop, no least and greatest site to reduce."""
         sf = self.sf
         state = {sf.off[f] for f in (CTX_BARRIER, CTX_BAR_LINE, CTX_EXIT_LINE, CTX_VOTE, CTX_WKIND)}
+        # a failed check's way out (cut.fail_fresh) is left out: the launcher reports it and stops
+        # before it reads any thread's state, so the state the failed thread leaves does not matter
+        failed = self.fresh_failures()
+        order = [blk for blk in self.order if blk not in failed]
+        succ = {blk: [s for s in self.succ[blk] if s not in failed] for blk in order}
         touches = set()  # blocks that store a thread's state or leave the region
-        for blk in self.order:
-            if not self.succ[blk]:
+        for blk in order:
+            if not succ[blk]:
                 touches.add(blk)
             for ins in blk.instructions:
                 if ins.opcode != "store":
@@ -471,9 +536,9 @@ class Region:
                 if self.invariant(value) is None:
                     return False
                 touches.add(blk)
-        ipdom = _immediate_post_dominators(self.order, self.succ)
-        for blk in self.order:
-            if len(set(self.succ[blk])) < 2:
+        ipdom = _immediate_post_dominators(order, succ)
+        for blk in order:
+            if len(set(succ[blk])) < 2:
                 continue
             term = list(blk.instructions)[-1]
             if self.invariant(sf.ops(term)[0]) is not None:
@@ -481,7 +546,7 @@ class Region:
             join = ipdom.get(blk)
             if join is None:
                 return False  # the ways part for good (different stops)
-            seen, work = set(), list(self.succ[blk])
+            seen, work = set(), list(succ[blk])
             while work:  # the blocks between the branch and where its ways join
                 b = work.pop()
                 if b is join or b in seen:
@@ -489,7 +554,7 @@ class Region:
                 if b in touches:
                     return False
                 seen.add(b)
-                work.extend(self.succ[b])
+                work.extend(succ[b])
         return True
 
     def bound(self):
@@ -506,11 +571,18 @@ class Region:
                     if len(self.preds[active]) == 1:
                         guards[active] = (b, g[0])
         used = set()
+        failed = self.fresh_failures()
         for blk in self.order:
             for ins in blk.instructions:
                 if ins.opcode in ("br", "switch") or self.sf.quiet(ins):
                     continue
                 inside = [a for a in guards if a in self.dom[blk]]
+                if not inside and blk in failed:
+                    # failed checks' records, merged by LLVM into one block for checks under several guards:
+                    # inside when each way into it is
+                    ways = [[a for a in guards if a in self.dom[p]] for p in self.preds[blk]]
+                    if ways and all(ways):
+                        inside = [a for w in ways for a in w]
                 if not inside:
                     return every  # an effect every thread may have
                 used.update(inside)

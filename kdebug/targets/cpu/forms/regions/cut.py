@@ -48,7 +48,7 @@ from kdebug.targets.cpu.forms.coroutines.lowering import in_branch
 from kdebug.targets.cpu.ir_helpers import const, field
 from kdebug.runtime.record import LOCKSTEP_FLAG, REGION_INDEX, ROUND_DONE, ROUND_START  # the barrier field's bits
 from kdebug.targets.cpu.forms.coroutines.lockstep_rules import loop_reason, pure_call
-from kdebug.targets.cpu.checks.memcheck import fail_slot_fields, oob_function
+from kdebug.targets.cpu.checks.memcheck import FAILED_STEP, FRESH, fail_slot_fields, oob_function
 from kdebug.targets.cpu import warp as W
 from kdebug.targets.cpu.layout import (CTX_BAR_LINE, CTX_BARRIER, CTX_CTAID, CTX_DYN_BYTES, CTX_DYN_SHARED,
                                        CTX_EXIT_LINE, CTX_FAIL_SLOTS, CTX_FRAME, CTX_NCTAID, CTX_NTID, CTX_SHARED, CTX_TID,
@@ -95,6 +95,10 @@ class RegionKernel:
     round_entry: int | None = None  # its frame offset (cut fills it in)
     failure_accesses: list = dc_field(default_factory=list)  # the loads and stores of the threads' failure records
     direct: set = dc_field(default_factory=set)  # id() of slots that are their column entries (no spill, no reload)
+    fresh: bool = False  # memcheck: a failed check ends the thread's step, reported after the loop (fail_fresh)
+    fresh_why: str | None = None  # memcheck on and ``fresh`` False: why (the regions snapshot shows it)
+    fresh_exit: object = None  # the block that returns from a failed check (no state stored)
+    notes: list = dc_field(default_factory=list)  # what keeps a loop off the fast path, with its line (the snapshot)
 
 
 # ---- which kernels take the form -----------------------------------------------------------------
@@ -453,6 +457,49 @@ def _goes_on(lc, rk: RegionKernel, node, value: int, what: str) -> None:
     lc.builder.position_at_end(cont)
 
 
+# ---- memcheck in the region form: a failed check ends the thread's step ----------------------------------
+def fresh_checks_reason(lc) -> str | None:
+    """Why the region-form kernel being lowered keeps memcheck's stopping check (the cold ``kdebug.rt.oob``
+    call, which leaves the launcher at once and keeps LLVM from vectorising a thread loop), or None: then a
+    failed check of the kernel's own code records the access in its thread's failure slot with the ``FRESH``
+    bit and returns from the step function (``fail_fresh``), and the launcher reports the first such thread
+    in thread order after the thread loop (region_scheduler.py): the same thread, index and line as the
+    stopping check, for a kernel where nothing but its own checks can stop the launch mid-loop."""
+    tf = lc.tf
+    for node in ast.walk(tf.source.tree):
+        if isinstance(node, ast.Call) and node in tf.callees:
+            line = lc.src.loc(node).line
+            return (f"the call of line {line} (a device function's checks stop the launch at once, so the "
+                    f"kernel's own do too, to report the same thread)")
+    if "warp" in tf.features:
+        return ("a warp operation (its errors stop the launch at once, so the kernel's checks do too, to report "
+                "the same thread)")
+    return None
+
+
+def fail_fresh(lc, b, site: int, idx, ext) -> None:
+    """A failed check of a region-form kernel with ``RegionKernel.fresh``: the access into the thread's failure
+    record, its site with the ``FRESH`` bit, and the thread's step ends (no state stored: the launcher reports
+    the failure before it reads any thread's state)."""
+    rk = lc.state.regions[lc.fn.name]
+    fields = _failure_record(lc)
+    b.store(const(site | FRESH), fields[0])
+    for k, (i, e) in enumerate(zip(idx, ext)):  # the access's dimensions (the record's report reads no more)
+        b.store(i, fields[1 + k])
+        b.store(e, fields[4 + k])
+    b.branch(_fresh_exit(lc, rk))
+
+
+def _fresh_exit(lc, rk: RegionKernel):
+    if rk.fresh_exit is None:
+        rk.fresh_exit = lc.new_block("memcheck.failed")
+        b = ir.IRBuilder(rk.fresh_exit)
+        # the launcher's sign that the step ended so (an or over its thread loop, vectorised with it)
+        b.store(const(FAILED_STEP), field(b, lc.thread_ctx, CTX_BARRIER))
+        b.ret_void()
+    return rk.fresh_exit
+
+
 def emit_warp_op(lc, node, op):
     """A warp operation of a region-form kernel (``_warp_reason`` holds): a cut, as a barrier is. The
     thread leaves its operand in its entry of a column (and a shuffle its source lane in a slot) and
@@ -505,7 +552,35 @@ def runs_in_rounds(lc, node) -> bool:
     it = node.iter
     if not (isinstance(it, ast.Call) and len(it.args) == 3) or _constant(lc.tf, it.args[2]) == 1:
         return False
-    return loop_reason(lc.tf, node, lc.state.lockstep_reasons) is None
+    why = loop_reason(lc.tf, node, lc.state.lockstep_reasons)
+    if why is not None:
+        _note(lc, f"the for loop of line {lc.src.loc(node).line} runs thread by thread in its region, not in "
+                  f"rounds: {why}")
+    return why is None
+
+
+def note_while(lc, node) -> None:
+    """A ``while`` loop without a cut in a region-form kernel's own code: each thread runs it alone in its
+    region's thread loop. Where it looks like a grid-stride loop (its test's variable advanced by a value that
+    is not a constant), the regions snapshot says so: only ``for k in range(start, stop, step)`` runs in
+    rounds (``runs_in_rounds``)."""
+    test = node.test
+    if lc.tf is not lc.function_tf or not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)):
+        return
+    var = test.left.id
+    for n in ast.walk(node):
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == var \
+                and isinstance(n.op, ast.Add) and not isinstance(n.value, ast.Constant):
+            _note(lc, f"the while loop of line {lc.src.loc(node).line} runs thread by thread in its region, "
+                      f"each thread its own iterations (a grid-stride loop runs in rounds only written as "
+                      f"`for {var} in range(start, stop, step)`)")
+            return
+
+
+def _note(lc, text: str) -> None:
+    rk = lc.state.regions.get(lc.fn.name)
+    if rk is not None and text not in rk.notes:
+        rk.notes.append(text)
 
 
 class _RoundFrame:
@@ -702,9 +777,14 @@ def emit_rounds(lc, node, start, step, trips, iteration, memcheck: bool) -> ir.B
         failed = b.icmp_signed("!=", b.load(_failure_record(lc)[0]), const(0))
         b.cbranch(failed, report, ok).set_weights([1, 1 << 20])
         b.position_at_end(report)
-        fields = [b.load(f) for f in _failure_record(lc)]
-        b.call(oob_function(lc.module), [lc.thread_ctx] + fields)
-        b.unreachable()
+        if rk.fresh:  # the thread's step ends; the launcher reports the first such thread after the loop
+            sites = _failure_record(lc)[0]
+            b.store(b.or_(b.load(sites), const(FRESH)), sites)
+            b.branch(_fresh_exit(lc, rk))
+        else:
+            fields = [b.load(f) for f in _failure_record(lc)]
+            b.call(oob_function(lc.module), [lc.thread_ctx] + fields)
+            b.unreachable()
         b.position_at_end(ok)
     return b.block
 
@@ -1117,6 +1197,13 @@ def describe(rk: RegionKernel, name: str) -> str:
     for line, region in rk.rounds:
         lines.append(f"; the loop of line {line} runs in rounds (its iterations: region {region}; the launcher "
                      "runs that region's thread loop again while a thread has an iteration left)")
+    if rk.fresh:
+        lines.append("; memcheck: a failed check ends its thread's step and is reported after the thread loop "
+                     "(the first failing thread in thread order), so the thread loops keep no early exit")
+    elif rk.fresh_why:
+        lines.append(f"; memcheck: a failed check stops the launch at once, so the thread loops with checks are "
+                     f"not vectorised: {rk.fresh_why}")
+    lines.extend(f"; {text}" for text in rk.notes)
     return "\n".join(lines) + "\n"
 
 

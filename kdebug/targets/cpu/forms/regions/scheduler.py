@@ -35,7 +35,7 @@ from kdebug.targets.cpu.forms.coroutines.scheduler import BlockScheduler
 from kdebug.targets.cpu.ir_helpers import Loop, const, each_thread, entry_alloca, field
 from kdebug.targets.cpu.layout import (CONTEXT, CTX_BAR_LINE, CTX_BARRIER, CTX_EXIT_LINE, CTX_FRAME, CTX_TID,
                                        CTX_VOTE, CTX_WKIND, I8P, WARP_FLAG, i1, i32, i64)
-from kdebug.targets.cpu.checks.memcheck import error_flag
+from kdebug.targets.cpu.checks.memcheck import FAILED_STEP, error_flag, first_failure_function
 from kdebug.targets.cpu.forms.coroutines.lockstep import is_lockstep_wait
 from kdebug.runtime.record import REGION_INDEX, ROUND_DONE, ROUND_START
 from kdebug.targets.cpu.forms.regions.cut import LANES
@@ -47,13 +47,14 @@ class RegionScheduler(BlockScheduler):
     """The block scheduler's decisions, with a thread resumed by a call of the step function."""
 
     def __init__(self, body, nbarriers: int, votes: bool, uniform_copy=None, narrow: bool = False,
-                 warp_columns=None, rounds=None) -> None:
+                 warp_columns=None, rounds=None, fresh: bool = False) -> None:
         # the block scheduler's lockstep machinery counts the threads at a loop run in rounds apart (_loop_pass)
         super().__init__(body, grid_sync=False, lockstep=rounds is not None)
         self.round_entry, self.round_regions = rounds if rounds is not None else (None, ())
         self.nbarriers, self.votes, self.uniform_copy = nbarriers, votes, uniform_copy
         self.narrow = narrow and not votes
         self.warp_columns = warp_columns
+        self.fresh = fresh  # memcheck: failed checks end their thread's step (regions.fail_fresh)
 
     def _round_counter(self):
         """The round counter of the loops in rounds (regions.emit_rounds): an entry of the region frame."""
@@ -185,6 +186,27 @@ class RegionScheduler(BlockScheduler):
         b = self.b
         with b.if_then(b.icmp_signed("!=", b.load(field(b, c, CTX_BARRIER)), const(0))):
             b.call(self.lb.kernel, [c] + self.lb.args, attrs=("noinline",))  # it reads the site itself
+            if self.fresh:  # a failed check ended its step: reported now, as the stopping check would
+                self._report_fresh(self._failed(c), ctx=c)
+
+    def _failed(self, ctx):
+        """Whether a failed check ended the step the thread of ``ctx`` just ran (regions.fail_fresh)."""
+        b = self.b
+        return b.icmp_signed("==", b.load(field(b, ctx, CTX_BARRIER)), const(FAILED_STEP))
+
+    def _report_fresh(self, failed, ctx=None, blk=None) -> None:
+        """A failed check ended a thread's step (regions.fail_fresh): the first such thread in thread order
+        gets the runtime record (its slot's access, as the stopping check records it) and the launcher stops.
+        After a thread loop (``blk``), the call gets a thread context of its own, filled here: the loop's
+        private context never escapes, so LLVM keeps its fields in registers across the loop."""
+        b, lb = self.b, self.lb
+        with b.if_then(failed, likely=False):
+            if ctx is None:
+                ctx = b.gep(lb.ctxs, [const(0, i64)])
+                lb.init_ctx(ctx, blk, const(0), lb.shared, None)
+            b.call(first_failure_function(b.module, fresh=True), [ctx, lb.nt])
+            b.branch(lb.stop)
+            b.position_at_end(self.fn.append_basic_block("failed.after"))
 
     def _destroy_all(self, nblocks) -> None:  # no coroutine frames
         pass
@@ -210,6 +232,9 @@ class RegionScheduler(BlockScheduler):
             entry_alloca(b, i64, "region.phase")
         self.next_at = entry_alloca(b, i32, "region.next")
         self.more = entry_alloca(b, i1, "rounds.more")  # a thread of the round waits at the loop (_round)
+        # a failed check ended a thread's step in this thread loop: an or over its threads, which LLVM
+        # vectorises with the loop (a scan of the failure slots after it cost a fifth of the reduction)
+        self.failed = entry_alloca(b, i1, "memcheck.failed")
         # narrowed thread loops (region_bounds.py): threads x < pend keep their state in the columns, the
         # others all have the state of the idle thread the last narrowed loop ran (rep)
         self.pend = entry_alloca(b, i32, "columns.upto")
@@ -254,7 +279,11 @@ class RegionScheduler(BlockScheduler):
                 self._round(ctx, k)
                 b.branch(head)
                 continue
+            if self.fresh:
+                b.store(ir.Constant(i1, 0), self.failed)
             self._thread_loop(ctx, blk, k | REGION_INDEX)
+            if self.fresh:  # before any thread's state is read: a failed thread's is not stored
+                self._report_fresh(b.load(self.failed), blk=blk)
             b.branch(after)
         b.position_at_end(after)
         lo, hi = b.load(self.lo), b.load(self.hi)
@@ -355,6 +384,8 @@ class RegionScheduler(BlockScheduler):
             b.store(v, field(b, ctx, f))
         b.store(const(0), field(b, ctx, CTX_WKIND))
         b.call(lb.kernel, [ctx] + lb.args)
+        if self.fresh:
+            b.store(b.or_(b.load(self.failed), self._failed(ctx)), self.failed)
         if alike is None:
             self._keep_state(ctx, rep=idle, t=t)
             return
@@ -391,10 +422,11 @@ class RegionScheduler(BlockScheduler):
 
 
 def region_blocks(lb, nbarriers: int, votes: bool, uniform_copy=None, narrow: bool = False,
-                  warp_columns=None, rounds=None) -> None:
+                  warp_columns=None, rounds=None, fresh: bool = False) -> None:
     """The launcher body of a region-form kernel with ``nbarriers`` cuts (barriers and warp operations;
     launcher.py); ``narrow``: each thread loop over the threads its region's bound lets in
     (region_bounds.py); ``warp_columns``: the frame offsets of the warp operations' operands and copies;
     ``rounds``: (the frame offset of the round counter, the numbers of the iteration regions) of the kernel's
-    loops in rounds (regions.emit_rounds), or None."""
-    RegionScheduler(lb, nbarriers, votes, uniform_copy, narrow, warp_columns, rounds).build()
+    loops in rounds (regions.emit_rounds), or None; ``fresh``: the kernel's failed checks end their thread's
+    step (regions.fail_fresh), reported after each thread loop and each resumed thread."""
+    RegionScheduler(lb, nbarriers, votes, uniform_copy, narrow, warp_columns, rounds, fresh).build()

@@ -1,0 +1,267 @@
+"""Edit and continue: a stage's text replaced by an edited file (``kdebug run --override DIR``).
+
+``DIR`` holds files named as ``kdebug dump`` names them, ``<job id>_<kernel>_<NN>-<stage>.<ext>``
+(``kdebug/session/dump.py``). A file present replaces that stage's result for the job it names, and
+the driver continues from the edited text: the job's later phases and passes, the finish passes,
+emit, load and the launches. Which job a file names, across runs whose job ids may differ:
+
+- the file's stage and kernel name must be the job's (``NN`` is ignored: it only orders a listing);
+- where the directory holds the job's key file (``<job id>_<kernel>_00-job.txt``, which every dump
+  writes), the job is the one with that key, less its options' digest (the function, its source
+  hash, argument types and kind: a Python source edited since the dump matches nothing); the job id
+  in the name may then differ, and the job's entry (``<kernel>_j<id>``) is renamed in the text;
+- without a key file, the job id in the name must be the job's.
+
+A stage whose file holds LLVM IR belongs to the target the key names (the CPU target without a key);
+``ptx`` (and the PTX ``emit`` file of a gpu session) to the PTX target, whose emitted module it
+replaces before ptxas and the load. Stages one can edit: ``EDITABLE``; other files named as a dump's
+(the source, typeinfer's listing, pass files, the host assembly) are left alone. A file whose text
+has the digest its job file records is as the dump wrote it: no edit.
+
+The overrides are part of the compile options (``CompileOptions.overrides``): their digest, a hash
+of each edit's stage, job and text, enters every job key, so a trace, an export and compare tell an
+edited run from the original. An edited text that does not parse or verify is a located error in
+the edited file (``file:line:col``, LLVM's message). The edited stage's snapshot starts with a line
+that names the file (``OVERRIDDEN``), and the dump's key file lists the job's overridden stages.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+
+from kdebug.errors import CompileError, SourceLocation
+from kdebug.settings import key_identity
+
+try:  # CPython's own SHA-1 (hashlib loads OpenSSL first)
+    from _sha1 import sha1
+except ImportError:  # another Python
+    from hashlib import sha1
+
+# the stage files of a dump: <job id>_<kernel>_<NN>-<stage>.<ext>
+STAGE_FILE = re.compile(r"(?P<id>\d{3,})_(?P<name>\w+)_(?P<n>\d{2})-(?P<stage>[a-z_]+)"
+                        r"\.(?P<ext>ll|excerpt\.ptx|ptx|py|txt|s)")
+JOB_FILE = re.compile(r"(?P<id>\d{3,})_(?P<name>\w+)_00-job\.txt")
+LOWERED = ("lower", "regions")  # stages whose result is the job's own module, before expand_deferred
+LINKED = ("expand_deferred", "link_runtime", "optimize", "finish")  # the linked module's stages
+EDITABLE = LOWERED + LINKED + ("ptx",)
+OVERRIDDEN = "kdebug: overridden by"  # the first line of an overridden stage's snapshot says so
+
+
+def job_file_name(stem: str) -> str:
+    """The key file of the job whose dump files start with ``stem`` (``001_saxpy``)."""
+    return f"{stem}_00-job.txt"
+
+
+def text_digest(text: str) -> str:
+    """A stage file's digest as the dump's job file records it."""
+    return sha1(text.encode()).hexdigest()
+
+
+def safe_name(name: str) -> str:
+    """A kernel's name as dump file names spell it."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)
+
+
+def _loose(identity: str) -> str:
+    """A key identity with its targets left out: the PTX of a CPU session's job is the PTX job's."""
+    return re.sub(r"/(cpu|ptx)(?=[/#(]|$)", "/*", identity)
+
+
+class Override:
+    """One edited file: the stage of one job it replaces."""
+
+    __slots__ = ("path", "file", "job_id", "name", "stage", "text", "key", "target", "digest")
+
+    def __init__(self, path: str, job_id: int, name: str, stage: str, text: str, key: str, target: str) -> None:
+        self.path = path  # as given on the command line, for located errors
+        self.file = os.path.basename(path)
+        self.job_id, self.name, self.stage, self.text = job_id, name, stage, text
+        self.key = key  # the job's key less its digest, from its key file ("": none)
+        self.target = target
+        # the edit's own: its stage, its job, its text (not the file's name, nor an old header line)
+        body = _strip_header(_strip_header(text, ";"), "//")
+        self.digest = sha1(f"{stage}\n{key or name}\n{body}".encode()).hexdigest()[:8]
+
+    def header(self, comment: str) -> str:
+        return f"{comment} {OVERRIDDEN} {self.file} (edit {self.digest})\n"
+
+    def text_for(self, rec) -> str:
+        """The edited text, the job's entry renamed where the file was dumped under another job id."""
+        if rec.id == self.job_id:
+            return self.text
+        old = re.sub(r"[^\w.]", "_", f"{rec.name}_j{self.job_id}")
+        return re.sub(rf"(?<![\w.]){re.escape(old)}(?!\d)", rec.entry, self.text)  # also <entry>_kernel (PTX)
+
+
+class Overrides:
+    """Every override of a run: hashable, and equal by content (part of ``CompileOptions``)."""
+
+    def __init__(self, files: tuple[Override, ...]) -> None:
+        self.files = files
+        self.digest = sha1("\n".join(sorted(o.digest for o in files)).encode()).hexdigest()[:8]
+
+    def __bool__(self) -> bool:
+        return bool(self.files)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Overrides) and other.digest == self.digest
+
+    def __hash__(self) -> int:
+        return hash(self.digest)
+
+    def __repr__(self) -> str:  # the compile options' digest and summary read it
+        return f"edits#{self.digest}"
+
+    def find(self, rec, stage: str, target: str) -> Override | None:
+        """The override of ``rec``'s ``stage`` for ``target``, by the module's rule."""
+        found = [o for o in self.files if o.stage == stage and o.target == target and o.name == safe_name(rec.name)]
+        found.sort(key=lambda o: "-emit." in o.file)  # a gpu session's PTX: its ptx file before its emit file
+        by_key = [o for o in found if o.key and _loose(o.key) == _loose(key_identity(rec.key))]
+        if by_key:
+            return next((o for o in by_key if o.job_id == rec.id), by_key[0])
+        return next((o for o in found if not o.key and o.job_id == rec.id), None)
+
+
+def load(directory: str) -> Overrides:
+    """The overrides in ``directory`` (OSError where it cannot be read)."""
+    names = sorted(os.listdir(directory))
+    keys, as_dumped = {}, {}
+    for name in names:
+        m = JOB_FILE.fullmatch(name)
+        if m:
+            with open(os.path.join(directory, name), encoding="utf-8") as f:
+                for line in f:
+                    if line.startswith("key: "):
+                        keys[(int(m["id"]), m["name"])] = line[5:].strip()
+                    elif line.startswith("file: ") and len(line.split()) == 3:
+                        as_dumped[line.split()[1]] = line.split()[2]
+    files = []
+    for name in names:
+        m = STAGE_FILE.fullmatch(name)
+        if m is None or JOB_FILE.fullmatch(name):
+            continue
+        stage, ext = m["stage"], m["ext"]
+        ptx = ext == "ptx" and stage in ("ptx", "emit")
+        if (not ptx and stage not in EDITABLE) or ext == "excerpt.ptx":
+            continue  # not a stage one can edit (a deferred job's PTX is an excerpt of its toplevel's module)
+        path = os.path.join(directory, name)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        if as_dumped.get(name) == text_digest(text):
+            continue  # as the dump wrote it: no edit
+        full = keys.get((int(m["id"]), m["name"]), "")
+        key = key_identity(full)
+        target = "ptx" if ptx or "/ptx" in key.split("#", 1)[0] else "cpu"
+        files.append(Override(path, int(m["id"]), m["name"], "ptx" if ptx else stage, text, key, target))
+    return Overrides(tuple(files))
+
+
+# ---- the driver's side ------------------------------------------------------------------------
+
+def take(edit: Override, rec, stage: str, result):
+    """What the driver continues from where ``edit`` replaces ``rec``'s ``stage``, whose own result
+    was ``result``: the edited module (its text, for a job's own module before expand_deferred; parsed
+    and verified after it), or the emitted PTX artifact with the edited PTX."""
+    text = edit.text_for(rec)
+    if stage in ("emit", "ptx"):
+        return dataclasses.replace(result, ptx=_with_header(edit, text), ptxas=None)
+    mod = parse(edit, text)
+    try:
+        defined = not mod.get_function(rec.entry).is_declaration
+    except NameError:
+        defined = False
+    if not defined:
+        raise CompileError(f"the edited {stage} stage does not define the job's entry @{rec.entry}",
+                           loc=SourceLocation(edit.path, 1, 1),
+                           hint=f"{edit.file} replaces job #{rec.id} {rec.name}'s {stage} stage: start from the "
+                                "file kdebug dump wrote for it")
+    return text if stage in LOWERED else mod
+
+
+def shown(edit: Override, rec, stage: str, result, comment: str = ";") -> str:
+    """The snapshot of an overridden stage: the line naming the file, then the edited text."""
+    if stage in ("emit", "ptx"):
+        return result.ptx
+    return edit.header(comment) + _strip_header(edit.text_for(rec), comment)
+
+
+def _with_header(edit: Override, ptx: str) -> str:
+    """The edited PTX with the line naming the file in place of its first line where that is a comment
+    (LLVM's PTX starts with ``//``): ptxas's line numbers stay those of the edited file."""
+    first, _, rest = ptx.partition("\n")
+    if first.strip() == "//" or first.startswith(f"// {OVERRIDDEN} "):
+        return edit.header("//") + rest
+    return edit.header("//") + ptx
+
+
+def _strip_header(text: str, comment: str) -> str:
+    """An edited file dumped from an overridden run starts with the old line: one such line is enough."""
+    while text.startswith(f"{comment} {OVERRIDDEN} "):
+        text = text.split("\n", 1)[1] if "\n" in text else ""
+    return text
+
+
+def lowered_text_blocked(target_state) -> bool:
+    """Whether the target's stage after lower must transform the job's module in memory, which an edited
+    text cannot give it: the CPU target's regions stage cutting a kernel at its barriers."""
+    pending = getattr(target_state, "regions", None) or {}
+    return any(not getattr(r, "cut_done", True) for r in pending.values())
+
+
+def parse(edit: Override, text: str):
+    """``text`` parsed and verified by LLVM; a located CompileError in the edited file where it is not IR."""
+    import llvmlite.binding as llvm  # lazy: as kdebug/driver/deferred.py, LLVM loads with the first compilation
+    # LLVM's parser verifies a module with debug info itself and aborts the process where it is broken:
+    # first the text without its debug info version (debug info then dropped, nothing verified), line for line
+    plain = _DEBUG_VERSION.sub(r"\g<1>0", text)
+    for attempt in (plain, text) if plain != text else (text,):
+        try:
+            mod = llvm.parse_assembly(attempt)
+            mod.verify()
+        except RuntimeError as exc:
+            raise located(edit, str(exc), text) from None
+    return mod
+
+
+_DEBUG_VERSION = re.compile(r'(!"Debug Info Version", i32 )\d+')
+
+
+_LOC = re.compile(r"<string>:(\d+):(\d+): (?:error: )?(.*)")
+
+
+def located(edit: Override, message: str, text: str) -> CompileError:
+    """LLVM's message about the edited text, at its line and column in the file."""
+    lines = [ln for ln in message.splitlines() if ln.strip() and ln.strip() != "LLVM IR parsing error"]
+    line, col, what = 1, 1, " ".join(ln.strip() for ln in lines) or message
+    for ln in lines:
+        m = _LOC.search(ln)
+        if m:
+            line, col, what = int(m[1]), int(m[2]), m[3]
+            break
+    else:  # the verifier names no line: the first instruction it quotes
+        quoted = [ln.strip() for ln in lines[1:] if ln.strip()]
+        body = text.splitlines()
+        for q in quoted:
+            hit = next((k for k, b in enumerate(body) if b.strip() == q), None)
+            if hit is None:  # quoted without its debug location
+                hit = next((k for k, b in enumerate(body) if b.strip().startswith(q + ",")), None)
+            if hit is None and " = " in q:  # as LLVM prints it (3.0 as 3.000000e+00): the value it defines
+                hit = next((k for k, b in enumerate(body) if b.strip().startswith(q.split(" = ")[0] + " = ")), None)
+            if hit is not None:
+                line, col = hit + 1, len(body[hit]) - len(body[hit].lstrip()) + 1
+                break
+        what = lines[0].strip() if lines else message
+    return CompileError(f"the edited {edit.stage} stage does not {'parse' if _LOC.search(message) else 'verify'}: "
+                        f"{what}", loc=SourceLocation(edit.path, line, col),
+                        hint=f"{edit.file} (kdebug run --override) replaces job #{edit.job_id} {edit.name}'s "
+                             f"{edit.stage} stage; fix it, or remove it to compile the stage as before")
+
+
+def not_cut(edit: Override, stage: str) -> CompileError:
+    """An edited lower stage of a kernel the regions stage must cut in memory."""
+    return CompileError(f"the edited lower stage cannot go through the {stage} stage: it cuts the kernel at its "
+                        "barriers in the compiler's own module, not in text",
+                        loc=SourceLocation(edit.path, 1, 1),
+                        hint=f"edit the job's {stage} file instead (the module after the cut), or run with "
+                             "KDEBUG_REGIONS=0 (or --sanitize racecheck), which keeps kernels as coroutines")

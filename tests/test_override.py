@@ -1,0 +1,290 @@
+"""Edit and continue: ``kdebug run --override DIR`` (kdebug/driver/overrides.py).
+
+A stage file of a dump, edited, replaces that stage of its job and the driver continues from it. Each
+edit here is of IR whose text these tests do not otherwise depend on (the lowered module, one constant
+of the optimised one, pinned to KDEBUG_HOST_CPU=x86-64-v2 as docs/testing.md asks).
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import textwrap
+from types import SimpleNamespace
+
+import pytest
+
+from conftest import run_kdebug
+from kdebug.driver import overrides
+from kdebug.settings import CompileOptions
+
+ENV = {"KDEBUG_HOST_CPU": "x86-64-v2"}
+
+SHIFT = """\
+    import numpy as np
+    from kdebug import cuda
+    from kdebug.cuda import float32
+
+    TPB = 64
+
+
+    @cuda.jit
+    def shift(x, out):
+        s = cuda.shared.array(TPB, float32)
+        t = cuda.threadIdx.x
+        s[t] = x[t]
+        cuda.syncthreads()
+        out[t] = s[(t + 1) % TPB]
+
+
+    x = np.arange(TPB, dtype=np.float32)
+    out = np.zeros(TPB, np.float32)
+    shift[1, TPB](x, out)
+    print("out[0] =", out[0])
+"""
+
+SCALE = """\
+    import numpy as np
+    from kdebug import cuda
+
+
+    @cuda.jit
+    def scale(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = x[i] * 3.0
+
+
+    x = np.ones(32, dtype=np.float64)
+    out = np.zeros(32, np.float64)
+    scale[1, 32](x, out)
+    print("out[0] =", out[0])
+"""
+
+
+def _script(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return str(path)
+
+
+def _dump(script, out, *options):
+    r = run_kdebug("dump", *options, script, "--out", str(out), env=ENV, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r
+
+
+def _stage_file(folder, job_stem, stage, ext="ll"):
+    names = [n for n in os.listdir(folder) if re.fullmatch(rf"{job_stem}_\d\d-{stage}\.{ext}", n)]
+    assert len(names) == 1, sorted(os.listdir(folder))
+    return folder / names[0]
+
+
+def _edit(path, old, new):
+    text = path.read_text()
+    assert text.count(old) == 1, (old, text[:2000])
+    path.write_text(text.replace(old, new))
+
+
+# ---- the lecture: dump, remove a barrier, run with --override and racecheck, see the race -----------
+
+def test_removing_a_barrier_in_the_lowered_ir_shows_the_race_at_the_kernels_line(tmp_path):
+    script = _script(tmp_path, "shift.py", SHIFT)
+    folder = tmp_path / "dump"
+    _dump(script, folder, "--sanitize", "racecheck")
+    clean = run_kdebug("run", "--headless", "--sanitize", "racecheck", "--override", str(folder), script, env=ENV)
+    assert clean.returncode == 0, clean.stdout + clean.stderr  # the dump as written: no edit, no race
+    assert "hazard" not in clean.stdout and "out[0] = 1.0" in clean.stdout
+    # the barrier, as the coroutine form lowers it: a suspend point; without it each thread runs on
+    _edit(_stage_file(folder, "001_shift", "lower"), 'call i8 @"llvm.coro.suspend"(token none, i1 0)', "add i8 0, 0")
+    r = run_kdebug("run", "--headless", "--sanitize", "racecheck", "--override", str(folder), script, env=ENV)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "read-after-write hazard on shared array 's'" in r.stdout, r.stdout
+    assert f"{script}:12:5" in r.stdout and f"{script}:14:" in r.stdout  # the write and the read, in the kernel
+    assert re.search(r"note: job #1 shift: the lower stage is 001_shift_\d\d-lower\.ll", r.stdout), r.stdout
+    assert "Traceback" not in r.stdout + r.stderr
+
+
+def test_an_edited_constant_in_the_optimised_ir_changes_what_the_launch_computes(tmp_path):
+    script = _script(tmp_path, "scale.py", SCALE)
+    folder = tmp_path / "dump"
+    _dump(script, folder)
+    optimize = _stage_file(folder, "001_scale", "optimize")
+    _edit(optimize, "3.000000e+00", "5.000000e+00")
+    r = run_kdebug("run", "--headless", "--override", str(folder), script, env=ENV)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "out[0] = 5.0" in r.stdout, r.stdout
+    # the dump of the edited run names the edited stage, and its key is another than the original's
+    again = tmp_path / "again"
+    _dump(script, again, "--override", str(folder))
+    first = _stage_file(again, "001_scale", "optimize").read_text().splitlines()[0]
+    assert first.startswith("; kdebug: overridden by " + optimize.name), first
+    job_file = (again / "001_scale_00-job.txt").read_text()
+    assert "overridden: optimize by " + optimize.name in job_file
+    key_of = lambda text: re.search(r"^key: (.*)$", text, re.M).group(1)  # noqa: E731
+    original = key_of((folder / "001_scale_00-job.txt").read_text())
+    edited = key_of(job_file)
+    assert original != edited and original.split("@")[0] == edited.split("@")[0]
+    # the edited dump, used again, is the same edit (its edited file has no digest in the job file)
+    r = run_kdebug("run", "--headless", "--override", str(again), script, env=ENV)
+    assert "out[0] = 5.0" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas (the CUDA toolkit) is not installed")
+def test_an_edited_ptx_round_trip_is_assembled_by_ptxas(tmp_path):
+    script = _script(tmp_path, "scale.py", SCALE)
+    folder = tmp_path / "dump"
+    _dump(script, folder, "--target", "ptx")
+    ptx = _stage_file(folder, "001_scale", "ptx", "ptx")
+    _edit(ptx, "0d4008000000000000", "0d4014000000000000")  # 3.0 -> 5.0
+    again = tmp_path / "again"
+    r = _dump(script, again, "--target", "ptx", "--override", str(folder))
+    assert "out[0] = 3.0" in r.stdout  # the launches run the CPU target's code, unedited
+    edited = _stage_file(again, "001_scale", "ptx", "ptx").read_text()
+    assert edited.startswith("// kdebug: overridden by " + ptx.name)
+    assert "0d4014000000000000" in edited and "0d4008000000000000" not in edited
+    report = _stage_file(again, "001_scale", "ptxas", "txt").read_text()
+    assert report.splitlines()[0].endswith(": ok"), report
+    assert "error" not in report.lower()
+    assert "overridden: ptx by " + ptx.name in (again / "001_scale_00-job.txt").read_text()
+    # an edit ptxas refuses: its report says so at the edited file's own line
+    _edit(ptx, "mul.rn.f64", "mul.rx.f64")
+    line = next(k for k, text in enumerate(ptx.read_text().splitlines(), 1) if "mul.rx.f64" in text)
+    _dump(script, again, "--target", "ptx", "--override", str(folder))
+    report = _stage_file(again, "001_scale", "ptxas", "txt").read_text()
+    assert "FAILED" in report.splitlines()[0] and f"line {line}; error" in report and ".rx" in report, report
+
+
+def test_a_malformed_edit_is_a_located_error_in_the_edited_file(tmp_path):
+    script = _script(tmp_path, "scale.py", SCALE)
+    folder = tmp_path / "dump"
+    _dump(script, folder)
+    optimize = _stage_file(folder, "001_scale", "optimize")
+    _edit(optimize, "fmul double", "fmul doubel")
+    line = next(k for k, text in enumerate(optimize.read_text().splitlines(), 1) if "doubel" in text)
+    r = run_kdebug("run", "--headless", "--override", str(folder), script, env=ENV)
+    assert r.returncode == 1, r.stdout + r.stderr
+    out = r.stdout + r.stderr
+    assert re.search(rf"{re.escape(str(optimize))}:{line}:\d+: compile error: the edited optimize stage does not "
+                     r"parse: expected type", out), out
+    assert "Traceback" not in out
+    assert "Session failed" in r.stdout  # the rest of the session as usual: the report
+    # one the verifier refuses (LLVM's parser would abort the process on it where debug info is present)
+    text = optimize.read_text()
+    m = re.search(r"(%[\w.]+) = fmul doubel (%[\w.]+),", text)
+    name = m.group(1)
+    optimize.write_text(text.replace(m.group(0), f"{name} = fmul double {name},"))
+    text = optimize.read_text()
+    line = next(k for k, t in enumerate(text.splitlines(), 1) if t.strip().startswith(f"{name} = fmul double {name},"))
+    r = run_kdebug("run", "--headless", "--override", str(folder), script, env=ENV)
+    out = r.stdout + r.stderr
+    assert r.returncode == 1, out
+    assert f"{optimize}:{line}:3: compile error: the edited optimize stage does not verify: Only PHI nodes may " \
+           "reference their own value!" in out, out
+    assert "Traceback" not in out and "crashed" not in out
+
+
+def test_override_names_a_folder(tmp_path):
+    script = _script(tmp_path, "scale.py", SCALE)
+    r = run_kdebug("run", "--headless", "--override", str(tmp_path / "nowhere"), script)
+    assert r.returncode == 2 and "--override" in r.stderr and "no such folder" in r.stderr
+
+
+# ---- the rule: which job a file names, and the key ---------------------------------------------------
+
+def _rec(job_id, name, key):
+    return SimpleNamespace(id=job_id, name=name, key=key, entry=f"{name}_j{job_id}")
+
+
+def _write(folder, name, text):
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text(text)
+
+
+def test_a_file_names_its_job_by_key_where_the_dump_wrote_one_else_by_id(tmp_path):
+    folder = tmp_path / "d"
+    _write(folder, "002_saxpy_00-job.txt", "key: m.saxpy(float32[::1])/kernel/cpu#1234abcd@00000000\n")
+    _write(folder, "002_saxpy_07-optimize.ll", "define void @saxpy_j2() {\n  ret void\n}\n")
+    _write(folder, "003_axpy_03-lower.ll", "; no key file\n")
+    _write(folder, "003_axpy_02-typeinfer.txt", "not a stage one can edit\n")
+    edits = overrides.load(str(folder))
+    assert sorted((o.name, o.stage) for o in edits.files) == [("axpy", "lower"), ("saxpy", "optimize")]
+    # by key: another run's job id, its entry renamed in the text
+    rec = _rec(5, "saxpy", "m.saxpy(float32[::1])/kernel/cpu#1234abcd@99999999")
+    edit = edits.find(rec, "optimize", "cpu")
+    assert edit is not None and "@saxpy_j5()" in edit.text_for(rec)
+    assert edits.find(_rec(2, "saxpy", "m.saxpy(float64[::1])/kernel/cpu#1234abcd@0"), "optimize", "cpu") is None
+    assert edits.find(rec, "optimize", "ptx") is None  # a CPU job's IR is not the PTX target's
+    # without a key file: the job id in the name
+    assert edits.find(_rec(3, "axpy", "m.axpy()/kernel/cpu#1@0"), "lower", "cpu") is not None
+    assert edits.find(_rec(4, "axpy", "m.axpy()/kernel/cpu#1@0"), "lower", "cpu") is None
+
+
+def test_a_file_as_the_dump_wrote_it_is_no_edit(tmp_path):
+    folder = tmp_path / "d"
+    text = "define void @k_j1() {\n  ret void\n}\n"
+    _write(folder, "001_k_07-optimize.ll", text)
+    _write(folder, "001_k_00-job.txt", f"key: m.k()/kernel/cpu#1@0\nfile: 001_k_07-optimize.ll "
+                                       f"{overrides.text_digest(text)}\n")
+    assert not overrides.load(str(folder))
+    (folder / "001_k_07-optimize.ll").write_text(text.replace("ret void", "ret void ; edited"))
+    assert overrides.load(str(folder))
+
+
+def test_edits_enter_the_compile_options_digest_and_so_every_key(tmp_path):
+    folder = tmp_path / "d"
+    _write(folder, "001_k_07-optimize.ll", "define void @k_j1() {\n  ret void\n}\n")
+    one = overrides.load(str(folder))
+    assert CompileOptions(overrides=None).digest == CompileOptions().digest  # no edits: the keys of before
+    assert CompileOptions(overrides=one).digest != CompileOptions().digest
+    assert CompileOptions(overrides=one).digest == CompileOptions(overrides=overrides.load(str(folder))).digest
+    (folder / "001_k_07-optimize.ll").write_text("define void @k_j1() {\n  unreachable\n}\n")
+    assert CompileOptions(overrides=overrides.load(str(folder))).digest != CompileOptions(overrides=one).digest
+    assert "edits#" in CompileOptions(overrides=one).summary()
+
+
+# ---- the TUI: E edits the IR stage shown, then reruns with the edit ---------------------------------
+
+EDITOR = """\
+import sys
+path = sys.argv[-1]
+text = open(path).read()
+open(path, "w").write(text.replace("3.000000e+00", "5.000000e+00"))
+"""
+
+
+@pytest.mark.timeout(300)
+def test_E_in_the_tui_edits_the_ir_stage_shown_and_reruns_with_it(tmp_path, monkeypatch):
+    import asyncio
+    import sys
+
+    from test_tui import SIZE, live_app, wait_for
+    for k, v in ENV.items():
+        monkeypatch.setenv(k, v)
+    editor = tmp_path / "editor.py"
+    editor.write_text(EDITOR)
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {editor}")
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the session's edit folder
+    script = _script(tmp_path, "scale.py", SCALE)
+
+    async def go():
+        app = live_app(script, cwd=str(tmp_path))
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.model.ended is not None, "the session to end", limit=120)
+            job = next(j for j in app.model.jobs.values() if j.name == "scale")
+            await wait_for(pilot, lambda: app.detail.job_id == job.id, "the job to show")
+            app.detail.action_tab("ir")
+            app.detail.set_phase("optimize")
+            await pilot.pause()
+            await pilot.press("E")
+            await wait_for(pilot, lambda: app.opts.override is not None, "the edit to be taken")
+            await wait_for(pilot, lambda: app.model.ended is not None and app.model.jobs, "the rerun to end",
+                           limit=120)
+            notes = [d.message for d in app.model.diagnostics if d.category == "override"]
+            assert notes and "the optimize stage is 001_scale_" in notes[0], notes
+            rerun = next(j for j in app.model.jobs.values() if j.name == "scale")
+            assert rerun.key != job.key and rerun.key.split("@")[0] == job.key.split("@")[0]
+            text = app.detail.stage_text("optimize", rerun)[0]
+            assert text.startswith("; kdebug: overridden by ") and "5.000000e+00" in text
+    asyncio.run(go())
