@@ -106,8 +106,13 @@ def _signed(v: int, w: int) -> int:
     return v - (1 << w) if v >> (w - 1) else v
 
 
+_ATTACHMENTS = re.compile(r"(?:,\s*![\w.]+\s+!\d+)+\s*$")  # ", !dbg !36, !tbaa !5" after an instruction
+
+
 def _text(v) -> str:
-    return str(v).strip()
+    """An instruction's text without its metadata attachments (a build with debug locations has ``!dbg``
+    on every instruction: what is read off the text must not depend on them)."""
+    return _ATTACHMENTS.sub("", str(v).strip())
 
 
 def _flags(ins) -> set:
@@ -485,6 +490,14 @@ class Region:
                     return g
         return None
 
+    def _passive(self, ins) -> bool:
+        """Does nothing a thread's state or memory sees: no store, no call but a debug or other quiet
+        intrinsic (a build with debug locations holds llvm.dbg.* calls where one without holds none)."""
+        if ins.opcode == "call":
+            callee = self.sf.ops(ins)[-1]
+            return bool(callee.name) and callee.name.startswith("llvm.dbg.")
+        return ins.opcode in _PASSIVE
+
     def fresh_failures(self) -> set:
         """The blocks of the region's failed checks that end the thread's step (cut.fail_fresh): those that
         store such a failure, and those only they lead to (the step's return after it)."""
@@ -501,7 +514,7 @@ class Region:
                 # the records' stores of several checks into one block, leaving each check's own block empty)
                 if (self.preds[blk] and all(p in failed for p in self.preds[blk])) or \
                         (self.succ[blk] and all(s in failed for s in self.succ[blk])
-                         and all(ins.opcode in _PASSIVE for ins in blk.instructions)):
+                         and all(self._passive(ins) for ins in blk.instructions)):
                     failed.add(blk)
                     grew = True
         self.memo_blocks["fresh"] = failed
