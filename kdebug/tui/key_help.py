@@ -79,7 +79,8 @@ KEYS: list[Key] = [
         titles=("Pause",)),
     Key("Stepping", "b", ("b",), "breakpoints", "breakpoints: deferred request, re-entrant request, before finish, "
         "before launch", "Breaks", live=True, titles=("Breakpoints",)),
-    Key("Stepping", "r", ("r",), "rerun", "rerun the script with the next strategy (worklist, toplevel, recursive)",
+    Key("Stepping", "r", ("r",), "rerun",
+        "rerun the script with the next strategy (the built-ins in turn: kdebug run --help lists them)",
         "Strategy", live=True),
     Key("Stepping", "E", ("E",), "edit_stage", "Source or IR tab: the text in $EDITOR, then rerun with the edit "
         "(an IR stage: kdebug run --override)", live=True, owner="detail", titles=("Edit this stage and rerun",)),
