@@ -84,6 +84,37 @@ def test_tree_after_running_saxpy(tmp_path):
     assert recorded[0] == "session_started" and recorded[-1] == "session_ended" and "snapshot" in recorded
 
 
+def test_the_status_line_never_runs_ahead_of_the_tree():
+    """The tree redraws a changed label from its own queue (Textual's Tree.set_label), the status line
+    at once: the line said "session ok" on frames where the tree still showed the job compiling (a live
+    run in a real terminal, tests/test_tui_terminal.py, under load). The line now changes only after the
+    tree's redraws have run."""
+    events = cycle_events()
+    last = max(i for i, ev in enumerate(events) if isinstance(ev, E.JobFinished) and ev.job == 1)
+    model = SessionModel()
+    for ev in events[:last]:
+        model.apply(ev)
+
+    async def go():
+        app = KdebugApp(model=model, trace_path="cycle.jsonl")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            status = app.query_one("#status")
+            before = status._shown[0]
+            assert "session ok" not in before and "compiling" in tree_labels(app)[0]
+            rest = events[last:]
+            for ev in rest:
+                app.model.apply(ev)
+            app._route(rest, live=False)  # what a drained inbox does, in one go
+            assert status._shown[0] == before  # not yet: the tree's redraws are queued behind its own work
+            await pilot.pause()
+            assert "session ok" in status._shown[0]
+            tree = app.tree
+            shown = "\n".join(tree.render_line(y).text for y in range(tree.size.height))
+            assert "compiling" not in shown and "done" in shown, shown
+    run(go())
+
+
 def test_stepping_through_breakpoints():
     async def go():
         app = live_app("--break", "finish", SAXPY)

@@ -29,7 +29,7 @@ from kdebug.session.navigation import focused_request
 from kdebug.tui import interrupt, key_help, saving, status, tab_focus, terminal, themes, travel
 from kdebug.tui.bottom import BottomPanel
 from kdebug.tui.breakpoints import BreakpointsScreen
-from kdebug.tui.compare import CompareScreen
+from kdebug.tui.compare import CompareScreen, compare_runs
 from kdebug.tui.contrast import ContrastFilter
 from kdebug.tui.detail import DetailPane
 from kdebug.tui.job_tree import JobTree
@@ -70,6 +70,7 @@ class KdebugApp(key_help.KeyRouting, App):
         self.trace_error: str | None = None  # why the --trace file stopped, said when the app ends
         self._started_at = time.monotonic()
         self._alerts_seen = 0  # alerts already announced
+        self._status_waits = False  # the status line waits behind the tree's new labels (_update_status)
         self.interrupt = Interrupt()  # ctrl+c (kdebug/tui/interrupt.py)
         self.zoom = Zoom(self)  # z (kdebug/tui/zoom.py)
         self._stop_asked = ""  # "step" or "pause" while a stop the user asked for has not come
@@ -221,7 +222,7 @@ class KdebugApp(key_help.KeyRouting, App):
                     gc.freeze()  # the session is history now: keep the GC off it (see on_mount)
                     if ev.status in ("crashed", "killed"):
                         self.bottom.active = "tab-diagnostics"
-        self._update_status()
+        self._status_waits = tree.call_later(self._update_status, True) or self._update_status() or False
 
     def _alert(self, alerts: list[Alert]) -> None:
         """Alerts pop up the moment they arrive; a burst becomes one notification."""
@@ -244,7 +245,12 @@ class KdebugApp(key_help.KeyRouting, App):
         return status.status_text(self.model, travel.status(self.travel), self._stop_asked, self.replay,
                                   quiet if quiet is not None and quiet > self.HANG_AFTER_S else None, self.breakpoints)
 
-    def _update_status(self) -> None:
+    def _update_status(self, caught_up: bool = False) -> None:
+        # after events it waits behind the tree's redraws (Tree.set_label's queue): never an end beside a compiling job
+        if caught_up:
+            self._status_waits = False
+        elif self._status_waits:
+            return
         try:
             self._main("#status", StatusLine).show(self.status_text())
         except NoMatches:  # the app is shutting down: its widgets are gone before its timers
@@ -390,15 +396,8 @@ class KdebugApp(key_help.KeyRouting, App):
                     + ("; v shows it beside the previous run" if self.previous_run else ""))
 
     def action_compare_runs(self) -> None:
-        """v: the run r replaced beside this one, the difference marked."""
-        if isinstance(self.screen, CompareScreen):
-            return self.screen.dismiss(None)
-        if self.previous_run is None:
-            self.notify("no previous run to compare: r reruns the script with the next strategy, then v")
-            return
-        strategy, model = self.previous_run
-        now = self.opts.strategy + (" ptx" if self.opts.target == "ptx" else "")
-        self.push_screen(CompareScreen(model, self.model, (strategy, now)))
+        """v: the run r replaced beside this one, the difference marked (kdebug/tui/compare.py)."""
+        compare_runs(self)
 
     def show_model(self, model: SessionModel) -> None:
         """Point every view at ``model`` (a rerun's, a replay's earlier position), empty until routed."""

@@ -140,3 +140,15 @@ class CompareScreen(Screen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def compare_runs(app) -> None:
+    """v: the run r replaced beside this one, the difference marked; v again closes it."""
+    if isinstance(app.screen, CompareScreen):
+        return app.screen.dismiss(None)
+    if app.previous_run is None:
+        app.notify("no previous run to compare: r reruns the script with the next strategy, then v")
+        return
+    strategy, model = app.previous_run
+    now = app.opts.strategy + (" ptx" if app.opts.target == "ptx" else "")
+    app.push_screen(CompareScreen(model, app.model, (strategy, now)))
