@@ -63,6 +63,8 @@ class JobStarted(JobEvent):
 class JobFinished(JobEvent):
     kind: ClassVar[str] = "job_finished"
     duration: float = 0.0
+    form: str = ""  # the form the target runs a kernel in (the CPU target's: thread loop, regions, coroutines)
+    form_why: str = ""  # why not the fast form where it could have been (a kernel with barriers as coroutines)
 
 
 @dataclass

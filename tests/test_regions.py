@@ -347,3 +347,38 @@ def test_the_column_layout_is_llvms_own():
              ir.LiteralStructType([ir.IntType(1), ir.IntType(16)])]
     for t in types:
         assert abi_layout(t, td) == (t.get_abi_size(td), t.get_abi_alignment(td)), str(t)
+
+
+BARRIER_IN_EXPRESSION_SCRIPT = """\
+import numpy as np
+from kdebug import cuda
+
+
+@cuda.jit
+def counted(x, out):
+    i = cuda.grid(1)
+    out[i] = x[i] + cuda.syncthreads_count(x[i] > 0)
+
+
+x = np.arange(64, dtype=np.float32) - 8
+out = np.zeros_like(x)
+counted[2, 32](x, out)
+"""
+
+
+def test_the_headless_report_says_each_kernels_form_and_why_not_the_region_form_with_the_line(tmp_path):
+    """The report names the form a kernel runs in; a kernel with barriers kept as coroutines says why,
+    with the line (issue: "where a form cannot take the fast path, the report says why, with the line")."""
+    from conftest import run_kdebug
+    r = run_kdebug("run", "--headless", "--backend", "cpu", "sample_kernels/reduction.py")
+    assert r.returncode == 0, r.stderr
+    assert "block_sum(float32[::1], float32[::1])  kernel  done" in r.stdout
+    assert next(ln for ln in r.stdout.splitlines() if "#1  block_sum(" in ln).endswith("form regions")
+    script = tmp_path / "counted.py"
+    script.write_text(BARRIER_IN_EXPRESSION_SCRIPT)
+    r = run_kdebug("run", "--headless", "--backend", "cpu", str(script))
+    assert r.returncode == 0, r.stderr
+    line = next(ln for ln in r.stdout.splitlines() if "#1  counted(" in ln)
+    assert "form coroutines (cuda.syncthreads_count() inside an expression at counted.py:8" in line, line
+    r = run_kdebug("run", "--headless", "--backend", "cpu", "sample_kernels/saxpy.py")
+    assert next(ln for ln in r.stdout.splitlines() if "#1  saxpy(" in ln).endswith("form thread loop")

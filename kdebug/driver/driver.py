@@ -396,7 +396,9 @@ class Driver:
             if job is rec:
                 job.compile_time = dt
             self.by_key[job.key] = job
-            self.bus.emit(E.JobFinished(**self.job_fields(job), duration=job.compile_time))
+            form, why = job.form or ("", None)
+            self.bus.emit(E.JobFinished(**self.job_fields(job), duration=job.compile_time, form=form,
+                                        form_why=why or ""))
         return CompiledKernel(rec, entries.get(rec.id), artifact)  # device functions have no launch entry
 
     def run_target_stage(self, rec: JobRecord, comp, stage, artifact: Artifact) -> None:

@@ -108,6 +108,8 @@ def render(model: SessionModel, summary: bool = False) -> str:
         pad = "  " * (depth + 1)
         reason = "" if job.reason == "host" else f"  via {job.reason}"
         extra = f"  cache hits {job.cache_hits}" if job.cache_hits else ""
+        if job.form:  # the form it runs in; where a kernel with barriers is not cut at them, why (with the line)
+            extra += f"  form {job.form}" + (f" ({job.form_why})" if job.form_why else "")
         out.append(f"{pad}#{job.id}  {job.signature}  {job.kind}  {job.state}{reason}  {_ms(job.compile_time)}{extra}")
         for idx in job.backrefs:
             ev = model.reentrant[idx]

@@ -57,6 +57,8 @@ class JobView:
     phase_times: dict[str, float] = field(default_factory=dict)
     snapshots: dict[str, int] = field(default_factory=dict)  # phase -> snapshot id
     cache_hits: int = 0
+    form: str = ""  # the form its target runs it in, and why not the fast one (JobFinished)
+    form_why: str = ""
     error: str | None = None
     source: str | None = None
     source_file: str | None = None
@@ -267,6 +269,7 @@ class SessionModel:
     def _on_job_finished(self, ev: E.JobFinished) -> None:
         job = self.jobs[ev.job]
         job.state, job.phase, job.compile_time = "done", None, ev.duration
+        job.form, job.form_why = ev.form, ev.form_why
 
     def _on_job_failed(self, ev: E.JobFailed) -> None:
         job = self.jobs[ev.job]
