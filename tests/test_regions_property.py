@@ -167,12 +167,18 @@ def _run(session, seen, kernel, blocks, threads, u):
     return out.tobytes(), error, warnings
 
 
-@pytest.mark.slow  # two compilations per example: 1-2 minutes on 2 idle cores, more on a busy machine
+ORDERS = [None, 3, "unchecked"]
+# the examples (110 in all) are shared among the three orders, each a test of its own: xdist runs them side by
+# side (one test of 110 examples took two minutes on 2 idle cores)
+EXAMPLES = -(-int(os.environ.get("KDEBUG_REGIONS_EXAMPLES", "110")) // len(ORDERS))
+
+
+@pytest.mark.slow  # two compilations per example: under a minute on 2 idle cores, more on a busy machine
 @pytest.mark.timeout(1800)
-@settings(max_examples=int(os.environ.get("KDEBUG_REGIONS_EXAMPLES", "110")), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(body=stmts, blocks=st.integers(1, 2), threads=st.sampled_from([1, 7, 32, 64]), u=st.integers(0, 6),
-       shuffle=st.sampled_from([None, 3, "unchecked"]))
-def test_the_region_form_runs_as_the_coroutines_do(sessions, body, blocks, threads, u, shuffle):
+@pytest.mark.parametrize("shuffle", ORDERS)
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(body=stmts, blocks=st.integers(1, 2), threads=st.sampled_from([1, 7, 32, 64]), u=st.integers(0, 6))
+def test_the_region_form_runs_as_the_coroutines_do(sessions, shuffle, body, blocks, threads, u):
     """``shuffle``: thread order, shuffled (seed 3), or thread order without memcheck ("unchecked")."""
     wrap = shuffle == "unchecked"
     kernel = load_kernel(body, wrap)

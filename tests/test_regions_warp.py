@@ -238,11 +238,11 @@ def _emit(stmt, depth: int, out: list) -> None:
 
 
 @pytest.mark.timeout(1200)
-@settings(max_examples=int(os.environ.get("KDEBUG_WARP_REGIONS_EXAMPLES", "50")), deadline=None,
+@pytest.mark.parametrize("memcheck", [True, False])  # 50 examples in all, half each: xdist runs them side by side
+@settings(max_examples=-(-int(os.environ.get("KDEBUG_WARP_REGIONS_EXAMPLES", "50")) // 2), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(body=stmts, blocks=st.integers(1, 2), threads=st.sampled_from([1, 7, 32, 40, 64]), u=st.integers(0, 6),
-       memcheck=st.booleans())
-def test_random_warp_kernels_run_alike_in_both_forms(sessions, body, blocks, threads, u, memcheck):
+@given(body=stmts, blocks=st.integers(1, 2), threads=st.sampled_from([1, 7, 32, 40, 64]), u=st.integers(0, 6))
+def test_random_warp_kernels_run_alike_in_both_forms(sessions, memcheck, body, blocks, threads, u):
     lines: list = []
     for s in body:
         _emit(s, 0, lines)
