@@ -61,6 +61,8 @@ def llvm_type(t: T.Type) -> ir.Type:
         return ir.LiteralStructType([llvm_type(x) for x in t.types])
     if isinstance(t, T.NoneType):
         return ir.VoidType()
+    if isinstance(t, T.Optional):  # numba's OptionalModel: {data, valid}
+        return ir.LiteralStructType([llvm_type(t.type), i1])
     if isinstance(t, T.FunctionPointer):
         return ir.PointerType(i8)
     if isinstance(t, T.CPointer):
@@ -179,6 +181,7 @@ class FunctionLowerer:
         il.exit = il.new_block(f"inline.{callee_tf.name}.exit")
         if callee_tf.restype != T.void:
             il.retslot = il.alloca(llvm_type(callee_tf.restype), name="inline.retval")
+            il.init_optional_result()
         il.body(callee_tf.source.tree.body)
         il.branch(il.exit)
         il.builder.position_at_end(il.exit)
@@ -238,6 +241,7 @@ class FunctionLowerer:
         self.exit = self.fn.append_basic_block("exit")
         if self.tf.restype != T.void:
             self.retslot = self.alloca(llvm_type(self.tf.restype), name="retval")
+            self.init_optional_result()
         self.target.function_prologue(self.hook_context)  # before the arguments are stored (a cut kernel's entry)
         runtime = [(n, t) for n, t in zip(self.tf.argnames, self.tf.argtypes) if not isinstance(t, PyValue)]
         for (name, t), arg in zip(runtime, args):
@@ -256,6 +260,11 @@ class FunctionLowerer:
         if self.locations is not None:
             self.locate_the_rest()
         return self.fn
+
+    def init_optional_result(self) -> None:
+        """An Optional result starts as None: what a bare ``return`` or the end of the body returns."""
+        if isinstance(self.tf.restype, T.Optional):
+            self.builder.store(self.cast(None, T.none, self.tf.restype), self.retslot)
 
     def locate_the_rest(self) -> None:
         """A location for the instructions llvmlite's builder leaves without one: the one before it in
@@ -512,7 +521,10 @@ class FunctionLowerer:
     def stmt_Return(self, node) -> None:
         if node.value is not None:
             v = self.expr(node.value)
-            self.builder.store(self.cast(v, self.type_of(node.value), self.tf.restype), self.retslot)
+            if self.tf.restype != T.void:  # (return None from a function that returns nothing else)
+                self.builder.store(self.cast(v, self.type_of(node.value), self.tf.restype), self.retslot)
+        elif isinstance(self.tf.restype, T.Optional):  # a bare return: None
+            self.builder.store(self.cast(None, T.none, self.tf.restype), self.retslot)
         self.exit_lines[self.builder.block] = self.src.loc(node).line
         self.builder.branch(self.exit)
         self.after_jump()
@@ -522,13 +534,30 @@ class FunctionLowerer:
         if node in self.tf.consts:
             return self.constant_value(node, self.tf.consts[node])
         if self.locations is None:
-            return getattr(self, "expr_" + type(node).__name__)(node)
+            return self.unwrap_optional(node, getattr(self, "expr_" + type(node).__name__)(node))
         outer = self.builder.debug_metadata
         self.builder.debug_metadata = self.locations.at(node)
         try:
-            return getattr(self, "expr_" + type(node).__name__)(node)
+            return self.unwrap_optional(node, getattr(self, "expr_" + type(node).__name__)(node))
         finally:
             self.builder.debug_metadata = outer
+
+    def unwrap_optional(self, node, v):
+        """The value of an Optional where typeinfer found its value needed (``TypedFunction.unwraps``): as
+        numba's optional_to_any (numba/core/optional.py), TypeError("expected T, got None") when it is None,
+        unless an ``is None`` test narrowed it."""
+        unwrap = self.tf.unwraps.get(node)
+        if unwrap is None:
+            return v
+        opt_t, checked = unwrap
+        b = self.builder
+        if checked:
+            fail, ok = self.new_block("optional.none"), self.new_block("optional.value")
+            b.cbranch(b.extract_value(v, 1), ok, fail).set_weights([1 << 20, 1])
+            b.position_at_end(fail)
+            self.target.raise_exception(self.hook_context, node, TypeError, (f"expected {opt_t.type}, got None",))
+            b.position_at_end(ok)
+        return b.extract_value(v, 0)
 
     def constant_value(self, node, value):
         if isinstance(value, I.Intrinsic):  # a value intrinsic such as cuda.laneid
@@ -895,6 +924,9 @@ class FunctionLowerer:
 
     def expr_Compare(self, node):
         b = self.builder
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)) \
+                and T.none in (self.type_of(node.left), self.type_of(node.comparators[0])):
+            return self.is_none(node)
         if len(node.ops) == 1:
             return self.compare(node.ops[0], self.expr(node.left), self.type_of(node.left),
                                 self.expr(node.comparators[0]), self.type_of(node.comparators[0]))
@@ -914,6 +946,18 @@ class FunctionLowerer:
             left, lt = right, rt
         b.position_at_end(end)
         return b.load(slot)
+
+    def is_none(self, node):
+        """``x is None`` / ``x is not None``: an Optional's valid bit (numba/core/optional.py, optional_is_none),
+        True for None is None, False for any other type (numba/cuda/cpython/builtins.py, generic_is)."""
+        b = self.builder
+        values = [(self.expr(n), self.type_of(n)) for n in (node.left, node.comparators[0])]
+        opt = [v for v, t in values if isinstance(t, T.Optional)]
+        if opt:
+            result = b.not_(b.extract_value(opt[0], 1))
+        else:
+            result = ir.Constant(i1, int(all(t == T.none for _, t in values)))
+        return b.not_(result) if isinstance(node.ops[0], ast.IsNot) else result
 
     def compare(self, op, a, at, c, ct):
         b = self.builder
@@ -999,7 +1043,20 @@ class FunctionLowerer:
     # ---- casts ----------------------------------------------------------------
     def cast(self, v, src: T.Type, dst: T.Type):
         b = self.builder
-        if src == dst or v is None:
+        if src == dst:
+            return v
+        if isinstance(dst, T.Optional):  # numba/core/optional.py: any_to_optional, optional_to_optional
+            ty = llvm_type(dst)
+            if src == T.none:
+                return ir.Constant(ty, [ir.Constant(ty.elements[0], None), ir.Constant(i1, 0)])
+            if isinstance(src, T.Optional):
+                data = self.cast(b.extract_value(v, 0), src.type, dst.type)
+                return b.insert_value(b.insert_value(ir.Constant(ty, ir.Undefined), data, 0), b.extract_value(v, 1), 1)
+            data = self.cast(v, src, dst.type)
+            return b.insert_value(b.insert_value(ir.Constant(ty, ir.Undefined), data, 0), ir.Constant(i1, 1), 1)
+        if isinstance(src, T.Optional):  # typeinfer unwraps an Optional where its value is needed
+            raise TypeError(f"internal: no cast from {src} to {dst} (an Optional is unwrapped where it is used)")
+        if v is None:
             return v
         if isinstance(src, T.Tuple) and isinstance(dst, T.Tuple):
             out = ir.Constant(llvm_type(dst), ir.Undefined)

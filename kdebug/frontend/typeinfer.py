@@ -81,6 +81,9 @@ class TypedFunction:
     arrays: dict[ast.AST, tuple] = field(default_factory=dict)
     # raise statements: (exception class, constant arguments) (kdebug/frontend/exceptions.py)
     raises: dict[ast.AST, tuple] = field(default_factory=dict)
+    # expressions of numba's Optional type used where their value is needed: node -> (Optional type,
+    # checked); checked: TypeError("expected T, got None") when None, unchecked where ``is None`` narrowed it
+    unwraps: dict[ast.AST, tuple] = field(default_factory=dict)
 
     def intrinsic_called(self, node) -> str | None:
         """The name of the intrinsic (``syncthreads``, ``shfl_sync``, ``local.array``...) a call of this
@@ -132,6 +135,8 @@ class TypeInferer:
         self.assigned = self._assigned_names(src.tree)
         self.unbound = _unbound_loads(src.tree, self.assigned - set(argnames))
         self.loop_depth = 0
+        self.optional_ok: set = set()  # nodes whose Optional value is kept (is None, return, r = ...)
+        self.narrowed: set = set()  # Optional variables known not to be None here (an ``is None`` test)
 
     # ---- driving -------------------------------------------------------------
     def run(self) -> TypedFunction:
@@ -151,11 +156,14 @@ class TypeInferer:
                     raise self.src.error(self.src.tree, f"{self.tf.name} returns both {rt} and {r}",
                                          "make every return statement return the same type")
                 rt = u
+            if rt != T.void and not _always_returns(self.src.tree.body):  # its end returns None
+                opt = T.unify(rt, T.none)
+                if opt is None:
+                    last = self.src.tree.body[-1]
+                    raise self.error(last, f"{self.tf.name} returns {rt}, but not on every path: it can reach its "
+                                           f"end and return None", f"end {self.tf.name} with a return statement")
+                rt = opt
             self.tf.restype = rt
-            if rt != T.void and not _always_returns(self.src.tree.body):
-                last = self.src.tree.body[-1]
-                raise self.error(last, f"{self.tf.name} returns {rt}, but not on every path: it can reach its end "
-                                       f"and return None", f"end {self.tf.name} with a return statement")
         if self.tf.kind == "kernel" and self.tf.restype != T.void:
             raise self.src.error(self.src.tree, "a kernel cannot return a value",
                                  "write results into an array argument; use @cuda.jit(device=True) for functions that return")
@@ -163,6 +171,7 @@ class TypeInferer:
 
     def _pass(self) -> None:
         self.returns = []
+        self.narrowed = set()
         self.tf.deferred = []
         self.tf.features = set()
         self.body(self.src.tree.body)
@@ -212,12 +221,16 @@ class TypeInferer:
     def stmt_Expr(self, node) -> None:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # docstring
+        self.optional_ok.add(node.value)  # maybe(x) as a statement: its value is dropped, unchecked
         self.expr(node.value)
 
     def stmt_Assign(self, node) -> None:
+        if all(isinstance(t, ast.Name) for t in node.targets):  # r = maybe(x): r holds the Optional
+            self.optional_ok.add(node.value)
         value_t = self.expr(node.value)
         for target in node.targets:
             self.assign(target, value_t, node.value)
+        self.narrowed -= _stores(node.targets)
 
     def stmt_AnnAssign(self, node) -> None:
         raise self.error(node, "annotated assignments are not supported in kernels",
@@ -269,7 +282,10 @@ class TypeInferer:
             raise self.error(node, f"{name!r} would hold a Python object ({t}), not a value",
                              "call it directly instead of storing it in a variable")
         if isinstance(t, T.NoneType):
-            raise self.error(node, f"{name!r} would hold None", "device functions used as values must return something")
+            raise self.error(node, f"{name!r} would hold None: kdebug does not give a variable numba's Optional type "
+                                   f"by assigning None to it",
+                             "device functions used as values must return something; for 'no value', return None "
+                             "from a device function on one path (its result is Optional) or keep a separate flag")
         old = self.tf.locals.get(name)
         if old is None:
             self.tf.locals[name] = t
@@ -291,6 +307,10 @@ class TypeInferer:
         else:
             raise self.error(target, f"cannot update {_describe(target)}",
                              "update a local variable or an array element")
+        if isinstance(cur, T.Optional):
+            raise self.error(target, f"cannot update {target.id!r} in place: it is {cur} (it may hold None)",
+                             f"test '{target.id} is None' first, or write {target.id} = {target.id} "
+                             f"{_OP_SYMBOL[type(node.op)]} ... (which raises TypeError when it is None, as numba)")
         rhs = self.expr(node.value)
         result = self.binop_type(node, node.op, cur, rhs)
         self.types_set(node, result)
@@ -299,16 +319,39 @@ class TypeInferer:
 
     def stmt_If(self, node) -> None:
         self.condition(node.test)
+        saved = set(self.narrowed)
+        name, in_body = self.none_test(node.test)
+        self.narrowed = saved | {name} if name and in_body else set(saved)
         self.body(node.body)
+        self.narrowed = saved | {name} if name and not in_body else set(saved)
         self.body(node.orelse)
+        self.narrowed = saved - _stores(node.body) - _stores(node.orelse)
+        if name:  # if r is None: return ...  -> r is not None after the if
+            none_branch, value_branch = (node.orelse, node.body) if in_body else (node.body, node.orelse)
+            if _no_fallthrough(none_branch) and name not in _stores(value_branch):
+                self.narrowed.add(name)
+
+    def none_test(self, test) -> tuple:
+        """(name, True) for ``name is not None`` (``name`` is not None in the if's body), (name, False)
+        for ``name is None`` (not None in its else), (None, False) for any other test."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot))):
+            return None, False
+        a, b = test.left, test.comparators[0]
+        if _is_none(a):
+            a, b = b, a
+        if not (isinstance(a, ast.Name) and _is_none(b)):
+            return None, False
+        return a.id, isinstance(test.ops[0], ast.IsNot)
 
     def stmt_While(self, node) -> None:
         if node.orelse:
             raise self.error(node, "while ... else is not supported in kernels", "move the else part after the loop, guarded by a flag")
+        self.narrowed -= _stores(node.body)
         self.condition(node.test)
         self.loop_depth += 1
         self.body(node.body)
         self.loop_depth -= 1
+        self.narrowed -= _stores(node.body)
 
     def stmt_For(self, node) -> None:
         if node.orelse:
@@ -336,9 +379,11 @@ class TypeInferer:
         if not isinstance(node.target, ast.Name):
             raise self.error(node.target, "the loop variable must be a single name", "write for i in range(...)")
         self.bind(node.target, node.target.id, loop_t)
+        self.narrowed -= _stores(node.body) | {node.target.id}
         self.loop_depth += 1
         self.body(node.body)
         self.loop_depth -= 1
+        self.narrowed -= _stores(node.body)
 
     def stmt_Break(self, node) -> None:
         if not self.loop_depth:
@@ -350,11 +395,15 @@ class TypeInferer:
         if node.value is None:
             self.returns.append(T.void)
             return
+        self.optional_ok.add(node.value)  # return maybe(x): the Optional is returned as it is
         t = self.expr(node.value)
+        if isinstance(t, T.NoneType):  # return None: numba's Optional with the other returns
+            self.returns.append(T.none)
+            return
         if self.tf.kind == "kernel":
             raise self.error(node, "a kernel cannot return a value",
                              "write results into an array argument; use @cuda.jit(device=True) for functions that return")
-        if isinstance(t, (PyValue, LaunchTarget, T.NoneType)):
+        if isinstance(t, (PyValue, LaunchTarget)):
             raise self.error(node.value, f"a device function cannot return {t}", "return a scalar, a tuple or an array")
         self.returns.append(t)
 
@@ -368,7 +417,18 @@ class TypeInferer:
         if method is None:
             raise self.error(node, f"{_describe(node)} is not supported in kernels",
                              "kernels compute with scalars, tuples and array elements")
-        return self.types_set(node, method(node))
+        t = method(node)
+        if isinstance(t, T.Optional) and node not in self.optional_ok:
+            # its value is needed: numba casts Optional(T) to T with a check (numba/core/optional.py,
+            # optional_to_any): TypeError("expected T, got None"); none where an ``is None`` test narrowed it
+            checked = not (isinstance(node, ast.Name) and node.id in self.narrowed)
+            self.tf.unwraps[node] = (t, checked)
+            if checked:
+                self.tf.features.add("raise")
+            t = t.type
+        else:
+            self.tf.unwraps.pop(node, None)
+        return self.types_set(node, t)
 
     def condition(self, node) -> T.Type:
         t = self.expr(node)
@@ -729,6 +789,14 @@ class TypeInferer:
         return r
 
     def expr_Compare(self, node) -> T.Type:
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)) \
+                and (_is_none(node.left) or _is_none(node.comparators[0])):
+            # x is None / x is not None (numba/core/typing/builtins.py, CmpOpIs: boolean for any operands;
+            # numba/core/optional.py, optional_is_none: an Optional's valid bit; False for another type)
+            self.optional_ok.update((node.left, node.comparators[0]))
+            self.expr(node.left)
+            self.expr(node.comparators[0])
+            return T.boolean
         ts = [self.expr(node.left)] + [self.expr(c) for c in node.comparators]
         by_enum = [EN.check_compare(self, node, op, a, b) for op, a, b in zip(node.ops, ts, ts[1:])]
         for op, c in zip(node.ops, node.comparators):
@@ -750,7 +818,13 @@ class TypeInferer:
 
     def expr_IfExp(self, node) -> T.Type:
         self.condition(node.test)
-        a, b = self.expr(node.body), self.expr(node.orelse)
+        saved = set(self.narrowed)
+        name, in_body = self.none_test(node.test)  # r if r is not None else 0.0
+        self.narrowed = saved | {name} if name and in_body else set(saved)
+        a = self.expr(node.body)
+        self.narrowed = saved | {name} if name and not in_body else set(saved)
+        b = self.expr(node.orelse)
+        self.narrowed = saved
         u = T.unify(a, b)
         if u is None:
             raise self.error(node, f"the two branches give {a} and {b}", "make both branches the same type")
@@ -767,6 +841,14 @@ class TypeInferer:
         # a @cuda.jit function without device=True called from device code is compiled as a device
         # function for the call's types, as numba-cuda's CUDADispatcher.get_call_template does
         # (compile_device); a launch from device code is written k[grid, block](...)
+        for a in list(node.args) + [k.value for k in node.keywords]:
+            unwrap = self.tf.unwraps.get(a)
+            if unwrap is not None and unwrap[1]:
+                name = a.id if isinstance(a, ast.Name) else "the value"
+                raise self.error(a, f"passing {unwrap[0]} (a value that may be None) to device function "
+                                    f"{fn.__name__} is not supported in kdebug",
+                                 f"test '{name} is None' first and pass it where it is not None "
+                                 f"(if {name} is not None: {fn.__name__}(..., {name}, ...))")
         for a, t in zip(node.args, argts):
             if isinstance(t, PyValue) and not _first_class(t.value):
                 raise self.error(a, f"cannot pass {t} to a device function",
@@ -867,6 +949,27 @@ def _always_returns(stmts) -> bool:
     if isinstance(last, ast.While) and isinstance(last.test, ast.Constant) and last.test.value:
         return not any(isinstance(n, ast.Break) for n in _loop_level(last.body))
     return False
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _stores(nodes) -> set:
+    """The names ``nodes`` (statements or targets) assign anywhere inside."""
+    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _no_fallthrough(stmts) -> bool:
+    """Whether ``stmts`` never go on to the statement after them (they return, raise, break or continue)."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, (ast.Break, ast.Continue)):
+        return True
+    if isinstance(last, ast.If):
+        return _no_fallthrough(last.body) and _no_fallthrough(last.orelse)
+    return _always_returns(stmts)
 
 
 def _loop_level(stmts):

@@ -364,6 +364,23 @@ class NoneType(Type):
 
 
 @dataclass(frozen=True)
+class Optional(Type):
+    """numba's ``Optional(T)`` (numba/core/types/misc.py): a value of type T or None, what a function
+    returns when it returns a T on one path and None on another. Its value is numba's data model
+    (numba/cuda/datamodel/cuda_models.py, OptionalModel): ``{data: T, valid: i1}``."""
+
+    type: Type
+
+    def __str__(self) -> str:  # numba's spelling
+        return f"OptionalType({self.type})"
+
+
+def can_be_optional(t: Type) -> bool:
+    """Whether kdebug makes ``Optional(t)``: of a scalar, a tuple or an array (numba allows any type)."""
+    return isinstance(t, (Scalar, Tuple, Array)) and not isinstance(t, IntLiteral)
+
+
+@dataclass(frozen=True)
 class FunctionPointer(Type):
     """The address of a device function compiled as its own job (kdebug.deferred)."""
 
@@ -445,6 +462,8 @@ def unify(a: Type, b: Type) -> Type | None:
     """The type a variable gets when it holds both a and b (numba's unification)."""
     if a == b:
         return a
+    if isinstance(a, (Optional, NoneType)) or isinstance(b, (Optional, NoneType)):
+        return _unify_optional(a, b)
     if isinstance(a, Scalar) and isinstance(b, Scalar) and (a.is_datetime or b.is_datetime):
         return None  # numba keeps a datetime's unit: no implicit mixing (kdebug/frontend/datetimes.py)
     if isinstance(a, Scalar) and isinstance(b, Scalar):
@@ -465,6 +484,18 @@ def unify(a: Type, b: Type) -> Type | None:
         parts = [unify(x, y) for x, y in zip(a.types, b.types)]
         return None if None in parts else Tuple(tuple(parts))
     return None
+
+
+def _unify_optional(a: Type, b: Type) -> Type | None:
+    """numba's Optional.unify (numba/core/types/misc.py) and NoneType.unify: T with None, or T with
+    Optional(U), is Optional(unify(T, U))."""
+    values = [t.type if isinstance(t, Optional) else t for t in (a, b) if not isinstance(t, NoneType)]
+    if not values:
+        return none
+    u = values[0] if len(values) == 1 else unify(values[0], values[1])
+    if isinstance(u, IntLiteral):  # numba's Optional unliterals its type
+        u = u.literal_type
+    return Optional(u) if u is not None and can_be_optional(u) else None
 
 
 def arith_result(a: Scalar, b: Scalar) -> Scalar:
