@@ -288,3 +288,161 @@ def test_E_in_the_tui_edits_the_ir_stage_shown_and_reruns_with_it(tmp_path, monk
             text = app.detail.stage_text("optimize", rerun)[0]
             assert text.startswith("; kdebug: overridden by ") and "5.000000e+00" in text
     asyncio.run(go())
+
+
+# ---- a device function's edit: its callers and its derivative jobs are compiled from the edited body -----
+
+DEVICE = """\
+    import numpy as np
+    import kdebug
+    from kdebug import cuda
+
+
+    @cuda.jit(device=True)
+    def f(x):
+        return x * x
+
+
+    df = kdebug.grad(f)
+    rf = kdebug.gradient(f, argnum=0)
+
+
+    @cuda.jit
+    def use(x, out, dout, rout):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = kdebug.deferred(f)(x[i])  # a call through f's own job
+            dout[i] = df(x[i])
+            rout[i] = rf(x[i])
+
+
+    x = np.full(4, 3.0)
+    out, dout, rout = np.zeros(4), np.zeros(4), np.zeros(4)
+    use[1, 4](x, out, dout, rout)
+    print("f:", out[0], "grad:", dout[0], "gradient:", rout[0])
+"""
+
+CUBE = ('  %".7" = fmul double %".5", %".6", !dbg !9\n',
+        '  %".7a" = fmul double %".5", %".6", !dbg !9\n  %".7" = fmul double %".7a", %".6", !dbg !9\n')
+
+
+@pytest.mark.timeout(300)
+def test_an_edited_device_function_is_what_its_caller_and_its_derivatives_compile(tmp_path):
+    script = _script(tmp_path, "device.py", DEVICE)
+    folder = tmp_path / "dump"
+    assert "f: 9.0 grad: 6.0 gradient: 6.0" in _dump(script, folder).stdout
+    lower = _stage_file(folder, "002_f", "lower")
+    _edit(lower, *CUBE)  # f(x) = x*x*x: 27 at 3, and its derivative 3x*x = 27 too
+    summary = tmp_path / "summary.json"
+    r = run_kdebug("run", "--headless", "--override", str(folder), "--json-summary", str(summary), script, env=ENV)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "f: 27.0 grad: 27.0 gradient: 27.0" in r.stdout, r.stdout
+    assert f"note: job #3 grad(f): the primal stage is {lower.name} (the edited lower stage of f, job #2)" in r.stdout
+    # the report's and the summary's job records say which stages were edited
+    assert re.search(rf"#2  f\(float64\)  device  done .* edited lower \({lower.name}\)", r.stdout), r.stdout
+    assert re.search(rf"#3  grad\(f\)\(float64\)  derivative .* edited primal \({lower.name}\)", r.stdout), r.stdout
+    import json
+    edited = json.loads(summary.read_text())["jobs"]["edited"]
+    assert {"job": 2, "name": "f", "stage": "lower", "file": lower.name} in edited
+    assert {(e["name"], e["stage"]) for e in edited} == {("f", "lower"), ("grad(f)", "primal"),
+                                                         ("gradient(f, argnum=0)", "primal")}
+    # the dump of the edited run names the edited stages: the derivative's primal is the edited body
+    again = tmp_path / "again"
+    _dump(script, again, "--override", str(folder))
+    primal = _stage_file(again, "003_grad_f_", "primal").read_text()
+    assert primal.startswith("; kdebug: overridden by " + lower.name) and '%".7a" = fmul' in primal
+    assert "overridden: primal by " + lower.name in (again / "003_grad_f__00-job.txt").read_text()
+    assert "overridden: lower by " + lower.name in (again / "002_f_00-job.txt").read_text()
+    # the edited dump, an override folder in turn: the same edit
+    r = run_kdebug("run", "--headless", "--override", str(again), script, env=ENV)
+    assert "f: 27.0 grad: 27.0 gradient: 27.0" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.timeout(300)
+def test_an_edit_that_changes_a_signature_others_rely_on_is_refused_with_what_relies_on_it(tmp_path):
+    script = _script(tmp_path, "device.py", DEVICE)
+    folder = tmp_path / "dump"
+    _dump(script, folder)
+    lower = _stage_file(folder, "002_f", "lower")
+    _edit(lower, 'double %"arg.x") !dbg', 'double %"arg.x", double %"arg.y") !dbg')
+    line = next(k for k, t in enumerate(lower.read_text().splitlines(), 1) if t.startswith("define"))
+    r = run_kdebug("run", "--headless", "--override", str(folder), script, env=ENV)
+    out = r.stdout + r.stderr
+    assert r.returncode == 1, out
+    assert f"{lower}:{line}:1: compile error: the edited lower stage changes the signature of f (@f_j2) from " \
+           "double (ptr, double) to double (ptr, double, double), relied on by job #1 use (calls it), job #3 " \
+           "grad(f) (its derivative) and job #4 gradient(f, argnum=0) (its derivative)" in out, out
+    assert "hint: edit the body of f and keep its signature" in out
+    assert "Traceback" not in out and "Session failed (exit status 1)" in r.stdout
+    # a kernel's: the host's launches rely on it
+    script = _script(tmp_path, "scale.py", SCALE)
+    folder = tmp_path / "scale"
+    _dump(script, folder)
+    optimize = _stage_file(folder, "001_scale", "optimize")
+    text = optimize.read_text()
+    m = re.search(r'^define[^\n]*@"?scale_j1"?\((.*)\)', text, re.M)
+    optimize.write_text(text.replace(m.group(1), m.group(1) + ", i64 %extra", 1))
+    r = run_kdebug("run", "--headless", "--override", str(folder), script, env=ENV)
+    out = r.stdout + r.stderr
+    assert r.returncode == 1 and "the edited optimize stage changes the signature of scale (@scale_j1)" in out, out
+    assert "relied on by the host's launches of scale\n" in out and "Traceback" not in out
+
+
+def test_a_device_function_nothing_relies_on_may_change_its_signature():
+    before = "define double @f_j1(ptr %c, double %x) {\n  ret double %x\n}\n"
+    after = "define double @f_j1(ptr %c, double %x, double %y) {\n  ret double %y\n}\n"
+    rec = SimpleNamespace(id=1, name="f", entry="f_j1")
+    overrides.check_text("001_f_03-lower.ll", rec, "lower", before, after, [])  # compile_ptx(f, device=True)
+    with pytest.raises(Exception) as exc:
+        overrides.check_text("001_f_03-lower.ll", rec, "lower", before, after, ["job #2 k (calls it)"])
+    assert str(exc.value.loc) == "001_f_03-lower.ll:1:1"
+    assert exc.value.message.endswith("from double (ptr, double) to double (ptr, double, double), relied on by "
+                                      "job #2 k (calls it)")
+
+
+ADD_PARAMETER = """\
+import re, sys
+path = sys.argv[-1]
+text = open(path).read()
+open(path, "w").write(text.replace('double %"arg.x") !dbg', 'double %"arg.x", double %"arg.y") !dbg', 1))
+"""
+
+
+@pytest.mark.timeout(300)
+def test_E_refuses_a_signature_change_and_keeps_the_session(tmp_path, monkeypatch):
+    import asyncio
+    import sys
+
+    from test_tui import SIZE, live_app, wait_for
+    for k, v in ENV.items():
+        monkeypatch.setenv(k, v)
+    editor = tmp_path / "editor.py"
+    editor.write_text(ADD_PARAMETER)
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {editor}")
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the session's edit folder
+    script = _script(tmp_path, "device.py", DEVICE)
+
+    async def go():
+        app = live_app(script, cwd=str(tmp_path))
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.model.ended is not None, "the session to end", limit=120)
+            model = app.model
+            job = next(j for j in model.jobs.values() if j.name == "f")
+            app.detail.show(job.id)
+            await wait_for(pilot, lambda: app.detail.job_id == job.id, "the job to show")
+            app.detail.action_tab("ir")
+            app.detail.set_phase("lower")
+            await pilot.pause()
+            await pilot.press("E")
+            await wait_for(pilot, lambda: any("changes the signature" in str(n.message) for n in app._notifications),
+                           "the refusal")
+            [note] = [str(n.message) for n in app._notifications if "changes the signature" in str(n.message)]
+            assert "002_f_03-lower.ll:5:1: the edited lower stage changes the signature of f (@f_j2) from double " \
+                   "(ptr, double) to double (ptr, double, double), relied on by job #1 use (calls it)" in note, note
+            assert "job #3 grad(f) (its derivative)" in note and ".refused" in note
+            assert app.model is model and app.opts.override is None  # no rerun: the session as it was
+            assert not os.path.exists(os.path.join(app.edit_folder, "002_f_03-lower.ll"))
+            refused = os.path.join(app.edit_folder, "002_f_03-lower.ll.refused")
+            assert 'double %"arg.y"' in open(refused).read()
+    asyncio.run(go())

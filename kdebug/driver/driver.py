@@ -130,10 +130,10 @@ class Driver:
         else:
             log, result = None, work()
         if edit is not None:  # kdebug run --override: the driver continues from the edited text
-            result = overrides.take(edit, rec, phase, result)
+            result = overrides.take(edit, rec, phase, result, lambda: overrides.relying_on(self, rec, edit))
             show = lambda r: overrides.shown(edit, rec, phase, r)  # noqa: E731
             self.bus.emit(E.Diagnostic(severity="note", category="override", job=rec.id,
-                                       message=f"job #{rec.id} {rec.name}: the {phase} stage is {edit.file}"))
+                                       message=edit.note(rec, phase)))
         dt = time.perf_counter() - t0 - (self.bus.paused_seconds - paused)  # not the time held at a breakpoint
         rec.compile_time += dt
         if cut is not None:
@@ -154,6 +154,8 @@ class Driver:
             return None
         if self.target.name == "ptx" and phase in ("emit", "ptx"):  # the ptx stage shows what emit made
             return edits.find(rec, "ptx", "ptx") if phase == "emit" else None
+        if phase == "primal":  # a derivative reads the edited body of the device function it differentiates
+            return overrides.primal_edit(self, rec)
         return edits.find(rec, phase, self.target.name) if phase in overrides.LOWERED + overrides.LINKED else None
 
     def pass_snapshots(self, rec: JobRecord, phase: str, log, assembly: int | None = None) -> None:

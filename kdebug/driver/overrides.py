@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+from types import SimpleNamespace
 
 from kdebug.errors import CompileError, SourceLocation
 from kdebug.settings import key_identity
@@ -91,7 +92,51 @@ class Override:
         if rec.id == self.job_id:
             return self.text
         old = re.sub(r"[^\w.]", "_", f"{rec.name}_j{self.job_id}")
-        return re.sub(rf"(?<![\w.]){re.escape(old)}(?!\d)", rec.entry, self.text)  # also <entry>_kernel (PTX)
+        return _renamed(self.text, old, rec.entry)  # also <entry>_kernel (PTX)
+
+    def entry_for(self, rec) -> str:
+        """The function of the edited text that is ``rec``'s entry."""
+        return rec.entry
+
+    def note(self, rec, stage: str) -> str:
+        """The note that says which file is ``rec``'s ``stage``."""
+        return f"job #{rec.id} {rec.name}: the {stage} stage is {self.file}"
+
+
+class PrimalEdit:
+    """A device function's edited ``lower`` stage as the primal a derivative of it reads: the derivative
+    job's ``primal`` stage is then the edited body (its entry renamed the primal's), not the body lowered
+    again from the Python source."""
+
+    stage = "primal"
+
+    def __init__(self, edit: Override, primal) -> None:
+        self.edit, self.primal = edit, primal  # the device function's edit, and its job (or what stands for it)
+        self.path, self.file, self.job_id, self.name = edit.path, edit.file, edit.job_id, edit.name
+        self.digest = edit.digest
+
+    def header(self, comment: str) -> str:
+        return self.edit.header(comment)
+
+    def entry_for(self, rec) -> str:
+        return rec.entry + ".primal"  # kdebug/autodiff/derivative.py's name of the primal
+
+    def text_for(self, rec) -> str:
+        return _renamed(self.edit.text_for(self.primal), self.primal.entry, self.entry_for(rec))
+
+    def note(self, rec, stage: str) -> str:
+        return (f"job #{rec.id} {rec.name}: the {stage} stage is {self.file} "
+                f"(the edited {self.edit.stage} stage of {self.primal.name}, job #{self.primal.id})"
+                if self.primal.id is not None else
+                f"job #{rec.id} {rec.name}: the {stage} stage is {self.file} (the edited {self.edit.stage} stage "
+                f"of {self.primal.name})")
+
+
+def _renamed(text: str, old: str, new: str) -> str:
+    """``text`` with the function ``old`` (and names made from it: ``old.1``, ``old_kernel``) called ``new``."""
+    if old == new:
+        return text
+    return re.sub(rf"(?<![\w.]){re.escape(old)}(?!\d)", lambda _: new, text)
 
 
 class Overrides:
@@ -159,24 +204,121 @@ def load(directory: str) -> Overrides:
 
 # ---- the driver's side ------------------------------------------------------------------------
 
-def take(edit: Override, rec, stage: str, result):
+def take(edit: Override, rec, stage: str, result, relying=lambda: ()):
     """What the driver continues from where ``edit`` replaces ``rec``'s ``stage``, whose own result
     was ``result``: the edited module (its text, for a job's own module before expand_deferred; parsed
-    and verified after it), or the emitted PTX artifact with the edited PTX."""
+    and verified after it), or the emitted PTX artifact with the edited PTX. ``relying()``: what relies
+    on the entry's signature (``relying_on``); an edit that changes it is refused where anything does."""
     text = edit.text_for(rec)
     if stage in ("emit", "ptx"):
         return dataclasses.replace(result, ptx=_with_header(edit, text), ptxas=None)
     mod = parse(edit, text)
+    entry = edit.entry_for(rec)
     try:
-        defined = not mod.get_function(rec.entry).is_declaration
+        defined = not mod.get_function(entry).is_declaration
     except NameError:
         defined = False
     if not defined:
-        raise CompileError(f"the edited {stage} stage does not define the job's entry @{rec.entry}",
+        raise CompileError(f"the edited {stage} stage does not define the job's entry @{entry}",
                            loc=SourceLocation(edit.path, 1, 1),
                            hint=f"{edit.file} replaces job #{rec.id} {rec.name}'s {stage} stage: start from the "
                                 "file kdebug dump wrote for it")
-    return text if stage in LOWERED else mod
+    before, after = signature(result, entry), signature(mod, entry)
+    if before is not None and before != after:
+        users = list(relying())
+        if users:
+            raise signature_changed(edit, text, entry, rec.name, before, after, users)
+    return text if stage in LOWERED and not isinstance(edit, PrimalEdit) else mod
+
+
+def check_text(path: str, rec, stage: str, before: str, after: str, relying) -> None:
+    """``after``, an edit of ``rec``'s ``stage`` (whose text was ``before``), checked before anything runs
+    (the TUI's E): it parses and verifies, defines the entry and keeps the signature ``relying`` (a list)
+    relies on; the located CompileError of a run with it where not."""
+    edit = Override(path, rec.id, safe_name(rec.name), stage, after, "", "cpu")
+    take(edit, rec, stage, before, lambda: relying)
+
+
+def signature(module, entry: str) -> str | None:
+    """The LLVM type of ``entry`` in ``module`` (a module of llvmlite's builder, a parsed one, or its
+    text), ``double (ptr, double)``; None where the module does not define it."""
+    import llvmlite.binding as llvm  # lazy: as in parse(), LLVM loads with the first compilation
+    if not isinstance(module, llvm.ModuleRef):  # the builder's module, or text: parsed
+        try:
+            module = llvm.parse_assembly(str(module))
+        except RuntimeError:
+            return None
+    try:
+        fn = module.get_function(entry)
+    except NameError:
+        return None
+    return None if fn.is_declaration else str(fn.global_value_type)
+
+
+def signature_changed(edit, text: str, entry: str, name: str, before: str, after: str, users) -> CompileError:
+    """An edit that changes the entry's signature, which ``users`` rely on: refused, at its define line."""
+    line = next((k for k, ln in enumerate(text.splitlines(), 1)
+                 if ln.startswith("define") and re.search(rf'@"?{re.escape(entry)}"?\(', ln)), 1)
+    return CompileError(f"the edited {getattr(edit, 'edit', edit).stage} stage changes "
+                        f"the signature of {name} (@{entry}) from {before} to {after}, relied on by {_and(users)}",
+                        loc=SourceLocation(edit.path, line, 1),
+                        hint=f"edit the body of {name} and keep its signature; to change its arguments or what it "
+                             "returns, edit the Python source (its callers too) and dump again")
+
+
+def _and(items) -> str:
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def relying_on(driver, rec, edit) -> list[str]:
+    """What relies on the signature of ``rec``'s entry: the jobs that call it (that requested it), its
+    derivative jobs, the host's launches of a kernel; for a derivative's primal, that derivative."""
+    if isinstance(edit, PrimalEdit):
+        return [f"job #{rec.id} {rec.name} (its derivative)"]
+    out = []
+    comp = getattr(driver, "current", None)
+    requests = comp.requests if comp is not None else {}
+    callers = [rid for rid, asked in requests.items() if rec.id in asked and rid != rec.id]
+    if rec.parent is not None and rec.parent not in callers:
+        callers.insert(0, rec.parent)
+    for rid in callers:
+        caller = driver.records.get(rid)
+        if caller is not None and not _derivative_of(caller, rec):
+            out.append(f"job #{caller.id} {caller.name} (calls it)")
+    for other in driver.records.values():
+        if _derivative_of(other, rec):
+            out.append(f"job #{other.id} {other.name} (its derivative)")
+    if rec.kind == "kernel" and rec.parent is None:
+        out.append(f"the host's launches of {rec.name}")
+    return out
+
+
+def _derivative_of(other, rec) -> bool:
+    return other.kind == "derivative" and getattr(other.job.function, "primal", None) == rec.job.function
+
+
+def primal_edit(driver, rec):
+    """The edit of the device function whose derivative ``rec`` is, as the primal the derivative reads: the
+    ``lower`` file of that function's job (this run's job with its key, else the dumped job the key file
+    names), or None. A derivative of a derivative reads its inner derivative job, edited or not; an
+    adjoint lowers its primal with its barriers as markers, which an edited lower stage does not have."""
+    d = rec.job.function
+    primal = getattr(d, "primal", None)
+    if primal is None or hasattr(primal, "primal") or d.transform == "adjoint":
+        return None
+    edits = driver.options.overrides
+    from kdebug.driver.job import job_key  # kept lazy for start-up time: only a derivative job of an edited run asks
+    key = job_key(primal, rec.argtypes, driver.options, "device")
+    job = next((r for r in driver.records.values() if r.key == key), None)
+    if job is None:  # not a job of this run: the dumped one, by its key alone
+        job = SimpleNamespace(id=None, name=primal.__name__, key=key, entry="")
+    edit = edits.find(job, "lower", driver.target.name)
+    if edit is None:
+        return None
+    if job.id is None:
+        job.entry = re.sub(r"[^\w.]", "_", f"{job.name}_j{edit.job_id}")
+    return PrimalEdit(edit, job)
 
 
 def shown(edit: Override, rec, stage: str, result, comment: str = ";") -> str:

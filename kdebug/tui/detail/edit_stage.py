@@ -7,12 +7,15 @@ folder. The Source tab opens the script itself at the job's function: the rerun 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import tempfile
+from types import SimpleNamespace
 
 from kdebug.driver import overrides
+from kdebug.errors import KdebugError
 from kdebug.stages import in_stage_order
 
 EDITABLE_IR = overrides.LOWERED + overrides.LINKED
@@ -22,8 +25,7 @@ def write_edit(folder: str, job, phase: str, text: str) -> str:
     """Write ``job``'s ``phase`` (``text``) into ``folder`` as an edit of it; returns the file's path."""
     os.makedirs(folder, exist_ok=True)
     stem = f"{job.id:03d}_{overrides.safe_name(job.name)}"
-    n = in_stage_order(job.snapshots).index(phase) + 1 if phase in job.snapshots else 0
-    path = os.path.join(folder, f"{stem}_{n:02d}-{phase}.ll")
+    path = edit_path(folder, job, phase)
     for name in os.listdir(folder):  # one file per stage of a job: an older number goes
         if name.startswith(stem + "_") and name.endswith(f"-{phase}.ll") and name != os.path.basename(path):
             os.remove(os.path.join(folder, name))
@@ -32,6 +34,12 @@ def write_edit(folder: str, job, phase: str, text: str) -> str:
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     return path
+
+
+def edit_path(folder: str, job, phase: str) -> str:
+    """The file of ``job``'s ``phase`` in ``folder``, named as ``kdebug dump`` names it."""
+    n = in_stage_order(job.snapshots).index(phase) + 1 if phase in job.snapshots else 0
+    return os.path.join(folder, f"{job.id:03d}_{overrides.safe_name(job.name)}_{n:02d}-{phase}.ll")
 
 
 def edit_folder(app) -> str:
@@ -84,12 +92,59 @@ def edit_and_rerun(pane) -> None:
     text = pane.stage_text(phase)[0]
     if text is None:
         return pane.notify(f"job #{job.id} has no {phase} stage to edit")
-    path = write_edit(edit_folder(app), job, phase, text)
+    folder = edit_folder(app)
+    path = edit_path(folder, job, phase)
+    refused, previous = path + REFUSED, _read(path) if os.path.isfile(path) else None
+    start = _read(refused) if os.path.isfile(refused) else text  # a refused edit: go on from it
+    path = write_edit(folder, job, phase, start)
     run_editor(app, path)
-    if _read(path) == text:
+    edited = _read(path)
+    if edited == text:
         return pane.notify(f"the {phase} stage is unchanged: nothing to rerun")
+    problem = refusal(pane.model, job, phase, path, text, edited)
+    if problem is not None:  # the session as it was: the edit kept beside, the next E starts from it
+        with open(refused, "w", encoding="utf-8") as f:
+            f.write(edited)
+        if previous is None:
+            os.remove(path)
+        else:  # the edit a run took before
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(previous)
+        return pane.notify(f"{problem} (the edit is kept in {refused}; E again goes on from it)",
+                           severity="error", timeout=30)
+    if os.path.isfile(refused):
+        os.remove(refused)
     app.opts = app.opts.replace(override=os.path.dirname(path))
     _rerun(app, f"rerunning with the edited {phase} stage of job #{job.id} {job.name} ({path})")
+
+
+REFUSED = ".refused"  # an edit E refused, beside the file it was (no stage file: --override leaves it alone)
+
+
+def refusal(model, job, phase: str, path: str, before: str, after: str) -> str | None:
+    """Why the edit ``after`` of ``job``'s ``phase`` cannot run (the one-line located error a run with it
+    would end with: it does not parse or verify, or it changes a signature other jobs rely on), or None."""
+    rec = SimpleNamespace(id=job.id, name=job.name, entry=re.sub(r"[^\w.]", "_", f"{job.name}_j{job.id}"))
+    try:
+        overrides.check_text(path, rec, phase, before, after, relying_in(model, job))
+    except KdebugError as exc:
+        return f"{exc.loc}: {exc.message}" if exc.loc is not None else exc.message
+    return None
+
+
+def relying_in(model, job) -> list[str]:
+    """What relies on the signature of ``job``'s entry in the session shown: the jobs that requested it, its
+    derivative jobs (whose key holds its own), the host's launches of a kernel."""
+    own = job.key.split("@", 1)[0].replace("/derivative/", "/device/")
+    derivative = re.compile(rf"^\w+\.grad\[[^\]]*\]\({re.escape(own)}\)/")
+    derivatives = [j for j in model.jobs.values() if j.id != job.id and derivative.match(j.key)]
+    callers = [model.jobs[job.parent]] if job.parent in model.jobs else []
+    callers += [j for j in model.jobs.values() if job.id in j.shared and j not in callers]
+    out = [f"job #{j.id} {j.name} (calls it)" for j in callers if j not in derivatives]
+    out += [f"job #{j.id} {j.name} (its derivative)" for j in derivatives]
+    if job.kind == "kernel" and job.parent is None:
+        out.append(f"the host's launches of {job.name}")
+    return out
 
 
 def _rerun(app, message: str) -> None:
