@@ -7,7 +7,7 @@
     kdebug export TRACE.jsonl --html OUT.html
     kdebug reduce FILE.py --until PROPERTY [options]
     kdebug check-strategy STRATEGY   (a built-in, FILE.py:Class or MODULE:Class against the hazard corpus)
-    kdebug fuzz-strategy STRATEGY [--count N] [--seed S]   (against random hazards)
+    kdebug fuzz-strategy STRATEGY [--count N] [--seed S] [--out DIR]   (random hazards; findings shrunk)
 
 Exit status: 0 on success, 1 when the script, a compilation or a launch
 failed, 2 for bad usage.
@@ -161,6 +161,14 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--jobs", type=int, default=2, help="programs run at a time (default 2)")
     fuzz.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
                       help="one program's limit; past it, 'answered' is broken (default 120)")
+    fuzz.add_argument("--out", metavar="DIR", default="fuzz-findings",
+                      help="where each finding's shrunk reproducer is written (default: fuzz-findings, made in the "
+                           "current directory when there is a finding; no file there is overwritten)")
+    fuzz.add_argument("--find", metavar="KIND", action="append", default=None,
+                      help="shrink only these findings (repeatable): an invariant's name, or reentrant-loop (a cycle "
+                           "the strategy stopped); default: every kind found")
+    fuzz.add_argument("--no-shrink", dest="shrink", action="store_false",
+                      help="only the table: no finding shrunk, nothing written")
     replay = sub.add_parser("replay", help="open a recorded trace file without running anything")
     replay.add_argument("trace")
     replay.add_argument("--headless", action="store_true")
@@ -731,10 +739,18 @@ def cmd_check_strategy(opts) -> int:
 
 
 def cmd_fuzz_strategy(opts) -> int:
-    """Random hazards under a strategy: the table, and 1 when an invariant it claims is broken."""
+    """Random hazards under a strategy: the table; each kind of finding shrunk to a reproducer written to
+    ``--out``; 1 when an invariant the strategy claims is broken."""
     from kdebug.driver import workbench  # kept lazy for start-up time: only fuzz-strategy runs the programs
     if opts.count < 1:
         raise UsageError("--count: at least 1")
+    kinds = list(workbench.invariants.NAMES) + [workbench.LOOP]
+    for kind in opts.find or []:
+        if kind not in kinds:
+            raise UsageError(f"--find {kind}: not a kind of finding; choose from {', '.join(kinds)}")
+    if opts.shrink and os.path.exists(opts.out) and not os.path.isdir(opts.out):
+        raise UsageError(f"--out {opts.out}: is an existing file; the reproducers go into a folder (give another "
+                         "--out DIR)")
     seed = opts.seed
     if seed is None:
         import random
@@ -743,7 +759,26 @@ def cmd_fuzz_strategy(opts) -> int:
           + (f"; they are in {opts.keep})" if opts.keep else "; --keep DIR leaves them there)"), file=sys.stderr)
     results = workbench.fuzz(opts.strategy, opts.count, seed, jobs=opts.jobs, timeout=opts.timeout, keep=opts.keep)
     text, status = workbench.report(opts.strategy, results, "fuzz-strategy")
-    print(text)
+    print(text, flush=True)
+    if not opts.shrink:
+        return status
+    from kdebug.reduce import fuzz  # kept lazy for start-up time: only a finding to shrink needs the reducer
+    found = fuzz.first_findings(results, opts.find)
+    if not found:
+        print("\nno finding to shrink" + (f" of {', '.join(opts.find)}" if opts.find else ""))
+        return status
+    print(f"\n{len(found)} finding(s), each shrunk (its job graph, then kdebug reduce) to a reproducer in {opts.out}:")
+    spec = fuzz.shown_spec(opts.strategy)
+    command = f"kdebug fuzz-strategy {spec} --seed {seed} --count {opts.count}"
+    for f in found:
+        print(f"- {f.kind}: program {f.result.index} ({f.result.hazard.name}), found in {f.result.found_s:.1f} s; "
+              "shrinking ...", flush=True)
+        fuzz.shrink(f, opts.strategy, seed, opts.out, jobs=opts.jobs, timeout=opts.timeout, command=command)
+        fuzz.verify(f, opts.strategy, timeout=opts.timeout)
+        shown = "kdebug run shows it" if f.shown else "kdebug run does NOT show it again"
+        print(f"  {f.path}: {f.lines} code lines (from {f.lines_before}), found in {f.result.found_s:.1f} s, "
+              f"shrunk in {f.shrink_s:.1f} s; {shown}: kdebug run --strategy {spec} {fuzz.shown_path(f.path)}"
+              + (f"\n  note: {f.note}" if f.note else ""), flush=True)
     return status
 
 

@@ -256,6 +256,17 @@ class SessionStarted(Event):
     strategy: str = "worklist"
     argv: list[str] = field(default_factory=list)
     sanitizers: list[str] = field(default_factory=lambda: ["memcheck", "synccheck"])  # --sanitize
+    # where the strategy comes from: "built-in", or "class C in FILE.py" (or in a module); None in a trace
+    # recorded before kdebug said so (``origin`` then reads it off the strategy's spelling)
+    strategy_origin: str | None = None
+
+    @property
+    def origin(self) -> str:
+        """The strategy's origin, also for a trace that does not record it (a built-in's name has no colon)."""
+        if self.strategy_origin:
+            return self.strategy_origin
+        head, sep, cls = self.strategy.rpartition(":")
+        return f"class {cls} in {head}" if sep else "built-in"
 
 
 @dataclass

@@ -129,3 +129,14 @@ def test_bench_launch_quick_prints_its_tables():
     assert "target: launch overhead <= 10 µs of CPU time:" in out
     assert "target: warm compile of saxpy through load <= 10 ms:" in out
     assert "Traceback" not in out + r.stderr
+
+
+def test_bench_fuzz_strategy_quick_prints_its_table():
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_fuzz_strategy.py"), "--quick"],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "| strategy | runner | programs | wall (s) | programs / s | findings seen |" in r.stdout
+    assert "| worklist | fuzz-strategy (cold traced child) | 2 |" in r.stdout
+    assert "| recursive | warm trial (forked debuggee) | 2 |" in r.stdout
+    assert "recursive: fuzz-strategy runs " in r.stdout and "Traceback" not in r.stdout + r.stderr

@@ -284,12 +284,174 @@ def test_fuzz_programs_are_seeded_python_with_launch_graphs_pointers_and_derivat
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_fuzz_strategy_holds_the_worklist_and_catches_the_wrong_one(tmp_path, capsys):
+def test_fuzz_strategy_holds_the_worklist_and_catches_the_wrong_one(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where a finding's reproducer would go (fuzz-findings/): no shrinking asked here
     assert cli.main(["fuzz-strategy", "worklist", "--count", "3", "--seed", "7", "--timeout", "120"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("fuzz-strategy worklist (built-in)") and len(rows_of(out)) == 3
     spec = write(tmp_path, "skips.py", SKIPS_NESTED) + ":SkipsNested"
-    assert cli.main(["fuzz-strategy", spec, "--count", "3", "--seed", "7", "--keep", str(tmp_path / "kept")]) == 1
+    assert cli.main(["fuzz-strategy", spec, "--count", "3", "--seed", "7", "--keep", str(tmp_path / "kept"),
+                     "--no-shrink"]) == 1
     out = capsys.readouterr().out
     assert "FAILED: skips-nested claims invariants it breaks: finish-once on fuzz_7_" in out
     assert sorted(os.listdir(tmp_path / "kept")) == ["fuzz_7_0.py", "fuzz_7_1.py", "fuzz_7_2.py"]
+    assert sorted(os.listdir(tmp_path)) == ["kept", "skips.py"]  # --no-shrink: nothing written
+
+
+# ---- fuzz-strategy's findings shrunk: the job graph, then the script ------------------------------------
+def self_launch(graph) -> bool:
+    return any(k.name in k.launches for k in graph.kernels)
+
+
+def test_a_random_program_is_a_job_graph_that_shrinks_one_step_at_a_time():
+    import ast
+    import random
+
+    from kdebug.driver import workbench
+    for seed in range(20):
+        graph = workbench.random_graph(random.Random(seed))
+        assert graph.render() == workbench.random_program(random.Random(seed))
+        for smaller in graph.smaller():
+            assert smaller.size() < graph.size() and smaller.kernels
+            ast.parse(smaller.render())
+    # shrunk against a judge of graphs (here: some kernel launches itself) to the one kernel that does
+    graph = next(g for g in (workbench.random_graph(random.Random(s)) for s in range(50)) if self_launch(g)
+                 and len(g.kernels) > 2)
+    steps = []
+    small = workbench.shrink(graph, lambda gs: next((i for i, g in enumerate(gs) if self_launch(g)), None),
+                             steps.append)
+    assert steps and len(small.kernels) == 1 and small.functions == [] and small.depth == 0
+    (k,) = small.kernels
+    assert k.launches == [k.name] and k.grad is None
+    assert small.render().endswith(f"def {k.name}(out, n):\n    if n > 0:\n        {k.name}[1, 1](out, n - 1)\n\n"
+                                   f"{k.name}[1, 1](np.zeros(1), 0)\n")
+
+
+def test_a_findings_pattern_keeps_the_invariant_and_its_words_and_leaves_the_ids_open():
+    import re
+
+    from kdebug.reduce import fuzz
+    msg = "invariant finish-once broken: job #3 grad(f0): it ends in the module, but the finish passes never ran on it"
+    pat = re.compile(fuzz.pattern("finish-once", msg), re.M)
+    assert pat.search(msg) and pat.search(msg.replace("#3 grad(f0)", "#7 k2"))
+    assert not pat.search(msg.replace("finish-once", "compiled-once"))
+    assert not pat.search(msg.replace("never ran", "ran twice"))
+    primal = "invariant primal-resolved broken: job #2 grad(grad(f0)): its primal still holds the marker of job #3 f1"
+    assert re.search(fuzz.pattern("primal-resolved", primal), primal.replace("#3 f1", "#12 f1"), re.M)
+    loop = fuzz.pattern("reentrant-loop", "re-entrant request: k0 \u2192 k0 (stopped)")
+    assert re.search(loop, "re-entrant request: k1 \u2192 k2 \u2192 k1 (stopped)", re.M)
+    assert not re.search(loop, "re-entrant request: k1 \u2192 k1 (reference)", re.M)
+
+
+def test_a_reproducer_says_what_broke_and_how_to_see_it_and_overwrites_nothing(tmp_path, monkeypatch):
+    import random
+
+    from kdebug.driver import workbench
+    from kdebug.reduce import fuzz
+    monkeypatch.chdir(tmp_path)
+    res = workbench.Result(workbench.Hazard("fuzz_7_2.py", "fuzz_7_2.py"))
+    res.graph, res.index, res.found_s = workbench.random_graph(random.Random(7)), 2, 1.25
+    finding = fuzz.Finding("finish-once", "invariant finish-once broken: job #3 k2: it ends in the module, but the "
+                           "finish passes never ran on it", res)
+    finding.lines_before, finding.lines, finding.shrink_s = 30, 4, 3.5
+    (tmp_path / "found").mkdir()
+    (tmp_path / "found" / "recursive-finish-once-seed7.py").write_text("mine\n")
+    path = fuzz.write_reproducer(finding, "recursive", 7, "found", "k0[1, 1]()\n", "kdebug fuzz-strategy recursive "
+                                 "--seed 7 --count 5")
+    assert path == os.path.join("found", "recursive-finish-once-seed7-2.py")
+    assert (tmp_path / "found" / "recursive-finish-once-seed7.py").read_text() == "mine\n"  # left alone
+    text = open(path).read()
+    assert text.startswith("# kdebug fuzz-strategy finding: invariant finish-once broken (the finish passes run")
+    assert "# strategy: recursive (built-in)\n" in text and "# seed 7: program 2 of kdebug fuzz-strategy recursive " \
+        "--seed 7 --count 5\n" in text and "found in 1.2 s; shrunk from 30 to 4 code lines in 3.5 s" in text
+    assert f"# shows it: kdebug run --strategy recursive {path}" in text and text.endswith("\nk0[1, 1]()\n")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_fuzz_strategy_shrinks_the_recursive_strategys_two_bugs_and_toplevels_to_scripts_that_show_them(
+        tmp_path, monkeypatch, capsys):
+    """The seed's two bugs (a finish miss on a nested job, a re-entrant loop), and toplevel's primal-resolved,
+    each shrunk to a few lines in --out, nothing else written; ``kdebug run`` shows each."""
+    from kdebug.reduce import passes
+    monkeypatch.chdir(tmp_path)
+    argv = ["fuzz-strategy", "recursive", "--count", "2", "--seed", "7", "--find", "finish-once", "--find",
+            "reentrant-loop", "--out", "found", "--timeout", "60"]
+    assert cli.main(argv) == 0  # recursive claims neither: the exit status stays 0
+    out = capsys.readouterr().out
+    assert "2 finding(s), each shrunk" in out and out.count("kdebug run shows it") == 2, out
+    assert sorted(os.listdir(tmp_path)) == ["found"]
+    assert sorted(os.listdir(tmp_path / "found")) == ["recursive-finish-once-seed7.py",
+                                                      "recursive-reentrant-loop-seed7.py"]
+    assert cli.main(["fuzz-strategy", "toplevel", "--count", "1", "--seed", "7", "--out", "found",
+                     "--timeout", "60"]) == 0
+    assert "found/toplevel-primal-resolved-seed7.py: " in capsys.readouterr().out
+    shows = {"recursive-finish-once-seed7.py": ("recursive", "invariant finish-once broken"),
+             "recursive-reentrant-loop-seed7.py": ("recursive", "re-entrant codegen loop"),
+             "toplevel-primal-resolved-seed7.py": ("toplevel", "invariant primal-resolved broken")}
+    for name, (strategy, said) in shows.items():
+        path = os.path.join("found", name)
+        text = open(path).read()
+        assert passes.code_lines(text) <= 12, text
+        assert f"# strategy: {strategy} (built-in)" in text and "seed 7" in text
+        assert f"# shows it: kdebug run --strategy {strategy} {path}" in text
+        cli.main(["run", "--headless", "--backend", "cpu", "--strategy", strategy, path])
+        report = capsys.readouterr()
+        assert said in report.out + report.err, report
+    violation = open(os.path.join("found", "recursive-finish-once-seed7.py")).read().split("# the violation: ")[1]
+    assert violation.startswith("invariant finish-once broken: job #") and \
+        not violation.startswith("invariant finish-once broken: job #1 ")  # a nested job's miss, not the toplevel's
+
+
+# ---- every run, trace and export names the strategy and where it came from -------------------------------
+def test_session_started_names_the_strategys_origin_and_old_traces_still_read(tmp_path):
+    import json
+
+    from kdebug import events as E
+    from kdebug.export.html import Page
+    from kdebug.session.headless import render, summary_json
+    from kdebug.session.model import SessionModel
+    from kdebug.session.trace import load_model
+    from kdebug.tui import status
+    from kdebug.tui.synthetic import cycle_events
+
+    lines = [json.loads(E.to_line(ev)) for ev in cycle_events(strategy=EXAMPLE_SPEC)]
+    lines[0]["strategy_origin"] = strategies.origin(EXAMPLE_SPEC)
+    recorded = tmp_path / "user.jsonl"
+    recorded.write_text("".join(json.dumps(o) + "\n" for o in lines))
+    model = load_model(str(recorded))
+    assert model.started.origin == f"class MyWorklist in {os.path.join(ROOT, EXAMPLE)}"
+    assert f"strategy={EXAMPLE_SPEC} (class MyWorklist in " in render(model).splitlines()[0]
+    assert summary_json(model)["strategy_origin"] == model.started.origin
+    assert "my_worklist.py:MyWorklist (user)" in status.header(model, None, True, str(recorded))
+    assert "(class MyWorklist in " in Page(model).header()
+    old = [dict(o) for o in lines]
+    del old[0]["strategy_origin"]
+    old[0]["strategy"] = "recursive"
+    recorded.write_text("".join(json.dumps(o) + "\n" for o in old))  # recorded before kdebug said it
+    model = load_model(str(recorded))
+    assert model.started.strategy_origin is None and model.started.origin == "built-in"
+    assert "strategy=recursive (built-in)" in render(model) and "backend cpu \u00b7 strategy recursive \u00b7" in \
+        status.header(model, None, True, str(recorded))
+    lines[0]["strategy_origin"] = 5
+    recorded.write_text("".join(json.dumps(o) + "\n" for o in lines))
+    with pytest.raises(ValueError, match=r"user.jsonl:1: .*strategy_origin"):
+        load_model(str(recorded))
+    assert E.SessionStarted(strategy="worklist").origin == "built-in"
+    assert SessionModel().extend([E.SessionStarted(strategy="a.py:B")]).started.origin == "class B in a.py"
+
+
+@pytest.mark.timeout(120)
+def test_a_run_its_trace_and_its_dump_name_the_strategy_and_its_origin(tmp_path, capsys):
+    script = os.path.join(ROOT, "sample_kernels", "nested_deferred.py")
+    trace = tmp_path / "run.jsonl"
+    assert cli.main(["run", "--headless", "--backend", "cpu", "--strategy", f"{EXAMPLE}:MyWorklist", "--trace",
+                     str(trace), script]) == 0
+    origin = f"class MyWorklist in {os.path.join(ROOT, EXAMPLE)}"
+    assert f"strategy={EXAMPLE_SPEC} ({origin})" in capsys.readouterr().out
+    import json
+    started = json.loads(trace.read_text().splitlines()[0])
+    assert started["event"] == "session_started" and started["strategy_origin"] == origin
+    assert cli.main(["dump", script, "--backend", "cpu", "--strategy", "recursive", "--out", str(tmp_path / "d")]) == 1
+    job_file = next(p for p in os.listdir(tmp_path / "d") if p.endswith("_00-job.txt"))
+    assert "\nstrategy: recursive (built-in)\n" in (tmp_path / "d" / job_file).read_text()

@@ -8,7 +8,9 @@ strategy, with a trace, bounded by a timeout; the invariant diagnostics in the t
 ``stopped`` (the compilation ended at a located error before the invariant could be checked). The command
 exits 1 when an invariant the strategy claims (its ``invariants`` attribute) is broken.
 
-``kdebug fuzz-strategy STRATEGY`` does the same over seeded random programs (``random_program``).
+``kdebug fuzz-strategy STRATEGY`` does the same over seeded random programs: job graphs (``Graph``,
+``random_graph``) rendered to scripts, which ``Graph.smaller`` and ``shrink`` cut down a step at a time;
+kdebug/reduce/fuzz.py shrinks a finding with them, then with kdebug's reducer.
 """
 from __future__ import annotations
 
@@ -41,6 +43,10 @@ class Result:
         self.stop: str | None = None  # the located error the run stopped at
         self.note: str | None = None  # a run that ended without answer (a timeout, a crash)
         self.after: str | None = None  # the script's own failure, after its compilations
+        self.messages: dict[str, str] = {}  # invariant -> the first violation's message (its diagnostic's)
+        self.loop: str | None = None  # a re-entrant request the strategy stopped (a located stop), its message
+        self.graph: Graph | None = None  # a random program's job graph (fuzz)
+        self.index, self.found_s = 0, 0.0  # its number among the programs; seconds from the start to its end
 
 
 def exercises_deferred(path: str) -> bool:
@@ -152,49 +158,217 @@ def generated_corpus(folder: str) -> list[Hazard]:
     return out
 
 
-def random_program(rng) -> str:
-    """A random hazard: kernels that launch each other over a random graph (cycles included; an argument
-    counts the launches down so the run ends), and device functions that reach each other through pointers,
-    differentiated at random orders (``kdebug fuzz-strategy``)."""
+class Kernel:
+    """A kernel of a random program: the kernels it launches (by name), the derivative it takes (a device
+    function's name and the order), or None."""
+
+    def __init__(self, name: str, launches: list[str], grad: tuple[str, int] | None = None) -> None:
+        self.name, self.launches, self.grad = name, list(launches), grad
+
+
+class Function:
+    """A device function of a random program: the functions it reaches through ``kdebug.deferred`` pointers."""
+
+    def __init__(self, name: str, pointers: list[str]) -> None:
+        self.name, self.pointers = name, list(pointers)
+
+
+class Graph:
+    """A random program's job graph: kernels (the first is the one the host launches, ``depth`` counting the
+    device-side launches down so every run ends), device functions, launch, pointer and derivative edges.
+    ``render`` writes it as a script; ``smaller`` gives the graphs one step smaller, to shrink a finding."""
+
+    def __init__(self, kernels: list[Kernel], functions: list[Function], depth: int = 3) -> None:
+        self.kernels, self.functions, self.depth = kernels, functions, depth
+
+    def copy(self) -> "Graph":
+        return Graph([Kernel(k.name, k.launches, k.grad) for k in self.kernels],
+                     [Function(f.name, f.pointers) for f in self.functions], self.depth)
+
+    def size(self) -> int:
+        """Kernels, functions, edges, derivative orders and the depth: every shrinking step lowers it."""
+        return (len(self.kernels) + len(self.functions) + self.depth
+                + sum(len(k.launches) + (k.grad[1] if k.grad else 0) for k in self.kernels)
+                + sum(len(f.pointers) for f in self.functions))
+
+    def describe(self) -> str:
+        edges = sum(len(k.launches) for k in self.kernels), sum(len(f.pointers) for f in self.functions)
+        grads = sum(1 for k in self.kernels if k.grad)
+        return (f"{len(self.kernels)} kernel(s), {len(self.functions)} device function(s), {edges[0]} launch, "
+                f"{edges[1]} pointer and {grads} derivative edge(s)")
+
+    def pruned(self) -> "Graph":
+        """Without what is never compiled: kernels no launch from the entry reaches, functions no derivative
+        of a reached kernel reaches (the same compilations, a shorter script)."""
+        g = self.copy()
+        by_name = {k.name: k for k in g.kernels}
+        seen, todo = set(), [g.kernels[0].name] if g.kernels else []
+        while todo:
+            name = todo.pop()
+            if name in seen or name not in by_name:
+                continue
+            seen.add(name)
+            todo.extend(by_name[name].launches)
+        g.kernels = [k for k in g.kernels if k.name in seen]
+        funcs = {f.name: f for f in g.functions}
+        reached, todo = set(), [k.grad[0] for k in g.kernels if k.grad]
+        while todo:
+            name = todo.pop()
+            if name in reached or name not in funcs:
+                continue
+            reached.add(name)
+            todo.extend(funcs[name].pointers)
+        g.functions = [f for f in g.functions if f.name in reached]
+        return g
+
+    def smaller(self) -> list["Graph"]:
+        """The graphs one step smaller, the biggest cuts first: another kernel as the entry, a kernel or a
+        function dropped (with the edges to it), then one edge, one derivative order, the launch depth."""
+        out: list[Graph] = []
+
+        def add(g: Graph) -> None:
+            g = g.pruned()
+            if g.kernels and g.size() < self.size():
+                out.append(g)
+        if self.kernels:
+            entry = self.kernels[0]
+            for t in dict.fromkeys(entry.launches):
+                if t != entry.name:  # re-rooted: the kernel it launches is the one the host launches
+                    g = self.copy()
+                    g.kernels = [k for k in g.kernels if k.name == t] + [k for k in g.kernels[1:] if k.name != t]
+                    add(g)
+        for k in self.kernels[1:]:
+            g = self.copy()
+            g.kernels = [x for x in g.kernels if x.name != k.name]
+            for x in g.kernels:
+                x.launches = [t for t in x.launches if t != k.name]
+            add(g)
+        for f in self.functions:
+            g = self.copy()
+            g.functions = [x for x in g.functions if x.name != f.name]
+            for x in g.functions:
+                x.pointers = [p for p in x.pointers if p != f.name]
+            for x in g.kernels:
+                if x.grad and x.grad[0] == f.name:
+                    x.grad = None
+            add(g)
+        for i, k in enumerate(self.kernels):
+            for j in range(len(k.launches)):
+                g = self.copy()
+                del g.kernels[i].launches[j]
+                add(g)
+            if k.grad:
+                g = self.copy()
+                g.kernels[i].grad = None
+                add(g)
+                if k.grad[1] > 1:
+                    g = self.copy()
+                    g.kernels[i].grad = (k.grad[0], k.grad[1] - 1)
+                    add(g)
+        for i, f in enumerate(self.functions):
+            for j in range(len(f.pointers)):
+                g = self.copy()
+                del g.functions[i].pointers[j]
+                add(g)
+        for depth in range(self.depth):  # no device-side launch runs at all (0), one, ...
+            g = self.copy()
+            g.depth = depth
+            add(g)
+        return out
+
+    def render(self) -> str:
+        """The script: the device functions, the kernels (kernel i adds to ``out[i]``), the host's launch."""
+        lines = [GENERATED_HEAD]
+        for f in self.functions:
+            body = " + ".join(["x * x"] + [f"kdebug.deferred({p})(x)" for p in f.pointers])
+            lines.append(f"@cuda.jit(device=True)\ndef {f.name}(x):\n    return {body}\n")
+        for i, k in enumerate(self.kernels):
+            body = [f"    if n > 0:\n        {t}[1, 1](out, n - 1)" for t in k.launches]
+            if k.grad:
+                fn = k.grad[0]
+                for _ in range(k.grad[1]):
+                    fn = f"kdebug.grad({fn})"
+                body.append(f"    out[{i}] += {fn}(1.5)")
+            if not body:
+                body.append(f"    out[{i}] += 1.0")
+            lines.append(f"@cuda.jit\ndef {k.name}(out, n):\n" + "\n".join(body) + "\n")
+        if self.kernels:
+            lines.append(f"{self.kernels[0].name}[1, 1](np.zeros({len(self.kernels)}), {self.depth})\n")
+        return "\n".join(lines)
+
+
+def shrink(graph: Graph, first_passing, on_step=None) -> Graph:
+    """``graph`` shrunk greedily to a fixed point: each step takes the first of ``graph.smaller()`` that
+    ``first_passing`` (a list of graphs -> the index of the first that still shows the finding, or None)
+    accepts."""
+    while True:
+        smaller = graph.smaller()
+        hit = first_passing(smaller) if smaller else None
+        if hit is None:
+            return graph
+        graph = smaller[hit]
+        if on_step is not None:
+            on_step(graph)
+
+
+def random_graph(rng) -> Graph:
+    """A random hazard's job graph: two to five kernels that launch each other over a random graph (cycles
+    included), one to four device functions that reach later ones through pointers (no cycle: a derivative
+    needs bodies), derivatives of them at random orders."""
     n_k, n_f = rng.randint(2, 5), rng.randint(1, 4)
-    lines = [GENERATED_HEAD]
-    for i in range(n_f):  # f_i reaches only later functions: pointers form no cycle (a derivative needs bodies)
-        calls = [j for j in range(i + 1, n_f) if rng.random() < 0.5]
-        body = " + ".join(["x * x"] + [f"kdebug.deferred(f{j})(x)" for j in calls])
-        lines.append(f"@cuda.jit(device=True)\ndef f{i}(x):\n    return {body}\n")
+    functions = [Function(f"f{i}", [f"f{j}" for j in range(i + 1, n_f) if rng.random() < 0.5]) for i in range(n_f)]
+    kernels = []
     for i in range(n_k):
         targets = rng.sample(range(n_k), rng.randint(0, min(3, n_k)))
-        body = [f"    if n > 0:\n        k{t}[1, 1](out, n - 1)" for t in targets]
+        grad = None
         if rng.random() < 0.6:
-            f, order = rng.randrange(n_f), rng.randint(1, 2)
-            fn = f"f{f}"
-            for _ in range(order):
-                fn = f"kdebug.grad({fn})"
-            body.append(f"    out[{i}] += {fn}(1.5)")
-        if not body:
-            body.append(f"    out[{i}] += 1.0")
-        lines.append(f"@cuda.jit\ndef k{i}(out, n):\n" + "\n".join(body) + "\n")
-    lines.append(f"k0[1, 1](np.zeros({n_k}), 3)\n")
-    return "\n".join(lines)
+            grad = (f"f{rng.randrange(n_f)}", rng.randint(1, 2))
+        kernels.append(Kernel(f"k{i}", [f"k{t}" for t in targets], grad))
+    return Graph(kernels, functions, depth=3)
+
+
+def random_program(rng) -> str:
+    """A random hazard (``random_graph``) as a script (``kdebug fuzz-strategy``)."""
+    return random_graph(rng).render()
 
 
 def fuzz(strategy: str, count: int, seed: int, jobs: int = 2, timeout: float = TIMEOUT_S,
          keep: str | None = None) -> list[Result]:
     """``count`` random hazards (seeded: the same seed, the same programs) under ``strategy``; ``keep``: a
-    folder to leave the programs in, to rerun one."""
+    folder to leave the programs in, to rerun one. Each result holds its program's ``graph`` and ``found_s``,
+    the seconds from the start until its run ended."""
     import random
+    import time
     rng = random.Random(seed)
+    started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="kdebug-fuzz-") as scratch:
         folder = keep or scratch
         os.makedirs(folder, exist_ok=True)
-        corpus = []
+        corpus, graphs = [], []
         for i in range(count):
             path = os.path.join(folder, f"fuzz_{seed}_{i}.py")
+            graphs.append(random_graph(rng))
             with open(path, "w", encoding="utf-8") as f:
-                f.write(random_program(rng))
+                f.write(graphs[-1].render())
             corpus.append(Hazard(os.path.basename(path), path))
+
+        def one(i: int) -> Result:
+            res = run_hazard(corpus[i], strategy, scratch, timeout)
+            res.graph, res.index, res.found_s = graphs[i], i, time.monotonic() - started
+            return res
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            return list(pool.map(lambda h: run_hazard(h, strategy, scratch, timeout), corpus))
+            return list(pool.map(one, range(count)))
+
+
+LOOP = "reentrant-loop"  # a finding that is no invariant: a cycle the strategy stopped where worklist answers it
+
+
+def findings(res: Result) -> dict[str, str]:
+    """What a run broke, by kind (an invariant's name, or ``reentrant-loop``): the first message of each."""
+    out = dict(res.messages)
+    if res.loop is not None:
+        out.setdefault(LOOP, res.loop)
+    return out
 
 
 def run_hazard(hazard: Hazard, strategy: str, folder: str, timeout: float = TIMEOUT_S) -> Result:
@@ -231,7 +405,11 @@ def run_hazard(hazard: Hazard, strategy: str, folder: str, timeout: float = TIME
         name = invariants.broken_in(ev.get("message", ""))
         if name is not None:
             res.broken.setdefault(name, (ev.get("text") or ev.get("message")).replace(folder + os.sep, "generated/"))
-        elif ev.get("location") and ev.get("category") in ("compile", "reentrant") and res.stop is None:
+            res.messages.setdefault(name, ev.get("message", ""))
+            continue
+        if ev.get("category") == "reentrant" and ev.get("message", "").endswith("(stopped)") and res.loop is None:
+            res.loop = ev["message"]
+        if ev.get("location") and ev.get("category") in ("compile", "reentrant") and res.stop is None:
             loc = ev["location"]
             res.stop = f"{loc.get('file')}:{loc.get('line')}: {ev.get('message')}"
             res.stop = res.stop.replace(folder + os.sep, "generated/")

@@ -269,7 +269,7 @@ class Page:
         model, s = self.model, self.model.started
         ended = model.ended
         status = (ended.status if ended is not None else "never ended") or "unknown"
-        rows = [("script", s.script), ("backend", s.backend), ("strategy", s.strategy),
+        rows = [("script", s.script), ("backend", s.backend), ("strategy", f"{s.strategy} ({s.origin})"),
                 ("sanitizers", ", ".join(s.sanitizers) or "none"),
                 ("status", status + (f" (exit status {ended.exit_code})" if ended is not None else "")),
                 ("command", command_line(s)), ("kdebug", kdebug.__version__)]

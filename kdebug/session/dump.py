@@ -73,7 +73,7 @@ def write_dump(model: SessionModel, out_dir: str) -> list[str]:
                 f.write(text)
             as_written[name] = text
             written.append(path)
-        written.append(_write_job_file(job, as_written, out_dir))
+        written.append(_write_job_file(job, as_written, out_dir, model.started))
         written += _write_passes(model, job, out_dir)
         if job.remarks:
             path = os.path.join(out_dir, f"{stem}_remarks.txt")
@@ -83,11 +83,14 @@ def write_dump(model: SessionModel, out_dir: str) -> list[str]:
     return written
 
 
-def _write_job_file(job, as_written: dict[str, str], out_dir: str) -> str:
+def _write_job_file(job, as_written: dict[str, str], out_dir: str, started=None) -> str:
     """``<job>_<kernel>_00-job.txt``: the job's key, by which ``kdebug run --override`` finds the job of an
     edited file in another run, each stage file's digest as written (a file that still has it is no edit),
-    and the stages an override replaced, whose files have no digest: they stay edits (kdebug/driver/overrides.py)."""
+    and the stages an override replaced, whose files have no digest: they stay edits (kdebug/driver/overrides.py);
+    and the strategy that compiled it, with where it came from (``started``: the run's session_started)."""
     lines = [f"key: {job.key}"]
+    if started is not None:
+        lines.append(f"strategy: {started.strategy} ({started.origin})")
     for name, text in as_written.items():
         first = text.split("\n", 1)[0]
         if OVERRIDDEN in first:

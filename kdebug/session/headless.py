@@ -77,12 +77,17 @@ def summary_json(model: SessionModel) -> dict:
     return {
         "script": started.script if started else None,
         "backend": started.backend if started else None,
+        "strategy": started.strategy if started else None,
+        "strategy_origin": started.origin if started else None,
         "status": ended.status if ended else "never ended",
         "exit_code": ended.exit_code if ended else None,
         "jobs": {"total": len(jobs), "kernels": sum(j.kind == "kernel" for j in jobs),
                  "device_functions": sum(j.kind == "device" for j in jobs),
                  "failed": sum(j.state == "failed" for j in jobs),
-                 "compile_time_s": round(sum(j.compile_time or 0.0 for j in jobs), 6)},
+                 "compile_time_s": round(sum(j.compile_time or 0.0 for j in jobs), 6),
+                 # kdebug run --override: the stages an edited file replaced, job by job
+                 "edited": [{"job": j.id, "name": j.name, "stage": stage, "file": file}
+                            for j in jobs for stage, file in j.edited.items()]},
         "launches": {"total": len(model.launches),
                      "failed": sum(ln.state != "ok" for ln in model.launches.values()),
                      "per_kernel": {name: dict(k, time_s=round(k["time_s"], 6))
@@ -99,7 +104,7 @@ def render(model: SessionModel, summary: bool = False) -> str:
     out = []
     if model.started is not None:
         s = model.started
-        out.append(f"kdebug: {s.script}  backend={s.backend}  strategy={s.strategy}")
+        out.append(f"kdebug: {s.script}  backend={s.backend}  strategy={s.strategy} ({s.origin})")
         out.append("")
     out.append("Jobs")
     if not model.jobs:
@@ -110,6 +115,8 @@ def render(model: SessionModel, summary: bool = False) -> str:
         extra = f"  cache hits {job.cache_hits}" if job.cache_hits else ""
         if job.form:  # the form it runs in; where a kernel with barriers is not cut at them, why (with the line)
             extra += f"  form {job.form}" + (f" ({job.form_why})" if job.form_why else "")
+        if job.edited:  # kdebug run --override
+            extra += "  edited " + ", ".join(f"{stage} ({file})" for stage, file in job.edited.items())
         out.append(f"{pad}#{job.id}  {job.signature}  {job.kind}  {job.state}{reason}  {_ms(job.compile_time)}{extra}")
         for idx in job.backrefs:
             ev = model.reentrant[idx]

@@ -76,6 +76,7 @@ class JobView:
     # phases whose passes were kept for a replay (pass_replay events) and are not replayed yet
     passes_pending: dict[str, E.PassReplay] = field(default_factory=dict)
     passes_failed: dict[str, str] = field(default_factory=dict)  # phase -> why its replay shows nothing
+    edited: dict[str, str] = field(default_factory=dict)  # stage -> the edited file it is (kdebug run --override)
 
     @property
     def signature(self) -> str:
@@ -349,6 +350,10 @@ class SessionModel:
 
     def _on_diagnostic(self, ev: E.Diagnostic) -> None:
         self.diagnostics.append(ev)
+        if ev.category == "override" and ev.job in self.jobs:  # "job #N name: the <stage> stage is <file>"
+            stage, _, file = ev.message.partition(": the ")[2].partition(" stage is ")
+            if file:
+                self.jobs[ev.job].edited[stage] = file.split(" ", 1)[0]
         lines = (ev.text or ev.message or "").splitlines()
         last = self.alerts[-1] if self.alerts else None
         if last is not None and last.job == ev.job and last.title.startswith("re-entrant") \

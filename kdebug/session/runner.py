@@ -65,8 +65,11 @@ def run_in_process(options: RunOptions, subscribers: Iterable[Callable[[E.Event]
         return 1
     for sub in subscribers + list(on_session(session) if on_session else ()):
         session.bus.subscribe(sub)
+    # kept lazy for start-up time: the driver is loaded by now (configure_session), not by importing this module
+    from kdebug.driver.strategies import origin
     session.bus.emit(E.SessionStarted(script=options.script, backend=session.backend, strategy=session.strategy,
-                                      argv=list(options.args), sanitizers=session.sanitizers))
+                                      argv=list(options.args), sanitizers=session.sanitizers,
+                                      strategy_origin=origin(str(session.strategy))))
     status = run_script(options.script, list(options.args), options.numba, session, module=options.module)
     _flush(sys.stdout)
     _flush(sys.stderr)

@@ -18,7 +18,7 @@ def header(model: SessionModel, opts, replay: bool, trace_path: str | None, widt
     (the terminal's; None: never shortened). None: nothing to say yet."""
     started = model.started
     if started is not None:
-        head = f"backend {started.backend} \u00b7 strategy {started.strategy}"
+        head = f"backend {started.backend} \u00b7 strategy {strategy_label(started)}"
         if set(model.sanitizers) != {"memcheck", "synccheck"}:  # the default stays unsaid
             head += f" \u00b7 sanitize {','.join(model.sanitizers)}"
         where = f"replay of {os.path.basename(trace_path)} \u00b7 " if replay and trace_path else ""
@@ -34,6 +34,15 @@ def header(model: SessionModel, opts, replay: bool, trace_path: str | None, widt
         head = f"strategy {opts.strategy} \u00b7 starting"
         return head + " \u00b7 " + short_path(opts.script, width - HEADER_SPARE - len(head) - 3 if width else None)
     return None
+
+
+def strategy_label(started) -> str:
+    """The strategy as the header names it: a built-in's name (the default origin, unsaid); a user's class and
+    file name, marked as the user's (the Strategy tab has the whole origin)."""
+    if started.origin == "built-in":
+        return started.strategy
+    head, _, cls = started.strategy.rpartition(":")
+    return f"{os.path.basename(head)}:{cls} (user)"
 
 
 def short_path(path: str, room: int | None) -> str:

@@ -27,7 +27,7 @@ class StrategyTab(DetailTab):
         strategy = started.strategy if started else "worklist"
         text = Text()
         text.append(f"Strategy in use: {strategy}", "bold")
-        text.append(f"   ({strategies.origin(strategy)})   backend: {started.backend if started else '?'}\n")
+        text.append(f"   ({started.origin if started else strategies.origin(strategy)})   backend: {started.backend if started else '?'}\n")
         text.append("Invariants it claims (kdebug check-strategy): " + _claims(strategy) + "\n\n")
         text.append(teaching.strategy_help(strategy) + "\n\n")
         text.append("Reverse mode and nested orders\n", "bold")
