@@ -10,9 +10,9 @@ from kdebug.lang.intrinsics import deferred  # noqa: F401 - kdebug.deferred(fn) 
 __version__ = "0.1.0"
 
 
-def set_options(memcheck=None, shuffle_threads=False, racecheck=None, initcheck=None, lockstep=None,
-                regions=None, narrow=None) -> None:
-    """Options of the active session, as the command line's: ``memcheck=False`` is ``--no-memcheck``
+def set_options(**changes) -> None:
+    """Options of the active session (``Session.set_options``, kdebug/session/live.py, the one signature),
+    as the command line's: ``memcheck=False`` is ``--no-memcheck``
     (also ``KDEBUG_MEMCHECK=0`` in the environment); ``shuffle_threads=SEED`` is
     ``--shuffle-threads=SEED`` and ``shuffle_threads=None`` turns shuffling off; ``racecheck=True``
     and ``initcheck=True`` are ``--sanitize ...,racecheck,initcheck`` (CPU backend); ``lockstep=False``
@@ -20,8 +20,7 @@ def set_options(memcheck=None, shuffle_threads=False, racecheck=None, initcheck=
     kernels with barriers as coroutines instead of cut at their barriers (CPU backend; ``KDEBUG_REGIONS=0``);
     ``narrow=False`` runs every thread in each of their thread loops, not only those a region's guards let in
     (``KDEBUG_NARROW=0``)."""
-    seam.current().set_options(memcheck=memcheck, shuffle_threads=shuffle_threads, racecheck=racecheck,
-                               initcheck=initcheck, lockstep=lockstep, regions=regions, narrow=narrow)
+    seam.current().set_options(**changes)
 
 
 def _default_session():

@@ -27,6 +27,7 @@ from kdebug.driver import strategies
 
 SUBCOMMANDS = ("run", "dump", "replay", "serve", "export", "reduce", "bisect", "check-strategy", "fuzz-strategy")
 BACKENDS = ("cpu", "gpu", "auto")
+NUMBA_MODES = ("auto", "cuda-only", "all")  # kdebug.lang.numba_compat.MODES (not imported: start-up time)
 
 
 class UsageError(Exception):
@@ -76,7 +77,10 @@ def _add_run_options(p: argparse.ArgumentParser, remainder: bool = True) -> None
                    help="deferred-codegen strategy: " + "; ".join(f"{s.name}: {s.summary}"
                                                                    for s in strategies.REGISTRY.values())
                    + "; or your own, FILE.py:Class or MODULE:Class (docs/internals/strategies.md)")
-    p.add_argument("--numba", action="store_true", help="make numba.cuda and numba's types resolve to kdebug's")
+    p.add_argument("--numba", nargs="?", const="auto", default=None, choices=NUMBA_MODES, metavar="MODE",
+                   help="make numba.cuda resolve to kdebug's: --numba=cuda-only keeps an installed numba's CPU JIT "
+                        "(njit, prange, config) numba's; --numba=all makes all of numba kdebug's stand-in; "
+                        "--numba (auto): cuda-only where numba is installed, else all")
     p.add_argument("--theme", choices=("dark", "light", "high-contrast"), default="dark",
                    help="the TUI's colours (high-contrast: for a projector; also in the command palette)")
     p.add_argument("--trace", metavar="PATH", help="write the event stream as JSON lines")
@@ -210,14 +214,17 @@ def cmd_serve(opts) -> int:
 
 
 def _seedless_shuffle(argv: list[str]) -> list[str]:
-    """``--shuffle-threads FILE.py``: argparse would take the script for the seed; mark it seedless.
-    Only options before the script are looked at (what follows it is the script's)."""
+    """``--shuffle-threads FILE.py``: argparse would take the script for the seed; mark it seedless. So too
+    ``--numba FILE.py``: ``--numba=auto``. Only options before the script (or ``-m MODULE``) are looked at
+    (what follows it is the script's)."""
     out = list(argv)
     for i, arg in enumerate(out):
-        if arg.endswith(".py") or (not arg.startswith("-") and os.path.isfile(arg)):
+        if arg.endswith(".py") or arg == "-m" or (not arg.startswith("-") and os.path.isfile(arg)):
             break
         if arg == "--shuffle-threads" and not (i + 1 < len(out) and out[i + 1].isdigit()):
             out[i] = f"--shuffle-threads={RANDOM_SEED}"
+        if arg == "--numba" and not (i + 1 < len(out) and out[i + 1] in NUMBA_MODES):
+            out[i] = "--numba=auto"  # --numba FILE.py: the script is not the mode
     return out
 
 
@@ -283,6 +290,8 @@ def _module_option(argv: list[str]) -> int | None:
         if arg in takes_value:
             i += 1
         elif arg == "--shuffle-threads" and i + 1 < len(argv) and argv[i + 1].isdigit():
+            i += 1
+        elif arg == "--numba" and i + 1 < len(argv) and argv[i + 1] in NUMBA_MODES:
             i += 1
         i += 1
     return None
@@ -563,7 +572,8 @@ def run_options(opts, snapshots: bool = True):
     except ValueError as exc:
         raise UsageError(f"--sanitize: {exc}") from None
     return RunOptions(script=opts.script, args=tuple(opts.args), backend=opts.backend, strategy=opts.strategy,
-                      numba=opts.numba, trace=opts.trace, memcheck=opts.memcheck and "memcheck" in sanitizers,
+                      numba=bool(opts.numba), numba_mode=opts.numba if isinstance(opts.numba, str) else "auto",
+                      trace=opts.trace, memcheck=opts.memcheck and "memcheck" in sanitizers,
                       racecheck="racecheck" in sanitizers, initcheck="initcheck" in sanitizers,
                       shuffle_seed=seed, breakpoints=breakpoints,
                       target=getattr(opts, "target", "cpu"), arch=getattr(opts, "arch", None),

@@ -132,7 +132,7 @@ class PassList(JobEvent):
 @dataclass
 class PassReplay(JobEvent):
     """A phase's pipelines kept for a replay instead of recorded pass by pass (the live TUI's
-    default, ``CompileOptions.passes_on_demand``): each pipeline's input module (bitcode, base64),
+    default, ``Recording.passes_on_demand``): each pipeline's input module (bitcode, base64),
     its target machine and tuning, and a digest of the module it made. Whoever shows the passes
     replays them (``kdebug.targets.pass_record.replay``) into the same ``pass_snapshot``,
     ``pass_list`` and ``remarks`` events a recorded phase sends, and checks each digest."""
@@ -259,6 +259,8 @@ class SessionStarted(Event):
     # where the strategy comes from: "built-in", or "class C in FILE.py" (or in a module); None in a trace
     # recorded before kdebug said so (``origin`` then reads it off the strategy's spelling)
     strategy_origin: str | None = None
+    # kdebug run --numba: the numba mode in force and what it means ("cuda-only (numba.cuda is kdebug's; ...)")
+    numba: str | None = None
 
     @property
     def origin(self) -> str:

@@ -3,8 +3,10 @@
     pytest -p kdebug.pytest_plugin tests/              (kdebug's session in pytest's own process)
     kdebug run --numba -m pytest tests/                (the same, under kdebug's supervisor: loads it itself)
 
-Before pytest imports the first conftest or test file, ``import numba`` is made kdebug's (as
-``kdebug run --numba`` does; ``--kdebug-no-numba`` leaves numba alone). Then, test by test:
+Before pytest imports the first conftest or test file, ``numba.cuda`` is made kdebug's (as
+``kdebug run --numba`` does: with a real numba installed only ``numba.cuda``, numba's CPU JIT stays
+numba's; without one, all of ``numba``; ``--kdebug-numba=cuda-only|all|auto`` chooses,
+``--kdebug-no-numba`` leaves numba alone). Then, test by test:
 
 - the kernels each test compiled and launched, and every diagnostic kdebug reported while it ran, are a
   ``kdebug`` section of that test's report (shown with a failure, or for every test with ``-rA``);
@@ -26,6 +28,7 @@ import pytest
 # the diagnostic categories that are a sanitizer's findings: they fail the test that launched the kernel
 FINDING_CATEGORIES = frozenset({"memcheck", "barrier", "racecheck", "initcheck", "synccheck"})
 COUNTS = "kdebug-counts"  # the user property carrying a test phase's counts (JSON) to the summary
+NUMBA_MODES = ("auto", "cuda-only", "all")  # as kdebug.lang.numba_compat.MODES (not imported: start-up time)
 
 
 class Recorder:
@@ -138,6 +141,10 @@ class KdebugPlugin:
         tr = terminalreporter
         tr.section("kdebug")
         elapsed = time.perf_counter() - self.recorder.start
+        # kept lazy for start-up time: loaded with the session already (as in _start)
+        from kdebug.lang import numba_compat
+        if numba_compat.installed_mode():
+            tr.write_line(f"numba={numba_compat.installed_description()}")
         launches = sum(t["launches"].values())
         tr.write_line(f"backend {self.session.backend}: {t['compiled'].get('kernel', 0)} kernel(s) and "
                       f"{t['compiled'].get('device', 0)} device function(s) compiled, {launches} launch(es) in "
@@ -156,6 +163,9 @@ def pytest_addoption(parser):
     group = parser.getgroup("kdebug", "kdebug (numba.cuda test suites without a GPU)")
     group.addoption("--kdebug-no-numba", action="store_true", default=False,
                     help="do not make 'import numba' kdebug's (the tests use kdebug.cuda directly)")
+    group.addoption("--kdebug-numba", default="auto", choices=NUMBA_MODES, metavar="MODE",
+                    help="cuda-only: only numba.cuda is kdebug's (numba's CPU JIT stays numba's); all: all of "
+                         "numba is kdebug's stand-in; auto (default): cuda-only where numba is installed")
 
 
 def _start(config) -> None:
@@ -170,7 +180,11 @@ def _start(config) -> None:
     early = getattr(config, "known_args_namespace", None)  # the options parsed before the conftests load
     no_numba = getattr(early, "kdebug_no_numba", False) or config.getoption("kdebug_no_numba", False)
     if not supervised and not no_numba:
-        numba_compat.install()
+        mode = getattr(early, "kdebug_numba", None) or config.getoption("kdebug_numba", "auto")
+        try:
+            numba_compat.install(mode)
+        except numba_compat.NumbaModeError as exc:
+            raise pytest.UsageError(f"kdebug: {exc}".replace("--numba=", "--kdebug-numba=")) from None
     start = time.perf_counter()
     plugin = KdebugPlugin(get_session())  # the session's start (its imports) counts in the time
     plugin.recorder.start = start

@@ -2,13 +2,15 @@
 
 ``CompileOptions`` is GPUCompiler.jl's ``CompilerConfig`` for kdebug: one frozen, hashable value
 (the target, the strategy, the checks compiled into the code, the shuffled-thread path, lockstep
-loops, snapshots, tiers, the PTX architecture, the host CPU model) built once from the run's
-options and the environment. Its digest is part of every job's key (``kdebug/driver/job.py``), so
-code made under other options is another job: ``kdebug.set_options(memcheck=False)``, a rerun
+loops, tiers, the PTX architecture, the host CPU model) built once from the run's options and the
+environment (``compile_options``). Its digest is part of every job's key (``kdebug/driver/job.py``),
+so code made under other options is another job: ``kdebug.set_options(memcheck=False)``, a rerun
 with another strategy or sanitizer give new keys and new jobs, and no target is ever changed
 under a compilation. The driver derives the target and the stage list from it
 (``Driver.configure``). Edited stages (``kdebug run --override``, ``kdebug/driver/overrides.py``) are
 part of it too: a hash of the edits enters the digest, so an edited run's jobs have other keys.
+What is recorded for whoever looks (snapshots, pass records) is a second value, ``Recording``, kept
+out of the key: it does not change the code made (docs/internals/options.md).
 
 The environment is read through ``variable``; ``VARIABLES`` is the list of every variable kdebug
 reads (a test fails on a ``KDEBUG_`` read anywhere else).
@@ -66,6 +68,20 @@ def flag(name: str, default: bool = True) -> bool:
 
 
 @dataclass(frozen=True)
+class Recording:
+    """What a session records for whoever looks at the compilation: not part of the code made, so not of
+    a job's key (a run with snapshots and one without compile the same jobs under the same keys). Only
+    the driver (snapshots, pass records) and the target (the host assembly) read it."""
+
+    snapshots: bool = True  # every phase's IR and the host assembly, printed for the TUI, dump, a trace
+    passes_on_demand: bool = False  # passes kept for a replay, not recorded (the live TUI); only with snapshots
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "snapshots", bool(self.snapshots))
+        object.__setattr__(self, "passes_on_demand", bool(self.passes_on_demand) and self.snapshots)
+
+
+@dataclass(frozen=True)
 class CompileOptions:
     """What a job's code is made with. Frozen: change one by ``replace``, which gives other keys."""
 
@@ -78,9 +94,9 @@ class CompileOptions:
     regions: bool = True  # kernels with block barriers cut at them, regions run as thread loops (CPU)
     narrow: bool = True  # a region's thread loop only over the threads its guards let in (region_bounds.py)
     shuffle: bool = False  # launchers carry the shuffled-thread path (--shuffle-threads)
-    snapshots: bool = True  # every phase's IR and the host assembly recorded for whoever looks
-    passes_on_demand: bool = False  # passes kept for a replay where someone looks, not recorded (the live TUI)
-    tiered: bool = False  # quick code first, optimised code from the background (CPU, without snapshots)
+    # quick code first, optimised code from the background (CPU); only where nothing is recorded (set by
+    # compile_options, the one place it is derived)
+    tiered: bool = False
     arch: str | None = None  # the GPU architecture of the ptx target (None: its default)
     ptx_per_job: bool = False  # the ptx target's ptx stage gives every job its own PTX
     host_cpu: str = ""  # the CPU target's LLVM CPU model ("": this host's, with its features)
@@ -108,37 +124,32 @@ class CompileOptions:
                          if getattr(self, f.name) != getattr(default, f.name))
 
 
-def compile_options(*, target: str = "cpu", strategy: str = "worklist", memcheck: bool | None = None,
-                    racecheck: bool = False, initcheck: bool = False, lockstep: bool | None = None,
-                    regions: bool | None = None, narrow: bool | None = None, shuffle: bool = False, snapshots: bool = True, tiered: bool | None = None,
-                    arch: str | None = None, ptx_per_job: bool = False, host_cpu: str | None = None,
-                    cut_kernel: str = "", pass_limit: int = -1, lineinfo: bool | None = None,
-                    passes_on_demand: bool = False) -> CompileOptions:
-    """The options of a session: what is given, the environment for what is None. Tiers only where
-    nothing records the host assembly (what is shown is always the code that runs) and no pipeline is
-    cut (the background tier would compile it uncut)."""
-    if memcheck is None:
-        memcheck = flag("KDEBUG_MEMCHECK")
-    if lockstep is None:
-        lockstep = flag("KDEBUG_LOCKSTEP")
-    if regions is None:
-        regions = flag("KDEBUG_REGIONS")
-    if narrow is None:
-        narrow = flag("KDEBUG_NARROW")
-    if tiered is None:
-        tiered = flag("KDEBUG_TIERED")
-    if host_cpu is None:
-        host_cpu = (variable("KDEBUG_HOST_CPU") or "").strip()
-    if lineinfo is None:  # source locations where someone looks (remarks): a plain run compiles less
-        lineinfo = snapshots
-    return CompileOptions(target=target, strategy=strategy, memcheck=bool(memcheck), racecheck=bool(racecheck),
-                          initcheck=bool(initcheck), lockstep=bool(lockstep), regions=bool(regions),
-                          narrow=bool(narrow),
-                          shuffle=bool(shuffle),
-                          snapshots=bool(snapshots), passes_on_demand=bool(passes_on_demand) and bool(snapshots),
-                          tiered=bool(tiered) and not snapshots and not cut_kernel,
-                          arch=arch, ptx_per_job=bool(ptx_per_job), host_cpu=host_cpu,
-                          cut_kernel=cut_kernel, pass_limit=int(pass_limit), lineinfo=bool(lineinfo))
+# the options whose None means "as the environment says" (on unless the variable is 0/off/false/no)
+FROM_ENVIRONMENT = {"memcheck": "KDEBUG_MEMCHECK", "lockstep": "KDEBUG_LOCKSTEP", "regions": "KDEBUG_REGIONS",
+                    "narrow": "KDEBUG_NARROW", "tiered": "KDEBUG_TIERED"}
+
+
+def compile_options(recording: Recording | None = None, **given) -> CompileOptions:
+    """The compile options of a session: ``given`` (``CompileOptions``' fields), the environment for
+    those of ``FROM_ENVIRONMENT`` and ``host_cpu`` given as None or not at all, ``lineinfo`` (None: where
+    ``recording`` has snapshots, as LLVM's remarks are shown there). ``tiered`` is derived here, once:
+    only where nothing records the host assembly (what is shown is always the code that runs), no
+    pipeline is cut and no stage is edited (the background tier would compile them uncut, unedited)."""
+    recording = recording if recording is not None else Recording()
+    values = {name: value for name, value in given.items() if value is not None}
+    for name, variable_name in FROM_ENVIRONMENT.items():
+        values[name] = bool(values[name]) if name in values else flag(variable_name)
+    if "host_cpu" not in values:
+        values["host_cpu"] = (variable("KDEBUG_HOST_CPU") or "").strip()
+    values["lineinfo"] = bool(values.get("lineinfo", recording.snapshots))
+    values["tiered"] = (values["tiered"] and not recording.snapshots and not values.get("cut_kernel")
+                        and not values.get("overrides"))
+    for name in ("racecheck", "initcheck", "shuffle", "ptx_per_job"):
+        if name in values:
+            values[name] = bool(values[name])
+    if "pass_limit" in values:
+        values["pass_limit"] = int(values["pass_limit"])
+    return CompileOptions(**values)
 
 
 def key_identity(key: str) -> str:

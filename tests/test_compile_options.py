@@ -15,7 +15,7 @@ from conftest import ROOT, SAMPLES, run_kdebug
 from kdebug import cuda, settings
 from kdebug.session.live import Session, set_session
 from kdebug.session.model import SessionModel
-from kdebug.settings import CompileOptions, compile_options, key_identity
+from kdebug.settings import CompileOptions, Recording, compile_options, key_identity
 
 GRAD_SAMPLES = ["grad_newton", "grad_pointer", "grad_recursive_power", "grad_taylor"]
 
@@ -44,8 +44,8 @@ def test_the_environment_fills_what_is_not_given(monkeypatch):
     assert (o.memcheck, o.lockstep, o.host_cpu) == (False, False, "x86-64-v2")
     assert compile_options(memcheck=True, lockstep=True, host_cpu="").memcheck is True
     # tiers only where nothing records the host assembly
-    assert compile_options(snapshots=True, tiered=True).tiered is False
-    assert compile_options(snapshots=False, tiered=True).tiered is True
+    assert compile_options(Recording(snapshots=True), tiered=True).tiered is False
+    assert compile_options(Recording(snapshots=False), tiered=True).tiered is True
     with pytest.raises(KeyError, match="add it to kdebug/settings.py"):
         settings.variable("KDEBUG_NOT_A_VARIABLE")
 
@@ -66,6 +66,66 @@ def test_kdebug_variables_are_read_in_settings_only():
         readme = f.read()
     missing = [name for name in settings.VARIABLES if name not in readme]
     assert missing == [], f"variables docs/internals/architecture.md does not name: {missing}"
+
+
+def test_tiers_are_derived_once_where_nothing_is_recorded_cut_or_edited():
+    """``tiered`` is decided by compile_options alone; the target reads it as it is."""
+    quiet = Recording(snapshots=False)
+    assert compile_options(quiet, tiered=True).tiered is True
+    assert compile_options(quiet, tiered=True, cut_kernel="k").tiered is False
+    assert compile_options(quiet, tiered=True, overrides=("an edit",)).tiered is False
+    assert compile_options(Recording(snapshots=True), tiered=True).tiered is False
+    for snapshots in (True, False):
+        session = Session(backend="cpu", snapshots=snapshots, tiered=True)
+        assert session.target.tiered is session.options.tiered is (not snapshots)
+
+
+def test_recording_is_a_second_value_kept_out_of_the_job_key():
+    """Snapshots and pass records do not change the code made: a run with them and one without compile
+    the same jobs under the same keys (lineinfo and tiers, which follow recording by default, do change
+    the code, so they are pinned here)."""
+    assert "snapshots" not in {f.name for f in dataclasses.fields(CompileOptions)}
+    assert "passes_on_demand" not in {f.name for f in dataclasses.fields(CompileOptions)}
+    assert Recording(snapshots=False, passes_on_demand=True).passes_on_demand is False  # only with snapshots
+    keys, options = set(), set()
+    for recording in (Recording(), Recording(snapshots=False), Recording(snapshots=True, passes_on_demand=True)):
+        session = Session(backend="cpu", recording=recording, memcheck=True, lineinfo=False, tiered=False)
+        set_session(session)
+        model = SessionModel()
+        session.bus.subscribe(model.apply)
+        _launch()
+        assert session.driver.snapshots is recording.snapshots and session.target.recording is recording
+        options.add(session.options)
+        keys |= {j.key for j in model.jobs.values() if j.name == "_grad_kernel"}
+    assert len(options) == 1 and len(keys) == 1, (options, keys)
+
+
+def test_one_options_value_reaches_the_target_whole():
+    """Session(options=...) passes the value to the driver and the target; the keywords build the same one."""
+    made = compile_options(Recording(snapshots=False), memcheck=False, racecheck=True, lockstep=False)
+    session = Session(backend="cpu", options=made, recording=Recording(snapshots=False))
+    assert session.options == made and session.driver.options is session.options is session.target.options
+    by_keywords = Session(backend="cpu", memcheck=False, racecheck=True, lockstep=False, snapshots=False)
+    assert by_keywords.options == made and by_keywords.recording == session.recording
+    with pytest.raises(TypeError):
+        Session(backend="cpu", options=made, memcheck=True)
+    with pytest.raises(TypeError):
+        Session(backend="cpu", no_such_option=True)
+
+
+def test_set_options_has_one_signature_the_session_s():
+    """kdebug.set_options and the seam forward every keyword to Session.set_options, which alone declares them."""
+    import inspect
+    from kdebug.lang import seam
+    params = lambda f: [p.kind for p in inspect.signature(f).parameters.values()]  # noqa: E731
+    assert params(kdebug.set_options) == [inspect.Parameter.VAR_KEYWORD]
+    assert params(seam.KernelSession.set_options)[1:] == [inspect.Parameter.VAR_KEYWORD]
+    session = Session(backend="cpu", snapshots=False)
+    set_session(session)
+    kdebug.set_options(memcheck=False, lockstep=False, shuffle_threads=5)
+    assert (session.options.memcheck, session.options.lockstep, session.shuffle_seed) == (False, False, 5)
+    with pytest.raises(TypeError):
+        kdebug.set_options(no_such_option=True)
 
 
 @cuda.jit(device=True)

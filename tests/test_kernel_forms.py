@@ -60,7 +60,7 @@ def test_every_form_takes_the_region_form_and_says_how_its_loops_run():
         rk = rec.target_state.regions[rec.entry]
         assert rk.fresh, (form.name, rk.fresh_why)  # its failed checks end the thread's step
     rec = s.compile_kernel(reduction_forms.cuda_by_example, (T.typeof(x), T.typeof(x))).record
-    text = cut.describe(rec.target_state.regions[rec.entry], rec.entry)
+    text = cut.describe(rec.target_state.regions[rec.entry], rec.target_state.cuts[rec.entry], rec.entry)
     line = reduction_forms.cuda_by_example.py_func.__code__.co_firstlineno if hasattr(
         reduction_forms.cuda_by_example, "py_func") else None
     assert "memcheck: a failed check ends its thread's step" in text, text

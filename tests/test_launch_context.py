@@ -120,9 +120,6 @@ ALLOWED = {
     "kdebug/runtime/launch_context.py": {"_active"},
     # memo of a pure function: kernel-language type -> its ctypes mirror (the same for every session)
     "kdebug/runtime/cpu.py": {"_struct_cache"},
-    # memcheck's source sites, numbered at lowering time into the code of every target and session and
-    # read back by the error reports, the sanitizers and progress: an id space shared by all of them
-    "kdebug/runtime/memcheck.py": {"_sites"},
     # LLVM target machines, one per CPU model, made once (pure caches)
     "kdebug/targets/cpu/target.py": {"_machines"},
     "kdebug/targets/cpu/tiers.py": {"_machines"},

@@ -262,9 +262,7 @@ def test_a_plan_packs_a_kernel_without_arguments_and_one_with_one():
 
 
 def test_the_tier_worker_stays_for_the_next_compile():
-    """One background thread for the process: a compile after the last one finished starts none."""
-    import threading
-
+    """One background thread for the session's target: a compile after the last one finished starts none."""
     from kdebug.targets.cpu import tiers
     session, restore = _own_session(tiered=True)
     try:
@@ -279,10 +277,12 @@ def test_the_tier_worker_stays_for_the_next_compile():
         x = np.zeros(1, np.int64)
         first[1, 1](x)
         assert tiers.wait_all(60)
-        workers = [t for t in threading.enumerate() if t.name == "kdebug-tier1"]
+        worker = session.target.tier_worker
+        thread = worker.thread
+        assert thread is not None and thread.name == "kdebug-tier1"
         second[1, 1](x)
         assert tiers.wait_all(60) and tiers.pending() == 0
-        assert [t for t in threading.enumerate() if t.name == "kdebug-tier1"] == workers
+        assert worker.thread is thread and thread.is_alive() and session.target.tier_worker is worker
         assert x[0] == 2
     finally:
         restore()

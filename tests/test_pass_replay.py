@@ -1,4 +1,4 @@
-"""Passes kept for a replay (``CompileOptions.passes_on_demand``, the live TUI's default): the compile
+"""Passes kept for a replay (``Recording.passes_on_demand``, the live TUI's default): the compile
 records no pass, each pipeline keeps its input, machine, tuning and a digest of its result, and a
 replay where someone looks gives exactly the passes, modules and remarks a recorded compile gives
 (kdebug/passes.py, kdebug/targets/pass_record.py, the model's ``replayed_events``)."""

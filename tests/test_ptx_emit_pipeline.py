@@ -42,10 +42,10 @@ def _emitted_modules(monkeypatch, fn, sig):
     o3_in_emit = []
     real_emit, real_pipeline = PT.PtxTarget.emit, PT.run_pipeline
 
-    def emit(self, mod, jobs):
+    def emit(self, mod, jobs, compilation):
         seen["ir"], seen["tm"], seen["in_emit"] = str(mod), self.tm, True
         try:
-            return real_emit(self, mod, jobs)
+            return real_emit(self, mod, jobs, compilation)
         finally:
             seen["in_emit"] = False
 

@@ -37,11 +37,11 @@ class StubTarget(Target):
             fn = ir.Function(lw.module, ir.FunctionType(ir.VoidType(), [marker.type]), name="stub.launch")
         lw.builder.call(fn, [marker])
 
-    def finish_ir(self, mod, job) -> list[str]:
+    def finish_ir(self, mod, job, compilation) -> list[str]:
         self.finished.append(job.id)
         return []
 
-    def emit(self, mod, jobs):
+    def emit(self, mod, jobs, compilation):
         return CpuArtifact(object=b"", asm=str(mod))
 
     def load(self, artifact, jobs):

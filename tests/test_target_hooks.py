@@ -61,11 +61,11 @@ class RecordingTarget(Target):
     def function_epilogue(self, lc):
         lc.state.epilogues.append(lc.fn.name)
 
-    def finish_ir(self, mod, job):
+    def finish_ir(self, mod, job, compilation):
         self.finished_states.append(job.target_state)
         return []
 
-    def emit(self, mod, jobs):
+    def emit(self, mod, jobs, compilation):
         return CpuArtifact(object=b"", asm=str(mod))
 
     def load(self, artifact, jobs):

@@ -183,7 +183,7 @@ def test_pipelines_an_untiered_compile_runs(monkeypatch):
     real_run = cpu_target.run_pipeline
     monkeypatch.setattr(cpu_target, "run_pipeline",
                         lambda tm, mod, level, **kw: (runs.append((level, kw)), real_run(tm, mod, level, **kw))[1])
-    monkeypatch.setattr(tiers, "_submit", lambda t: pytest.fail("an untiered compile queued a tier 1"))
+    monkeypatch.setattr(tiers.Worker, "submit", lambda w, t: pytest.fail("an untiered compile queued a tier 1"))
     s = live.Session(backend="cpu", snapshots=True)
     x = np.ones(8, np.float32)
     s.compile_kernel(saxpy, tuple(T.typeof(a) for a in (np.float32(1), x, x, x)))
@@ -203,8 +203,8 @@ def _module_before_codegen_untiered(dispatcher, argtypes) -> str:
 def test_tier_1_is_the_untiered_code_and_inspect_llvm_shows_it(monkeypatch, kernel):
     """Tier 1 compiles what the untiered compile does (its module before code generation is the same,
     but for its new names); once it runs, the after-finish IR (inspect_llvm) is the untiered one.
-    Without memcheck: its checks' site numbers are the process's, new in every compile; so are a
-    barrier's, so for block_sum the numbers are left out of the comparison."""
+    Without memcheck: its checks' site numbers are numbered into the code by each target (each session's
+    own table); so are a barrier's, so for block_sum the numbers are left out of the comparison."""
     dispatcher = {"saxpy": saxpy, "block_sum": block_sum}[kernel]
     x = np.ones(64 * 8, np.float32)
     args = (np.float32(1), x, x, x) if kernel == "saxpy" else (x, np.zeros(8, np.float32))
@@ -238,6 +238,26 @@ def test_sessions_that_show_code_compile_it_at_once():
         assert compiled.artifact.tiers is None
     assert live.Session(backend="cpu", snapshots=True, tiered=True).compile_kernel(
         saxpy, tuple(T.typeof(a) for a in (np.float32(1), x, x, x))).artifact.tiers is None
+
+
+def test_each_target_owns_its_worker_which_ends_once_the_target_is_gone():
+    """The background thread is the target's (CpuTarget.tier_worker): another target gets its own, and a
+    target that goes away takes its thread with it, once what it queued is compiled."""
+    import gc
+    s = live.Session(backend="cpu", snapshots=False, tiered=True)
+    other = live.Session(backend="cpu", snapshots=False, tiered=True, memcheck=False)
+    x = np.ones(8, np.float32)
+    argtypes = tuple(T.typeof(a) for a in (np.float32(1), x, x, x))
+    t = s.compile_kernel(saxpy, argtypes).artifact.tiers
+    assert t.wait(60) and other.compile_kernel(saxpy, argtypes).artifact.tiers.wait(60)
+    worker = s.target.tier_worker
+    assert worker is not other.target.tier_worker and worker.thread is not other.target.tier_worker.thread
+    thread = worker.thread
+    assert thread.is_alive() and worker in tiers._all()
+    del s, t
+    gc.collect()
+    thread.join(30)
+    assert not thread.is_alive() and worker.thread is None and other.target.tier_worker.thread.is_alive()
 
 
 def test_kdebug_tiered_0_turns_tiers_off(monkeypatch):

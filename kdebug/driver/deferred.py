@@ -41,6 +41,9 @@ class Compilation:
     records: list[JobRecord] = field(default_factory=list)  # every job created for it, in order
     finish_list: list[JobRecord] = field(default_factory=list)  # the jobs handed to the finish passes
     requests: dict[int, list[int]] = field(default_factory=dict)  # requester id -> requested job ids
+    # the target's record of this compilation (Target.compilation_state), for its pipeline hooks: dropped
+    # with the compilation, its own (the CPU target's tier plan)
+    target_state: object = None
 
 
 class RequestGraph:

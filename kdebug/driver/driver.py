@@ -39,7 +39,7 @@ from kdebug.frontend.source import function_text, parse_function
 from kdebug.frontend.typeinfer import infer_function
 from kdebug.lazy_dataclasses import dataclass
 from kdebug.runtime.artifacts import Artifact
-from kdebug.settings import CompileOptions
+from kdebug.settings import CompileOptions, Recording
 from kdebug.targets import pass_record
 
 @dataclass
@@ -56,11 +56,14 @@ class CompiledKernel:
 
 
 class Driver:
-    def __init__(self, bus: E.EventBus, targets, options: CompileOptions) -> None:
+    def __init__(self, bus: E.EventBus, targets, options: CompileOptions, recording: Recording | None = None) -> None:
         """``targets(options) -> Target`` makes the target of a set of options (the composition root's
         factory, called once per set). ``options``: what the jobs requested from now on are compiled
-        with (``configure`` changes them)."""
+        with (``configure`` changes them). ``recording``: what is recorded for whoever looks (snapshots,
+        pass records), the same for the driver's life and no part of a job's key."""
         self.bus = bus
+        self.recording = recording if recording is not None else Recording()
+        self.snapshots = self.recording.snapshots  # print every phase's IR for the trace, the TUI and dump
         self._make_target = targets
         self._targets: dict[CompileOptions, object] = {}  # options -> their target, made once
         self._launch_caches: dict[CompileOptions, dict] = {}
@@ -86,7 +89,6 @@ class Driver:
                 target = self._targets[options] = self._make_target(options)
             self.options = options
             self.target = target
-            self.snapshots = options.snapshots  # print every phase's IR for the trace, the TUI and dump
             # the strategy (a built-in, or a user's FILE.py:Class), its invariants checked around it
             self.strategy = invariants.Checked(strategies.get(options.strategy), self)
             self.stages = stages.pipeline(target.stages())  # every stage a compilation goes through, in order
@@ -125,7 +127,7 @@ class Driver:
             with passes.cutting(cut, phase):
                 log, result = None, work()
         elif by_pass and self.snapshots:
-            with passes.recording(on_demand=self.options.passes_on_demand) as log:
+            with passes.recording(on_demand=self.recording.passes_on_demand) as log:
                 result = work()
         else:
             log, result = None, work()
@@ -223,7 +225,8 @@ class Driver:
         # script's first launch compiles): its own state, the outer one's again after it
         outer = self.current
         rec = self.new_record(job, None, "host") if outer is None else self._new_toplevel_record(job)
-        self.current = deferred.Compilation(rec, table={key: rec}, records=[rec])
+        self.current = deferred.Compilation(rec, table={key: rec}, records=[rec],
+                                           target_state=self.target.compilation_state())
         try:
             compiled = self.compile_toplevel(rec)
         except KdebugError as exc:
@@ -374,10 +377,10 @@ class Driver:
         mod = self.run_phase(rec, "link_runtime", lambda: target.link_runtime(mod, jobs) or mod)
         # kdebug bisect: this kernel's optimize and emit pipelines cut after pass N, counted over both
         cut = passes.PassCut(self.options.pass_limit) if self.options.cut_kernel == rec.name else None
-        mod = self.run_phase(rec, "optimize", lambda: target.optimize(mod) or mod, by_pass=True, cut=cut)
+        mod = self.run_phase(rec, "optimize", lambda: target.optimize(mod, comp.target_state) or mod, by_pass=True, cut=cut)
         for job in comp.records:
             self.snapshot(job, "before_finish", lambda: str(mod) if job is rec else self.job_ir(mod, job))
-        mod = self.run_phase(rec, "finish", lambda: self.finish(mod, jobs) or mod)
+        mod = self.run_phase(rec, "finish", lambda: self.finish(mod, jobs, comp.target_state) or mod)
         finished = self.clone_after_finish(mod) if not self.snapshots else None
         for job in jobs:
             self.snapshot(job, "after_finish", lambda: str(mod) if job is rec else self.job_ir(mod, job))
@@ -385,7 +388,7 @@ class Driver:
         invariants.check_finished(self, comp, mod)  # violations are diagnostics (category "invariant")
         self.check_finish_coverage(mod, comp)
         self.run_phase(rec, "validate", lambda: self.validate(mod, comp) or mod)
-        artifact = self.run_phase(rec, "emit", lambda: target.emit(mod, jobs),
+        artifact = self.run_phase(rec, "emit", lambda: target.emit(mod, jobs, comp.target_state),
                                   lambda a: a.text, target.emit_language, by_pass=True, cut=cut)
         # the target's own stages on the emitted artifact (ptxas...) make only what someone looks at:
         # without snapshots they do not run (ptxas then runs when its report is asked for)
@@ -410,15 +413,16 @@ class Driver:
             if job.id in texts:
                 self.snapshot(job, stage.name, texts[job.id], stage.language)
 
-    def finish(self, mod, jobs) -> None:
-        """Run the target's finish passes exactly once on every job's entry."""
+    def finish(self, mod, jobs, compilation) -> None:
+        """Run the target's finish passes exactly once on every job's entry (``compilation``: the target's
+        record of this compilation)."""
         for job in jobs:
             if job.finished:
                 continue
-            added = self.target.finish_ir(mod, job)
+            added = self.target.finish_ir(mod, job, compilation)
             job.functions = [job.entry] + list(added)
             job.finished = True
-        self.target.finish_module(mod, jobs)
+        self.target.finish_module(mod, jobs, compilation)
 
     def check_finish_coverage(self, mod, comp) -> None:
         """Every job of the compilation must have its before/after-finish snapshots and a finished entry."""

@@ -347,8 +347,9 @@ def _strip_header(text: str, comment: str) -> str:
 def lowered_text_blocked(target_state) -> bool:
     """Whether the target's stage after lower must transform the job's module in memory, which an edited
     text cannot give it: the CPU target's regions stage cutting a kernel at its barriers."""
-    pending = getattr(target_state, "regions", None) or {}
-    return any(not getattr(r, "cut_done", True) for r in pending.values())
+    pending = getattr(target_state, "regions", None) or {}  # the kernels lowered to be cut
+    done = getattr(target_state, "cuts", None) or {}  # those the stage cut
+    return any(name not in done for name in pending)
 
 
 def parse(edit: Override, text: str):

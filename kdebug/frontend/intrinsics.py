@@ -17,6 +17,7 @@ from kdebug.frontend.lower import llvm_type, mem_type
 from kdebug.frontend.typeinfer import PyValue
 from kdebug.lang import intrinsics as I
 from kdebug.lang import types as T
+from kdebug.lang.dispatcher import kernel_value
 from kdebug.lazy_dataclasses import dataclass
 
 
@@ -267,7 +268,7 @@ def _static_value(inferer, node):
         base = _static_value(inferer, node.value)
         if not hasattr(base, node.attr):
             raise inferer.error(node, f"{node.attr!r} is not defined here", "use a module global or a literal")
-        return getattr(base, node.attr)
+        return kernel_value(getattr(base, node.attr))
     if isinstance(node, ast.Tuple):
         return tuple(_static_value(inferer, e) for e in node.elts)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):

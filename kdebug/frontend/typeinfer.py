@@ -23,7 +23,7 @@ from kdebug.frontend import vectors as V
 from kdebug.frontend.exceptions import type_raise
 from kdebug.frontend.registry import PyValue
 from kdebug.frontend.slices import slice_type
-from kdebug.lang.dispatcher import DeviceCallable, Dispatcher
+from kdebug.lang.dispatcher import DeviceCallable, Dispatcher, kernel_value
 from kdebug.lang.host import DeviceNDArray
 from kdebug.lang import types as T
 from kdebug.lang import intrinsics as I
@@ -476,17 +476,18 @@ class TypeInferer:
         if name in code.co_freevars and fn.__closure__:
             cell = fn.__closure__[code.co_freevars.index(name)]
             try:
-                return cell.cell_contents
+                return kernel_value(cell.cell_contents)
             except ValueError:
                 raise self.error(node, f"closure variable {name!r} is not set yet", "define it before launching the kernel") from None
         if name in fn.__globals__:
-            return fn.__globals__[name]
+            return kernel_value(fn.__globals__[name])
         if hasattr(builtins, name):
             return getattr(builtins, name)
         raise self.error(node, f"name {name!r} is not defined", "define it as a local, a parameter or a module global")
 
     def classify(self, value, node) -> T.Type:
         """The type of a Python object a kernel refers to (global, closure or attribute)."""
+        value = kernel_value(value)  # a real numba's njit function or type (--numba=cuda-only): kdebug's
         if isinstance(value, DeviceCallable):  # a @numba.jit function or a ufunc called from a kernel
             value = value.device_function
 

@@ -266,6 +266,29 @@ class HostFunction(DeviceCallable):
         return self._device
 
 
+_numba_device_functions: dict = {}  # a real numba dispatcher's py_func -> its device function
+
+
+def kernel_value(value):
+    """What a kernel sees for a module global or attribute: a real numba's objects (``kdebug run
+    --numba=cuda-only``) as kdebug's: an ``@njit``/``@jit`` CPU dispatcher as a device function compiled
+    from its Python source (its ``py_func``, as numba-cuda compiles it), ``numba.float32`` and numba's other
+    types as kdebug's; anything else as it is."""
+    if not T.is_numba_object(value):
+        return value
+    py_func = getattr(value, "py_func", None)
+    if py_func is not None and hasattr(py_func, "__code__") and not isinstance(value, type):
+        device = _numba_device_functions.get(py_func)
+        if device is None:
+            device = _numba_device_functions[py_func] = Dispatcher(py_func, device=True)
+        return device
+    try:
+        t = T.from_numba_type(value)
+    except TypeError:
+        return value  # a numba type with no kernel counterpart: the kernel's use of it says what is wrong
+    return value if t is None else t
+
+
 def host_jit(func_or_sig=None, **options):
     """numba.jit / numba.njit: ``@njit``, ``@njit(cache=True)``, ``@jit("float64(float64)")``."""
     if callable(func_or_sig) and not isinstance(func_or_sig, (str, T.Type)):
@@ -391,7 +414,9 @@ def _takes_strided(want: T.Type, got: T.Type) -> bool:
 def jit(func_or_sig=None, device: bool = False, **options):
     """numba.cuda.jit: ``@cuda.jit``, ``@cuda.jit(device=True)``, ``@cuda.jit("void(float32[:])")``."""
     check_options(options, device, caller_location())
-    if callable(func_or_sig) and not isinstance(func_or_sig, (str, T.Type)):
+    if T.is_numba_object(func_or_sig) and hasattr(func_or_sig, "py_func"):
+        func_or_sig = func_or_sig.py_func  # cuda.jit(an @njit function): compiled from its Python source
+    if callable(func_or_sig) and not isinstance(func_or_sig, (str, T.Type)) and not T.is_numba_object(func_or_sig):
         return Dispatcher(func_or_sig, device=device, **options)
     sigs = []
     if func_or_sig is not None:
@@ -404,6 +429,8 @@ def jit(func_or_sig=None, device: bool = False, **options):
                                "or drop it to compile on first launch") from None
 
     def wrap(fn):
+        if T.is_numba_object(fn) and hasattr(fn, "py_func"):
+            fn = fn.py_func  # an @njit function: compiled from its Python source
         return Dispatcher(fn, device=device, signatures=sigs, **options)
 
     return wrap

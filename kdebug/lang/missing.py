@@ -14,7 +14,8 @@ def public_name(module: str) -> str:
     """The name a user wrote: kdebug.numba.core is numba.core, kdebug.cuda.types is (numba.)cuda.types."""
     if module == "kdebug.numba" or module.startswith("kdebug.numba."):
         return "numba" + module[len("kdebug.numba"):]
-    numba_mode = sys.modules.get("numba") is not None and sys.modules.get("numba") is sys.modules.get("kdebug.numba")
+    numba_mode = sys.modules.get("numba") is not None and sys.modules.get("numba") is sys.modules.get("kdebug.numba") \
+        or sys.modules.get("numba.cuda") is not None and sys.modules.get("numba.cuda") is sys.modules.get("kdebug.cuda")
     if numba_mode and module.startswith("kdebug.cuda"):  # the script imported it as numba.cuda
         return "numba" + module[len("kdebug"):]
     return module

@@ -1,4 +1,16 @@
-"""``kdebug --numba``: ``import numba`` and its submodules resolve to kdebug's modules.
+"""``kdebug --numba``: ``import numba.cuda`` (and, without a real numba, ``import numba``) resolve to kdebug's.
+
+Two modes (``--numba=MODE``; the pytest plugin's ``--kdebug-numba=MODE``):
+
+- ``cuda-only``: a real numba is installed; only ``numba.cuda`` and its submodules are kdebug's, as
+  numba-cuda's simulator replaced them. numba's CPU JIT (``njit``, ``prange``, ``parallel=True``), its
+  ``config`` and its types stay numba's; a kernel calling an ``@njit`` function compiles it as a device
+  function from its ``py_func``, and numba's type objects in signatures and kernels are read as kdebug's.
+- ``all``: no numba is installed (or asked for): ``numba`` and all its submodules are kdebug's stand-in
+  (``kdebug.numba``: ``njit`` runs as Python, ``prange`` is ``range``, ``numba.config`` is read from the
+  ``NUMBA_*`` variables).
+
+``auto`` (the default) is ``cuda-only`` where ``import numba`` would find a real numba, else ``all``.
 
 An import hook maps each numba module name to the kdebug module that provides it (``numba.cuda.X``
 to ``kdebug.cuda.X``, other ``numba.X`` to ``kdebug.numba.X``, the types and errors modules as
@@ -63,14 +75,28 @@ class _Alias(importlib.abc.Loader):
         """The kdebug module ran when it was imported under its own name."""
 
 
+MODES = ("auto", "cuda-only", "all")
+
+
+def _in_cuda(fullname: str) -> bool:
+    return fullname == "numba.cuda" or fullname.startswith("numba.cuda.")
+
+
 class NumbaFinder(importlib.abc.MetaPathFinder):
-    """Finds ``numba`` and ``numba.*`` among kdebug's modules (first on sys.meta_path)."""
+    """Finds ``numba`` and ``numba.*`` among kdebug's modules (first on sys.meta_path); with
+    ``cuda_only``, only ``numba.cuda`` and its submodules (the rest is the real numba's)."""
+
+    def __init__(self, cuda_only: bool = False) -> None:
+        self.cuda_only = cuda_only
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname != "numba" and not fullname.startswith("numba."):
             return None
+        if self.cuda_only and not _in_cuda(fullname):
+            return None
         parent = sys.modules.get(fullname.rpartition(".")[0])
-        if parent is not None and not getattr(parent, "__name__", "").startswith("kdebug"):
+        if parent is not None and not getattr(parent, "__name__", "").startswith("kdebug") \
+                and not (self.cuda_only and fullname == "numba.cuda"):
             return None  # inside a package the script put there itself (a folder of numba's tests): its own
         name = kdebug_module(fullname)
         try:
@@ -84,9 +110,89 @@ class NumbaFinder(importlib.abc.MetaPathFinder):
         return importlib.util.spec_from_loader(fullname, _Alias(name), is_package=is_package)
 
 
-def install() -> None:
-    """Make ``import numba`` (and ``numba.cuda``, ``numba.core.types``...) give kdebug's modules."""
-    if not any(isinstance(f, NumbaFinder) for f in sys.meta_path):
-        sys.meta_path.insert(0, NumbaFinder())
-    for name in [n for n in sys.modules if n == "numba" or n.startswith("numba.")]:
-        del sys.modules[name]  # a real numba imported earlier must not answer for kdebug's
+def real_numba() -> bool:
+    """Whether ``import numba`` finds a real numba here (found, not imported: kdebug's finder is skipped)."""
+    module = sys.modules.get("numba")
+    if module is not None and not getattr(module, "__name__", "").startswith("kdebug"):
+        return True
+    for finder in sys.meta_path:
+        if isinstance(finder, NumbaFinder) or not hasattr(finder, "find_spec"):
+            continue
+        try:
+            if finder.find_spec("numba", None) is not None:
+                return True
+        except (ImportError, ValueError):
+            continue
+    return False
+
+
+class NumbaModeError(ValueError):
+    """``--numba=cuda-only`` without a numba to keep, or a mode that is none of MODES."""
+
+
+def resolve(mode: str = "auto") -> str:
+    """What ``mode`` means in this Python: ``cuda-only`` or ``all`` (``auto``: cuda-only where a real numba
+    is installed)."""
+    if mode not in MODES:
+        raise NumbaModeError(f"--numba={mode}: not a numba mode; choose from {', '.join(MODES)}")
+    if mode == "cuda-only" and not real_numba():
+        raise NumbaModeError("--numba=cuda-only: no numba is installed in this Python, so there is no CPU JIT to "
+                             "keep; install numba (pip install numba), or use --numba=all (kdebug's stand-in "
+                             "for all of numba)")
+    if mode == "auto":
+        return "cuda-only" if real_numba() else "all"
+    return mode
+
+
+def describe(mode: str, asked: str = "auto") -> str:
+    """The mode in force, as the report's first line says it."""
+    if mode == "cuda-only":
+        return f"cuda-only (numba.cuda is kdebug's; njit, prange and config are numba{_version()}'s)"
+    why = "as asked" if asked == "all" else "no numba installed"
+    return f"all (kdebug's stand-in for all of numba: {why})"
+
+
+def _version() -> str:
+    module = sys.modules.get("numba")
+    version = getattr(module, "__version__", None) if module is not None else None
+    if version is None:
+        try:
+            # kept lazy for start-up time (a stdlib module: no kdebug import; read only for the report)
+            from importlib.metadata import PackageNotFoundError, version as dist_version
+            version = dist_version("numba")
+        except (ImportError, PackageNotFoundError, ValueError):
+            return ""
+    return f" {version}"
+
+
+_installed: list = [None, "auto"]  # the mode install() put in force in this process, and the one asked for
+
+
+def installed_mode() -> str | None:
+    """``cuda-only`` or ``all`` once install() ran in this process, else None."""
+    return _installed[0]
+
+
+def installed_description() -> str | None:
+    """The mode in force, as ``describe`` says it; None before install()."""
+    return describe(*_installed) if _installed[0] else None
+
+
+def install(mode: str = "auto") -> str:
+    """Make ``import numba.cuda`` give kdebug's modules (and, in mode ``all``, ``import numba`` and the rest);
+    returns the mode in force. Raises NumbaModeError for a mode that cannot be had here."""
+    asked, mode = mode, resolve(mode)
+    cuda_only = mode == "cuda-only"
+    for f in [f for f in sys.meta_path if isinstance(f, NumbaFinder)]:
+        sys.meta_path.remove(f)
+    sys.meta_path.insert(0, NumbaFinder(cuda_only))
+    shim = getattr(sys.modules.get("numba"), "__name__", "").startswith("kdebug")  # mode all's, earlier
+    replaced = [n for n in sys.modules if _in_cuda(n)] if cuda_only and not shim else \
+        [n for n in sys.modules if n == "numba" or n.startswith("numba.")]
+    for name in replaced:
+        del sys.modules[name]  # a real numba(.cuda) imported earlier must not answer for kdebug's
+    numba = sys.modules.get("numba")
+    if cuda_only and numba is not None and "cuda" in vars(numba):
+        delattr(numba, "cuda")  # so that "from numba import cuda" imports kdebug's
+    _installed[:] = [mode, asked]
+    return mode

@@ -34,11 +34,9 @@ class KernelSession(Protocol):
     def gpu_runtime(self):
         """The GPU runtime (device memory, the current device) when kernels run on a GPU, else None."""
 
-    def set_options(self, memcheck: bool | None = None, shuffle_threads=False, racecheck: bool | None = None,
-                    initcheck: bool | None = None, lockstep: bool | None = None,
-                    regions: bool | None = None, narrow: bool | None = None) -> None:
+    def set_options(self, **changes) -> None:
         """``kdebug.set_options``: the checks compiled into kernels (None: unchanged), the thread-shuffle
-        seed (None: off; False: unchanged)."""
+        seed (None: off; False: unchanged). The keywords are ``Session.set_options``'s, declared there only."""
 
 
 _installed: KernelSession | None = None

@@ -599,12 +599,59 @@ class Signature:
     args = property(lambda self: self.argtypes)
 
 
+def is_numba_object(value) -> bool:
+    """Whether ``value`` is one of a real numba's objects (``kdebug run --numba=cuda-only``: numba's own
+    ``numba.float32``, ``numba.void(numba.float32[:])``, an ``@njit`` dispatcher)."""
+    return (getattr(type(value), "__module__", None) or "").split(".")[0] == "numba"
+
+
+def from_numba_type(value) -> Type | None:
+    """A real numba's type object as kdebug's (``numba.float32`` -> float32, ``numba.float32[:, ::1]``,
+    ``numba.types.UniTuple(numba.int32, 3)``), None for anything else; raises TypeError for a numba type
+    kdebug's kernels have no counterpart for."""
+    if isinstance(value, type) or not is_numba_object(value):
+        return None
+    cls = type(value).__name__
+    if cls == "Array" and hasattr(value, "ndim"):
+        dtype = from_numba_type(value.dtype)
+        if not isinstance(dtype, Scalar):
+            raise TypeError(f"numba's {value}: kdebug's kernel arrays hold numbers (this one holds {value.dtype})")
+        return Array(dtype, int(value.ndim), str(value.layout), readonly=not getattr(value, "mutable", True))
+    if cls in ("UniTuple", "Tuple") and hasattr(value, "types"):
+        return Tuple(tuple(_numba_type(t) for t in value.types))
+    name = getattr(value, "name", None)
+    if not isinstance(name, str) or cls == "Signature":
+        return None
+    t = NUMBA_NAMES.get("boolean" if name == "bool" else name)
+    if not isinstance(t, Type):
+        raise TypeError(f"numba's type {name}: kdebug has no kernel type for it (its kernels take numbers, "
+                        f"booleans, tuples and arrays of numbers)")
+    return t
+
+
+def _numba_type(value):
+    t = from_numba_type(value)
+    return value if t is None else t
+
+
+def from_numba_signature(value) -> Signature | None:
+    """A real numba's signature object (``numba.void(numba.float32[:])``) as kdebug's, None for anything else."""
+    if not is_numba_object(value) or type(value).__name__ != "Signature" or not hasattr(value, "args"):
+        return None
+    restype = getattr(value, "return_type", None)
+    return Signature(None if restype is None else _numba_type(restype), tuple(_numba_type(a) for a in value.args))
+
+
 def parse_signature(sig) -> Signature:
-    """Parse a numba-style signature: a string, a Signature, or a tuple of types."""
+    """Parse a numba-style signature: a string, a Signature, or a tuple of types (kdebug's, or a real
+    numba's under ``--numba=cuda-only``)."""
     if isinstance(sig, Signature):
         return sig
     if isinstance(sig, (tuple, list)):
-        return Signature(None, tuple(sig))
+        return Signature(None, tuple(_numba_type(t) for t in sig))
+    numba_sig = from_numba_signature(sig)
+    if numba_sig is not None:
+        return numba_sig
     if not isinstance(sig, str):
         raise TypeError(f"a signature is a string such as 'void(float32[:], int32)', not {sig!r}")
     text = sig.strip()

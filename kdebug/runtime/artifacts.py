@@ -22,10 +22,13 @@ class CpuArtifact:
     initcheck: bool = False
     tiers: object = None  # targets/cpu/tiers.py's Tiers: quick code now, the optimised code once ready
     # the compiling target's tables, whose ids are compiled into the code: a device-side launch's site
-    # (device_launch.LaunchSite) and a print call's format ([(kind, constant text)]); shared by every
-    # module of the target (a kernel launched from the device may come from an earlier module)
+    # (device_launch.LaunchSite), a print call's format ([(kind, constant text)]) and memcheck's source
+    # sites (runtime/memcheck.SiteTable: a failed check's, a barrier's, a raise's, a while loop's... as the
+    # reports name them); shared by every module of the target (a kernel launched from the device may
+    # come from an earlier module)
     launch_sites: list = field(default_factory=list)
     print_formats: list = field(default_factory=list)
+    check_sites: object = None
 
     @property
     def text(self) -> str:

@@ -227,6 +227,7 @@ class CpuRuntime:
         if own:
             context = LaunchContext()
         context.sites, context.formats, context.launcher = plan.sites, plan.formats, self.launcher
+        context.check_sites = plan.check_sites
         # for the callbacks (device-side launches, print) and a report while it runs (progress.started)
         running = (plan.name, grid, block, record)
         context.running.append(running)
@@ -248,13 +249,13 @@ class CpuRuntime:
             context.running.remove(running)
         del perm
         if record.error or record.exc_site:  # a failed check, or a debug=True kernel's exception
-            raise error_from_record(record, plan.name)
+            raise error_from_record(record, plan.name, plan.check_sites)
         if own and context.errors:
             raise context.errors[0]
-        warning = warning_from_record(record, plan.name) if record.warn_site else None
+        warning = warning_from_record(record, plan.name, plan.check_sites) if record.warn_site else None
         found: list[Finding] = [warning] if warning is not None else []
         if checks is not None:  # racecheck's and initcheck's hazards (runtime/sanitizers.py)
-            found += checks.hazards_found(record, plan.name, grid, block)
+            found += checks.hazards_found(record, plan.name, grid, block, plan.check_sites)
         return found
 
 
@@ -264,7 +265,7 @@ class KernelPlan:
     tier whose code runs is asked at each launch)."""
 
     __slots__ = ("pack", "tiers", "entry_address", "job", "name", "sanitized", "racecheck", "initcheck",
-                 "grid_sync", "sites", "formats")
+                 "grid_sync", "sites", "formats", "check_sites")
 
     def __init__(self, runtime: CpuRuntime, compiled, argtypes: tuple) -> None:
         artifact: CpuArtifact = compiled.artifact
@@ -273,7 +274,7 @@ class KernelPlan:
         self.tiers, self.entry_address, self.job, self.name = artifact.tiers, compiled.entry_address, record.id, record.name
         self.sanitized, self.racecheck, self.initcheck = artifact.sanitized, artifact.racecheck, artifact.initcheck
         self.grid_sync = record.entry in artifact.grid_sync
-        self.sites, self.formats = artifact.launch_sites, artifact.print_formats
+        self.sites, self.formats, self.check_sites = artifact.launch_sites, artifact.print_formats, artifact.check_sites
 
 
 def _check_cooperative(name: str, nblocks: int, nt: int) -> None:

@@ -28,7 +28,8 @@ class LaunchHost(Protocol):
 class LaunchContext:
     """What the callbacks of one host launch's code read and write."""
 
-    __slots__ = ("host", "launch", "errors", "prints", "running", "stacks", "sites", "formats", "launcher")
+    __slots__ = ("host", "launch", "errors", "prints", "running", "stacks", "sites", "formats", "check_sites",
+                 "launcher")
 
     def __init__(self, host: LaunchHost | None = None, launch: int | None = None) -> None:
         self.host = host  # the session device-side launches report to (None: they fail, reported as errors)
@@ -43,6 +44,7 @@ class LaunchContext:
         # runtime's launcher wrappers (address -> ctypes function)
         self.sites: list = []
         self.formats: list = []
+        self.check_sites = None  # memcheck's (runtime/memcheck.SiteTable): what progress names a loop by
         self.launcher = None
 
     def take_prints(self) -> list[tuple[int, int, str]]:

@@ -8,8 +8,9 @@ extents) and stops its launcher with ``longjmp``; every launcher checks the
 record after each block and stops too. The host side turns the record into a
 ``KernelRuntimeError`` located at the site's source line.
 
-Sites are registered at lowering time (array name, kernel, file:line:col) and
-their ids compiled into the code.
+Sites are registered at lowering time (array name, kernel, file:line:col) in the compiling
+target's ``SiteTable`` and their ids compiled into the code; the artifact carries the table
+(``CpuArtifact.check_sites``) to the launch that reports, as it carries the device-side launch sites.
 
 Options: memcheck is on by default. ``kdebug --no-memcheck``,
 ``kdebug.set_options(memcheck=False)`` or ``KDEBUG_MEMCHECK=0`` in the
@@ -48,18 +49,28 @@ class Site:
     debug: bool = False  # in a debug=True kernel: an out-of-bounds access is numba's IndexError on the host
 
 
-_sites: list[Site] = [Site("none", "", SourceLocation("?", 0, 1))]  # id 0 is never used
-_lock = threading.Lock()
+class SiteTable:
+    """One target's source sites (the CPU target's ``check_sites``, for its lifetime): the lowering adds a
+    site and compiles its id into the code; every module of the target numbers its sites here (a kernel
+    launched from the device may come from an earlier module), and the artifact carries the table to the
+    launch, whose reports (the errors and warnings here, the sanitizers, progress) read it back."""
 
+    def __init__(self) -> None:
+        self._sites: list[Site] = [Site("none", "", SourceLocation("?", 0, 1))]  # id 0 is never used
+        self._lock = threading.Lock()
 
-def register_site(site: Site) -> int:
-    with _lock:
-        _sites.append(site)
-        return len(_sites) - 1
+    def add(self, site: Site) -> int:
+        """Lowering time: ``site``'s id, to compile into the code."""
+        with self._lock:
+            self._sites.append(site)
+            return len(self._sites) - 1
 
+    def site(self, site_id: int) -> Site:
+        """The site of an id the code holds (a barrier's may carry the IN_BRANCH bit, or be negated)."""
+        return self._sites[abs(site_id) & (IN_BRANCH - 1)]
 
-def site(site_id: int) -> Site:
-    return _sites[abs(site_id) & (IN_BRANCH - 1)]
+    def __len__(self) -> int:
+        return len(self._sites)
 
 
 def _dim3(v) -> str:
@@ -79,12 +90,13 @@ def _in_function(s: Site, kernel: str) -> str:
     return f"device function {s.function} (kernel {kernel})"
 
 
-def exception_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeError | None:
+def exception_from_record(rec: RuntimeRecord, kernel: str, sites: SiteTable) -> KernelRuntimeError | None:
     """The first exception a debug=True kernel raised, as a located error carrying numba's host exception
-    (``user_exception``, which the launch raises: kdebug/frontend/exceptions.py)."""
+    (``user_exception``, which the launch raises: kdebug/frontend/exceptions.py); ``sites``: the
+    artifact's table."""
     if not rec.exc_site:
         return None
-    s = site(rec.exc_site)
+    s = sites.site(rec.exc_site)
     user = host_exception(s.exc, s.exc_args, s.function, s.loc, rec.exc_ctaid, rec.exc_tid)
     text = f"{s.exc.__name__}({', '.join(map(repr, s.exc_args))})"
     err = KernelRuntimeError(f"{text} raised in {_in_function(s, kernel)}, in block {_dim3(rec.exc_ctaid)}, "
@@ -95,11 +107,11 @@ def exception_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeError
     return err
 
 
-def error_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeError | None:
-    """The user-facing error the record holds, or None."""
+def error_from_record(rec: RuntimeRecord, kernel: str, sites: SiteTable) -> KernelRuntimeError | None:
+    """The user-facing error the record holds, or None; ``sites``: the artifact's table."""
     if rec.error == NONE:
-        return exception_from_record(rec, kernel)
-    s = site(rec.site)
+        return exception_from_record(rec, kernel, sites)
+    s = sites.site(rec.site)
     where = f"block {_dim3(rec.ctaid)}, thread {_dim3(rec.tid)}"
     infn = _in_function(s, kernel)
     if rec.error == OUT_OF_BOUNDS:
@@ -120,14 +132,14 @@ def error_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeError | N
         return err
     waiting, done, nt = rec.aux[1], rec.aux[2], rec.aux[3]
     if rec.error in WARP_KINDS:
-        return warp_error(rec, s, site, infn, where)
+        return warp_error(rec, s, sites.site, infn, where)
     if rec.error == GRID_SYNC_NO_ARRIVER:
         msg = (f"grid barrier that can never complete in {infn}: {waiting} threads of block {_dim3(rec.ctaid)} wait at "
                f"{s.what}, but the block's thread (0, 0, 0), which arrives for the block at the grid level, has "
                f"exited ({done} of the block's {nt} threads have); on a GPU the grid would hang")
         hint = "keep thread (0, 0, 0) of every block running to the grid sync (guard the work, not the sync)"
     elif rec.aux[0]:
-        other = site(rec.aux[0])
+        other = sites.site(rec.aux[0])
         msg = (f"divergent barrier in {infn}: the threads of block {_dim3(rec.ctaid)} wait at different barriers: "
                f"{s.what} at {s.loc} and, for thread {_dim3(rec.tid)} among others, {other.what} at {other.loc}")
         hint = ("every thread of a block must reach the same barriers: keep syncthreads() out of branches "
@@ -142,11 +154,11 @@ def error_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeError | N
     return err
 
 
-def warning_from_record(rec: RuntimeRecord, kernel: str) -> KernelRuntimeWarning | None:
+def warning_from_record(rec: RuntimeRecord, kernel: str, sites: SiteTable) -> KernelRuntimeWarning | None:
     """The barrier that completed only because threads that skipped it (ran past it) exited, or None."""
     if not rec.warn_site:
         return None
-    s = site(rec.warn_site)
+    s = sites.site(rec.warn_site)
     infn = f"kernel {kernel}" if s.function in ("", kernel) else f"device function {s.function} (kernel {kernel})"
     line = rec.warn_exit_line
     where = "at the end of the kernel" if line == END_OF_KERNEL else f"by the return at line {line}"

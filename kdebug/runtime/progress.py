@@ -13,7 +13,6 @@ from __future__ import annotations
 import ctypes
 
 from kdebug.runtime import launch_context
-from kdebug.runtime import memcheck as M
 
 
 def started(context, name: str, grid, block, record) -> tuple:
@@ -53,14 +52,15 @@ def _unlinear(linear: int, dims) -> tuple[int, int, int]:
     return linear % nx, linear // nx % ny, linear // (nx * ny)
 
 
-def describe_launch(name: str, grid, block, record) -> str:
-    """One line: the block (and thread) running and the kernel's while loop, where the record says."""
+def describe_launch(name: str, grid, block, record, sites=None) -> str:
+    """One line: the block (and thread) running and the kernel's while loop, where the record says;
+    ``sites``: the launch's memcheck.SiteTable (its context's ``check_sites``), which names the loop."""
     nblocks = grid[0] * grid[1] * grid[2]
     at = min(max(int(record.at_block), 0), max(nblocks - 1, 0))
     text = f"{name}: no thread entered a while loop (running the blocks from {_dim3(_unlinear(at, grid))} on, of {nblocks})"
     site_id = int(record.at_site)
     try:
-        site = M.site(site_id) if site_id > 0 else None
+        site = sites.site(site_id) if site_id > 0 and sites is not None else None
     except IndexError:
         site = None
     if site is None or site.kind != "loop":
@@ -73,11 +73,11 @@ def describe_launch(name: str, grid, block, record) -> str:
 def describe() -> list[str]:
     """A line per launch running now, outermost first. A launch waiting for its device-side launch
     (which writes into the same record) is only named."""
-    entries = [entry for context in launch_context.running() for entry in list(context.running)]
+    entries = [(entry, context.check_sites) for context in launch_context.running() for entry in list(context.running)]
     lines, seen = [], set()
-    for name, grid, block, record in reversed(entries):
+    for (name, grid, block, record), sites in reversed(entries):
         addr = ctypes.addressof(record)
         lines.append(f"{name} waiting for its device-side launch" if addr in seen
-                     else describe_launch(name, grid, block, record))
+                     else describe_launch(name, grid, block, record, sites))
         seen.add(addr)
     return lines[::-1]

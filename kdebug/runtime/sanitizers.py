@@ -27,7 +27,6 @@ from kdebug.lang import types as T
 from kdebug.lang.host import DeviceNDArray
 from kdebug.lazy_dataclasses import dataclass
 from kdebug.runtime import record as R
-from kdebug.runtime.memcheck import site as site_of
 
 SANITIZERS = ("memcheck", "synccheck", "racecheck", "initcheck")
 DEFAULT = frozenset({"memcheck", "synccheck"})
@@ -165,14 +164,15 @@ class LaunchChecks:
         record.regions, record.nregions = ctypes.addressof(self.regions), len(regions)
         record.hazards, record.hazard_cap = ctypes.addressof(self.hazards), HAZARD_CAPACITY
 
-    def hazards_found(self, record: R.RuntimeRecord, kernel: str, grid, block) -> list[Hazard]:
+    def hazards_found(self, record: R.RuntimeRecord, kernel: str, grid, block, sites) -> list[Hazard]:
+        # sites: the artifact's memcheck.SiteTable, where the instrumented accesses' ids were registered
 
         nt = block[0] * block[1] * block[2]
         out = []
         for k in range(record.nhazards):
             h = self.hazards[k]
-            first = site_of(h.site_a)
-            second = site_of(h.site_b) if h.kind != UNINIT else None
+            first = sites.site(h.site_a)
+            second = sites.site(h.site_b) if h.kind != UNINIT else None
             index = tuple(int(h.index[j]) for j in range(max(1, first.ndim)))
             out.append(Hazard(
                 sanitizer="initcheck" if h.kind == UNINIT else "racecheck", kind=KIND_NAMES[h.kind], kernel=kernel,

@@ -79,6 +79,7 @@ def summary_json(model: SessionModel) -> dict:
         "backend": started.backend if started else None,
         "strategy": started.strategy if started else None,
         "strategy_origin": started.origin if started else None,
+        "numba": started.numba if started else None,  # --numba's mode in force, as the report's first line says
         "status": ended.status if ended else "never ended",
         "exit_code": ended.exit_code if ended else None,
         "jobs": {"total": len(jobs), "kernels": sum(j.kind == "kernel" for j in jobs),
@@ -104,7 +105,8 @@ def render(model: SessionModel, summary: bool = False) -> str:
     out = []
     if model.started is not None:
         s = model.started
-        out.append(f"kdebug: {s.script}  backend={s.backend}  strategy={s.strategy} ({s.origin})")
+        numba = f"  numba={s.numba}" if s.numba else ""
+        out.append(f"kdebug: {s.script}  backend={s.backend}  strategy={s.strategy} ({s.origin}){numba}")
         out.append("")
     out.append("Jobs")
     if not model.jobs:

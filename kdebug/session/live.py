@@ -7,6 +7,7 @@ A script run as ``python script.py`` gets a default session (no subscribers);
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 import time
@@ -26,7 +27,7 @@ from kdebug.runtime.cpu import CpuRuntime
 from kdebug.runtime.gpu import GpuRuntime
 from kdebug.runtime.launch_context import LaunchContext
 from kdebug.runtime.sanitizers import Hazard
-from kdebug.settings import CompileOptions, compile_options
+from kdebug.settings import CompileOptions, Recording, compile_options
 from kdebug.targets.cpu import CpuTarget
 
 BACKENDS = ("cpu", "gpu", "auto")
@@ -34,6 +35,7 @@ BACKENDS = ("cpu", "gpu", "auto")
 _AS_GIVEN = frozenset((DeviceNDArray, float, int, bool, np.float32, np.float64, np.int32, np.int64))
 PRINT_LIMIT = 10_000  # print() lines kept per launch
 STRATEGIES = strategies.names()
+BY_BACKEND = frozenset(("target", "arch", "ptx_per_job"))  # the options a session's backend decides
 
 
 def gpu_available() -> tuple[bool, str]:
@@ -51,49 +53,62 @@ def gpu_available() -> tuple[bool, str]:
     return True, ""
 
 
+def session_options(recording: Recording | None = None, **given) -> tuple[CompileOptions, Recording]:
+    """The two values of ``Session``'s keywords: ``given`` names ``Recording``'s fields (``snapshots``,
+    ``passes_on_demand``) and ``CompileOptions``' (``strategy``, ``memcheck``, ``racecheck``,
+    ``initcheck``, ``lockstep``, ``regions``, ``narrow``, ``tiered``, ``host_cpu``, ``lineinfo``,
+    ``cut_kernel``, ``pass_limit``...; None or left out: the environment's, ``settings.compile_options``).
+    ``snapshots``: print every phase's IR and the host assembly for whoever looks (the TUI, dump, a
+    trace); a session nobody watches turns it off and compiles faster. ``passes_on_demand``: the
+    optimisation pipelines keep what a replay needs instead of recording every pass (kdebug/passes.py;
+    the live TUI's default). What the other options do: ``settings.CompileOptions``,
+    docs/internals/options.md."""
+    recorded = {f.name: given.pop(f.name) for f in dataclasses.fields(Recording) if f.name in given}
+    if recorded and recording is not None:
+        raise TypeError(f"Session: give recording= or {', '.join(recorded)}, not both")
+    unknown = set(given) - {f.name for f in dataclasses.fields(CompileOptions)} | (set(given) & BY_BACKEND)
+    if unknown:
+        raise TypeError(f"Session: unknown option(s) {', '.join(sorted(unknown))}")
+    recording = recording if recording is not None else Recording(**recorded)
+    return compile_options(recording, **given), recording
+
+
 class Session:
-    def __init__(self, backend: str = "auto", strategy: str = "worklist", memcheck: bool | None = None,
-                 bus: E.EventBus | None = None, emit_ptx: bool = False, ptx_arch: str | None = None,
-                 snapshots: bool = True, racecheck: bool = False, initcheck: bool = False,
-                 lockstep: bool | None = None, tiered: bool | None = None, host_cpu: str | None = None,
-                 regions: bool | None = None, cut_kernel: str = "", pass_limit: int = -1,
-                 narrow: bool | None = None, lineinfo: bool | None = None, passes_on_demand: bool = False) -> None:
-        """``snapshots``: print every phase's IR and the host assembly for whoever looks (the TUI, dump,
-        a trace); a session nobody watches turns it off and compiles faster. ``racecheck``, ``initcheck``:
-        the CPU backend's shadow-memory sanitizers. ``lockstep``: the CPU backend's lockstep loops
-        (kdebug/targets/cpu/forms/coroutines/lockstep.py; None: ``KDEBUG_LOCKSTEP``, on unless 0). ``regions``: the CPU
-        backend's region form of kernels with barriers (kdebug/targets/cpu/forms/regions/cut.py; None:
-        ``KDEBUG_REGIONS``, on unless 0); ``narrow``: its thread loops only over the threads a region's
-        guards let in (kdebug/targets/cpu/forms/regions/bounds.py; None: ``KDEBUG_NARROW``, on unless 0). ``tiered`` (default:
-        unless ``KDEBUG_TIERED=0``): without snapshots, the CPU backend runs quick code until the
-        optimised code, compiled in the background, is ready (kdebug/targets/cpu/tiers.py). ``host_cpu``:
-        the LLVM CPU model the CPU backend compiles for (None: ``KDEBUG_HOST_CPU``, else this host's).
-        ``cut_kernel``, ``pass_limit``: kernel ``cut_kernel``'s optimisation pipelines cut after
-        ``pass_limit`` passes (``kdebug bisect``; kdebug/passes.py). ``lineinfo``: ``!dbg`` source
-        locations on every instruction (kdebug/frontend/debug_info.py; None: where snapshots are
-        recorded, as LLVM's remarks are). ``passes_on_demand``: the optimisation pipelines keep what a
-        replay needs instead of recording every pass (kdebug/passes.py; the live TUI's default)."""
+    def __init__(self, backend: str = "auto", *, options: CompileOptions | None = None,
+                 recording: Recording | None = None, bus: E.EventBus | None = None, emit_ptx: bool = False,
+                 ptx_arch: str | None = None, **given) -> None:
+        """A debug session on ``backend`` (cpu, gpu, auto). ``options``: what its jobs are compiled with
+        (``settings.compile_options`` made them; the session sets only what its backend decides: the
+        target, the GPU architecture, PTX per job), passed whole to the driver and the target;
+        ``recording``: what is recorded for whoever looks, no part of a job's key. A script or a test may
+        give the options' fields as keywords instead (``Session(backend="cpu", memcheck=False,
+        snapshots=False)``: ``session_options`` builds the two values). ``emit_ptx``: on the CPU backend,
+        every job's PTX and ptxas report beside it (on the gpu backend: the PTX target's, per job);
+        ``ptx_arch``: that PTX's architecture."""
+        if options is None:
+            options, recording = session_options(recording, **given)
+        elif given:
+            raise TypeError(f"Session: give options= or {', '.join(sorted(given))}, not both")
+        recording = recording if recording is not None else Recording()
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}")
-        if strategy not in strategies.Choices(STRATEGIES):  # a built-in, or a user's FILE.py:Class (loaded later)
+        if options.strategy not in strategies.Choices(STRATEGIES):  # a built-in, or a user's FILE.py:Class (loaded later)
             raise ValueError(f"strategy must be one of {STRATEGIES}, or FILE.py:Class or MODULE:Class")
         self.bus = bus or E.EventBus()
         self.requested_backend = backend
         self.backend = self._resolve_backend(backend)
-        self.strategy = strategy
+        self.strategy = options.strategy
         self._shuffle_seed: int | None = None  # --shuffle-threads[=SEED] (CPU backend)
         self.runtime = GpuRuntime() if self.backend == "gpu" else CpuRuntime()
-        # the one place a session's compile options are made (the environment for what is not given);
-        # the target and its stages follow from them (Driver.configure, make_target)
-        self.options = compile_options(
-            target="ptx" if self.backend == "gpu" else "cpu", strategy=strategy, memcheck=memcheck,
-            racecheck=racecheck, initcheck=initcheck, lockstep=lockstep, regions=regions, snapshots=snapshots,
-            tiered=tiered, narrow=narrow,
-            arch=(ptx_arch or self.runtime.arch) if self.backend == "gpu" else ptx_arch,
-            ptx_per_job=emit_ptx and self.backend == "gpu", host_cpu=host_cpu,
-            cut_kernel=cut_kernel, pass_limit=pass_limit, lineinfo=lineinfo, passes_on_demand=passes_on_demand)
+        self.recording = recording
+        # what the backend decides of the options; the target and its stages follow from them
+        # (Driver.configure, make_target)
+        gpu = self.backend == "gpu"
+        self.options = options.replace(target="ptx" if gpu else "cpu",
+                                       arch=(ptx_arch or self.runtime.arch) if gpu else ptx_arch,
+                                       ptx_per_job=emit_ptx and gpu)
         self.hazards: list = []  # what racecheck and initcheck found, launch after launch
-        self.driver = Driver(self.bus, self.make_target, self.options)
+        self.driver = Driver(self.bus, self.make_target, self.options, recording)
         # emit_ptx on the CPU backend: every job's PTX and ptxas report beside it, launches unchanged
         self.emit_ptx = emit_ptx and self.backend != "gpu"
         self.ptx_arch = ptx_arch
@@ -123,7 +138,7 @@ class Session:
             from kdebug.targets.ptx.target import PtxTarget
             # ptx_per_job (kdebug dump --target ptx): the target's ptx stage gives every job its PTX
             return PtxTarget(options, loader=self.runtime.load_module, bus=self.bus)
-        return CpuTarget(options)
+        return CpuTarget(options, self.recording)
 
     @property
     def target(self):
@@ -321,8 +336,9 @@ class Session:
     def set_options(self, memcheck: bool | None = None, shuffle_threads=False, racecheck: bool | None = None,
                     initcheck: bool | None = None, lockstep: bool | None = None,
                     regions: bool | None = None, narrow: bool | None = None) -> None:
-        """Change the checks compiled into kernels or the shuffle seed (None: off). New compile options
-        give new job keys: a kernel launched next is a new job compiled with them (one compiled with the
+        """Change the checks compiled into kernels (None: unchanged) or the shuffle seed (None: off; False:
+        unchanged): the one signature of ``kdebug.set_options`` (which forwards here through the seam,
+        kdebug/lang/seam.py). New compile options give new job keys: a kernel launched next is a new job compiled with them (one compiled with the
         old options stays in the cache under its own key); no target is changed."""
         changes = {name: bool(value) for name, value in (("memcheck", memcheck), ("racecheck", racecheck),
                                                          ("initcheck", initcheck), ("lockstep", lockstep),

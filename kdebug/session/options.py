@@ -9,6 +9,7 @@ import dataclasses
 import json
 from dataclasses import field
 
+from kdebug import settings
 from kdebug.lazy_dataclasses import dataclass
 from kdebug.runtime.sanitizers import SANITIZERS
 
@@ -46,6 +47,7 @@ class RunOptions:
     backend: str = "auto"  # cpu, gpu, auto
     strategy: str = "worklist"
     numba: bool = False  # numba.cuda and numba's types resolve to kdebug's
+    numba_mode: str = "auto"  # --numba=MODE: cuda-only (a real numba keeps its CPU JIT), all, auto
     trace: str | None = None  # where the parent writes the event stream
     memcheck: bool = True
     racecheck: bool = False  # --sanitize ...,racecheck
@@ -70,6 +72,21 @@ class RunOptions:
 
     def replace(self, **changes) -> RunOptions:
         return dataclasses.replace(self, **changes)
+
+    @property
+    def recording(self) -> settings.Recording:
+        """What the run records for whoever looks: no part of a job's key (docs/internals/options.md)."""
+        return settings.Recording(snapshots=self.snapshots, passes_on_demand=self.passes_on_demand)
+
+    def compile_options(self, overrides=None) -> settings.CompileOptions:
+        """What the run's jobs are compiled with, the environment's for what the command line leaves open
+        (``--no-memcheck``, else ``KDEBUG_MEMCHECK``); ``overrides``: the edits of ``--override`` as loaded.
+        The session passes the value whole to its driver and target, setting only what its backend
+        decides (the target, the GPU architecture)."""
+        return settings.compile_options(
+            self.recording, strategy=self.strategy, memcheck=None if self.memcheck else False,
+            racecheck=self.racecheck, initcheck=self.initcheck, cut_kernel=self.cut_kernel,
+            pass_limit=self.pass_limit, overrides=overrides)
 
     def to_json(self) -> str:
         d = dataclasses.asdict(self)

@@ -22,7 +22,7 @@ from kdebug.lang import types as T
 from kdebug.lang.dispatcher import Dispatcher
 from kdebug.lang.signature import parse_signature
 from kdebug.runtime.artifacts import PtxArtifact
-from kdebug.settings import CompileOptions, compile_options
+from kdebug.settings import CompileOptions, Recording, compile_options
 from kdebug.targets.ptx.arch import arch_of
 from kdebug.targets.ptx.ptxas import format_ptxas, ptx_function_text
 from kdebug.targets.ptx.target import PtxTarget
@@ -36,9 +36,8 @@ def ptx_driver(arch, strategy: str = "worklist", notes: E.EventBus | None = None
     options, of which the PTX jobs keep what applies to them (memcheck...)."""
     bus = E.EventBus()
     base = options if options is not None else compile_options()
-    ptx = base.replace(target="ptx", arch=arch, strategy=strategy, snapshots=snapshots, tiered=False,
-                       ptx_per_job=False, host_cpu="")
-    return Driver(bus, lambda o: PtxTarget(o, bus=notes or bus), ptx)
+    ptx = base.replace(target="ptx", arch=arch, strategy=strategy, tiered=False, ptx_per_job=False, host_cpu="")
+    return Driver(bus, lambda o: PtxTarget(o, bus=notes or bus), ptx, Recording(snapshots=snapshots))
 
 
 def compile_ptx(pyfunc, sig, device: bool = False, cc=None, lineinfo: bool = False, **_options):

@@ -31,20 +31,15 @@ def configure_session(options: RunOptions):
     # runtimes (measured: about 0.2 s more on top of the parent's imports)
     from kdebug.session.live import Session, set_session
 
-    memcheck = None if options.memcheck else False  # --no-memcheck; else KDEBUG_MEMCHECK decides
-    session = Session(backend=options.backend, strategy=options.strategy, memcheck=memcheck,
-                      emit_ptx=options.target == "ptx", ptx_arch=options.arch, snapshots=options.snapshots,
-                      racecheck=options.racecheck, initcheck=options.initcheck,
-                      cut_kernel=options.cut_kernel, pass_limit=options.pass_limit,
-                      passes_on_demand=options.passes_on_demand)
+    edits = None
     if options.override:  # kdebug run --override DIR: the edits enter the compile options (and every key)
         from kdebug.driver import overrides  # kept lazy for start-up time: only a run with --override reads them
         try:
             edits = overrides.load(options.override)
         except OSError as exc:
             raise KdebugError(f"--override {options.override}: {exc.strerror or exc}") from None
-        # one tier: the background tier would compile the unedited module
-        session.configure(session.options.replace(overrides=edits or None, tiered=False))
+    session = Session(options.backend, options=options.compile_options(edits or None), recording=options.recording,
+                      emit_ptx=options.target == "ptx", ptx_arch=options.arch)
     session.shuffle_seed = options.shuffle_seed
     session.kernel_print_stdout = options.kernel_print_stdout
     set_session(session)
@@ -65,12 +60,23 @@ def run_in_process(options: RunOptions, subscribers: Iterable[Callable[[E.Event]
         return 1
     for sub in subscribers + list(on_session(session) if on_session else ()):
         session.bus.subscribe(sub)
+    numba_mode = None
+    if options.numba:
+        try:
+            numba_mode = numba_compat.resolve(options.numba_mode)
+        except numba_compat.NumbaModeError as exc:
+            to_stderr(f"kdebug: error: {exc}\n")
+            session.bus.emit(E.SessionEnded(status="failed", exit_code=2, error=str(exc)))
+            return 2
     # kept lazy for start-up time: the driver is loaded by now (configure_session), not by importing this module
     from kdebug.driver.strategies import origin
     session.bus.emit(E.SessionStarted(script=options.script, backend=session.backend, strategy=session.strategy,
                                       argv=list(options.args), sanitizers=session.sanitizers,
-                                      strategy_origin=origin(str(session.strategy))))
-    status = run_script(options.script, list(options.args), options.numba, session, module=options.module)
+                                      strategy_origin=origin(str(session.strategy)),
+                                      numba=numba_compat.describe(numba_mode, options.numba_mode)
+                                      if numba_mode else None))
+    status = run_script(options.script, list(options.args), options.numba, session, module=options.module,
+                        numba_mode=options.numba_mode)
     _flush(sys.stdout)
     _flush(sys.stderr)
     session.bus.emit(E.SessionEnded(status="ok" if status == 0 else "failed", exit_code=status))
@@ -101,15 +107,21 @@ PYTEST_MODULES = ("pytest", "py.test")
 PYTEST_PLUGIN = "kdebug.pytest_plugin"
 
 
-def run_script(path: str, args: list[str], numba: bool, session, module: str | None = None) -> int:
+def run_script(path: str, args: list[str], numba: bool, session, module: str | None = None,
+               numba_mode: str = "auto") -> int:
     """Run a user script in this process, then the ``atexit`` functions it registered (while the session
     still records: their launches are the script's too); returns its exit status. Never raises.
     With ``module`` (``kdebug run -m MODULE``), ``path`` is that module's file and it runs as ``python -m``
-    runs it: as ``__main__``, with the current folder first on ``sys.path``; pytest gets kdebug's plugin."""
+    runs it: as ``__main__``, with the current folder first on ``sys.path``; pytest gets kdebug's plugin.
+    ``numba_mode``: cuda-only (only numba.cuda is kdebug's), all, auto (numba_compat)."""
     if numba:
-        numba_compat.install()
+        try:
+            numba_mode = numba_compat.install(numba_mode)
+        except numba_compat.NumbaModeError as exc:
+            to_stderr(f"kdebug: error: {exc}\n")
+            return 2
     if module in PYTEST_MODULES:
-        use_pytest_plugin(numba, session.backend)
+        use_pytest_plugin(numba, session.backend, numba_mode)
     old_argv, old_path = sys.argv, list(sys.path)
     sys.argv = [path] + list(args)
     sys.path.insert(0, os.getcwd() if module else os.path.dirname(os.path.abspath(path)))
@@ -164,10 +176,11 @@ def run_module(module: str) -> None:
     runpy.run_module(module, run_name="__main__", alter_sys=True)
 
 
-def use_pytest_plugin(numba: bool, backend: str) -> None:
+def use_pytest_plugin(numba: bool, backend: str, numba_mode: str = "auto") -> None:
     """``kdebug run -m pytest``: pytest loads kdebug.pytest_plugin (per-test diagnostics, findings fail
     their tests). ``PYTEST_PLUGINS`` reaches pytest-xdist's workers too, which run their own sessions on
-    this run's backend and make numba kdebug's unless told ``--kdebug-no-numba`` (a run without ``--numba``)."""
+    this run's backend and make numba kdebug's unless told ``--kdebug-no-numba`` (a run without ``--numba``),
+    in this run's numba mode (``--kdebug-numba=MODE``)."""
     settings.set_variable("KDEBUG_BACKEND", backend)
     plugins = [p for p in os.environ.get("PYTEST_PLUGINS", "").split(",") if p.strip()]
     if PYTEST_PLUGIN not in plugins:
@@ -175,6 +188,8 @@ def use_pytest_plugin(numba: bool, backend: str) -> None:
     addopts = os.environ.get("PYTEST_ADDOPTS", "")
     if not numba and "--kdebug-no-numba" not in addopts.split():
         os.environ["PYTEST_ADDOPTS"] = (addopts + " --kdebug-no-numba").strip()
+    elif numba and not any(a.startswith("--kdebug-numba=") for a in addopts.split()):
+        os.environ["PYTEST_ADDOPTS"] = (addopts + f" --kdebug-numba={numba_mode}").strip()
 
 
 def join_script_threads(before: set) -> None:

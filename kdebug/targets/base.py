@@ -254,26 +254,34 @@ class AutodiffHooks:
 
 class PipelineHooks:
     """The phases after lower, in the order they run: link_runtime, optimize, finish_ir (once per
-    job's entry), finish_module, validate, emit, the target's own stages (``stages``), load."""
+    job's entry), finish_module, validate, emit, the target's own stages (``stages``), load. optimize,
+    finish_ir, finish_module and emit get ``compilation``: the target's record of the toplevel compilation
+    they run in (``compilation_state``), kept by the driver's compilation and dropped with it."""
+
+    def compilation_state(self):
+        """Runs when a toplevel compilation starts: a fresh record of it that optimize, finish_ir,
+        finish_module and emit share (the CPU target's tier plan); never another compilation's, and gone
+        with the compilation, failed or not. None by default."""
+        return None
 
     def link_runtime(self, mod, jobs) -> None:
         """After expand_deferred: link the target's runtime libraries."""
 
-    def optimize(self, mod) -> None:
+    def optimize(self, mod, compilation) -> None:
         """Optimise the linked module (before finish)."""
 
-    def finish_ir(self, mod, job) -> list[str]:
+    def finish_ir(self, mod, job, compilation) -> list[str]:
         """After optimize, once for every job's entry. Returns the names of functions it added."""
         return []
 
-    def finish_module(self, mod, jobs) -> None:
+    def finish_module(self, mod, jobs, compilation) -> None:
         """After every finish_ir: module-wide clean-up (internalisation...)."""
 
     def validate(self, mod, jobs) -> None:
         """Check the finished module; raise CompileError on anything the target cannot take."""
         mod.verify()
 
-    def emit(self, mod, jobs):
+    def emit(self, mod, jobs, compilation):
         """Produce the target's artifact (machine code, PTX): a kdebug/runtime/artifacts.py type, whose
         ``text`` is the emit snapshot."""
         raise NotImplementedError

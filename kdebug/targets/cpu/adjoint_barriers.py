@@ -49,7 +49,8 @@ class _Building:
 class AdjointBarriers:
     """The CPU target's adjoint hooks (``Target.adjoint_*`` in kdebug/targets/base.py)."""
 
-    def __init__(self) -> None:
+    def __init__(self, check_sites) -> None:
+        self.check_sites = check_sites  # the target's memcheck sites (runtime/memcheck.SiteTable)
         self.building: dict[int, _Building] = {}  # id(function) -> its state while the transform writes it
         self.bodies: dict[str, AdjointBody] = {}  # adjoint body entry -> what its wrapper needs
 
@@ -60,12 +61,11 @@ class AdjointBarriers:
         return st
 
     # ---- the primal, as lowered for the transform -----------------------------------------
-    @staticmethod
-    def site(lc, node, what: str) -> tuple[int, int]:
+    def site(self, lc, node, what: str) -> tuple[int, int]:
         """(site, reach line) of a barrier of the adjoint's primal (``node`` None: the function's own
         line, for a barrier the adjoint adds): registered as the coroutine form registers its own."""
         where = node if node is not None else lc.tf.source.tree
-        site = M.register_site(M.Site("barrier", lc.tf.name, lc.src.loc(where), what=what, function_kind="kernel"))
+        site = self.check_sites.add(M.Site("barrier", lc.tf.name, lc.src.loc(where), what=what, function_kind="kernel"))
         if node is None:
             return site, 0
         if coroutines.in_branch(lc.tf.source.tree, node):
@@ -86,8 +86,8 @@ class AdjointBarriers:
         if st.coro is None:
             raise AssertionError(f"{b.function.name}: an adjoint barrier before the body's coroutine began")
         if what is not None:
-            s = M.site(site)
-            site = M.register_site(M.Site("barrier", s.function, s.loc, what=what, function_kind=s.function_kind)) \
+            s = self.check_sites.site(site)
+            site = self.check_sites.add(M.Site("barrier", s.function, s.loc, what=what, function_kind=s.function_kind)) \
                 | (site & IN_BRANCH)
         f = coroutines.context_field
         b.store(const(site), f(b, ctx, CTX_BARRIER))

@@ -45,7 +45,7 @@ def emit_raise(lc, node, exc_class, exc_args) -> None:
     """Record the exception (debug=True) and stop the thread."""
     if lc.thread_ctx is None:
         raise lc.src.error(node, "raise needs the thread context", "compile the kernel through cuda.jit")
-    site = M.register_site(M.Site("raise", lc.tf.name, lc.src.loc(node), function_kind=lc.tf.kind,
+    site = lc.state.check_sites.add(M.Site("raise", lc.tf.name, lc.src.loc(node), function_kind=lc.tf.kind,
                                   exc=exc_class, exc_args=tuple(exc_args)))
     if lc.debug:
         lc.builder.call(record_function(lc.module), [lc.thread_ctx, const(site)])

@@ -20,12 +20,14 @@ The body depends on what typeinfer found in the kernel:
 from __future__ import annotations
 
 import collections
+import dataclasses
 import threading
 
 import llvmlite.binding as llvm
 from llvmlite import ir
 
 from kdebug.frontend.lower import llvm_type
+from kdebug.lazy_dataclasses import dataclass
 from kdebug.targets.cpu import progress_ir
 from kdebug.targets.cpu.checks import sanitizers as sanitizer_ir
 from kdebug.targets.cpu.forms.coroutines.scheduler import BlockScheduler
@@ -45,24 +47,64 @@ from kdebug.targets.cpu.checks.memcheck import any_failed, error_flag, fail_slot
 
 
 PLACEHOLDER_ENTRY = "kdebug.launcher.entry"  # the kernel's name in a cached launcher module
-CACHE_SIZE = 64  # launcher modules kept (one per kernel signature and launcher options)
+CACHE_SIZE = 64  # launcher modules kept (one per kernel signature and launcher specification)
 _cache: collections.OrderedDict = collections.OrderedDict()
 _cache_lock = threading.Lock()
 
 
-def launcher_module(entry: str, argtypes, target, **options) -> tuple[llvm.ModuleRef, bytes]:
+@dataclass(frozen=True)
+class RegionLaunch:
+    """What the launcher body of a kernel in the region form reads of it (forms/regions/scheduler.py): what its
+    lowering recorded (``cut.RegionLowering``), what the regions stage's cut added (``cut.RegionCut``) and the
+    target's ``narrow`` option."""
+    cuts: int  # the kernel's cuts (barriers, warp operations, a loop in rounds' two stops): regions but one
+    frame_bytes: int  # the region frame of one block: the per-thread columns and the block-uniform entries
+    votes: bool  # a syncthreads_count/and/or: the launcher sums the votes
+    uniform_copy: tuple | None  # the updated uniform variables' entries, copied at a barrier (cut.RegionCut)
+    narrow: bool  # each thread loop over the threads its region's bound lets in (bounds.py)
+    warp_columns: tuple | None  # (operands, copies): the warp operations' columns' frame offsets
+    rounds: tuple | None  # (the round counter's frame offset, (iteration region, ...)) of loops in rounds
+    fresh: bool  # memcheck: a failed check ends its thread's step, reported after the thread loop
+
+
+@dataclass(frozen=True)
+class LauncherSpec:
+    """Everything ``<entry>.grid`` depends on besides the kernel's signature, made once by finish_ir (target.py):
+    the launcher cache's key (``launcher_module``) and ``build_grid_launcher``'s input.
+    ``coroutine``: every thread a coroutine, run by the block scheduler; ``grid_sync``: a grid barrier (every
+    block of the grid alive at once); ``shared_bytes``, ``shared_align``: each block's static shared memory and
+    its alignment (the largest a shared array of the module asks for, at least 64); ``racecheck``,
+    ``initcheck``: the sanitizers' shadow memory; ``thread_exit``: the kernel's failed checks end their thread
+    (memcheck_ir.py), and the launcher gives it failure slots and reports from them; ``lockstep``: the kernel
+    has lockstep loops (lockstep.py); ``shuffle``: a barrier-free kernel's launcher also has the
+    ``--shuffle-threads`` path (an out-of-line call of the kernel in a loop of its own: a sixth of a small
+    kernel's emit time, so it is built only where it is asked for or pays, target.py's finish_ir);
+    ``regions``: the region form's part, None for the other forms."""
+    coroutine: bool
+    grid_sync: bool
+    shared_bytes: int
+    shared_align: int = SHARED_ALIGN
+    racecheck: bool = False
+    initcheck: bool = False
+    thread_exit: bool = False
+    lockstep: bool = False
+    shuffle: bool = True
+    regions: RegionLaunch | None = None
+
+
+def launcher_module(entry: str, argtypes, target, spec: LauncherSpec) -> tuple[llvm.ModuleRef, bytes]:
     """``build_grid_launcher``'s module as LLVM has it, ready for ``link_in``, and the bitcode it was
     cloned from (its kernel named ``PLACEHOLDER_ENTRY``: ``name_entry`` renames it). The module depends
     on the kernel's name only through three function names, so it is built and parsed once per process
-    for each signature and set of options, and cloned and renamed for each kernel (measured: saxpy's
+    for each signature and specification, and cloned and renamed for each kernel (measured: saxpy's
     launcher takes ~2 ms to build and parse, matmul_tiled's ~13, a clone ~0.2 and ~1)."""
-    if options.get("coroutine"):
-        options["shuffle"] = True  # the block scheduler always reads the shuffle table: one launcher
-    key = (tuple(argtypes), target.triple, target.data_layout, tuple(sorted(options.items())))
+    if spec.coroutine and not spec.shuffle:  # the block scheduler always reads the shuffle table: one launcher
+        spec = dataclasses.replace(spec, shuffle=True)
+    key = (tuple(argtypes), target.triple, target.data_layout, spec)
     with _cache_lock:
         hit = _cache.get(key)
         if hit is None:
-            base = llvm.parse_assembly(str(build_grid_launcher(PLACEHOLDER_ENTRY, argtypes, target, **options)))
+            base = llvm.parse_assembly(str(build_grid_launcher(PLACEHOLDER_ENTRY, argtypes, target, spec)))
             hit = _cache[key] = (base, base.as_bitcode())
             if len(_cache) > CACHE_SIZE:
                 _cache.popitem(last=False)
@@ -84,19 +126,9 @@ def name_entry(mod, entry: str) -> None:
             pass
 
 
-def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync: bool,
-                        shared_bytes: int, racecheck: bool = False, initcheck: bool = False,
-                        thread_exit: bool = False, lockstep: bool = False, shuffle: bool = True,
-                        regions=None, shared_align: int = SHARED_ALIGN) -> ir.Module:
-    """The module holding ``<entry>.grid`` (and its body), which calls the kernel ``entry``.
-    ``thread_exit``: the kernel's failed checks end their thread (memcheck_ir.py); the launcher gives
-    it failure slots and reports from them. ``lockstep``: the kernel has lockstep loops (lockstep.py).
-    ``shuffle``: a barrier-free kernel's launcher also has the ``--shuffle-threads`` path (an out-of-line
-    call of the kernel in a loop of its own: a sixth of a small kernel's emit time, so it is built only
-    where it is asked for or pays, target.py's finish_ir). ``regions``: (number of cuts, region frame bytes,
-    votes, the updated uniform variables' entries to copy at a barrier or None, narrowed thread loops, the
-    warp operations' columns, loops in rounds, failed checks reported after each thread loop) of a kernel in the region form (region_scheduler.py), else None. ``shared_align``: the alignment of each block's shared memory
-    (the largest a shared array of the module asks for, at least 64)."""
+def build_grid_launcher(entry: str, argtypes, target, spec: LauncherSpec) -> ir.Module:
+    """The module holding ``<entry>.grid`` (and its body), which calls the kernel ``entry``, as ``spec`` says
+    (``LauncherSpec``)."""
     m = ir.Module(name=entry + ".grid")
     m.triple, m.data_layout = target.triple, target.data_layout
     kernel = ir.Function(m, ir.FunctionType(VOID, [CONTEXT_P] + [llvm_type(t) for t in argtypes]), name=entry)
@@ -111,21 +143,22 @@ def build_grid_launcher(entry: str, argtypes, target, coroutine: bool, grid_sync
     body.args[7].add_attribute("noalias")
     body.args[11].add_attribute("noalias")  # the failure slots: the launcher's own allocation
     body.args[12].add_attribute("noalias")  # the region frame: the same
-    shared_align = max(shared_align, SHARED_ALIGN)
-    shared_stride = (shared_bytes + shared_align - 1) // shared_align * shared_align
+    shared_align = max(spec.shared_align, SHARED_ALIGN)
+    shared_stride = (spec.shared_bytes + shared_align - 1) // shared_align * shared_align
     ctx_bytes = target.tm.target_data.get_abi_size(_binding_type(CONTEXT))
-    sanitize = (racecheck, initcheck) if racecheck or initcheck else None
-    _build_wrapper(m, body, ctx_bytes, coroutine, grid_sync, shared_stride, sanitize, thread_exit, lockstep,
-                   regions[1] if regions is not None else None, shared_align)
-    lb = LauncherBody(body, kernel, argtypes, shared_stride, sanitize, thread_exit, shuffle or coroutine)
-    if regions is not None:
+    sanitize = (spec.racecheck, spec.initcheck) if spec.racecheck or spec.initcheck else None
+    _build_wrapper(m, body, ctx_bytes, spec.coroutine, spec.grid_sync, shared_stride, sanitize, spec.thread_exit,
+                   spec.lockstep, spec.regions.frame_bytes if spec.regions is not None else None, shared_align)
+    lb = LauncherBody(body, kernel, argtypes, shared_stride, sanitize, spec.thread_exit,
+                      spec.shuffle or spec.coroutine)
+    if spec.regions is not None:
         kty = kernel.ftype
         lb.bound = ir.Function(m, ir.FunctionType(i64, [kty.args[0], i32] + list(kty.args[1:])),
                                name=entry + BOUND_SUFFIX)
         lb.alike = ir.Function(m, ir.FunctionType(ir.IntType(1), [i32]), name=entry + ALIKE_SUFFIX)
-        region_blocks(lb, regions[0], regions[2], regions[3], regions[4], regions[5], regions[6], regions[7])
-    elif coroutine:
-        BlockScheduler(lb, grid_sync, lockstep).build()
+        region_blocks(lb, spec.regions)
+    elif spec.coroutine:
+        BlockScheduler(lb, spec.grid_sync, spec.lockstep).build()
     else:
         plain_blocks(lb)
     lb.b.position_at_end(lb.stop)

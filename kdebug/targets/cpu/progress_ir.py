@@ -37,7 +37,7 @@ def note_block(b: ir.IRBuilder, runtime, blk) -> None:
 
 def loop_site(lc, node) -> int:
     """The site id of a while loop (its ``while`` line), registered with the memcheck sites."""
-    return M.register_site(M.Site("loop", lc.tf.name, lc.src.loc(node), what="while loop",
+    return lc.state.check_sites.add(M.Site("loop", lc.tf.name, lc.src.loc(node), what="while loop",
                                   function_kind=lc.tf.kind))
 
 

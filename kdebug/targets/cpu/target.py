@@ -8,6 +8,7 @@ into one vectorisable loop.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import re
@@ -22,8 +23,9 @@ from kdebug import markers
 from kdebug.frontend.lower import i8, i32, i64
 from kdebug.lazy_dataclasses import dataclass
 from kdebug.runtime import device_launch
+from kdebug.runtime import memcheck as M
 from kdebug.runtime.artifacts import CpuArtifact
-from kdebug.settings import CompileOptions
+from kdebug.settings import CompileOptions, Recording
 from kdebug import passes, stages
 from kdebug.targets import pass_record
 from kdebug.targets.base import Target, init_llvm, run_pipeline
@@ -39,7 +41,7 @@ from kdebug.frontend.lower import llvm_type
 from kdebug.targets.cpu.forms.regions import bounds as region_bounds
 from kdebug.targets.cpu.forms import FORM_COROUTINES, FORM_REGIONS, FORM_THREAD_LOOP
 from kdebug.targets.cpu.forms.choice import choose_form
-from kdebug.targets.cpu.launcher import launcher_module, name_entry
+from kdebug.targets.cpu.launcher import LauncherSpec, RegionLaunch, launcher_module, name_entry
 from kdebug.targets.cpu.machines import new_machine
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_DEPTH, CTX_DYN_BYTES, CTX_DYN_SHARED, CTX_RUNTIME,
                                        CTX_SHARED, I8P, LAUNCHER_TYPE, SHARED_ALIGN, SPECIAL_REGISTER_FIELD, param_struct_type)
@@ -96,6 +98,9 @@ _REGISTER_OF_FIELD = {field: reg for reg, field in SPECIAL_REGISTER_FIELD.items(
 @dataclass
 class CpuModuleState:
     """What the CPU target's lowering hooks record about one module, for finish_ir and emit."""
+    # the target's memcheck sites (runtime/memcheck.SiteTable), where the lowering numbers a check's, a
+    # barrier's, a raise's or a while loop's source site; the artifact carries it to the reports
+    check_sites: object = None
     shared_bytes: int = 0  # the module's static shared-memory layout (one for all its kernels)
     shared_align: int = SHARED_ALIGN  # the largest alignment one of its shared arrays asks for
     coroutines: dict = field(default_factory=dict)  # kernel name -> CoroState: kernels with barriers
@@ -105,7 +110,9 @@ class CpuModuleState:
     lockstep: set = field(default_factory=set)  # kernels with lockstep loops (lockstep.py)
     lockstep_reasons: dict = field(default_factory=dict)  # loop node id -> why it is not lockstep (or None)
     lockstep_frame: object = None  # while a lockstep run's body is lowered: lockstep.Frame
-    regions: dict = field(default_factory=dict)  # kernel name -> regions.RegionKernel: kernels cut at barriers
+    regions: dict = field(default_factory=dict)  # kernel name -> regions.RegionLowering: kernels cut at barriers
+    cuts: dict = field(default_factory=dict)  # kernel name -> regions.RegionCut: what the regions stage made
+    thread_bounds: dict = field(default_factory=dict)  # kernel name -> each region's thread bound, in words (finish)
     forms: dict = field(default_factory=dict)  # kernel name -> (form, why not the region form or None)
 
 
@@ -120,9 +127,9 @@ def emit_pipeline(tm, mod, speed_level: int) -> None:
     run_pipeline(tm, mod, speed_level, unroll=EMIT_UNROLL, interleave=EMIT_INTERLEAVE)
 
 
-def _launcher_bitcode(entry: str, argtypes, target, **options) -> bytes:
+def _launcher_bitcode(entry: str, argtypes, target, spec: LauncherSpec) -> bytes:
     """The bitcode of a kernel's launcher (launcher_module's), for tier 1 (tiers.Plan.finished_module)."""
-    return launcher_module(entry, argtypes, target, **options)[1]
+    return launcher_module(entry, argtypes, target, spec)[1]
 
 
 def _tier1_steps(locked: bool) -> tiers.Steps:
@@ -183,24 +190,27 @@ class CpuTarget(Target):
     name = "cpu"
     barriers_keep_the_stack = False  # an adjoint body with barriers is a coroutine (adjoint_barriers.py)
     serial_block_threads = True  # a block runs on one host thread: its threads in a loop, or as coroutines
-    def __init__(self, options: CompileOptions | None = None) -> None:
+    def __init__(self, options: CompileOptions | None = None, recording: Recording | None = None) -> None:
         """Made from the frozen compile options (``kdebug/settings.py``), which it never changes:
-        ``memcheck``: bounds checks compiled into every array access; ``snapshots``: the emit snapshot
-        holds the host assembly (a second code generation; a plain headless run goes without);
+        ``memcheck``: bounds checks compiled into every array access; ``recording.snapshots``: the emit
+        snapshot holds the host assembly (a second code generation; a plain headless run goes without);
         ``racecheck``, ``initcheck``: shadow-memory checks on every shared and global access;
         ``lockstep``: a coroutine kernel's loops run by its threads together (lockstep.py);
         ``shuffle``: barrier-free kernels' launchers can run the threads in a shuffled order
         (``--shuffle-threads``; without it their launchers only run them in order); ``tiered``: emit
-        makes quick code first and the optimised code in the background (tiers.py; only where the host
-        assembly is not recorded: what is shown is always the code that runs); ``host_cpu``: the LLVM
-        CPU model the code is made for ("": this host's)."""
+        makes quick code first and the optimised code in the background (tiers.py; ``compile_options``
+        sets it only where the host assembly is not recorded: what is shown is always the code that
+        runs); ``host_cpu``: the LLVM CPU model the code is made for ("": this host's)."""
         self.options = options if options is not None else CompileOptions()
+        self.recording = recording if recording is not None else Recording()  # not part of the code made
         # the tables whose ids the lowering compiles into the code, the target's for its lifetime: a
-        # device-side launch's site (device_launch.LaunchSite) and a print call's format. Every module this
+        # device-side launch's site (device_launch.LaunchSite), a print call's format and memcheck's source
+        # sites (runtime/memcheck.SiteTable: checks, barriers, raises, while loops). Every module this
         # target makes refers to them (a kernel launched from the device may come from an earlier
         # module); the artifacts carry them to the launch's context (kdebug/runtime/launch_context.py)
         self.launch_sites: list = []
         self.print_formats: list = []
+        self.check_sites = M.SiteTable()  # memcheck's sites, numbered by the lowering (lc.state.check_sites)
         self.tables_lock = threading.Lock()
         init_llvm()
         device_launch.register_symbol()
@@ -208,7 +218,8 @@ class CpuTarget(Target):
         self.triple = llvm.get_process_triple()
         self.data_layout = str(self.tm.target_data)
         self._const_counter = 0
-        self.adjoints = AdjointBarriers()  # kdebug.adjoint's barriers and shared arrays (adjoint_barriers.py)
+        self.adjoints = AdjointBarriers(self.check_sites)  # kdebug.adjoint's barriers and shared arrays (adjoint_barriers.py)
+        self._tier_worker: tiers.Worker | None = None  # made by tier_worker, at the first tiered load
 
     # the options, read-only: a target is made for one set of them
     memcheck = property(lambda self: self.options.memcheck)
@@ -216,15 +227,15 @@ class CpuTarget(Target):
     initcheck = property(lambda self: self.options.initcheck)
     lockstep = property(lambda self: self.options.lockstep)
     shuffle = property(lambda self: self.options.shuffle)
-    tiered = property(lambda self: self.options.tiered and not self.options.snapshots)
-    record_host_asm = property(lambda self: self.options.snapshots and not self.options.passes_on_demand)
+    tiered = property(lambda self: self.options.tiered)
+    record_host_asm = property(lambda self: self.recording.snapshots and not self.recording.passes_on_demand)
     # passes kept for a replay: emit's assembly too is made by the replay, from the module emit's
     # pipeline made (its digest checked), not by a second code generation during the compile
-    host_asm_on_demand = property(lambda self: self.options.snapshots and self.options.passes_on_demand)
+    host_asm_on_demand = property(lambda self: self.recording.passes_on_demand)  # only with snapshots
 
     # ---- lowering time -------------------------------------------------------
     def module_state(self) -> CpuModuleState:
-        return CpuModuleState()
+        return CpuModuleState(check_sites=self.check_sites)
 
     def context_type(self):
         return CONTEXT_P
@@ -432,8 +443,8 @@ class CpuTarget(Target):
 
     def _cut(self, module, state) -> None:
         for name, rk in state.regions.items():
-            if not rk.cut_done:
-                regions.cut(module.get_global(name), rk, self.tm.target_data)
+            if name not in state.cuts:
+                state.cuts[name] = regions.cut(module.get_global(name), rk, self.tm.target_data)
 
     def shows_stage(self, stage, target_state) -> bool:
         """The regions snapshot of a job with a kernel with barriers (cut, or left as coroutines and why)."""
@@ -446,7 +457,8 @@ class CpuTarget(Target):
         out = []
         for name, (form, why) in target_state.forms.items():
             if form == FORM_REGIONS:
-                out.append(regions.describe(target_state.regions[name], name))
+                out.append(regions.describe(target_state.regions[name],
+                                            target_state.cuts.get(name) or regions.RegionCut(), name))
             elif form == FORM_COROUTINES:
                 out.append(f"; {name}: coroutines, one per thread (not the region form: {why})\n")
             else:
@@ -498,7 +510,8 @@ class CpuTarget(Target):
     def entry_artifact(self, job) -> CpuArtifact:
         """What a launch of ``entry_address(job)`` reads: the earlier module's code is loaded already."""
         return CpuArtifact(object=b"", asm="", grid_sync=frozenset(), racecheck=False, initcheck=False,
-                           launch_sites=self.launch_sites, print_formats=self.print_formats)
+                           launch_sites=self.launch_sites, print_formats=self.print_formats,
+                           check_sites=self.check_sites)
 
     def entry_finished(self, mod, job) -> bool:
         if job.kind != "kernel":
@@ -513,22 +526,25 @@ class CpuTarget(Target):
     # run time (both vectorise) for a quarter less compile time.
     speed_level = 2
 
-    def optimize(self, mod) -> None:
+    def compilation_state(self) -> tiers.CompilationState:
+        return tiers.CompilationState()
+
+    def optimize(self, mod, compilation: tiers.CompilationState) -> None:
         if self.tiered and passes.open_log() is None:
             # tier 1 starts from this copy in the background (tiers.py); tier 0 takes -O1: it runs
             # as fast as tier 0 made of -O2 code (measured: saxpy, matmul_tiled), in a third of the time
-            tiers.carry(mod, tiers.Plan(mod.as_bitcode(), mod.name, self.speed_level, self.options.host_cpu))
+            compilation.plan = tiers.Plan(mod.as_bitcode(), mod.name, self.speed_level, self.options.host_cpu)
             run_pipeline(self.tm, mod, tiers.TIER0_SPEED_LEVEL)
             return
         run_pipeline(self.tm, mod, self.speed_level)
 
-    def finish_ir(self, mod, job) -> list[str]:
+    def finish_ir(self, mod, job, compilation: tiers.CompilationState) -> list[str]:
         """Wrap a kernel entry in its grid launcher; make the kernel itself internal."""
         if job.kind != "kernel":
             return []
         state = module_state(job)
         rk = state.regions.get(job.entry)
-        if rk is not None and not rk.cut_done:
+        if rk is not None and job.entry not in state.cuts:
             raise AssertionError(f"{job.entry}: a kernel cut at its barriers reached finish without the regions stage")
         thread_exit = job.entry in state.thread_exit
         body = self.adjoints.linked(mod)  # a kdebug.adjoint wrapper: its body's barriers and shared memory
@@ -544,55 +560,61 @@ class CpuTarget(Target):
         # its out-of-line call LLVM sinks the block's context stores into the failed checks' blocks, keeping
         # their ~16 values live through the thread loop (measured: saxpy with memcheck ran 1.25x slower)
         shuffle = self.shuffle or (self.memcheck and not thread_exit and rk is None)
-        options = dict(coroutine=coroutine,
-                       regions=(len(rk.sites), rk.frame_bytes, rk.votes, rk.uniform_copy, self.options.narrow,
-                                rk.warp_columns,
-                                (rk.round_entry, tuple(r for _, r in rk.rounds))
-                                if rk.rounds else None, rk.fresh)
-                       if rk is not None else None,
-                       grid_sync=job.entry in state.grid_sync, shared_bytes=shared_bytes,
-                       shared_align=shared_align, racecheck=self.racecheck, initcheck=self.initcheck,
-                       thread_exit=thread_exit, lockstep=job.entry in state.lockstep)
-        plan = tiers.carried(mod)
-        # Tier 0 (a plan carried) has the shuffled path only where threads are shuffled: the sinking that path
+        region_launch = None
+        if rk is not None:
+            frame = state.cuts[job.entry]
+            region_launch = RegionLaunch(cuts=len(rk.sites), frame_bytes=frame.frame_bytes, votes=rk.votes,
+                                         uniform_copy=frame.uniform_copy, narrow=self.options.narrow,
+                                         warp_columns=frame.warp_columns,
+                                         rounds=(frame.round_entry, tuple(r for _, r in rk.rounds))
+                                         if rk.rounds else None, fresh=rk.fresh)
+        spec = LauncherSpec(coroutine=coroutine, grid_sync=job.entry in state.grid_sync, shared_bytes=shared_bytes,
+                            shared_align=shared_align, racecheck=self.racecheck, initcheck=self.initcheck,
+                            thread_exit=thread_exit, lockstep=job.entry in state.lockstep, shuffle=shuffle,
+                            regions=region_launch)
+        plan = compilation.plan
+        # Tier 0 (a plan made) has the shuffled path only where threads are shuffled: the sinking that path
         # stops is -O2's, which tier 0 does not run (measured: saxpy's tier 0 emit 0.6 ms shorter, its run
         # time unchanged). Tier 1 links the untiered compile's launcher, built on its background thread (once
         # per signature and options: launcher_module keeps it).
         quick = plan is not None and shuffle and not self.shuffle and not coroutine
-        launcher, bitcode = launcher_module(job.entry, job.argtypes, self, shuffle=shuffle and not quick, **options)
+        launcher, bitcode = launcher_module(job.entry, job.argtypes, self,
+                                            dataclasses.replace(spec, shuffle=False) if quick else spec)
         link_launcher(mod, job.entry, launcher)
         # after the launcher, as tier 1 links it (tiers.Plan.finished_module): the same module
-        bounds = self._region_bounds(mod, job, rk) if rk is not None and self.options.narrow else None
+        bounds = self._region_bounds(mod, job, state) if rk is not None and self.options.narrow else None
         if plan is not None:  # tier 1 links the untiered compile's launcher (and bound function)
             plan.launchers.append((job.entry, functools.partial(_launcher_bitcode, job.entry, job.argtypes, self,
-                                                                shuffle=shuffle, **options) if quick else bitcode))
+                                                                spec) if quick else bitcode))
             if bounds is not None:
                 plan.bounds.append(bounds)
         return [job.entry + ".grid"]
 
-    def _region_bounds(self, mod, job, rk) -> region_bounds.Facts:
+    def _region_bounds(self, mod, job, state) -> region_bounds.Facts:
         """The bound function of region-form kernel ``job.entry`` (region_bounds.py), read off its optimised step
-        function and linked into ``mod``; the facts it was made from (tier 1 makes its own from its code)."""
+        function and linked into ``mod`` (each region's bound in ``state.thread_bounds``); the facts it was made
+        from (tier 1 makes its own from its code)."""
         kernel_type = ir.FunctionType(ir.VoidType(), [CONTEXT_P] + [llvm_type(t) for t in job.argtypes])
-        facts = region_bounds.Facts.of(job.entry, rk, self.tm.target_data, kernel_type)
-        rk.bounds = region_bounds.link_bounds(mod, facts)
+        facts = region_bounds.Facts.of(job.entry, state.regions[job.entry], state.cuts[job.entry],
+                                       self.tm.target_data, kernel_type)
+        state.thread_bounds[job.entry] = region_bounds.link_bounds(mod, facts)
         return facts
 
-    def finish_module(self, mod, jobs) -> None:
+    def finish_module(self, mod, jobs, compilation: tiers.CompilationState) -> None:
         """Internalise everything but the grid launchers, so LLVM may inline and drop it."""
         # launchers and device-job entries stay visible: later modules may refer to them
         keep = {j.entry + ".grid" if j.kind == "kernel" else j.entry for j in jobs}
         internalise(mod, keep)
-        plan = tiers.carried(mod)
+        plan = compilation.plan
         if plan is not None:
             plan.keep = keep
 
-    def emit(self, mod, jobs) -> CpuArtifact:
+    def emit(self, mod, jobs, compilation: tiers.CompilationState) -> CpuArtifact:
         # kernels with a grid barrier must run every block in one launcher call (runtime/cpu.py)
         grid_sync = frozenset(j.entry for j in jobs if j.entry in module_state(j).grid_sync)
         made = dict(grid_sync=grid_sync, racecheck=self.racecheck, initcheck=self.initcheck,
-                    launch_sites=self.launch_sites, print_formats=self.print_formats)
-        plan = tiers.carried(mod, take=True)
+                    launch_sites=self.launch_sites, print_formats=self.print_formats, check_sites=self.check_sites)
+        plan, compilation.plan = compilation.plan, None  # emit's is the last look: the Tiers keep it
         kernels = {j.id: j.entry + ".grid" for j in jobs if j.kind == "kernel"}
         if plan is not None and not (kernels and tiers.tierable(mod)):
             # nothing to launch, or globals that two copies would split: the optimised code now
@@ -621,5 +643,14 @@ class CpuTarget(Target):
         addresses = load_object(artifact.object, names.values())
         entries = {jid: addresses[name] for jid, name in names.items()}
         if artifact.tiers is not None:
-            artifact.tiers.start(entries, jobs)
+            artifact.tiers.start(entries, jobs, self.tier_worker)
         return entries
+
+    @property
+    def tier_worker(self) -> tiers.Worker:
+        """The background thread that compiles this target's tier 1 (tiers.py), made at its first tiered
+        load; it ends at interpreter exit, or once this target is gone and what it queued is compiled."""
+        with self.tables_lock:
+            if self._tier_worker is None:
+                self._tier_worker = tiers.Worker(owner=self)
+            return self._tier_worker

@@ -6,8 +6,9 @@ run without ``--trace``), the compile makes *tier 0*: optimize runs LLVM's -O1 o
 nothing else) and the fast instruction selector. For saxpy that is runnable machine code ~20 ms sooner
 than the optimised code (-O2 on the kernel, -O2 again over the launcher with the kernel inlined and
 vectorised, full code generation), running 2-3x slower; matmul_tiled's tier 0 runs ~1.7x slower.
-``optimize`` keeps a bitcode copy of the module it got and finish notes what it linked (a ``Plan``);
-``load`` loads tier 0 and hands the plan to one background thread, which compiles *tier 1* — the same
+``optimize`` keeps a bitcode copy of the module it got and finish notes what it linked (a ``Plan``, kept
+in the compilation's ``CompilationState``, which the driver hands to those hooks); ``load`` loads tier 0
+and hands the plan to the target's ``Worker``, one background thread, which compiles *tier 1* — the same
 steps the untiered compile runs, so the same code — in an LLVM context and target machine of its own,
 loads it under new names (``<entry>.grid.tier1``) and swaps the launch addresses in one assignment;
 the jobs' after-finish copies (``inspect_llvm``) become tier 1's then. A launch takes the best tier
@@ -20,8 +21,9 @@ and goes through llvmlite's locked calls. A pipeline that records its passes (pa
 process-wide print options: ``pass_record.GATE`` keeps it and the background's LLVM work apart.
 
 A failed tier 1 is never lost: it is kept (``Tiers.error``) and reported as a RuntimeWarning, and
-the kernel keeps running tier 0. At interpreter exit the thread finishes the compile in progress
-(a fraction of a second) and drops the rest. ``KDEBUG_TIERED=0`` turns tiers off (emit compiles
+the kernel keeps running tier 0. At interpreter exit each worker's thread finishes the compile in
+progress (a fraction of a second) and drops the rest; a worker whose target is gone compiles what it
+has queued and ends. ``KDEBUG_TIERED=0`` turns tiers off (emit compiles
 tier 1 synchronously, as a session with snapshots always does).
 """
 from __future__ import annotations
@@ -33,6 +35,7 @@ import os
 import threading
 import time
 import warnings
+import weakref
 from typing import Callable
 
 import llvmlite.binding as llvm
@@ -62,8 +65,9 @@ _machines_lock = threading.Lock()
 
 def machine(opt: int, host_cpu: str = ""):
     """A target machine for ``host_cpu`` (machines.py) at code-generation level ``opt`` (0: the fast
-    instruction selector; 3: tier 1's, used by the background thread alone). Kept for the process's
-    lifetime: code and modules made with them may outlive any thread."""
+    instruction selector, tier 0's, used in the foreground through llvmlite's lock; tier 1's are each
+    worker's own, ``Worker.machine``). Kept for the process's lifetime: code and modules made with them
+    may outlive any thread."""
     with _machines_lock:
         tm = _machines.get((opt, host_cpu))
         if tm is None:
@@ -116,22 +120,13 @@ class Plan:
         return mod
 
 
-# The plan travels with the module it was made from, from optimize through finish to emit: a failed
-# compile drops it with its module, and two compilations (two threads, two targets) never share one.
-_PLAN = "kdebug_tier_plan"
-
-
-def carry(mod, plan: Plan) -> None:
-    """optimize: tier 1's plan for ``mod`` (an llvmlite ModuleRef), kept on it."""
-    setattr(mod, _PLAN, plan)
-
-
-def carried(mod, take: bool = False) -> Plan | None:
-    """Tier 1's plan for ``mod``, or None where it is compiled untiered; ``take``: emit's, the last look."""
-    plan = getattr(mod, _PLAN, None)
-    if take and plan is not None:
-        delattr(mod, _PLAN)
-    return plan
+@dataclasses.dataclass
+class CompilationState:
+    """The CPU target's record of one toplevel compilation (``Target.compilation_state``), which the driver
+    keeps with the compilation and hands to optimize, finish_ir, finish_module and emit: tier 1's plan,
+    made by optimize where the compile is tiered, filled in by finish, taken by emit. A failed compile
+    drops it with the compilation, and two compilations (two threads, two targets) never share one."""
+    plan: Plan | None = None
 
 
 class Tiers:
@@ -171,19 +166,20 @@ class Tiers:
         self.wait()
         self.best = self.tier1 if tier == 1 and self.tier1 is not None else self.tier0
 
-    def start(self, tier0: dict, records=()) -> None:
+    def start(self, tier0: dict, records, worker: "Worker") -> None:
+        """load: tier 0 runs from now on, and ``worker`` (the compiling target's) compiles tier 1."""
         self.tier0 = self.best = tier0
         self._records = list(records)
         self.submitted = time.perf_counter()
-        _submit(self)
+        worker.submit(self)
 
-    def compile(self) -> None:
-        """Tier 1, on the background thread."""
+    def compile(self, worker: "Worker") -> None:
+        """Tier 1, on ``worker``'s thread."""
         c = time.thread_time()
         try:
-            tm, steps = machine(3, self.plan.host_cpu), self._steps
+            tm, steps = worker.machine(self.plan.host_cpu), self._steps
             with pass_record.GATE.background():
-                mod = self.plan.finished_module(_context(), tm, steps)
+                mod = self.plan.finished_module(worker.context(), tm, steps)
                 try:
                     after_finish = mod.as_bitcode()  # what inspect_llvm shows once tier 1 runs
                     for fn in mod.functions:  # tier 0's symbols stay; tier 1's are its own
@@ -246,124 +242,188 @@ def optimise_unlocked(tm, mod, speed_level: int, unroll: bool, interleave: bool)
         pb.close()
 
 
-def _context():
-    """The background thread's own LLVM context (LLVM's global one is the foreground's)."""
-    global _background_context
-    if _background_context is None:  # one thread at a time uses it (_work), for the process's lifetime
-        _background_context = llvm.create_context()
-    return _background_context
-
-
-_background_context = None
-
-
 # ---- the background thread ------------------------------------------------------------------------
-_queue: collections.deque = collections.deque()
-_cv = threading.Condition()
-_worker: threading.Thread | None = None
-_closing = False
+class Worker:
+    """The background thread that compiles one CPU target's tier 1 (``CpuTarget.tier_worker``: made at the
+    target's first tiered load, its thread at the first compile queued), waiting while nothing is queued.
+    (A thread started for each compile cost every compile ~1-4 ms: ``Thread.start`` waits until the new
+    thread runs, and on a busy machine that waits for a time slice.) Its thread ends at interpreter exit
+    (``close``: the compile in progress finishes, the queued ones are dropped) or once its target is gone
+    (``retire``: what is queued is compiled first). It has its own LLVM context and target machines: no
+    other thread uses them."""
 
+    def __init__(self, owner=None) -> None:
+        self._cv = threading.Condition()
+        self._queue: collections.deque = collections.deque()
+        self._thread: threading.Thread | None = None
+        self._running: Tiers | None = None  # the compile the thread is on
+        self._closing = False  # interpreter exit: drop what is queued
+        self._retiring = False  # the owner is gone: compile what is queued, then end
+        self._forking = False  # a fork is about to happen: no compile starts until it has (_before_fork)
+        self._context = None  # this thread's LLVM context (LLVM's global one is the foreground's)
+        self._machines: dict = {}  # host CPU -> tier 1's target machine (code generation level 3)
+        if owner is not None:
+            weakref.finalize(owner, self.retire).atexit = False  # at exit, _close ends it
+        with _workers_lock:
+            _workers.add(self)
 
-def _submit(t: Tiers) -> None:
-    global _worker
-    with _cv:
-        if _closing:
-            t.fail(RuntimeError("the interpreter is exiting"))
+    @property
+    def thread(self) -> threading.Thread | None:
+        """The thread compiling, or waiting for, tier 1 (None before the first compile, and after it ended)."""
+        return self._thread
+
+    def context(self):
+        """The LLVM context tier 1 is parsed in, for the process's lifetime (one thread uses it)."""
+        if self._context is None:
+            self._context = llvm.create_context()
+        return self._context
+
+    def machine(self, host_cpu: str = ""):
+        """Tier 1's target machine for ``host_cpu`` (machines.py): this thread's alone. Kept for the
+        worker's lifetime: code made with it may outlive the thread."""
+        tm = self._machines.get(host_cpu)
+        if tm is None:
+            tm = self._machines[host_cpu] = new_machine(host_cpu, 3)
+        return tm
+
+    def submit(self, t: Tiers) -> None:
+        with self._cv:
+            if self._closing:
+                t.fail(RuntimeError("the interpreter is exiting"))
+                t.ready.set()
+                return
+            self._queue.append(t)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, name="kdebug-tier1", daemon=False)
+                self._thread.start()
+            else:
+                self._cv.notify_all()
+
+    def _work(self) -> None:
+        dropped: list = []
+        try:
+            while True:
+                with self._cv:
+                    while (self._forking or not self._queue) and not self._closing and not self._retiring:
+                        self._cv.wait()
+                    if self._closing:
+                        dropped = list(self._queue)
+                        self._queue.clear()
+                        break
+                    if not self._queue:  # retired, and nothing left
+                        break
+                    t = self._running = self._queue.popleft()
+                try:
+                    t.compile(self)
+                finally:
+                    with self._cv:
+                        self._running = None
+                        self._cv.notify_all()  # wait_all, and a fork waiting for the compile in progress, may go on
+        finally:
+            with self._cv:
+                if self._thread is threading.current_thread():
+                    self._thread = None
+                self._cv.notify_all()
+        for t in dropped:  # at exit: tier 0 is what ran, and nothing will run any more
             t.ready.set()
-            return
-        _queue.append(t)
-        if _worker is None:
-            _worker = threading.Thread(target=_work, name="kdebug-tier1", daemon=False)
-            _worker.start()
-        else:
-            _cv.notify_all()
+
+    def pending(self) -> int:
+        """Tier-1 compiles queued or running."""
+        with self._cv:
+            return len(self._queue) + (self._running is not None)
+
+    def wait_all(self, timeout: float | None = None) -> bool:
+        """Until nothing is queued or compiling."""
+        with self._cv:
+            return self._cv.wait_for(lambda: (not self._queue and self._running is None) or self._thread is None,
+                                     timeout)
+
+    def close(self) -> None:
+        """Interpreter exit: the compile in progress finishes, the queued ones are dropped."""
+        with self._cv:
+            self._closing = True
+            self._cv.notify_all()  # the thread, idle or between compiles, ends
+
+    def retire(self) -> None:
+        """The owning target is gone: the thread compiles what is queued, then ends."""
+        with self._cv:
+            self._retiring = True
+            self._cv.notify_all()
+
+    def _before_fork(self) -> None:
+        with self._cv:
+            self._forking = True
+            deadline = time.monotonic() + 60.0
+            while self._running is not None and time.monotonic() < deadline:
+                self._cv.wait(1.0)
+
+    def _after_fork_in_parent(self) -> None:
+        with self._cv:
+            self._forking = False
+            self._cv.notify_all()
+
+    def _after_fork_in_child(self) -> None:
+        unfinished = ([self._running] if self._running is not None else []) + list(self._queue)
+        self._cv, self._queue, self._thread, self._running, self._forking = (
+            threading.Condition(), collections.deque(), None, None, False)
+        # the parent's thread may have been in the middle of using them
+        self._context, self._machines = None, {}
+        for t in unfinished:
+            self.submit(t)
 
 
-_running: Tiers | None = None  # the compile the worker is on
+# The live workers, for the process's events that reach all of them: interpreter exit (their threads are
+# not daemons), a fork, and the tests' and benchmarks' wait_all. The targets own them.
+_workers: weakref.WeakSet = weakref.WeakSet()
+_workers_lock = threading.Lock()
 
 
-_forking = False  # a fork is about to happen: no compile starts until it has (see _before_fork)
-
-
-def _work() -> None:
-    """The worker: one thread for the process's lifetime, waiting while nothing is queued. (A thread
-    started for each compile cost every compile ~1-4 ms: ``Thread.start`` waits until the new thread
-    runs, and on a busy machine that waits for a time slice.) It ends at interpreter exit (_close)."""
-    global _worker, _running
-    dropped: list = []
-    try:
-        while True:
-            with _cv:
-                while (_forking or not _queue) and not _closing:
-                    _cv.wait()
-                if _closing:
-                    dropped = list(_queue)
-                    _queue.clear()
-                    break
-                t = _running = _queue.popleft()
-            try:
-                t.compile()
-            finally:
-                with _cv:
-                    _running = None
-                    _cv.notify_all()  # wait_all, and a fork waiting for the compile in progress, may go on
-    finally:
-        with _cv:
-            if _worker is threading.current_thread():
-                _worker = None
-            _cv.notify_all()
-    for t in dropped:  # at exit: tier 0 is what ran, and nothing will run any more
-        t.ready.set()
+def _all() -> list[Worker]:
+    with _workers_lock:
+        return list(_workers)
 
 
 def pending() -> int:
-    """Tier-1 compiles queued or running."""
-    with _cv:
-        return len(_queue) + (_running is not None)
+    """Tier-1 compiles queued or running, in every target's worker."""
+    return sum(w.pending() for w in _all())
 
 
 def wait_all(timeout: float | None = None) -> bool:
-    """Until no tier 1 is queued or compiling (tests, benchmarks)."""
-    with _cv:
-        return _cv.wait_for(lambda: (not _queue and _running is None) or _worker is None, timeout)
+    """Until no tier 1 is queued or compiling in any target's worker (tests, benchmarks)."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    for w in _all():
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        if not w.wait_all(left):
+            return False
+    return True
 
 
 def _close() -> None:
-    """Interpreter exit: the compile in progress finishes, the queued ones are dropped."""
-    global _closing
-    with _cv:
-        _closing = True
-        _cv.notify_all()  # the worker, idle or between compiles, ends
+    """Interpreter exit: each worker's compile in progress finishes, the queued ones are dropped."""
+    for w in _all():
+        w.close()
 
 
 def _before_fork() -> None:
-    """Before ``os.fork``: let the compile in progress finish and start no other, so that the child is
-    not made while this process's worker holds LLVM's locks (the child would wait for them forever)."""
-    global _forking
-    with _cv:
-        _forking = True
-        deadline = time.monotonic() + 60.0
-        while _running is not None and time.monotonic() < deadline:
-            _cv.wait(1.0)
+    """Before ``os.fork``: let the compiles in progress finish and start no other, so that the child is
+    not made while this process's workers hold LLVM's locks (the child would wait for them forever)."""
+    for w in _all():
+        w._before_fork()
 
 
 def _after_fork_in_parent() -> None:
-    global _forking
-    with _cv:
-        _forking = False
-        _cv.notify_all()
+    for w in _all():
+        w._after_fork_in_parent()
 
 
 def _after_fork_in_child() -> None:
     """``os.fork`` (or a fork-based multiprocessing pool) copies this process without its background
-    thread: the child gets a lock of its own and its own worker, and compiles again what the parent's
-    worker had queued or was compiling, so that a launch waiting for tier 1 does not wait forever."""
-    global _cv, _queue, _worker, _running, _background_context, _forking
-    unfinished = ([_running] if _running is not None else []) + list(_queue)
-    _cv, _queue, _worker, _running, _forking = threading.Condition(), collections.deque(), None, None, False
-    _background_context = None  # the parent's thread may have been in the middle of using it
-    for t in unfinished:
-        _submit(t)
+    threads: each worker gets a lock of its own and a thread of its own, and compiles again what the
+    parent's had queued or was compiling, so that a launch waiting for tier 1 does not wait forever."""
+    global _workers_lock
+    _workers_lock = threading.Lock()  # another thread may have held it at the fork
+    for w in list(_workers):
+        w._after_fork_in_child()
 
 
 os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,

@@ -103,7 +103,7 @@ def emit_warp_op(lc, node, op):
                            "call the device function directly from a kernel (not through kdebug.deferred)")
     st = CO.begin_coroutine(lc)
     b = lc.builder
-    site = M.register_site(M.Site("warp barrier", lc.tf.name, lc.src.loc(node), what=op.what,
+    site = lc.state.check_sites.add(M.Site("warp barrier", lc.tf.name, lc.src.loc(node), what=op.what,
                                   function_kind=lc.tf.kind))
     lane = b.urem(linear_tid(b, lc.thread_ctx), _c(32))
     kind = KIND_ACTIVEMASK if op.kind == "activemask" else KIND_SYNC if op.kind == "syncwarp" else KIND_COLLECTIVE

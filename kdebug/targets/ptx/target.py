@@ -305,10 +305,10 @@ class PtxTarget(Target):
         lib.triple, lib.data_layout = mod.triple, mod.data_layout
         mod.link_in(lib)
 
-    def optimize(self, mod) -> None:
+    def optimize(self, mod, compilation) -> None:
         run_pipeline(self.tm, mod, 3)
 
-    def finish_ir(self, mod, job) -> list[str]:
+    def finish_ir(self, mod, job, compilation) -> list[str]:
         """A kernel job gets its kernel entry (ptx_kernel, flat parameters); its body becomes internal."""
         if job.kind != "kernel":
             return []
@@ -318,7 +318,7 @@ class PtxTarget(Target):
         body.add_function_attribute("alwaysinline")
         return [kernel_name(job)]
 
-    def finish_module(self, mod, jobs) -> None:
+    def finish_module(self, mod, jobs, compilation) -> None:
         """Only kernel entries (and a device job's entry, for compile_ptx) stay visible."""
         keep = {self.deferred_entry_name(j) for j in jobs if j.kind == "kernel" or j.parent is None}
         for fn in mod.functions:
@@ -336,7 +336,7 @@ class PtxTarget(Target):
                 raise CompileError(f"the GPU has no {fn.name}: nothing in libdevice or the device runtime defines it",
                                    hint="use math functions, cuda intrinsics and device functions only")
 
-    def emit(self, mod, jobs):
+    def emit(self, mod, jobs, compilation):
         run_passes(self.tm, mod, POST_INLINE_PASSES)
         ptx = self.tm.emit_assembly(mod)
         # external functions (cuda.declare_device) and the device runtime resolve at a link step

@@ -107,7 +107,7 @@ def emit_bounds_check(lc, node, arr_t, indices, extents, access: str, thread_exi
     # an update (a[i] += x) loads before it stores: its first bad access is the read, which is what
     # compute-sanitizer reports on a GPU ("Invalid __global__ read")
     access = "read" if access == "update" else access
-    site = M.register_site(M.Site("access", lc.tf.name, lc.src.loc(node), array, lc.memory_space(node),
+    site = lc.state.check_sites.add(M.Site("access", lc.tf.name, lc.src.loc(node), array, lc.memory_space(node),
                                   access, arr_t.ndim, function_kind=lc.tf.kind, debug=lc.debug))
     fail = lc.new_block("oob")
     cont = lc.new_block("inbounds")

@@ -413,7 +413,7 @@ def emit_access(lc, node, arr_t, ptr, indices, access: str, racecheck: bool, ini
     b = lc.builder
     base = node.value
     array = base.id if isinstance(base, ast.Name) else ast.unparse(base)
-    site = M.register_site(M.Site("access", lc.tf.name, lc.src.loc(node), array, lc.memory_space(node),
+    site = lc.state.check_sites.add(M.Site("access", lc.tf.name, lc.src.loc(node), array, lc.memory_space(node),
                                   access, arr_t.ndim, function_kind=lc.tf.kind))
     idx = [b.trunc(v, i32) for v in indices] + [const(0)] * (3 - len(indices))
     fn = access_function(lc.module, access, racecheck, initcheck)

@@ -16,6 +16,12 @@ region-form kernel's failed check ends its thread's step and the launcher report
 the thread loop (``regions.fail_fresh``), so checked thread loops vectorise too; a kernel that calls a device
 function or has a warp operation keeps the check that stops the launch at once, and its regions snapshot says
 why (``regions.fresh_checks_reason``); benchmarks/bench_kernel_forms.py measures both on 13 common kernel forms.
+
+What reaches the launcher: a region-form kernel's lowering records ``cut.RegionLowering`` (the cuts, their
+blocks and lines, the uniform variables, the loops in rounds), the regions stage's ``cut`` adds ``cut.RegionCut``
+(the region frame's layout), and finish_ir (target.py) makes of them and the module's other facts one frozen
+``launcher.LauncherSpec`` (the region form's part a ``launcher.RegionLaunch``), from which the launcher is built
+and under which it is cached.
 """
 
 FORM_THREAD_LOOP = "thread loop"  # a barrier-free kernel: one loop over the block's threads

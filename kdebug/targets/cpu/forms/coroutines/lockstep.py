@@ -138,7 +138,7 @@ def lower_loop(lc, node, start, step, trips, iteration) -> ir.Block:
         b.store(v, rec_field(rec, n))
     b.store(const(0), rec_field(rec, "fail.site"))
     b.store(const(0), rec_field(rec, _DONE))
-    site = M.register_site(M.Site("lockstep loop", lc.tf.name, lc.src.loc(node), what="for loop",
+    site = lc.state.check_sites.add(M.Site("lockstep loop", lc.tf.name, lc.src.loc(node), what="for loop",
                                   function_kind=lc.tf.kind))
     assert site < LOCKSTEP_FLAG
     CO.pin_locals(lc)

@@ -148,7 +148,7 @@ def emit_barrier(lc, node, what: str, vote=None, grid: bool = False):
     st = begin_coroutine(lc)
     b = lc.builder
     kind = "grid barrier" if grid else "barrier"
-    site = M.register_site(M.Site(kind, lc.tf.name, lc.src.loc(node), what=what, function_kind=lc.tf.kind))
+    site = lc.state.check_sites.add(M.Site(kind, lc.tf.name, lc.src.loc(node), what=what, function_kind=lc.tf.kind))
     pin_locals(lc)
     value = site | IN_BRANCH if in_branch(lc.tf.source.tree, node) else site
     b.store(const(-value if grid else value), field(b, lc.thread_ctx, CTX_BARRIER))

@@ -65,8 +65,8 @@ _SWAP = {"slt": "sgt", "sle": "sge", "sgt": "slt", "sge": "sle", "ult": "ugt", "
 class Facts:
     """What the analysis needs of a region-form kernel, made on the compiling thread (tier 1 analyses its own
     optimised code from the same facts, in its own LLVM context): its entry, its number of barriers, whether
-    it votes, its updated uniform variables' entries (regions.RegionKernel.uniform_copy) and their names,
-    the context's field offsets and the kernel's function type."""
+    it votes (cut.RegionLowering), its updated uniform variables' entries (cut.RegionCut.uniform_copy) and
+    their names, the context's field offsets and the kernel's function type."""
     entry: str
     nsites: int
     votes: bool
@@ -76,8 +76,9 @@ class Facts:
     kernel_type: ir.FunctionType
 
     @classmethod
-    def of(cls, entry: str, rk, target_data, kernel_type: ir.FunctionType) -> Facts:
-        return cls(entry, len(rk.sites), rk.votes, rk.uniform_copy, tuple(sorted(rk.entry_names.items())),
+    def of(cls, entry: str, rk, frame, target_data, kernel_type: ir.FunctionType) -> Facts:
+        """``rk``: the kernel's cut.RegionLowering; ``frame``: its cut.RegionCut."""
+        return cls(entry, len(rk.sites), rk.votes, frame.uniform_copy, frame.entry_names,
                    tuple(sorted(_context_offsets(target_data).items())), kernel_type)
 
 

@@ -67,8 +67,9 @@ ALL_LANES = (0xFFFFFFFF, -1)  # a warp operation's mask naming all 32 lanes
 
 
 @dataclass
-class RegionKernel:
-    """What the lowering of one region-form kernel leaves for ``cut`` and the launcher."""
+class RegionLowering:
+    """What the lowering of one region-form kernel records (its hooks fill it in, ``begin`` first), for the
+    regions stage's ``cut`` and the launcher (``CpuModuleState.regions``)."""
     dispatch: object = None  # the entry block's switch on the site the thread waits at
     start: object = None  # the block where a thread's first region begins
     sites: list = dc_field(default_factory=list)  # the barriers' values (site | IN_BRANCH), in source order
@@ -80,25 +81,29 @@ class RegionKernel:
     updated: set = dc_field(default_factory=set)  # id() of uniform variables assigned again (two entries)
     uniform_names: set = dc_field(default_factory=set)  # the block-uniform variables' names
     parents: dict = dc_field(default_factory=dict)  # the kernel's syntax tree: each node's parent
-    uniform_copy: tuple | None = None  # (current, next, bytes, ((offset, bytes) of each variable...)): the
-    # launcher copies each variable's next entry to its current one at a barrier
-    frame_bytes: int = 0  # the region frame of one block (cut fills it in)
-    columns: list = dc_field(default_factory=list)  # (slot name, bytes per thread: 0 one entry, -1 two) of each column
-    recomputed: list = dc_field(default_factory=list)  # the slots computed again where a region needs them
-    cut_done: bool = False
-    bounds: list = dc_field(default_factory=list)  # each region's thread bound, in words (region_bounds.py, at finish)
-    entry_names: dict = dc_field(default_factory=dict)  # frame offset of an updated uniform variable's current entry -> its name
     warp_slots: tuple | None = None  # the slots of a warp operation's operands and their copies, and a shuffle's source lane
-    warp_columns: tuple | None = None  # (operands, copies): their columns' frame offsets (cut fills it in)
     rounds: list = dc_field(default_factory=list)  # (line, number of the iteration region) of each loop run in rounds
     round_slot: object = None  # the round counter of the loops in rounds (one entry, written by the launcher)
-    round_entry: int | None = None  # its frame offset (cut fills it in)
     failure_accesses: list = dc_field(default_factory=list)  # the loads and stores of the threads' failure records
     direct: set = dc_field(default_factory=set)  # id() of slots that are their column entries (no spill, no reload)
     fresh: bool = False  # memcheck: a failed check ends the thread's step, reported after the loop (fail_fresh)
     fresh_why: str | None = None  # memcheck on and ``fresh`` False: why (the regions snapshot shows it)
     fresh_exit: object = None  # the block that returns from a failed check (no state stored)
     notes: list = dc_field(default_factory=list)  # what keeps a loop off the fast path, with its line (the snapshot)
+
+
+@dataclass(frozen=True)
+class RegionCut:
+    """What the regions stage's ``cut`` adds to a region-form kernel's ``RegionLowering``: the region frame's
+    layout (``CpuModuleState.cuts``; its absence there means the kernel is not cut yet)."""
+    frame_bytes: int = 0  # the region frame of one block
+    columns: tuple = ()  # (slot name, bytes per thread: 0 one entry, -1 two) of each column
+    recomputed: tuple = ()  # the slots computed again where a region needs them
+    entry_names: tuple = ()  # ((frame offset of an updated uniform variable's current entry, its name), ...)
+    uniform_copy: tuple | None = None  # (current, next, bytes, ((offset, bytes) of each variable...)): the
+    # launcher copies each variable's next entry to its current one at a barrier
+    warp_columns: tuple | None = None  # (operands, copies): the warp slots' columns' frame offsets
+    round_entry: int | None = None  # the round counter's frame offset (RegionLowering.round_slot)
 
 
 # ---- which kernels take the form -----------------------------------------------------------------
@@ -393,10 +398,10 @@ def has_barrier(tf, node) -> bool:
 
 
 # ---- lowering hooks -------------------------------------------------------------------------------
-def begin(lc) -> RegionKernel:
+def begin(lc) -> RegionLowering:
     """Before the kernel's arguments are stored: the entry block's switch on the waiting site."""
     b = lc.builder
-    rk = lc.state.regions[lc.fn.name] = RegionKernel()
+    rk = lc.state.regions[lc.fn.name] = RegionLowering()
     slots = lc.slots[0]
     uniform = uniform_variables(lc.tf)
     updated = updated_uniform_variables(lc.tf, uniform)
@@ -419,14 +424,14 @@ def emit_barrier(lc, node, what: str, vote=None):
     the code after it is where the dispatch switch sends the thread next time."""
     rk = lc.state.regions[lc.fn.name]
     b = lc.builder
-    site = M.register_site(M.Site("barrier", lc.tf.name, lc.src.loc(node), what=what, function_kind=lc.tf.kind))
+    site = lc.state.check_sites.add(M.Site("barrier", lc.tf.name, lc.src.loc(node), what=what, function_kind=lc.tf.kind))
     value = site | IN_BRANCH if in_branch(lc.tf.source.tree, node) else site
     _cut(lc, rk, node, value, vote if vote is not None else const(0), "barrier")
     rk.votes = rk.votes or vote is not None
     return b.load(field(b, lc.thread_ctx, CTX_VOTE))
 
 
-def _cut(lc, rk: RegionKernel, node, value: int, vote, what: str) -> None:
+def _cut(lc, rk: RegionLowering, node, value: int, vote, what: str) -> None:
     """The thread stops at ``value`` (its state as a coroutine's barrier leaves it) and returns; the builder
     goes on in the block after the cut, where the entry's switch sends the thread next time."""
     # the region the thread goes on in: the launcher's thread loops are numbered, not named by site
@@ -434,7 +439,7 @@ def _cut(lc, rk: RegionKernel, node, value: int, vote, what: str) -> None:
     _goes_on(lc, rk, node, value, what)
 
 
-def _stop(lc, rk: RegionKernel, node, value, vote, region) -> None:
+def _stop(lc, rk: RegionLowering, node, value, vote, region) -> None:
     """The thread's state at a stop (waiting at ``value``, to go on in region number ``region``), and return."""
     b = lc.builder
     b.store(value, field(b, lc.thread_ctx, CTX_BARRIER))
@@ -445,7 +450,7 @@ def _stop(lc, rk: RegionKernel, node, value, vote, region) -> None:
     b.ret_void()
 
 
-def _goes_on(lc, rk: RegionKernel, node, value: int, what: str) -> None:
+def _goes_on(lc, rk: RegionLowering, node, value: int, what: str) -> None:
     """The region after stop ``value``, the next by number: the builder goes on in its first block."""
     line = lc.src.loc(node).line
     cont = lc.new_block(f"region.after.{what}.line{line}")
@@ -478,7 +483,7 @@ def fresh_checks_reason(lc) -> str | None:
 
 
 def fail_fresh(lc, b, site: int, idx, ext) -> None:
-    """A failed check of a region-form kernel with ``RegionKernel.fresh``: the access into the thread's failure
+    """A failed check of a region-form kernel with ``RegionLowering.fresh``: the access into the thread's failure
     record, its site with the ``FRESH`` bit, and the thread's step ends (no state stored: the launcher reports
     the failure before it reads any thread's state)."""
     rk = lc.state.regions[lc.fn.name]
@@ -490,7 +495,7 @@ def fail_fresh(lc, b, site: int, idx, ext) -> None:
     b.branch(_fresh_exit(lc, rk))
 
 
-def _fresh_exit(lc, rk: RegionKernel):
+def _fresh_exit(lc, rk: RegionLowering):
     if rk.fresh_exit is None:
         rk.fresh_exit = lc.new_block("memcheck.failed")
         b = ir.IRBuilder(rk.fresh_exit)
@@ -516,7 +521,7 @@ def emit_warp_op(lc, node, op):
                          b.alloca(i32, name="warp.source"))
         b.position_at_end(here)
     operands, copies, source = rk.warp_slots
-    site = M.register_site(M.Site("warp barrier", lc.tf.name, lc.src.loc(node), what=op.what,
+    site = lc.state.check_sites.add(M.Site("warp barrier", lc.tf.name, lc.src.loc(node), what=op.what,
                                   function_kind=lc.tf.kind))
     lane = b.urem(W.linear_tid(b, lc.thread_ctx), const(32))
     value = op.value
@@ -724,7 +729,7 @@ def emit_rounds(lc, node, start, step, trips, iteration, memcheck: bool) -> ir.B
     # return of the round writes it back
     rk.direct.add(id(held["trips"]))
     _lead_iterations(lc, node, start, step, trips, held, iteration)
-    site = M.register_site(M.Site("lockstep loop", lc.tf.name, lc.src.loc(node), what="for loop (in rounds)",
+    site = lc.state.check_sites.add(M.Site("lockstep loop", lc.tf.name, lc.src.loc(node), what="for loop (in rounds)",
                                   function_kind=lc.tf.kind))
     assert site < ROUND_START
     wait = site | LOCKSTEP_FLAG
@@ -831,8 +836,9 @@ def _reachable(starts, blocked=None) -> set:
     return seen
 
 
-def cut(fn: ir.Function, rk: RegionKernel, target_data) -> None:
-    """Give the step function ``fn``'s live-across-barrier slots their per-thread columns (module docstring)."""
+def cut(fn: ir.Function, rk: RegionLowering, target_data) -> RegionCut:
+    """Give the step function ``fn``'s live-across-barrier slots their per-thread columns (module docstring);
+    what that made of the region frame."""
     entry = fn.entry_basic_block
     starts = [rk.start] + rk.conts
     allocas = [ins for ins in entry.instructions if isinstance(ins, ir.instructions.AllocaInstr)]
@@ -853,26 +859,27 @@ def cut(fn: ir.Function, rk: RegionKernel, target_data) -> None:
                     escaping.add(id(op))
     live = {id(a): [s for s in starts[1:] if _live_at(a, s, first)] for a in allocas if id(a) not in escaping}
     remat = _rematerialisable(fn, [a for a in allocas if id(a) not in escaping])
+    recomputed = []
     for a in allocas:
         if id(a) in remat and live[id(a)]:
             _recompute_at(a, remat, live[id(a)])
-            rk.recomputed.append(a._name)
+            recomputed.append(a._name)
     if rk.warp_slots is not None:  # the operands and their copies: columns, read at the peers' entries
         escaping |= {id(a) for a in rk.warp_slots[:2]}
     escaping |= rk.direct
     columns = [a for a in allocas if id(a) in escaping or (live[id(a)] and id(a) not in remat)]
     _check_no_register_crosses(fn, starts)
-    placed = _place_columns(fn, entry, columns, rk, target_data, escaping)
+    placed, frame = _place_columns(fn, entry, columns, rk, target_data, escaping)
+    warp_columns = None
     if rk.warp_slots is not None:
-        rk.warp_columns = (placed[id(rk.warp_slots[0])], placed[id(rk.warp_slots[1])])
+        warp_columns = (placed[id(rk.warp_slots[0])], placed[id(rk.warp_slots[1])])
     if rk.failure_accesses:
         _scope_failures(fn, rk)
-    if rk.round_slot is not None:
-        rk.round_entry = placed[id(rk.round_slot)]
-    rk.cut_done = True
+    round_entry = placed[id(rk.round_slot)] if rk.round_slot is not None else None
+    return RegionCut(**frame, recomputed=tuple(recomputed), warp_columns=warp_columns, round_entry=round_entry)
 
 
-def _scope_failures(fn, rk: RegionKernel) -> None:
+def _scope_failures(fn, rk: RegionLowering) -> None:
     """Tell LLVM that each field of the threads' failure records (loops in rounds with memcheck,
     ``_failure_record``) is touched by no other access of the step function (scoped noalias metadata, a
     scope per field): they are the launcher's own allocation, but its address passes through the context,
@@ -1050,15 +1057,18 @@ def _check_no_register_crosses(fn, starts) -> None:
                                              f"in {ub.name}, after a barrier (a register crossing a cut)")
 
 
-def _place_columns(fn, entry, columns, rk: RegionKernel, target_data, escaping) -> None:
+def _place_columns(fn, entry, columns, rk: RegionLowering, target_data, escaping) -> tuple[dict, dict]:
     """Each column's entry ``lane`` in the region frame. A slot whose address is taken becomes that entry;
     a variable keeps its stack slot within a region (a register after optimisation), read from its
     column where a region that needs it starts and written back where a region that stores it returns at a
-    barrier (_spill_and_reload)."""
+    barrier (_spill_and_reload). Returns each slot's column's frame offset (by id()) and the frame's
+    ``RegionCut`` fields: frame_bytes, columns, entry_names, uniform_copy."""
     placed: dict = {}  # id(slot) -> its column's frame offset
+    placed_columns: list = []  # RegionCut.columns
+    entry_names: dict = {}  # RegionCut.entry_names
+    uniform_copy = None
     if not columns:
-        rk.frame_bytes = 0
-        return placed
+        return placed, dict(frame_bytes=0)
     ctx = fn.args[0]
     b = ir.IRBuilder(entry)
     b.position_at_start(entry)
@@ -1092,7 +1102,7 @@ def _place_columns(fn, entry, columns, rk: RegionKernel, target_data, escaping) 
         else:
             ptr.name = a._name + ".column"
             _spill_and_reload(a, ptr, ptr, rk.conts, rk.returns)
-        rk.columns.append((a._name, 0 if uniform else stride))
+        placed_columns.append((a._name, 0 if uniform else stride))
         placed[id(a)] = offset
         offset += stride if uniform else stride * LANES
     if updated:  # the entries regions start from, then those their threads leave at a barrier
@@ -1107,16 +1117,16 @@ def _place_columns(fn, entry, columns, rk: RegionKernel, target_data, escaping) 
         for a, at in places:
             b.position_before(a)
             cur = b.bitcast(b.gep(frame, [const(offset + at, i64)], inbounds=True), a.type, name=a._name + ".current")
-            rk.entry_names[offset + at] = a._name
+            entry_names[offset + at] = a._name
             nxt = b.bitcast(b.gep(frame, [const(offset + size + at, i64)], inbounds=True), a.type,
                             name=a._name + ".next")
             _spill_and_reload(a, cur, nxt, rk.conts, rk.returns)
-            rk.columns.append((a._name, -1))
-        rk.uniform_copy = (offset, offset + size, size,
+            placed_columns.append((a._name, -1))
+        uniform_copy = (offset, offset + size, size,
                            tuple((at, abi_layout(a.type.pointee, target_data)[0]) for a, at in places))
         offset += 2 * size
-    rk.frame_bytes = -(-offset // COLUMN_ALIGN) * COLUMN_ALIGN
-    return placed
+    return placed, dict(frame_bytes=-(-offset // COLUMN_ALIGN) * COLUMN_ALIGN, columns=tuple(placed_columns),
+                        entry_names=tuple(sorted(entry_names.items())), uniform_copy=uniform_copy)
 
 
 def abi_layout(ty, target_data) -> tuple[int, int]:
@@ -1180,7 +1190,7 @@ def _spill_and_reload(slot, column, back, starts, returns) -> None:
         b.store(b.load(slot), back)
 
 
-def describe(rk: RegionKernel, name: str) -> str:
+def describe(rk: RegionLowering, frame: RegionCut, name: str) -> str:
     """A few comment lines above the regions snapshot: the cut and the columns."""
     kinds = [k for k, there in (("barriers", any(not s & (WARP_FLAG | LOCKSTEP_FLAG) for s in rk.sites)),
                                 ("warp operations", any(s & WARP_FLAG for s in rk.sites)),
@@ -1189,11 +1199,11 @@ def describe(rk: RegionKernel, name: str) -> str:
     lines = [f"; {name}: region form, {len(rk.sites) + 1} regions (cut at the {cuts} of lines "
              f"{', '.join(map(str, rk.lines)) or '-'})",
              f"; region 0 starts at %\"{rk.start.name}\"; after each barrier the entry's switch goes on at its block",
-             f"; per-thread columns ({LANES} threads each, {rk.frame_bytes} bytes per block): "
+             f"; per-thread columns ({LANES} threads each, {frame.frame_bytes} bytes per block): "
              + (", ".join(f"{n} ({s} B)" if s > 0 else f"{n} (block-uniform: one entry)" if s == 0 else
-                          f"{n} (block-uniform, updated: the region's and the next one's)" for n, s in rk.columns)
+                          f"{n} (block-uniform, updated: the region's and the next one's)" for n, s in frame.columns)
                 or "none"),
-             "; computed again where a region needs them (thread-constant): " + (", ".join(rk.recomputed) or "none")]
+             "; computed again where a region needs them (thread-constant): " + (", ".join(frame.recomputed) or "none")]
     for line, region in rk.rounds:
         lines.append(f"; the loop of line {line} runs in rounds (its iterations: region {region}; the launcher "
                      "runs that region's thread loop again while a thread has an iteration left)")

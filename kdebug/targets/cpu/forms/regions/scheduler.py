@@ -46,15 +46,15 @@ _STATE = (("waits", CTX_BARRIER), ("bar_line", CTX_BAR_LINE), ("exit_line", CTX_
 class RegionScheduler(BlockScheduler):
     """The block scheduler's decisions, with a thread resumed by a call of the step function."""
 
-    def __init__(self, body, nbarriers: int, votes: bool, uniform_copy=None, narrow: bool = False,
-                 warp_columns=None, rounds=None, fresh: bool = False) -> None:
+    def __init__(self, body, launch) -> None:
+        """``launch``: the kernel's ``launcher.RegionLaunch``."""
         # the block scheduler's lockstep machinery counts the threads at a loop run in rounds apart (_loop_pass)
-        super().__init__(body, grid_sync=False, lockstep=rounds is not None)
-        self.round_entry, self.round_regions = rounds if rounds is not None else (None, ())
-        self.nbarriers, self.votes, self.uniform_copy = nbarriers, votes, uniform_copy
-        self.narrow = narrow and not votes
-        self.warp_columns = warp_columns
-        self.fresh = fresh  # memcheck: failed checks end their thread's step (regions.fail_fresh)
+        super().__init__(body, grid_sync=False, lockstep=launch.rounds is not None)
+        self.round_entry, self.round_regions = launch.rounds if launch.rounds is not None else (None, ())
+        self.nbarriers, self.votes, self.uniform_copy = launch.cuts, launch.votes, launch.uniform_copy
+        self.narrow = launch.narrow and not launch.votes
+        self.warp_columns = launch.warp_columns
+        self.fresh = launch.fresh  # memcheck: failed checks end their thread's step (regions.fail_fresh)
 
     def _round_counter(self):
         """The round counter of the loops in rounds (regions.emit_rounds): an entry of the region frame."""
@@ -421,12 +421,12 @@ class RegionScheduler(BlockScheduler):
                 b.store(self._state(name, t, tx), field(b, c, f))
 
 
-def region_blocks(lb, nbarriers: int, votes: bool, uniform_copy=None, narrow: bool = False,
-                  warp_columns=None, rounds=None, fresh: bool = False) -> None:
-    """The launcher body of a region-form kernel with ``nbarriers`` cuts (barriers and warp operations;
-    launcher.py); ``narrow``: each thread loop over the threads its region's bound lets in
-    (region_bounds.py); ``warp_columns``: the frame offsets of the warp operations' operands and copies;
-    ``rounds``: (the frame offset of the round counter, the numbers of the iteration regions) of the kernel's
-    loops in rounds (regions.emit_rounds), or None; ``fresh``: the kernel's failed checks end their thread's
-    step (regions.fail_fresh), reported after each thread loop and each resumed thread."""
-    RegionScheduler(lb, nbarriers, votes, uniform_copy, narrow, warp_columns, rounds, fresh).build()
+def region_blocks(lb, launch) -> None:
+    """The launcher body of a region-form kernel (launcher.py), as its ``launcher.RegionLaunch`` says: a
+    thread loop per region between its ``launch.cuts`` cuts (barriers and warp operations); with
+    ``launch.narrow``, each over the threads its region's bound lets in (region_bounds.py);
+    ``launch.warp_columns``: the frame offsets of the warp operations' operands and copies; ``launch.rounds``:
+    (the frame offset of the round counter, the numbers of the iteration regions) of the kernel's loops in
+    rounds (regions.emit_rounds), or None; ``launch.fresh``: the kernel's failed checks end their thread's step
+    (regions.fail_fresh), reported after each thread loop and each resumed thread."""
+    RegionScheduler(lb, launch).build()
