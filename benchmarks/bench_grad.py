@@ -17,6 +17,14 @@ six streams of an adjoint meet 4K aliasing at every element) and on arrays offse
 by 72 bytes. Target (reported): adjoint at most 3x. A shared-memory tree reduction (sample_kernels/adjoint_block_reduce.py,
 64 threads a block, a barrier per step) is a third row, outside the target: its adjoint runs its barriers
 backwards, on the CPU backend as a coroutine per thread (kdebug/targets/cpu/adjoint_barriers.py).
+
+Derivative compiles (``--compile`` runs only these): a kernel calling ``gradient(f)``,
+``gradient(f, argnum=1)``, ``grad(f)`` and ``grad(f, argnum=1)`` (four derivative jobs, as each
+example of tests/test_gradient_property.py compiles per program), compiled from scratch in a fresh
+session (untiered, no snapshots, the frontend's caches cleared) against the kernel calling ``f``
+itself: the median process CPU time of several compiles, the ratio, and the time in the transforms'
+own phases (``reverse``, ``derivative``: reading the resolved primal, building and printing the
+derivative module). Reported, never asserted.
 """
 from __future__ import annotations
 
@@ -24,6 +32,7 @@ import argparse
 import math
 import os
 import runpy
+import statistics
 import sys
 import time
 
@@ -130,10 +139,72 @@ def numpy_first(xs, ys):
     return s * ds / np.sqrt(s * s + 1) + ys * (1 - np.tanh(ys * xs) ** 2)
 
 
+@cuda.jit
+def derivatives(out, xs, ys):
+    i = cuda.grid(1)
+    if i < xs.size:
+        gx, gy = kdebug.gradient(f)(xs[i], ys[i])
+        out[i] = gx + gy + kdebug.gradient(f, argnum=1)(xs[i], ys[i]) + kdebug.grad(f)(xs[i], ys[i]) \
+            + kdebug.grad(f, argnum=1)(xs[i], ys[i])
+
+
+_TRANSFORM_PHASES = ("reverse", "derivative")  # a derivative job's transform (kdebug/autodiff/derivative.py)
+
+
+def compile_times(kern, argtypes, repeat: int) -> tuple[float, float, float, int]:
+    """Medians of a compile from scratch: (CPU seconds, wall seconds, wall seconds in the transforms' phases),
+    and the number of jobs."""
+    from kdebug.session.live import Session, set_session
+    cpus, walls, transforms, jobs = [], [], [], 0
+    for _ in range(repeat):
+        set_session(None)
+        for modname, attr in (("kdebug.frontend.typeinfer", "_cache"), ("kdebug.driver.job", "_source_hash")):
+            cache = getattr(sys.modules.get(modname), attr, None)
+            if isinstance(cache, dict):
+                cache.clear()
+        session = Session(backend="cpu", snapshots=False, tiered=False)
+        set_session(session)
+        spent, seen = [0.0], set()
+
+        def listen(ev, spent=spent, seen=seen):
+            if getattr(ev, "kind", "") == "phase_finished":
+                seen.add(ev.job)
+                if ev.phase in _TRANSFORM_PHASES:
+                    spent[0] += ev.duration
+        session.bus.subscribe(listen)
+        c, t = time.process_time(), time.perf_counter()
+        session.compile_kernel(kern, argtypes)
+        cpus.append(time.process_time() - c)
+        walls.append(time.perf_counter() - t)
+        transforms.append(spent[0])
+        jobs = len(seen)
+        set_session(None)
+    return statistics.median(cpus), statistics.median(walls), statistics.median(transforms), jobs
+
+
+def compile_table(repeat: int) -> None:
+    from kdebug.lang import types as T
+    a = np.zeros(4)
+    argtypes = tuple(T.typeof(v) for v in (a, a, a))
+    rows = [(name, *compile_times(kern, argtypes, repeat)) for name, kern in (
+        ("f (primal)", primal), ("gradient(f), gradient(f, argnum=1), grad(f), grad(f, argnum=1)", derivatives))]
+    base = rows[0][1]
+    print(f"| kernel compiled from scratch (CPU backend, untiered; median of {repeat}) | jobs | CPU ms | "
+          f"ratio to f (CPU) | wall ms | of which the transforms' phases, wall ms |")
+    print("|---|---|---|---|---|---|")
+    for name, cpu, wall, spent, jobs in rows:
+        print(f"| {name} | {jobs} | {cpu * 1e3:.1f} | {cpu / base:.2f}x | {wall * 1e3:.1f} | {spent * 1e3:.1f} |")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     ap.add_argument("--quick", action="store_true", help="2^16 elements, 3 repeats")
+    ap.add_argument("--compile", action="store_true", help="only the derivative compiles")
     opts = ap.parse_args(argv)
+    compile_table(3 if opts.quick else 9)
+    if opts.compile:
+        return
+    print()
     n, repeat = (2 ** 16, 3) if opts.quick else (2 ** 22, 7)
     rng = np.random.default_rng(1)
     xs, ys = rng.uniform(-2, 2, n), rng.uniform(-2, 2, n)

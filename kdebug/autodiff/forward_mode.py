@@ -26,6 +26,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from kdebug import markers
+from kdebug.autodiff.ir_facts import Facts
 from kdebug.autodiff.ir_types import leading_type, parse_type
 from kdebug.lazy_dataclasses import dataclass
 
@@ -116,6 +117,7 @@ def differentiate(view, primal: str, entry: str, argnum: int, hooks: Hooks) -> i
 class _Transform:
     def __init__(self, view, entry: str, hooks: Hooks) -> None:
         self.view, self.entry, self.hooks = view, entry, hooks
+        self.facts = Facts(view)  # the module's functions as records, each read once (ir_facts.py)
         self.out = ir.Module(name=entry)
         self.out.triple, self.out.data_layout = view.triple, view.data_layout
         self.duals: dict[str, _Dual] = {}
@@ -125,7 +127,7 @@ class _Transform:
     def dual(self, name: str) -> "_Dual":
         d = self.duals.get(name)
         if d is None:
-            d = self.duals[name] = _Dual(self, self.view.get_function(name))
+            d = self.duals[name] = _Dual(self, self.facts.function(name))
             self.pending.append(d)
         return d
 
@@ -149,7 +151,7 @@ class _Transform:
     def constant(self, op) -> ir.Value:
         kind = op.value_kind
         if kind == VK.function:  # an operand does not know it is a global: ask the module
-            return self.function(op.name, parse_type(str(self.view.get_function(op.name).global_value_type)))
+            return self.function(op.name, parse_type(self.facts.function(op.name).global_value_type))
         if kind == VK.global_variable:
             g = self.view.get_global_variable(op.name)
             return self.global_variable(op.name, parse_type(str(g.global_value_type)))
@@ -508,8 +510,8 @@ class _Dual:
         if math_fn is not None:
             y = self.b.call(self.tr.function(sym, ir.FunctionType(vals[0].type, [v.type for v in vals])), vals)
             return self.define(inst, y, self.math_tangent(math_fn, vals, [self.T(a) for a in args], y))
-        fn = self.tr.view.get_function(sym)
-        fnty = parse_type(str(fn.global_value_type))
+        fn = self.tr.facts.function(sym)
+        fnty = parse_type(fn.global_value_type)
         own = _OWNER_PREFIX.sub("", sym)  # helpers renamed by the jobs that linked them (f_j3.kdebug.rt.oob)
         if own.startswith(_RUNTIME_PREFIXES):  # the target's runtime: checks, traps; no tangent
             return self.define(inst, self.b.call(self.tr.function(sym, fnty), vals), None)
@@ -574,33 +576,8 @@ class _Dual:
         c = lambda v: ir.Constant(ty, v)  # noqa: E731
         x, t = xs[0], ts[0]
         sq = lambda v: b.fmul(v, v)  # noqa: E731
-        unary = {
-            "sin": lambda: self.call_math("cos", [x]),
-            "cos": lambda: b.fneg(self.call_math("sin", [x])),
-            "tan": lambda: b.fadd(c(1.0), sq(y)),
-            "exp": lambda: y,
-            "exp2": lambda: b.fmul(y, c(math.log(2.0))),
-            "expm1": lambda: b.fadd(y, c(1.0)),
-            "log": lambda: b.fdiv(c(1.0), x),
-            "log2": lambda: b.fdiv(c(1.0), b.fmul(x, c(math.log(2.0)))),
-            "log10": lambda: b.fdiv(c(1.0), b.fmul(x, c(math.log(10.0)))),
-            "log1p": lambda: b.fdiv(c(1.0), b.fadd(x, c(1.0))),
-            "sqrt": lambda: b.fdiv(c(0.5), y),
-            "tanh": lambda: b.fsub(c(1.0), sq(y)),
-            "sinh": lambda: self.call_math("cosh", [x]),
-            "cosh": lambda: self.call_math("sinh", [x]),
-            "atan": lambda: b.fdiv(c(1.0), b.fadd(c(1.0), sq(x))),
-            "asin": lambda: b.fdiv(c(1.0), self.call_math("sqrt", [b.fsub(c(1.0), sq(x))])),
-            "acos": lambda: b.fdiv(c(-1.0), self.call_math("sqrt", [b.fsub(c(1.0), sq(x))])),
-            "asinh": lambda: b.fdiv(c(1.0), self.call_math("sqrt", [b.fadd(sq(x), c(1.0))])),
-            "acosh": lambda: b.fdiv(c(1.0), self.call_math("sqrt", [b.fsub(sq(x), c(1.0))])),
-            "atanh": lambda: b.fdiv(c(1.0), b.fsub(c(1.0), sq(x))),
-            "fabs": lambda: b.select(b.fcmp_ordered("<", x, c(0.0)), c(-1.0), c(1.0)),
-            "erf": lambda: b.fmul(c(2.0 / math.sqrt(math.pi)), self.call_math("exp", [b.fneg(sq(x))])),
-            "erfc": lambda: b.fmul(c(-2.0 / math.sqrt(math.pi)), self.call_math("exp", [b.fneg(sq(x))])),
-        }
-        if len(xs) == 1 and name in unary:
-            return b.fmul(unary[name](), t)
+        if len(xs) == 1 and name in _UNARY:
+            return b.fmul(_UNARY[name](self, b, c, x, y), t)
         if len(xs) == 2:
             a, d = xs
             ta, td = ts
@@ -625,6 +602,35 @@ class _Dual:
             a, d, e = xs
             return self.add(self.add(self.mul(ts[0], d), self.mul(ts[1], a)), ts[2])
         raise self.fail(f"math.{name}, which has no derivative here")
+
+
+# d name(x) / dx, for (the dual twin, its builder, a constant of y's type, x, y = name(x)): the math
+# functions of one argument
+_UNARY = {
+    "sin": lambda d, b, c, x, y: d.call_math("cos", [x]),
+    "cos": lambda d, b, c, x, y: b.fneg(d.call_math("sin", [x])),
+    "tan": lambda d, b, c, x, y: b.fadd(c(1.0), b.fmul(y, y)),
+    "exp": lambda d, b, c, x, y: y,
+    "exp2": lambda d, b, c, x, y: b.fmul(y, c(math.log(2.0))),
+    "expm1": lambda d, b, c, x, y: b.fadd(y, c(1.0)),
+    "log": lambda d, b, c, x, y: b.fdiv(c(1.0), x),
+    "log2": lambda d, b, c, x, y: b.fdiv(c(1.0), b.fmul(x, c(math.log(2.0)))),
+    "log10": lambda d, b, c, x, y: b.fdiv(c(1.0), b.fmul(x, c(math.log(10.0)))),
+    "log1p": lambda d, b, c, x, y: b.fdiv(c(1.0), b.fadd(x, c(1.0))),
+    "sqrt": lambda d, b, c, x, y: b.fdiv(c(0.5), y),
+    "tanh": lambda d, b, c, x, y: b.fsub(c(1.0), b.fmul(y, y)),
+    "sinh": lambda d, b, c, x, y: d.call_math("cosh", [x]),
+    "cosh": lambda d, b, c, x, y: d.call_math("sinh", [x]),
+    "atan": lambda d, b, c, x, y: b.fdiv(c(1.0), b.fadd(c(1.0), b.fmul(x, x))),
+    "asin": lambda d, b, c, x, y: b.fdiv(c(1.0), d.call_math("sqrt", [b.fsub(c(1.0), b.fmul(x, x))])),
+    "acos": lambda d, b, c, x, y: b.fdiv(c(-1.0), d.call_math("sqrt", [b.fsub(c(1.0), b.fmul(x, x))])),
+    "asinh": lambda d, b, c, x, y: b.fdiv(c(1.0), d.call_math("sqrt", [b.fadd(b.fmul(x, x), c(1.0))])),
+    "acosh": lambda d, b, c, x, y: b.fdiv(c(1.0), d.call_math("sqrt", [b.fsub(b.fmul(x, x), c(1.0))])),
+    "atanh": lambda d, b, c, x, y: b.fdiv(c(1.0), b.fsub(c(1.0), b.fmul(x, x))),
+    "fabs": lambda d, b, c, x, y: b.select(b.fcmp_ordered("<", x, c(0.0)), c(-1.0), c(1.0)),
+    "erf": lambda d, b, c, x, y: b.fmul(c(2.0 / math.sqrt(math.pi)), d.call_math("exp", [b.fneg(b.fmul(x, x))])),
+    "erfc": lambda d, b, c, x, y: b.fmul(c(-2.0 / math.sqrt(math.pi)), d.call_math("exp", [b.fneg(b.fmul(x, x))])),
+}
 
 
 def _unquote(name: str) -> str:

@@ -83,18 +83,34 @@ class _Reader:
         return t
 
 
+# a transform reads the same few type texts again and again; llvmlite's types are values, so one
+# object serves every use (each cache holds at most 4096)
+_PARSED: dict[str, ir.Type] = {}
+_LEADING: dict[str, ir.Type] = {}
+
+
 def parse_type(text: str) -> ir.Type:
+    t = _PARSED.get(text)
+    if t is not None:
+        return t
     r = _Reader(text)
     t = r.type()
     if r.peek() is not None:
         raise ValueError(f"trailing text in LLVM type {text!r}")
+    if len(_PARSED) < 4096:
+        _PARSED[text] = t
     return t
 
 
 def leading_type(text: str) -> ir.Type:
     """The type at the start of ``text`` (``double, ptr %p`` -> double)."""
-    r = _Reader(text.split(",")[0] if not text.lstrip().startswith(("{", "<", "[")) else _balanced(text))
-    return r.type()
+    head = text.split(",")[0] if not text.lstrip().startswith(("{", "<", "[")) else _balanced(text)
+    t = _LEADING.get(head)
+    if t is None:
+        t = _Reader(head).type()
+        if len(_LEADING) < 4096:
+            _LEADING[head] = t
+    return t
 
 
 def _balanced(text: str) -> str:

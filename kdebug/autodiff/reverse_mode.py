@@ -28,8 +28,6 @@ caches and why, bytes per thread): the ``activity`` and ``tape`` stages show it.
 """
 from __future__ import annotations
 
-import re
-
 from llvmlite import ir
 
 from kdebug import markers
@@ -217,7 +215,7 @@ class _Transform(FM._Transform):
     def twin(self, name: str) -> "_Gradient":
         g = self.twins.get(name)
         if g is None:
-            g = self.twins[name] = _Gradient(self, self.view.get_function(name))
+            g = self.twins[name] = _Gradient(self, self.facts.function(name))
             self.pending.append(g)
         return g
 
@@ -255,7 +253,7 @@ class _Transform(FM._Transform):
 
     def adjoint_wrapper(self, primal: str) -> None:
         """A kernel's adjoint: (context, each parameter, each array's shadow after it) -> void."""
-        g = self.twins[primal] = _Gradient(self, self.view.get_function(primal), self.shadows)
+        g = self.twins[primal] = _Gradient(self, self.facts.function(primal), self.shadows)
         self.pending.append(g)
         ctx = 1 if self.hooks.has_ctx else 0
         params = list(g.fnty.args)
@@ -397,7 +395,7 @@ class _Gradient(BarrierSweeps, FM._Dual):
         callee = ops[-1]
         sym = callee.name if callee.value_kind == VK.function else self.origin.get(callee.name)
         if sym is not None and markers.job_of(sym) is None and self.math_name(sym) is None:
-            fn = self.tr.view.get_function(sym)
+            fn = self.tr.facts.function(sym)
             own = FM._OWNER_PREFIX.sub("", sym)
             if not own.startswith(FM._RUNTIME_PREFIXES) and any(
                     a.value_kind == VK.instruction and a.name in self.sh and a.name not in self.allocas
@@ -406,7 +404,7 @@ class _Gradient(BarrierSweeps, FM._Dual):
                                 f"in this version)")
             if not fn.is_declaration and not own.startswith(FM._RUNTIME_PREFIXES):
                 # the primal's own callee: its value now, its gradient twin in the reverse sweep
-                fnty = parse_type(str(fn.global_value_type))
+                fnty = parse_type(fn.global_value_type)
                 y = self.b.call(self.tr.function(sym, fnty), [self.V(a) for a in ops[:-1]])
                 return self.define(inst, y, None)
         super().op_call(inst, ops)
@@ -885,14 +883,7 @@ class _Gradient(BarrierSweeps, FM._Dual):
         return self.rev_blocks[name]
 
     def cached_type(self, name: str) -> ir.Type:
-        return self.v[name].type if name in self.v else parse_type(str(self._inst_type(name)))
-
-    def _inst_type(self, name):
-        for blk in self.src.blocks:
-            for i in blk.instructions:
-                if i.name == name:
-                    return i.type
-        raise KeyError(name)
+        return self.v[name].type if name in self.v else parse_type(self.src.instruction(name).type)
 
     def finish_record(self) -> None:
         """Before the block's terminator: its record, linked on the tape (a static reverse: its own
@@ -1186,7 +1177,7 @@ class _Gradient(BarrierSweeps, FM._Dual):
                 if partial is not None:
                     self.accumulate(a, self.scaled(d, partial))
             return
-        fn = self.tr.view.get_function(sym)
+        fn = self.tr.facts.function(sym)
         if not fn.is_declaration:
             g = self.tr.twin(sym)
             if not g.fparams:
