@@ -9,7 +9,7 @@ loading the trace file itself as plain text (the same bytes, nothing to run). Th
 as the TUI's benchmark builds it (bench_tui.py), without and with ``--passes`` optimize passes a job.
 
 Load time is measured in headless Chromium (Debian's ``chromium``; skipped, saying so, without it),
-driven over the DevTools protocol as tests/test_serve.py does: from the navigation's start to the end
+driven over the DevTools protocol as tests/serve/test_serve.py does: from the navigation's start to the end
 of the page's script (``data-ready``, the script's own ``performance.now()``) and to the load event.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "tests"))  # the DevTools client of tests/test_serve.py
+sys.path[:0] = [os.path.join(ROOT, "tests", "serve"), os.path.join(ROOT, "tests")]  # the DevTools client of tests/serve/test_serve.py (and its conftest)
 
 from kdebug.export.html import write_html  # noqa: E402
 from kdebug.session.trace import load_model  # noqa: E402

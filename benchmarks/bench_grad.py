@@ -20,7 +20,7 @@ backwards, on the CPU backend as a coroutine per thread (kdebug/targets/cpu/adjo
 
 Derivative compiles (``--compile`` runs only these): a kernel calling ``gradient(f)``,
 ``gradient(f, argnum=1)``, ``grad(f)`` and ``grad(f, argnum=1)`` (four derivative jobs, as each
-example of tests/test_gradient_property.py compiles per program), compiled from scratch in a fresh
+example of tests/autodiff/test_gradient_property.py compiles per program), compiled from scratch in a fresh
 session (untiered, no snapshots, the frontend's caches cleared) against the kernel calling ``f``
 itself: the median process CPU time of several compiles, the ratio, and the time in the transforms'
 own phases (``reverse``, ``derivative``: reading the resolved primal, building and printing the

@@ -21,7 +21,7 @@
 # Steps:
 #   build    build pycuda from its sdist against this machine's CUDA driver (libcuda) and toolkit
 #            headers, and install its runtime wheels (and llvmlite 0.50 when the image has another)
-#   test     pytest tests/test_gpu.py on the GPU (the per-sample comparison is the next step)
+#   test     pytest tests/ptx_and_gpu/test_gpu.py on the GPU (the per-sample comparison is the next step)
 #   samples  every sample_kernels/*.py run on the CPU backend and on the GPU: same output
 #   bench    benchmarks/bench_gpu.py: saxpy bandwidth against a device-to-device copy, and a tiled
 #            matmul against numba-cuda compiling the same source; its table is printed last
@@ -191,8 +191,8 @@ EOF
 
 # ---- test -----------------------------------------------------------------------------------------
 if want test; then
-    note "test: tests/test_gpu.py"
-    (cd "$REPO" && timeout 300 "$PY" -m pytest -q -p no:cacheprovider tests/test_gpu.py \
+    note "test: tests/ptx_and_gpu/test_gpu.py"
+    (cd "$REPO" && timeout 300 "$PY" -m pytest -q -p no:cacheprovider tests/ptx_and_gpu/test_gpu.py \
         -k "not same_result_on_gpu_and_cpu") 2>&1 | tee "$LOGS/test_gpu.log" | tail -15
     if [ "${PIPESTATUS[0]}" -eq 0 ]; then
         result "test     ok ($(grep -Eo '[0-9]+ passed' "$LOGS/test_gpu.log" | tail -1))"

@@ -4,7 +4,7 @@
 
 numba's test files import their helpers as ``numba.cuda.tests.cudapy.X_usecases``; this registers the
 file's folder as that package (kdebug has none), then runs the file as
-``tests/numba_doc_examples/run_doc_example.py`` does (unittest's loader; its last line gives the counts).
+``tests/numba/numba_doc_examples/run_doc_example.py`` does (unittest's loader; its last line gives the counts).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import sys
 import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "numba_doc_examples"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "numba", "numba_doc_examples"))
 
 import run_doc_example  # noqa: E402
 

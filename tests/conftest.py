@@ -14,6 +14,17 @@ os.environ.setdefault("KDEBUG_BACKEND", "cpu")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLES = os.path.join(ROOT, "sample_kernels")
 
+# The tests live in a folder per layer (docs/testing.md "The suite's folders") and import each other by
+# module name (``from test_tui import live_app``, ``from real_terminal import kdebug``): tests/ and every
+# folder of tests are on sys.path before any test module is collected, in every xdist worker too. Without
+# __init__.py files a test module's name is its file's name, so every name is unique across the folders.
+TESTS = os.path.dirname(os.path.abspath(__file__))
+TEST_FOLDERS = sorted(entry.path for entry in os.scandir(TESTS)
+                      if entry.is_dir() and not entry.name.startswith((".", "_")))
+for _folder in [TESTS, *TEST_FOLDERS]:
+    if _folder not in sys.path:
+        sys.path.insert(0, _folder)
+
 
 @pytest.fixture(autouse=True)
 def fresh_session():
@@ -61,8 +72,8 @@ def tree_labels(app, indent: bool = True) -> list[str]:
     return out
 
 
-# numba-cuda's documentation examples are run through kdebug by test_numba_doc_examples.py, not by pytest
-collect_ignore = ["numba_doc_examples"]
+# numba-cuda's documentation examples are run through kdebug by numba/test_numba_doc_examples.py, not by pytest
+collect_ignore = ["numba/numba_doc_examples"]
 
 
 @pytest.fixture(scope="session")

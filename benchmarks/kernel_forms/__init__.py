@@ -6,7 +6,7 @@ it: numba's documentation, NVIDIA's documents and samples, well-known books). ``
 returns what ``reference`` computes with numpy from the same inputs.
 
     benchmarks/bench_kernel_forms.py   times every form with memcheck on and off beside numpy
-    tests/test_kernel_forms.py         checks every form against numpy at small sizes
+    tests/cpu_target/test_kernel_forms.py         checks every form against numpy at small sizes
 
 The kernels import ``from kdebug import cuda``; they are plain numba.cuda code otherwise.
 """

@@ -8,7 +8,7 @@ would make it. On the PTX target the unit's kind is ``DebugDirectivesOnly``, as 
 ``lineinfo=True``: NVPTX then writes ``.file``/``.loc`` lines and no DWARF sections (``LineTablesOnly``
 would mark the module ``.target sm_XX, debug`` and hand ptxas an empty ``.debug_macinfo``). Only
 metadata: the optimised code is the same with and without it (tests strip it and compare; for PTX,
-tests/test_ptx_lineinfo.py). LLVM's remarks (``-pass-remarks``) then name source lines instead of
+tests/ptx_and_gpu/test_ptx_lineinfo.py). LLVM's remarks (``-pass-remarks``) then name source lines instead of
 ``<unknown>:0:0``.
 """
 from __future__ import annotations

@@ -5,7 +5,7 @@ helpers.
 The comparison methods of ``TestCase`` below are numba-cuda 0.30.4's (``numba/cuda/tests/support.py``),
 unchanged, so that a numba test compares kdebug's results exactly as numba compares its own:
 Copyright (c) 2025 NVIDIA CORPORATION & AFFILIATES, BSD-2-Clause (the licence is in
-tests/numba_doc_examples/LICENSE)."""
+tests/numba/numba_doc_examples/LICENSE)."""
 from __future__ import annotations
 
 import cmath

@@ -1,0 +1,195 @@
+"""The TUI in a real terminal (tests/tui/real_terminal.py): kdebug on a pseudo-terminal, its screen read
+through a terminal emulator, keys typed as a person types them.
+
+- Every sample's live run ends on a screen that tells the truth: the status line's end, job, launch
+  and alert counts are the headless report's, and no job still shows as compiling. Before the fix,
+  saxpy's screen stayed at "running · 0 launches" in 4 of 6 runs (the screen's frames went into LLVM's
+  capture of descriptor 2: kdebug/tui/terminal.py).
+- Ctrl-C at moments spread over a run's first seconds: never a crash, the terminal always given back
+  (cooked modes, main screen, cursor, no mouse reporting), and after an interruption ``q`` exits 130.
+  Before the fix, Ctrl-C 1.0-1.4 s into matmul_tiled gave a segmentation fault in 6 of 8 runs (a pass
+  replay thread inside LLVM at exit: kdebug/targets/replay_worker.py).
+- A TUI that dies of a signal leaves a usable terminal (the guard process, kdebug/tui/terminal.py).
+
+Each live run is repeated (``REPEAT``): the defects above were races that showed in some runs only.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import random
+import re
+import signal
+import time
+
+import pytest
+
+from conftest import ROOT, SAMPLES
+from real_terminal import Terminal, kdebug
+
+pytestmark = pytest.mark.timeout(600)
+
+LIVE_SAMPLES = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(SAMPLES, "*.py"))
+                      + glob.glob(os.path.join(SAMPLES, "sanitizers", "*.py")))
+REPEAT = int(os.environ.get("KDEBUG_TERMINAL_REPEAT", "10"))  # runs of each sample (the issue asked for 10)
+WIDE = (250, 40)  # the status line holds a failed session's error and the counts on one line
+END_TIMEOUT = 60.0  # the screen must show the end by then; a stale screen never does
+STATUS = re.compile(r"session (?P<status>\w+) \(exit status (?P<code>\d+)\)\s+(?P<jobs>\d+) jobs? · "
+                    r"(?P<launches>\d+) launch(?:es)? · (?P<alerts>\d+) alerts?")
+SPIN = """\
+import numpy as np
+from kdebug import cuda
+
+
+@cuda.jit
+def bump(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += 1
+
+
+x = np.zeros(1024, dtype=np.float32)
+n = 0
+while True:
+    bump[4, 256](x)
+    n += 1
+"""
+
+
+def headless_truth(sample: str, tmp_path) -> dict:
+    """What ``kdebug run --headless`` reports for ``sample`` (its supervisor, its options: the debuggee child,
+    no snapshots), read from the model it prints: the end, and the jobs', launches' and alerts' counts. (A
+    ``--trace`` would record every pass: minutes for the bigger samples on a busy machine.)"""
+    from kdebug.session.options import RunOptions
+    from kdebug.session.supervisor import Supervisor
+    options = RunOptions(script=os.path.join(ROOT, sample), backend="cpu", snapshots=False, timeout=240)
+    _status, model = Supervisor(options, timeout=options.timeout).run()
+    assert model.ended is not None
+    return {"status": model.ended.status, "code": str(model.ended.exit_code), "jobs": str(len(model.jobs)),
+            "launches": str(len(model.launches)), "alerts": str(len(model.alerts))}
+
+
+def shown_end(term: Terminal) -> dict | None:
+    """The session's end as the status line shows it (None while it shows none)."""
+    for line in term.lines()[:4]:
+        m = STATUS.search(line)
+        if m:
+            return m.groupdict()
+    return None
+
+
+def quit_and_check(term: Terminal, expected_status: int) -> None:
+    term.press("q")
+    code = term.wait_exit(20)
+    assert code == expected_status, (code, term.text())
+    assert term.modes_left_on() == [], term.modes_left_on()
+    assert term.cooked()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sample", LIVE_SAMPLES)
+def test_the_live_screen_ends_where_the_headless_report_does(sample, tmp_path):
+    truth = headless_truth(sample, tmp_path)
+    stale = []
+    for run in range(REPEAT):
+        with kdebug(sample, cwd=ROOT, cols=WIDE[0], rows=WIDE[1]) as term:
+            term.wait_for(lambda _: shown_end(term) == truth, END_TIMEOUT)
+            shown = shown_end(term)
+            if shown != truth:
+                stale.append((run, shown, term.text()))
+            else:
+                lines = term.lines()
+                edge = next(line.index("╮") for line in lines if "─ Jobs" in line)
+                jobs_pane = "\n".join(line[:edge] for line in lines[2:])
+                assert "compiling" not in jobs_pane and "⟳" not in jobs_pane, term.text()
+            quit_and_check(term, int(truth["code"]) and 1)
+    assert not stale, f"{len(stale)} of {REPEAT} runs: the screen does not show the session's end " \
+                      f"{truth}; first: {stale[0][1]}\n{stale[0][2]}"
+
+
+def _ctrl_c_plan() -> list[tuple[str, float]]:
+    """30 (script, seconds after start) pairs: the samples and a script that never ends, moments
+    drawn from 0.3 to 6 s (seeded: a failure names the one that failed)."""
+    rng = random.Random(45)
+    scripts = ["saxpy", "matmul_tiled", "dynamic_parallel", "recursive_launch", "grad_taylor", "gradient_hvp",
+               "reduction", "spin"]
+    return [(scripts[k % len(scripts)], round(rng.uniform(0.3, 6.0), 2)) for k in range(30)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script,after", _ctrl_c_plan())
+def test_ctrl_c_at_any_moment_never_crashes_and_gives_the_terminal_back(script, after, tmp_path):
+    if script == "spin":
+        path = tmp_path / "spin.py"
+        path.write_text(SPIN)
+    else:
+        path = os.path.join(SAMPLES, script + ".py")
+    with kdebug(str(path), cwd=ROOT) as term:
+        time.sleep(after)
+        ended_before = shown_end(term)
+        term.press("ctrl+c", gap=0.0)
+        code = term.wait_exit(4)
+        if code is None:  # the script was running: interrupted, the screen stays, q exits 130
+            assert term.wait_text("session interrupted (exit status 130)", 20), term.text()
+            assert "Ctrl-C" in term.lines()[1], term.text()
+            quit_and_check(term, 130)
+        elif code == -signal.SIGINT:  # before the TUI took the terminal: ^C ended Python's start as any program's
+            assert "kdebug — " not in term.text(), term.text()
+            assert term.modes_left_on() == [] and term.cooked()
+        else:  # the session had ended (or ended meanwhile): ctrl+c quits with its status
+            assert code in (0, 1, 130), (code, ended_before, term.text())
+            assert term.modes_left_on() == [], term.modes_left_on()
+            assert term.cooked()
+
+
+def _tui_child(term: Terminal) -> int:
+    """The pid of the process that runs the TUI: the guard's child."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{term.proc.pid}/task/{term.proc.pid}/children") as f:
+                children = f.read().split()
+        except OSError:
+            children = []
+        if children:
+            return int(children[0])
+        time.sleep(0.05)
+    raise AssertionError("the guard has no child")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGSEGV, signal.SIGKILL, signal.SIGTERM])
+def test_a_tui_that_dies_of_a_signal_leaves_the_terminal_usable_and_no_debuggee(sig, tmp_path):
+    """SIGSEGV, SIGKILL: the guard gives the terminal back and says how the TUI ended; SIGTERM: the TUI ends
+    as q ends it (status 143). Whichever, the debuggee running the script ends with it."""
+    from test_serve import _alive, _cmdline, _descendants
+    (tmp_path / "spin.py").write_text(SPIN)
+    with kdebug("spin.py", cwd=str(tmp_path)) as term:
+        assert term.wait_for(lambda t: re.search(r"[1-9]\d* launch", t) is not None, END_TIMEOUT), term.text()
+        assert term.modes_left_on(), "the TUI had the terminal in application mode"
+        below = {p: _cmdline(p) for p in _descendants(term.proc.pid)}
+        assert any("kdebug.session.debuggee" in cmd for cmd in below.values()), below
+        os.kill(_tui_child(term), sig)
+        code = term.wait_exit(20)
+        assert code == 128 + sig, code
+        assert term.modes_left_on() == [], term.modes_left_on()
+        assert term.cooked()
+        if sig != signal.SIGTERM:
+            assert "kdebug: the TUI" in term.text() and signal.Signals(sig).name in term.text(), term.text()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_alive(p) for p in below):
+            time.sleep(0.1)
+        assert not [cmd for p, cmd in below.items() if _alive(p)], "left running after the TUI ended"
+
+
+def test_the_interrupted_session_stays_on_screen_and_q_exits_130(tmp_path):
+    (tmp_path / "spin.py").write_text(SPIN)
+    with kdebug("spin.py", cwd=str(tmp_path)) as term:
+        assert term.wait_text("● running", 30), term.text()
+        term.wait_for(lambda t: re.search(r"[1-9]\d* launch", t) is not None, 30)
+        term.press("ctrl+c", gap=0.0)
+        assert term.wait_text("session interrupted (exit status 130)", 20), term.text()
+        assert re.search(r"session interrupted \(exit status 130\)  Ctrl-C at spin\.py:\d+", term.lines()[1]), \
+            term.text()  # one line, at 80 columns: the lecture's step 5
+        time.sleep(0.5)
+        assert term.proc.poll() is None, "the screen stays after ctrl+c"
+        quit_and_check(term, 130)
