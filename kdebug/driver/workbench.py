@@ -11,6 +11,7 @@ exits 1 when an invariant the strategy claims (its ``invariants`` attribute) is 
 ``kdebug fuzz-strategy STRATEGY`` does the same over seeded random programs: job graphs (``Graph``,
 ``random_graph``) rendered to scripts, which ``Graph.smaller`` and ``shrink`` cut down a step at a time;
 kdebug/reduce/fuzz.py shrinks a finding with them, then with kdebug's reducer.
+``job_graphs`` draws the same graphs as a Hypothesis strategy, for the test suite's property tests.
 """
 from __future__ import annotations
 
@@ -330,6 +331,37 @@ def random_graph(rng) -> Graph:
 def random_program(rng) -> str:
     """A random hazard (``random_graph``) as a script (``kdebug fuzz-strategy``)."""
     return random_graph(rng).render()
+
+
+def job_graphs(max_kernels: int = 5, max_functions: int = 4, max_order: int = 2, max_depth: int = 3):
+    """A Hypothesis strategy of job graphs (``Graph``), ``random_graph``'s twin for property tests: one to
+    ``max_kernels`` kernels, each launching up to three of them (self-launches and cycles included), none to
+    ``max_functions`` device functions that reach later ones through pointers (no cycle: a derivative needs
+    bodies), a derivative of one of them at order 1 to ``max_order`` in a kernel or not, a launch depth of 0
+    to ``max_depth``. Hypothesis shrinks a failing graph towards one kernel, no function, no edge, order 1 and
+    depth 0. Only the test suite calls it (Hypothesis is a dev dependency)."""
+    # kept lazy for start-up time: hypothesis is a test dependency
+    from hypothesis import strategies as st
+
+    # each kernel and function drawn as an element of a list, its edges as numbers taken modulo the graph's
+    # size: Hypothesis shrinks a list by deleting elements, so any kernel or function can go, not only the last
+    kernel = st.tuples(st.lists(st.integers(0, max_kernels - 1), max_size=3),
+                       st.none() | st.tuples(st.integers(0, max(0, max_functions - 1)), st.integers(1, max_order)))
+    function = st.lists(st.integers(1, max(1, max_functions - 1)), max_size=max(0, max_functions - 1))
+
+    @st.composite
+    def graphs(draw) -> Graph:
+        kernels_drawn = draw(st.lists(kernel, min_size=1, max_size=max_kernels))
+        functions_drawn = draw(st.lists(function, max_size=max_functions))
+        n_k, n_f = len(kernels_drawn), len(functions_drawn)
+        functions = [Function(f"f{i}", [f"f{i + d}" for d in sorted(set(later)) if i + d < n_f])
+                     for i, later in enumerate(functions_drawn)]  # to later functions only: no pointer cycle
+        kernels = []
+        for i, (targets, grad) in enumerate(kernels_drawn):
+            launches = [f"k{t}" for t in dict.fromkeys(t % n_k for t in targets)]
+            kernels.append(Kernel(f"k{i}", launches, (f"f{grad[0] % n_f}", grad[1]) if grad and n_f else None))
+        return Graph(kernels, functions, depth=draw(st.integers(0, max_depth)))
+    return graphs()
 
 
 def fuzz(strategy: str, count: int, seed: int, jobs: int = 2, timeout: float = TIMEOUT_S,
