@@ -1,10 +1,11 @@
 """The session model as one HTML file that opens offline in any browser.
 
-What it holds: the header (script, backend, strategy, status, kdebug version, the command), the job
-tree (deferred jobs under their requesters, re-entrant references with their cycle, shared jobs,
-duplicates, finish-coverage misses), every job's recorded stages (phases, and the passes of
-``optimize`` and ``emit``) highlighted by pygments' HTML formatter, the launches, the diagnostics
-with their source excerpts, and the events timeline.
+What it holds: the header (script, backend, strategy, status, kdebug version, the command, and how
+many stages of how many jobs a ``kdebug run --override`` file replaced), the job tree (deferred jobs
+under their requesters, re-entrant references with their cycle, shared jobs, duplicates,
+finish-coverage misses, edited jobs), every job's recorded stages (phases, and the passes of
+``optimize`` and ``emit``) highlighted by pygments' HTML formatter, each edited one marked with the
+file it is, the launches, the diagnostics with their source excerpts, and the events timeline.
 
 How it stays small: every distinct line of every stage is highlighted once and kept once, in a line
 table; a stage is a list of line numbers into it, stored as the edits (``kdebug.passes.edits``) that
@@ -253,7 +254,7 @@ class Page:
                 "shared": job.shared, "alert": model.job_alert.get(job.id), "miss": misses.get(job.id),
                 "backrefs": [self._backref(i) for i in job.backrefs],
                 "stages": _stage_groups(self.job_stages[job.id], self.job_snap[job.id], strings),
-                "events": job.events,
+                "events": job.events, "edited": job.edited,
             })
         timeline = [[round(ev.t, 6), ev.kind, getattr(ev, "job", None) if isinstance(getattr(ev, "job", None), int)
                      else None, _event_text(ev)] for ev in model.events]
@@ -283,6 +284,9 @@ class Page:
             cls = f' class="status-{_e((status.split() or ["unknown"])[0])}"' if name == "status" else ""
             out.append(f"<dt>{name}</dt><dd{cls}><code>{_e(value)}</code></dd>")
         out.append("</dl>")
+        edited = self.edited_line()
+        if edited:
+            out.append(f'<p class="edited">{_e(edited)}</p>')
         ending = render_ending(model)
         if ending:
             kind = "never-ended" if ended is None else "ended-badly"
@@ -290,6 +294,15 @@ class Page:
         out.append('<nav class="sections"><a href="#jobs">jobs</a> <a href="#diagnostics">diagnostics</a> '
                    '<a href="#launches">launches</a> <a href="#timeline">timeline</a></nav></header>')
         return "".join(out)
+
+    def edited_line(self) -> str:
+        """The header's line of a run with ``--override``: how many stages of how many jobs were edited."""
+        edited = [job.edited for job in self.model.jobs.values() if job.edited]
+        if not edited:
+            return ""
+        stages = sum(len(e) for e in edited)
+        return (f"edited: this run used --override, {stages} edited stage{'s' if stages != 1 else ''} of "
+                f"{len(edited)} job{'s' if len(edited) != 1 else ''}")
 
     def tree(self) -> str:
         model = self.model
@@ -319,6 +332,9 @@ class Page:
                 bits.append(f' <span class="cached">+{_e(job.cache_hits)} cached</span>')
             if jid in misses:
                 bits.append(' <span class="miss">missed the finish passes</span>')
+            if job.edited:
+                files = "; ".join(f"{stage}: {file}" for stage, file in job.edited.items())
+                bits.append(f' <span class="edited" title="{_e("edited: " + files)}">edited</span>')
             if job.compile_time:
                 bits.append(f' <span class="time">{_e(_ms(job.compile_time, 1))}</span>')
             bits.append(f' <span class="args">({_e(", ".join(job.argtypes))})</span>')
@@ -414,12 +430,18 @@ class Page:
                 out.append(f'<pre class="error">{_e(job.error)}</pre>')
             texts = self.job_texts[job.id]
             shown = [ph for ph in texts if phases is None or ph in phases]
+            for stage, file in job.edited.items():  # an edited stage this view leaves out still says so
+                if stage not in shown:
+                    out.append(f'<p class="edited">edited: {_e(file)} (the {_e(stage)} stage)</p>')
             if not shown:
                 out.append("<p>(no stage recorded)</p>")
             for ph in shown:
                 ids = texts[ph]
                 body = "\n".join(line_html[i] if highlighted else _e(self.lines.keys[i][1]) for i in ids)
-                out.append(f'<h3 id="job-{_e(job.id)}/{_e(ph)}">{_e(ph)}</h3><pre class="hl">{body}</pre>')
+                file = job.edited.get(ph)
+                mark = ' <span class="edited">edited</span>' if file is not None else ""
+                note = f'<p class="edited">edited: {_e(file)}</p>' if file is not None else ""
+                out.append(f'<h3 id="job-{_e(job.id)}/{_e(ph)}">{_e(ph)}{mark}</h3>{note}<pre class="hl">{body}</pre>')
             out.append("</section>")
         return "".join(out), tier
 

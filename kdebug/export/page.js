@@ -173,6 +173,9 @@
   const num = (x) => typeof x === "number" && isFinite(x) ? x : 0;
   const jobLink = (id) => jobs.has(id) ? html`<a href="#job-${id}">${jobs.get(id).name} #${id}</a>` : html`#${id}`;
   const ms = (s) => s ? `${(num(s) * 1e3).toFixed(2)} ms` : "";
+  // the file a kdebug run --override put in place of a phase of the job (an own key of job.edited only)
+  const editedFile = (job, phase) => job.edited && Object.prototype.hasOwnProperty.call(job.edited, phase)
+    ? String(job.edited[phase]) : null;
 
   function banner(job) {
     const facts = [
@@ -190,6 +193,8 @@
     if (job.dup !== null) dd.push(html`<dt>duplicate</dt><dd class="warn">its key was compiled before, as ${jobLink(job.dup)}</dd>`);
     if (job.cached) dd.push(html`<dt>cache</dt><dd>+${job.cached} cached</dd>`);
     if (job.round) dd.push(html`<dt>round</dt><dd>resolved in the toplevel strategy's round ${job.round}</dd>`);
+    const edits = Object.keys(job.edited || {});
+    if (edits.length) dd.push(html`<dt>edited</dt><dd class="edited">${edits.map((ph, n) => html`${n ? "; " : ""}${ph}: ${editedFile(job, ph)}`)}</dd>`);
     const backrefs = job.backrefs.map((b) => html`<p class="backref backref-${b.resolution}">\u21bb re-entrant request for ${jobLink(b.target)}: <b>${b.resolution}</b>, ${
       b.cycle.map((j, n) => html`${n ? " \u2192 " : ""}${jobs.has(j) ? html`<a href="#job-${j}">${b.names[n] || j}</a>` : (b.names[n] || j)}`)}</p>`);
     return html`<h2>${job.name} <span class="id">#${job.id}</span></h2><p class="key"><code>${job.key}</code></p><dl class="facts">${dd}</dl>${
@@ -200,8 +205,11 @@
     const stages = [];
     for (const [phase, snap, changed] of job.stages) {
       if (snap >= 0) {
-        const cls = (current && current.key === phase && !diffing ? "cur " : "") + (changed ? "" : "same");
-        stages.push(html`<a class="stage ${cls}" href="#job-${job.id}/${phase}" title="${changed ? "" : "changed nothing"}">${changed ? "" : "= "}${phase}</a> `);
+        const file = editedFile(job, phase);
+        const cls = (current && current.key === phase && !diffing ? "cur " : "") + (changed ? "" : "same") + (file !== null ? " edited" : "");
+        const title = [file !== null ? `edited: ${file}` : "", changed ? "" : "changed nothing"].filter((t) => t).join(", ");
+        stages.push(html`<a class="stage ${cls}" href="#job-${job.id}/${phase}" title="${title}">${changed ? "" : "= "}${phase}${
+          file !== null ? html` <span class="edited">edited</span>` : ""}</a> `);
       }
     }
     const a = diffing ? diffing[0] : null;
@@ -228,14 +236,16 @@
     for (let n = 0; n < ids.length; n++) {
       rows[n] = html`<tr id="L${n + 1}"><td class="n"><a href="${base}${n + 1}">${n + 1}</a></td><td class="c">${lineHTML(ids[n])}</td></tr>`;
     }
-    return html`<p class="label">${stage.label} <span class="lang">${D.snaps[stage.snap][0]}, ${ids.length} lines${
+    const file = stage.pass ? null : editedFile(job, stage.phase);
+    return html`${file !== null ? html`<p class="edited">edited: ${file}</p>` : ""}<p class="label">${stage.label} <span class="lang">${D.snaps[stage.snap][0]}, ${ids.length} lines${
       stage.changed ? "" : ", changed nothing"}</span></p><table class="code hl"><tbody>${rows}</tbody></table>`;
   }
 
   function diffView(job, a, b) {
     const st = stagesOf(job).filter((s) => s.snap >= 0);
     const select = (name, cur) => html`<select name="${name}">${st.map((s) =>
-      html`<option value="${s.key}"${s === cur ? html` selected` : ""}>${s.label}${s.changed ? "" : " (=)"}</option>`)}</select>`;
+      html`<option value="${s.key}"${s === cur ? html` selected` : ""}>${s.label}${s.changed ? "" : " (=)"}${
+        !s.pass && editedFile(job, s.phase) !== null ? " (edited)" : ""}</option>`)}</select>`;
     const out = html`<form class="diffbar">A ${select("a", a)} B ${select("b", b)} <label><input type="checkbox" name="side"${
       state.side ? html` checked` : ""}> side by side</label> <label><input type="checkbox" name="noise"${
       state.noise ? html` checked` : ""}> ignore metadata and attribute renumbering</label></form>`;

@@ -215,6 +215,90 @@ def test_run_html_records_and_exports_in_one_go(tmp_path):
     assert any(passes for j in data["jobs"] for _p, _s, _c, passes in j["stages"])  # passes were recorded
 
 
+@pytest.fixture(scope="module")
+def override_page(tmp_path_factory):
+    """A run with ``--override`` (test_override's scale kernel, its optimised IR's constant edited),
+    recorded and exported: (the model of its trace, the page's path, the page, the edited file's name)."""
+    from test_override import ENV, SCALE, _dump, _edit, _script, _stage_file
+
+    tmp = tmp_path_factory.mktemp("override")
+    script = _script(tmp, "scale.py", SCALE)
+    folder = tmp / "dump"
+    _dump(script, folder)
+    edited = _stage_file(folder, "001_scale", "optimize")
+    _edit(edited, "3.000000e+00", "5.000000e+00")
+    trace, out = tmp / "run.jsonl", tmp / "run.html"
+    r = run_kdebug("run", "--headless", "--override", str(folder), "--trace", str(trace), script, env=ENV)
+    assert r.returncode == 0 and "out[0] = 5.0" in r.stdout, r.stdout + r.stderr
+    r = run_kdebug("export", str(trace), "--html", str(out))
+    assert r.returncode == 0, r.stderr
+    return load_model(str(trace)), str(out), out.read_text(encoding="utf-8"), edited.name
+
+
+def test_the_page_of_a_run_with_override_marks_the_edited_stage(override_page):
+    model, _path, page, name = override_page
+    data = check_page(model, page)
+    assert model.jobs[1].edited == {"optimize": name}
+    # the data page.js renders: the job's edited stages and their files
+    assert [j["edited"] for j in data["jobs"]] == [{"optimize": name}]
+    # the header says the run used --override
+    header = page[:page.index("</header>")]
+    assert '<p class="edited">edited: this run used --override, 1 edited stage of 1 job</p>' in header
+    # the tree marks the job; the static view (no JavaScript) marks the stage, above its text
+    tree = page[page.index('<ul class="tree">'):page.index("</nav>", page.index('<ul class="tree">'))]
+    assert f'<span class="edited" title="edited: optimize: {name}">edited</span>' in tree
+    static = page[page.index("<noscript>"):page.index("</noscript>")]
+    assert (f'<h3 id="job-1/optimize">optimize <span class="edited">edited</span></h3>'
+            f'<p class="edited">edited: {name}</p><pre class="hl">') in static
+    assert static.count('class="edited"') == 2  # that stage only
+
+
+def test_a_run_without_override_marks_nothing(cycle_page):
+    model, path = cycle_page
+    page = open(path, encoding="utf-8").read()
+    assert all(j["edited"] == {} for j in page_data(page)["jobs"])
+    body = page[page.index("<body>"):page.index('<script type="application/json"')]
+    assert 'class="edited"' not in body and "--override" not in body
+
+
+@needs_chromium
+def test_a_browser_marks_the_edited_stage_with_and_without_javascript(override_page):
+    _model, path, _page, name = override_page
+
+    async def steps(browser):
+        await browser.call("Page.navigate", url=f"file://{path}#job-1/optimize")
+        await wait_for(browser, READY, "its script finished")
+        await wait_for(browser, "!!document.querySelector('#code p.label')", "the optimize stage")
+        tab = await browser.evaluate("[document.querySelector('a.stage.edited').textContent, "
+                                     "document.querySelector('a.stage.edited').title]")
+        mark = await browser.evaluate("document.querySelector('#code p.edited').textContent")
+        label = await browser.evaluate("document.querySelector('#code p.label').textContent")
+        banner = await browser.evaluate("document.querySelector('#view dl.facts').innerText")
+        header = await browser.evaluate("document.querySelector('header p.edited').textContent")
+        await browser.evaluate("location.hash = '#job-1/after_finish'")
+        await wait_for(browser, "document.querySelector('#code p.label').textContent.startsWith('after_finish')",
+                       "after_finish")
+        other = await browser.evaluate("document.querySelector('#code p.edited')")
+        return tab, mark, label, banner, header, other
+
+    tab, mark, label, banner, header, other = in_browser(steps)
+    assert tab == ["optimize edited", f"edited: {name}"]  # the stage's tab, its file in its title
+    assert mark == f"edited: {name}" and label.startswith("optimize ")  # above the stage's text
+    assert f"optimize: {name}" in banner
+    assert header == "edited: this run used --override, 1 edited stage of 1 job"
+    assert other is None  # a stage not edited has no mark
+
+    async def static(browser):
+        await browser.call("Page.navigate", url=f"file://{path}")
+        await wait_for(browser, "document.readyState === 'complete'", "the page")
+        return (await browser.evaluate("document.querySelector('header').innerText"),
+                await browser.evaluate("document.getElementById('job-1').innerText"))
+
+    header, job = in_browser(static, scripts=False)
+    assert "edited: this run used --override, 1 edited stage of 1 job" in header
+    assert re.search(rf"optimize edited\s+edited: {re.escape(name)}\s", job), job[:2000]
+
+
 def test_a_thousand_jobs_stay_under_ten_megabytes():
     model = SessionModel().extend(big_events(1000, 200_000, passes=30))
     page, stats = render(model)

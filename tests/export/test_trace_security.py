@@ -2,7 +2,7 @@
 opening the page ``kdebug export`` makes of it may run what its author wrote into it.
 
 * Markup in any text of a trace (a job's name, key or arguments, a phase's or a pass's name, IR, a
-  launch's name, a diagnostic, the script's name) stays text in the page: a real headless Chromium opens
+  launch's name, a diagnostic, the script's name, an edited stage's file) stays text in the page: a real headless Chromium opens
   the exported page, walks every job, stage, diff and the timeline, and no element, attribute or script
   of the payload appears, nothing the Content-Security-Policy refuses is even tried, the title is
   kdebug's. The page's CSP allows its own two scripts (by hash) and style, nothing else.
@@ -37,6 +37,8 @@ CLOSE = "</script><script>document.title='pwned'</script><!--"
 ATTR = "x\"><img src=x onerror=\"document.title='pwned'\" data-x=\"'"  # out of a quoted attribute
 SVG = "'><svg onload=\"document.title='pwned'\"></svg><a href='javascript:document.title=1'>"
 PHASE = "lower" + ATTR  # a phase's name ends up in links (no "/": the page's anchors still reach it)
+# an edited file's name (kdebug run --override): the model keeps it up to its first space, so none here
+EDITED = "002_b_03-lower\"'><script>document.title='pwned'</script><img/src=x/onerror=document.title='pwned'>.ll"
 
 
 def hostile_events() -> list[E.Event]:
@@ -64,6 +66,8 @@ def hostile_events() -> list[E.Event]:
             ev.name = f"b{ATTR}"
     events.insert(-1, E.Diagnostic(severity="error", message=f"bad {CLOSE}", category="runtime", job=2,
                                    text=f"bad {CLOSE}\n{IMG}", t=events[-1].t))
+    events.insert(-1, E.Diagnostic(severity="note", category="override", job=2, t=events[-1].t,
+                                   message=f"job #2 b: the {PHASE} stage is {EDITED}"))
     return events
 
 
@@ -133,6 +137,11 @@ def test_the_pages_markup_holds_no_element_of_the_trace_and_a_strict_policy(host
     b = next(j for j in data["jobs"] if j["id"] == 2)
     assert b["name"] == f"b{IMG}{CLOSE}" and b["key"] == f"key{SVG}" and b["argtypes"] == [f"int64{ATTR}", IMG]
     assert any(st[0] == PHASE for st in b["stages"])
+    assert b["edited"] == {PHASE: EDITED}  # the edited stage's file, as the text it was
+    # and escaped where the static part marks it: the tree's title, the header's count, above the stage's text
+    assert f'title="{html.escape(f"edited: {PHASE}: {EDITED}")}">edited</span>' in page
+    assert '<p class="edited">edited: this run used --override, 1 edited stage of 1 job</p>' in page
+    assert f'<p class="edited">edited: {html.escape(EDITED)}</p><pre class="hl">' in page
     assert f"<title>kdebug: {html.escape(f'cycle{IMG}.py')}</title>" in page
 
 
@@ -188,6 +197,7 @@ def test_a_browser_shows_every_payload_as_text_and_runs_none(hostile_page):
     assert any(f"b{IMG}{CLOSE} #2" in s for s in shown)  # the banner's job name, as text
     assert any(PHASE in s for s in shown) and any(SVG in s for s in shown)  # a phase's and a pass's name
     assert any(f"; {CLOSE}" in s for s in shown)  # the IR
+    assert any(f"edited: {EDITED}" in s for s in shown)  # the edited stage's mark, its file's name as text
     for payload in (f"b{ATTR}", f"bad {CLOSE}", IMG):  # a launch, a diagnostic, the cycle's names
         assert payload in text
 
@@ -209,6 +219,7 @@ def test_without_javascript_the_static_page_shows_the_payloads_as_text(hostile_p
     title, foreign, text, launches = in_browser(steps, scripts=False)
     assert title == f"kdebug: cycle{IMG}.py" and foreign == 0
     assert f"b{IMG}{CLOSE} #2" in text and f"; {CLOSE}" in text and PHASE in text
+    assert f"edited: {EDITED}" in text  # the edited stage's mark
     # the device-side launch is indented by the page's own (hashed) style: no style attribute, which the CSP refuses
     (outer, outer_pad), (inner, inner_pad) = launches
     assert outer == "a" and inner == f"\u21b3 b{ATTR}" and inner_pad > outer_pad + 5, launches
