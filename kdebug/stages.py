@@ -82,7 +82,18 @@ def of_job_kind(kind: str) -> tuple[Stage, ...]:
     return tuple(s for s in STAGES if s.job_kind == kind)
 
 
+# an overridden stage's snapshot as the driver made it, before the edited file replaced it
+# (``kdebug run --override``): ``optimize.original`` next to ``optimize``, the edited text
+ORIGINAL = ".original"
+
+
+def original_of(name: str) -> str:
+    """The name of the snapshot of stage ``name`` before its edit replaced it."""
+    return name + ORIGINAL
+
+
 def in_stage_order(names) -> list[str]:
-    """Snapshot names in stage order; names of no stage come last, alphabetically."""
-    order = [s.name for s in STAGES]
+    """Snapshot names in stage order (a stage's original, ``ORIGINAL``, just before the stage);
+    names of no stage come last, alphabetically."""
+    order = [n for s in STAGES for n in (original_of(s.name), s.name)]
     return [n for n in order if n in names] + sorted(set(names) - set(order))

@@ -132,6 +132,7 @@ class Driver:
         else:
             log, result = None, work()
         if edit is not None:  # kdebug run --override: the driver continues from the edited text
+            original, show_original = result, show  # what the stage made, before the edit replaced it
             result = overrides.take(edit, rec, phase, result, lambda: overrides.relying_on(self, rec, edit))
             show = lambda r: overrides.shown(edit, rec, phase, r)  # noqa: E731
             self.bus.emit(E.Diagnostic(severity="note", category="override", job=rec.id,
@@ -141,6 +142,8 @@ class Driver:
         if cut is not None:
             self.bus.emit(E.PassCut(**self.job_fields(rec), phase=phase, limit=cut.limit, text=cut.text,
                                     passes=[run for run in cut.runs if run[4] == phase]))
+        if edit is not None and show_original is not None:  # the original, diffable against the edit
+            self.snapshot(rec, stages.original_of(phase), lambda: show_original(original), language)
         sid = self.snapshot(rec, phase, lambda: show(result), language) if show is not None else None
         if log is not None:  # after the phase's snapshot: a replay may make that snapshot's text
             later_asm = phase == "emit" and log.pipelines and getattr(self.target, "host_asm_on_demand", False)

@@ -140,7 +140,8 @@ def _stage_groups(stages: list[stage_diff.StageRef], snap_index: dict[int, int],
     by_phase: dict[str, list] = {}
     for st in stages:
         group = by_phase.get(st.phase)
-        if group is None or (not st.is_pass and group[1] != -1):
+        if group is None or (not st.is_pass and (group[1] != -1 or group is not groups[-1])):  # (an edited phase:
+            # its passes, then its original, optimize.original, then the edited snapshot, a group of its own)
             group = by_phase[st.phase] = [st.phase, -1, 1, 0]
             groups.append(group)
         snap = snap_index.get(st.snapshot, -1) if st.snapshot is not None else -1

@@ -10,8 +10,9 @@ from kdebug.stages import in_stage_order
 
 _EXT = {"llvm": "ll", "python": "py", "text": "txt", "ptx": "ptx", "asm": "s"}
 # every name write_dump gives a file: <job>_<kernel>_<NN>-<phase>[-pass<IIII>-<pass>|-passes].<ext>
-# (<NN> 00: the job's source, and its key file <job>_<kernel>_00-job.txt)
-DUMP_FILE = re.compile(r"\d{3}_\w+_\d{2}-\w+(-pass\d{4,}-\w+|-passes)?\.(ll|py|txt|ptx|excerpt\.ptx|s)"
+# (<NN> 00: the job's source, and its key file <job>_<kernel>_00-job.txt); an overridden stage's original
+# is <NN>-<stage>.original.<ext>, a name kdebug run --override never reads as an edit (overrides.STAGE_FILE)
+DUMP_FILE = re.compile(r"\d{3}_\w+_\d{2}-\w+(\.original)?(-pass\d{4,}-\w+|-passes)?\.(ll|py|txt|ptx|excerpt\.ptx|s)"
                        r"|\d{3}_\w+_remarks\.txt")
 
 

@@ -11,7 +11,7 @@ from collections import Counter
 
 from kdebug.lazy_dataclasses import dataclass
 from kdebug.session.model import SessionModel
-from kdebug.stages import in_stage_order
+from kdebug.stages import ORIGINAL, in_stage_order, original_of
 
 
 @dataclass(frozen=True)
@@ -44,16 +44,18 @@ def _phase_snapshot(model: SessionModel, job, phase: str):
 
 
 def job_stages(model: SessionModel, job_id: int) -> list[StageRef]:
-    """Every stage of the job in order; a phase's passes come just before the phase's own snapshot."""
+    """Every stage of the job in order; a phase's passes come just before the phase's own snapshot (an
+    overridden phase's: before its original, ``optimize.original``, which they made; the edited one follows)."""
     job = model.jobs[job_id]
     out: list[StageRef] = []
     previous = None  # the last phase snapshot: what the next phase changed, or not
     for phase in in_stage_order(set(job.snapshots) | set(job.passes)):
-        passes = job.passes.get(phase, [])
+        owner = phase.removesuffix(ORIGINAL)  # the phase whose passes these are
+        passes = [] if original_of(phase) in job.snapshots else job.passes.get(owner, [])
         shown = previous.id if previous is not None and previous.language == "llvm" else None
         for p in passes:
             shown = p.snapshot if p.snapshot is not None else shown
-            out.append(StageRef(phase, p.index, f"{phase} {p.index}/{len(passes)} {p.name} on {p.unit}", "llvm",
+            out.append(StageRef(owner, p.index, f"{owner} {p.index}/{len(passes)} {p.name} on {p.unit}", "llvm",
                                 p.changed, shown, is_pass=True, name=p.name, unit=p.unit))
         snap = _phase_snapshot(model, job, phase)
         if snap is None:

@@ -130,6 +130,79 @@ def test_an_edited_constant_in_the_optimised_ir_changes_what_the_launch_computes
     assert "out[0] = 5.0" in r.stdout, r.stdout + r.stderr
 
 
+# ---- the original kept: optimize.original next to the edited optimize, diffable, never read as an edit ------
+
+@pytest.fixture(scope="module")
+def overridden(tmp_path_factory):
+    """SCALE with its optimised constant edited (3.0 -> 5.0), run with --trace: (the trace, the script, the folder)."""
+    tmp = tmp_path_factory.mktemp("original")
+    script = _script(tmp, "scale.py", SCALE)
+    folder = tmp / "dump"
+    _dump(script, folder)
+    _edit(_stage_file(folder, "001_scale", "optimize"), "3.000000e+00", "5.000000e+00")
+    trace = tmp / "run.jsonl"
+    r = run_kdebug("run", "--headless", "--override", str(folder), "--trace", str(trace), script, env=ENV)
+    assert r.returncode == 0 and "out[0] = 5.0" in r.stdout, r.stdout + r.stderr
+    return str(trace), script, folder
+
+
+def test_an_overridden_stage_keeps_what_the_driver_made_as_its_original(overridden):
+    from kdebug.session import stage_diff
+    from kdebug.session.trace import load_model
+    model = load_model(overridden[0])
+    job = model.jobs[1]
+    assert list(job.snapshots).index("optimize.original") == list(job.snapshots).index("optimize") - 1
+    original, edited = model.snapshot_text(1, "optimize.original"), model.snapshot_text(1, "optimize")
+    header, body = edited.split("\n", 1)
+    assert header.startswith("; kdebug: overridden by 001_scale_") and overrides.OVERRIDDEN not in original
+    assert original.replace("3.000000e+00", "5.000000e+00") == body and "3.000000e+00" in original  # the edit only
+    # a stage like any other: the optimize passes made the original, the edited snapshot follows it,
+    # and the edited stage's diff is against the original by default
+    stages = stage_diff.job_stages(model, 1)
+    names = [s.label for s in stages if not s.is_pass]
+    assert names[names.index("optimize.original") + 1] == "optimize"
+    b = next(k for k, s in enumerate(stages) if s.key == ("optimize", None))
+    assert stages[b - 1].key == ("optimize.original", None) and stages[b - 2].is_pass
+    assert stages[stage_diff.default_base(model, stages, b)].phase == "optimize.original"
+    assert model.jobs[1].edited == {"optimize": _stage_file(overridden[2], "001_scale", "optimize").name}
+
+
+def test_the_tui_diffs_the_original_against_the_edited_stage(overridden):
+    import asyncio
+
+    from test_tui import SIZE, replay_app, view_lines, wait_for
+
+    async def go():
+        app = replay_app(overridden[0])
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.detail.job_id == 1, "the job to show")
+            await pilot.press("2")
+            app.detail.set_phase("optimize")
+            await pilot.press("8")
+            await pilot.pause()
+            head = " ".join(str(app.query_one("#diff-bar").render()).split())
+            assert "A optimize.original" in head and "B optimize" in head, head
+            changed = [ln for ln in view_lines(app, "view-diff") if ln[:1] in "+-" and ln[:3] not in ("+++", "---")]
+            assert any(ln.startswith("+") and "5.000000e+00" in ln for ln in changed), changed
+            assert any(ln.startswith("-") and "3.000000e+00" in ln for ln in changed), changed
+            assert "optimize.original" in " ".join(str(app.query_one("#phase-bar").render()).split())
+    asyncio.run(go())
+
+
+def test_a_dump_of_an_overridden_run_never_makes_the_original_an_edit(overridden, tmp_path):
+    _trace, script, folder = overridden
+    again = tmp_path / "again"
+    _dump(script, again, "--override", str(folder))
+    original = _stage_file(again, "001_scale", r"optimize\.original")
+    assert "3.000000e+00" in original.read_text() and overrides.OVERRIDDEN not in original.read_text()
+    assert overrides.STAGE_FILE.fullmatch(original.name) is None
+    edits = overrides.load(str(again)).files
+    assert [(o.stage, o.file) for o in edits] == [("optimize", _stage_file(again, "001_scale", "optimize").name)]
+    # a name of the dump's own: a later dump into the folder removes it where that run has no original
+    from kdebug.session.dump import DUMP_FILE
+    assert DUMP_FILE.fullmatch(original.name)
+
+
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas (the CUDA toolkit) is not installed")
 def test_an_edited_ptx_round_trip_is_assembled_by_ptxas(tmp_path):
     script = _script(tmp_path, "scale.py", SCALE)

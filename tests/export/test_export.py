@@ -253,6 +253,17 @@ def test_the_page_of_a_run_with_override_marks_the_edited_stage(override_page):
     assert static.count('class="edited"') == 2  # that stage only
 
 
+def test_the_page_of_a_run_with_override_shows_the_edited_stage_original_as_a_stage(override_page):
+    model, _path, page, _name = override_page
+    data = check_page(model, page)
+    groups = [g[0] for g in data["jobs"][0]["stages"]]  # [phase, snapshot, changed, passes] each
+    shown = [g[0] for g in data["jobs"][0]["stages"] if g[1] >= 0]
+    assert shown[shown.index("optimize.original") + 1] == "optimize"  # the original, then the edit
+    assert groups.index("optimize") < groups.index("optimize.original")  # the passes first: they made it
+    static = page[page.index("<noscript>"):page.index("</noscript>")]
+    assert '<h3 id="job-1/optimize.original">optimize.original</h3>' in static  # no edited mark
+
+
 def test_a_run_without_override_marks_nothing(cycle_page):
     model, path = cycle_page
     page = open(path, encoding="utf-8").read()
