@@ -79,3 +79,27 @@ def test_stumpys_gpu_suite_passes_unchanged(stumpy_source):
     assert "0 finding(s)" in out  # the plugin's summary: no sanitizer finding in stumpy's kernels
     assert "launches of" in out  # the report summarised the launches, not a line each
     assert len(out.splitlines()) < 200, out[-3000:]
+
+
+def test_racecheck_finds_stumpys_race_and_the_plugin_fails_the_test_that_launched_it(stumpy_source):
+    """With racecheck on, the one command finds what numba-cuda's simulator never could: in stumpy's
+    ``_compute_and_update_PI_kernel`` (gpu_aamp.py) every thread stores ``p_norm_out[0]`` with no barrier while
+    thread 0 writes and then reads that element. The plugin fails the test that launched the kernel, with the
+    located finding in that test's report (issue 48: "the racecheck finding shown by the plugin")."""
+    source, deps = stumpy_source
+    path = os.pathsep.join([ROOT] + ([deps] if deps else []) + [os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env = dict(os.environ, PYTHONPATH=path, KDEBUG_BACKEND="cpu")
+    for name in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "NUMBA_ENABLE_CUDASIM"):
+        env.pop(name, None)
+    r = subprocess.run([sys.executable, "-m", "kdebug.cli", "run", "--numba", "--sanitize=racecheck", "-m", "pytest",
+                        "-p", "no:cacheprovider", "-q", "-x", "tests/test_gpu_aamp.py"],
+                       capture_output=True, text=True, timeout=1200, cwd=source, env=env)
+    out = r.stdout + r.stderr
+    assert r.returncode == 1, out[-6000:]
+    report = out[out.index("FAILURES"):out.index("short test summary")]  # the failed test's own report
+    assert "kdebug: a kernel this test launched has a sanitizer finding" in report, report[-4000:]
+    assert "racecheck: write-after-write hazard on global array 'p_norm_out'[0] in kernel " \
+           "_compute_and_update_PI_kernel" in report, report[-4000:]
+    assert "gpu_aamp.py:167:13" in report and "gpu_aamp.py:172:13" in report, report[-4000:]
+    assert "FAILED tests/test_gpu_aamp.py::test_gpu_aamp_self_join" in out, out[-3000:]
+    assert "finding(s)" in out and "0 finding(s)" not in out, out[-3000:]  # the plugin's summary counts it
