@@ -326,23 +326,29 @@ open(path, "w").write(text.replace("3.000000e+00", "5.000000e+00"))
 """
 
 
-@pytest.mark.timeout(300)
-def test_E_in_the_tui_edits_the_ir_stage_shown_and_reruns_with_it(tmp_path, monkeypatch):
-    import asyncio
+def _app_editing_with(editor_code: str, tmp_path, monkeypatch, name: str, source: str):
+    """A live app on the script ``source`` whose $EDITOR is the Python program ``editor_code`` (what E runs)."""
     import sys
+    import tempfile
 
-    from test_tui import SIZE, live_app, wait_for
+    from test_tui import live_app
     for k, v in ENV.items():
         monkeypatch.setenv(k, v)
     editor = tmp_path / "editor.py"
-    editor.write_text(EDITOR)
+    editor.write_text(editor_code)
     monkeypatch.setenv("EDITOR", f"{sys.executable} {editor}")
-    import tempfile
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the session's edit folder
-    script = _script(tmp_path, "scale.py", SCALE)
+    return live_app(_script(tmp_path, name, source), cwd=str(tmp_path))
+
+
+@pytest.mark.timeout(300)
+def test_E_in_the_tui_edits_the_ir_stage_shown_and_reruns_with_it(tmp_path, monkeypatch):
+    import asyncio
+
+    from test_tui import SIZE, wait_for
+    app = _app_editing_with(EDITOR, tmp_path, monkeypatch, "scale.py", SCALE)
 
     async def go():
-        app = live_app(script, cwd=str(tmp_path))
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda: app.model.ended is not None, "the session to end", limit=120)
             job = next(j for j in app.model.jobs.values() if j.name == "scale")
@@ -484,20 +490,11 @@ open(path, "w").write(text.replace('double %"arg.x") !dbg', 'double %"arg.x", do
 @pytest.mark.timeout(300)
 def test_E_refuses_a_signature_change_and_keeps_the_session(tmp_path, monkeypatch):
     import asyncio
-    import sys
 
-    from test_tui import SIZE, live_app, wait_for
-    for k, v in ENV.items():
-        monkeypatch.setenv(k, v)
-    editor = tmp_path / "editor.py"
-    editor.write_text(ADD_PARAMETER)
-    monkeypatch.setenv("EDITOR", f"{sys.executable} {editor}")
-    import tempfile
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the session's edit folder
-    script = _script(tmp_path, "device.py", DEVICE)
+    from test_tui import SIZE, wait_for
+    app = _app_editing_with(ADD_PARAMETER, tmp_path, monkeypatch, "device.py", DEVICE)
 
     async def go():
-        app = live_app(script, cwd=str(tmp_path))
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda: app.model.ended is not None, "the session to end", limit=120)
             model = app.model
