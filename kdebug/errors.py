@@ -6,6 +6,7 @@ compiler: the CLI prints ``str(error)``, which is the located message.
 from __future__ import annotations
 
 import linecache
+from typing import Callable
 
 from kdebug.lazy_dataclasses import dataclass
 
@@ -26,13 +27,32 @@ class SourceLocation:
         return {"file": self.file, "line": self.line, "col": self.col}
 
 
+def _own_class(cls: type) -> type:
+    return cls
+
+
+_made_as: Callable[[type], type] = _own_class  # the class a kdebug error or warning is made as
+
+
+def make_errors_as(made_as: Callable[[type], type] | None) -> None:
+    """From now on, make each kdebug error and warning of class C an instance of ``made_as(C)``, C or a class
+    deriving from it (``kdebug run --numba=cuda-only``: from numba's class of its name too, so that
+    ``except numba.core.errors.TypingError`` catches kdebug's; kdebug/lang/numba_compat.py). None: of C."""
+    global _made_as
+    _made_as = made_as or _own_class
+
+
 class KdebugError(Exception):
     """Base of every error kdebug reports to a user."""
 
     kind = "error"
 
+    def __new__(cls, *args, **kwargs):
+        return super().__new__(_made_as(cls), *args)
+
     def __init__(self, message: str, loc: SourceLocation | None = None, hint: str | None = None):
-        super().__init__(message)
+        # Exception's, not the next class's: made as numba's class too, numba's NumbaError.__init__ would follow
+        Exception.__init__(self, message)
         self.message = message
         self.loc = loc
         self.hint = hint
@@ -64,10 +84,29 @@ class LoweringValueError(LoweringError, ValueError):
     ``cuda.local.array``): still a ValueError, as numba raises it."""
 
 
+class UnavailableFeatureError(CompileError, RuntimeError):
+    """A ``cuda.jit`` option numba refuses with a RuntimeError where the library it needs is missing
+    (``lto=True`` without nvJitLink, which kdebug never uses)."""
+
+
 class LaunchError(KdebugError):
     """A bad launch configuration or bad arguments to a kernel."""
 
     kind = "launch error"
+
+
+class DeviceFunctionLaunchError(LaunchError, RuntimeError):
+    """A launch of a ``device=True`` function, which numba refuses with a RuntimeError ("Cannot compile a
+    device function as a kernel"): ``except RuntimeError`` catches it too."""
+
+
+class LaunchValueError(LaunchError, ValueError):
+    """A launch configuration numba rejects with a ValueError (four grid dimensions, no configuration at all):
+    ``except ValueError`` catches it too."""
+
+
+class LaunchTypeError(LaunchError, TypeError):
+    """A launch configuration numba rejects with a TypeError (a grid or block size that is not an integer)."""
 
 
 class SignatureMismatch(LaunchError, TypeError):
@@ -97,6 +136,18 @@ class ReentrantLoopError(KdebugError):
     """The recursive strategy asked for a job already on its own request chain."""
 
     kind = "re-entrant codegen loop"
+
+
+class NumbaWarning(Warning):
+    """Base of numba's warnings (``numba.core.errors.NumbaWarning`` under ``--numba``): what a kernel compiles
+    to differs from what its source says (``print()`` of more than 32 items prints its format string)."""
+
+    def __new__(cls, *args, **kwargs):
+        return super().__new__(_made_as(cls), *args)
+
+
+class NumbaInvalidConfigWarning(NumbaWarning):
+    """numba's warning for ``cuda.jit`` keywords that do not go together (``debug=True`` with ``opt=True``)."""
 
 
 class BackendUnavailable(KdebugError):

@@ -40,6 +40,8 @@ VARIABLES = {
                        "for instead of this host's (its features only: the code must still run here)",
     "KDEBUG_TIMEOUT": "headless: stop the script after SECONDS and report where it was",
     "KDEBUG_LIBDEVICE": "the libdevice.10.bc file of the PTX target",
+    "KDEBUG_NUMBA": "set by kdebug run --numba for the Pythons its script starts: the numba mode (cuda-only, "
+                    "all) kdebug's sitecustomize installs there, so their import numba.cuda is kdebug's too",
 }
 
 _OFF = ("0", "off", "false", "no")
@@ -57,6 +59,21 @@ def set_variable(name: str, value: str) -> None:
     if name not in VARIABLES:
         raise KeyError(f"{name} is not one of kdebug's variables: add it to kdebug/settings.py")
     os.environ[name] = value
+
+
+def python_path_with(folder: str) -> str:
+    """PYTHONPATH with ``folder`` first (for the Pythons this process starts), as this process has it."""
+    rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != folder]
+    return os.pathsep.join([folder] + rest)
+
+
+def restore_environment(saved: dict) -> None:
+    """Put back the variables of ``saved`` ({name: value, None for unset}) that this process changed."""
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def flag(name: str, default: bool = True) -> bool:

@@ -13,6 +13,8 @@ from kdebug.lang.extern import ExternFunction, declare_device  # noqa: F401
 from kdebug.lang.devices import (close, current_device, detect, gpus,  # noqa: F401
                                  list_devices, profile_start, profile_stop, profiling, select_device)
 from kdebug.cuda.cudadrv.driver import current_context, defer_cleanup, get_context  # noqa: F401
+from kdebug.cuda.cudadrv.linkable_code import (LTOIR, Archive, CUSource, Cubin, Fatbin, LinkableCode,  # noqa: F401
+                                              Object, PTXSource)
 from kdebug.lang.foreign_arrays import (as_cuda_array, from_cuda_array_interface, is_cuda_array,  # noqa: F401
                                        mapped, pinned)
 from kdebug.lang.host import (DeviceNDArray, device_array, device_array_like, mapped_array,  # noqa: F401
@@ -30,6 +32,12 @@ from kdebug.lang.intrinsics import (activemask, all_sync, any_sync, ballot_sync,
 from kdebug.lang.intrinsics import literal_unroll  # noqa: F401
 from kdebug.lang.types import (b1, bool_, boolean, complex64, complex128, float16, float32, float64,  # noqa: F401
                                int8, int16, int32, int64, intp, uint8, uint16, uint32, uint64, uintp, void)
+# numba's C and numpy aliases, which numba.cuda has from ``from numba.cuda.types import *`` (cuda.double...)
+from kdebug.lang.types import (byte, i1, i2, none, u1, u2, u4, u8)  # noqa: F401
+from kdebug.lang.types import NUMBA_NAMES as _NUMBA_TYPE_NAMES
+(char, uchar, short, ushort, int_, uint, long_, ulong, longlong, ulonglong, intc, uintc, ssize_t, size_t,
+ double) = (_NUMBA_TYPE_NAMES[n] for n in ("char", "uchar", "short", "ushort", "int_", "uint", "long_", "ulong",
+                                           "longlong", "ulonglong", "intc", "uintc", "ssize_t", "size_t", "double"))
 from kdebug.lang.missing import missing_name
 
 # Loaded on first use (start-up time: a script that never touches them does not pay for them), and
@@ -57,17 +65,17 @@ def is_available() -> bool:
 def compile_ptx(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False, cc=None, opt=None,
                 abi="numba", abi_info=None, forceinline=False, launch_bounds=None):
     """numba.cuda.compile_ptx (same parameters): ``(ptx, result type)``, no GPU needed. Only ``device``,
-    ``cc`` and ``lineinfo`` (``.file``/``.loc`` lines) change the PTX here; the others are accepted for
-    numba's callers."""
+    ``cc``, ``fastmath`` and ``lineinfo`` (``.file``/``.loc`` lines) change the PTX here; the others are
+    accepted for numba's callers."""
     from kdebug.cuda import compiler  # kept lazy for start-up time: the compiler loads with the first compile
-    return compiler.compile_ptx(pyfunc, sig, lineinfo=lineinfo, device=device, cc=cc)
+    return compiler.compile_ptx(pyfunc, sig, lineinfo=lineinfo, device=device, cc=cc, fastmath=fastmath)
 
 
 def compile_ptx_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False,
                                    opt=None, abi="numba", abi_info=None, forceinline=False, launch_bounds=None):
     """numba.cuda.compile_ptx_for_current_device: for the GPU's architecture (sm_90 without one)."""
     from kdebug.cuda import compiler  # kept lazy for start-up time: the compiler loads with the first compile
-    return compiler.compile_ptx_for_current_device(pyfunc, sig, lineinfo=lineinfo, device=device)
+    return compiler.compile_ptx_for_current_device(pyfunc, sig, lineinfo=lineinfo, device=device, fastmath=fastmath)
 
 
 def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None, opt=None, abi="c",

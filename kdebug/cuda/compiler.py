@@ -19,7 +19,7 @@ def compile_ptx(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=
     (line tables only; the instructions are the same without)."""
     # kept lazy for start-up time: the compiler (driver, frontend, PTX target) loads with the first compile
     from kdebug.session import ptx_compile
-    return ptx_compile.compile_ptx(pyfunc, sig, device=device, cc=cc, lineinfo=lineinfo)
+    return ptx_compile.compile_ptx(pyfunc, sig, device=device, cc=cc, lineinfo=lineinfo, fastmath=fastmath)
 
 
 def compile_ptx_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False,
@@ -27,7 +27,8 @@ def compile_ptx_for_current_device(pyfunc, sig, debug=None, lineinfo=False, devi
     """numba.cuda.compile_ptx_for_current_device: for the GPU's architecture (sm_90 without one)."""
     # kept lazy for start-up time: the compiler loads with the first compile
     from kdebug.session import ptx_compile
-    return ptx_compile.compile_ptx_for_current_device(pyfunc, sig, device=device, lineinfo=lineinfo)
+    return ptx_compile.compile_ptx_for_current_device(pyfunc, sig, device=device, lineinfo=lineinfo,
+                                                      fastmath=fastmath)
 
 
 def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None, opt=None,

@@ -9,6 +9,7 @@ import os
 import platform
 import shutil
 import unittest
+from pathlib import Path
 
 import numpy as np
 
@@ -21,6 +22,9 @@ from kdebug.targets.ptx.toolkit import cuda_libdir
 
 ENABLE_CUDASIM = False  # kdebug compiles kernels; it is not numba's simulator
 HAS_NUMBA = True  # numba.jit / njit exist under --numba
+# numba-cuda's: the tests' data files (jitlink.cu, ...) beside numba/cuda/testing.py, in tests/data; kdebug
+# ships none, so the folder is not there, and a test that reads a file from it fails saying which
+test_data_dir = Path(__file__).parent / "tests" / "data"
 
 
 class CUDATestCase(TestCase):

@@ -16,6 +16,13 @@ except ImportError:  # another Python
     from hashlib import sha1
 
 
+def toplevel_kind(dispatcher) -> str:
+    """The kind of the job that compiles ``dispatcher`` on its own: ``"device"`` for a ``device=True``
+    function (``cuda.jit(sig, device=True)`` compiles it eagerly, as numba; its ``inspect_asm``), else
+    ``"kernel"``."""
+    return "device" if getattr(dispatcher, "device", False) else "kernel"
+
+
 @dataclass(frozen=True)
 class CompilerJob:
     """What to compile. Frozen and hashable; ``key`` is stable across runs. The compile options are

@@ -12,15 +12,18 @@ import ast
 import cmath
 import math
 import types
+import warnings
 
 import numpy as np
 from llvmlite import ir
 
+from kdebug.errors import NumbaWarning
 from kdebug.frontend import complex_numbers as C, round_impl, ufuncs
 from kdebug.frontend import strings as S, vectors as V
 from kdebug.frontend.desugar import loop_iter_error
 from kdebug.frontend.math_extra import EXTRA_MATH, OPERATOR_FUNCTIONS, lower_math, math_type, operator_expression
 from kdebug.frontend.registry import register_callee
+from kdebug.lang import intrinsics as I
 from kdebug.lang import types as T
 from kdebug.lang.extern import ExternFunction
 from kdebug.lang.vector_types import constructors as vector_constructors
@@ -140,6 +143,10 @@ def lower_minmax(lw, node, fn):
         argts = list(tt.types)
     is_min = fn is min
     vals = [lw.cast(a, t, rt) for a, t in zip(args, argts)]
+    if len(vals) == 2 and all(t in (T.float32, T.float64) for t in argts):
+        # numba-cuda's max(f, f)/min(f, f): libdevice's fmax/fmin (a NaN gives the other operand), which
+        # are LLVM's maxnum/minnum: PTX max.f32/min.f64..., the C library's fmax on the CPU
+        return lw.call_intrinsic("llvm.minnum" if is_min else "llvm.maxnum", vals)
     acc = vals[0]
     for v in vals[1:]:
         if rt.is_float:
@@ -188,6 +195,23 @@ def lower_complex(lw, node, fn):
     return C.complex_call(lw, node, *_arguments(lw, node))
 
 
+def type_tuple(inferer, node, fn) -> T.Type:
+    """numba's ``tuple(t)`` of a tuple: the tuple itself; ``tuple()``: the empty tuple."""
+    argts = _argtypes(inferer, node)
+    if node.keywords or len(argts) > 1 or (argts and not isinstance(argts[0], T.Tuple)):
+        got = ", ".join(map(str, argts)) or "keywords"
+        raise inferer.error(node, f"tuple() in a kernel takes a tuple (or nothing), not {got}",
+                            "write the tuple itself, e.g. for v in (a, b, c)")
+    return argts[0] if argts else T.Tuple(())
+
+
+def lower_tuple(lw, node, fn):
+    args, argts = _arguments(lw, node)
+    if args:
+        return args[0]
+    return ir.Constant(ir.LiteralStructType([]), None)
+
+
 def refuse_range(inferer, node, fn):
     _argtypes(inferer, node)
     raise inferer.error(node, "range() can only be used as the iterable of a for loop", "write for i in range(n)")
@@ -199,40 +223,116 @@ register_callee("builtins", "min()", type_minmax, lower_minmax, keys=[min])
 register_callee("builtins", "max()", type_minmax, lower_minmax, keys=[max])
 register_callee("builtins", "round()", type_round, lower_round, keys=[round])
 register_callee("builtins", "complex()", type_complex, lower_complex, keys=[complex])
+register_callee("builtins", "tuple()", type_tuple, lower_tuple, keys=[tuple])
 register_callee("refused", "range() outside a for loop", refuse_range, None, keys=[range])
 
 
 # ---- print ---------------------------------------------------------------------------------------
+PRINT_ITEM_LIMIT = 32  # CUDA's vprintf formats at most 32 values (numba-cuda's printimpl.py)
+_warned_in: dict = {}  # file: the warnings registry of its print() calls (warnings.warn_explicit's)
+
+
+def _dim3(t) -> str | None:
+    """``cuda.threadIdx`` (blockIdx, blockDim, gridDim) as a value: its name, else None."""
+    value = getattr(t, "value", None)
+    return value.name if isinstance(value, I.Dim3Intrinsic) else None
+
+
+def _type_print_item(inferer, node, t) -> None:
+    """One printable value as numba-cuda's ``print_item``: a number, a boolean, a str constant, cuda.threadIdx
+    (and its kin) or a tuple of these."""
+    if isinstance(t, T.StringConstant) and t.unicode:  # a str constant through a variable or a global
+        return
+    if _dim3(t) is not None:
+        return
+    if isinstance(t, T.Tuple) and not isinstance(t, T.NamedTuple):
+        for element in t.types:
+            _type_print_item(inferer, node, element)
+        return
+    if not isinstance(t, T.Scalar):
+        raise inferer.error(node, f"print() in a kernel prints numbers, booleans and string constants, not {t}",
+                            "print the elements one by one, e.g. print(a[i]); tuples of numbers print too")
+    C.check_real(inferer, node, t, "print() in a kernel (numba-cuda's printf)")
+
+
 def type_print(inferer, node, fn) -> T.Type:
-    """print(x, "text", i) as numba-cuda: numbers, booleans and string constants, one line per thread."""
+    """print(x, "text", i, (a, b)) as numba-cuda: numbers, booleans, string constants, cuda.threadIdx and
+    tuples of them, one line per thread. More than 32 items: numba's warning, and the line is the format."""
     if node.keywords:
         raise inferer.error(node.keywords[0].value, "print() in a kernel takes no keywords (sep=, end=, file=)",
                             "print values separated by spaces, as numba does")
     for a in node.args:
         if isinstance(a, ast.Constant) and isinstance(a.value, str):
             continue
-        t = inferer.expr(a)
-        if isinstance(t, T.StringConstant) and t.unicode:  # a str constant through a variable or a global
-            continue
-        if not isinstance(t, T.Scalar):
-            raise inferer.error(a, f"print() in a kernel prints numbers, booleans and string constants, not {t}",
-                                "print the elements one by one, e.g. print(a[i])")
-        C.check_real(inferer, a, t, "print() in a kernel (numba-cuda's printf)")
+        _type_print_item(inferer, a, inferer.expr(a))
+    if len(node.args) > PRINT_ITEM_LIMIT:
+        loc = inferer.src.loc(node)  # numba's warning, at the call in the kernel's source
+        # a NumbaWarning made here, not by warn_explicit from the class: under --numba=cuda-only it is numba's too;
+        # the registry: once per call, though it is typed again
+        warnings.warn_explicit(NumbaWarning(f"CUDA print() cannot print more than {PRINT_ITEM_LIMIT} items. The raw "
+                                            "format string will be emitted by the kernel instead."), NumbaWarning,
+                               loc.file, loc.line, registry=_warned_in.setdefault(loc.file, {}))
     inferer.tf.features.add("print")
     return T.void
 
 
+_PRINTF_SPECS = {"i": "%lld", "u": "%llu", "f": "%f", "b": "%s"}
+
+
+def _print_pieces(lw, t, value, pieces: list) -> None:
+    """Add one value's pieces: ("s", text) or (scalar type, value), written one after the other."""
+    dim3 = _dim3(t)
+    if dim3 is not None:
+        pieces.append(("s", "("))
+        for k, dim in enumerate("xyz"):
+            pieces += [("s", ", ")] if k else []
+            pieces.append((T.int32, lw.special_register(dim3, dim)))
+        pieces.append(("s", ")"))
+    elif isinstance(t, T.StringConstant):
+        pieces.append(("s", t.value))
+    elif isinstance(t, T.Tuple):
+        pieces.append(("s", "("))
+        for k, element in enumerate(t.types):
+            pieces += [("s", ", ")] if k else []
+            _print_pieces(lw, element, lw.builder.extract_value(value, k), pieces)
+        pieces.append(("s", ",)" if len(t.types) == 1 else ")"))
+    else:
+        pieces.append((t, value))
+
+
+def _numba_format(t) -> str:
+    """The printf format numba-cuda gives a value of type ``t`` (strings are ``%s`` arguments there)."""
+    if _dim3(t) is not None:
+        return "(%d, %d, %d)"
+    if isinstance(t, T.StringConstant):
+        return "%s"
+    if isinstance(t, T.Tuple):
+        inner = ", ".join(_numba_format(e) for e in t.types)
+        return f"({inner},)" if len(t.types) == 1 else f"({inner})"
+    return _PRINTF_SPECS["b" if t.is_bool else "f" if t.is_float else "i" if t.signed else "u"]
+
+
 def lower_print(lw, node, fn):
-    """The target prints one line of items: ("s", text) for string constants, else (type, value)."""
-    items = []
-    for a in node.args:
+    """The target prints one line of pieces written one after the other: ("s", text) for constant text,
+    else (scalar type, value); the items of the call are separated by spaces, tuples written as Python
+    writes them. More than 32 items: the line is numba's format string itself, as CUDA's vprintf prints it."""
+    if len(node.args) > PRINT_ITEM_LIMIT:
+        for a in node.args:  # evaluated all the same, as numba does
+            if not (isinstance(a, ast.Constant) and isinstance(a.value, str)) and _dim3(lw.type_of(a)) is None:
+                lw.expr(a)
+        formats = ["%s" if isinstance(a, ast.Constant) and isinstance(a.value, str) else _numba_format(lw.type_of(a))
+                   for a in node.args]
+        lw.target.print_line(lw.hook_context, node, [("s", " ".join(formats))])
+        return None
+    pieces = []
+    for k, a in enumerate(node.args):
+        pieces += [("s", " ")] if k else []
         if isinstance(a, ast.Constant) and isinstance(a.value, str):
-            items.append(("s", a.value))
-        elif isinstance(lw.type_of(a), T.StringConstant):
-            items.append(("s", lw.type_of(a).value))
-        else:
-            items.append((lw.type_of(a), lw.expr(a)))
-    lw.target.print_line(lw.hook_context, node, items)
+            pieces.append(("s", a.value))
+            continue
+        t = lw.type_of(a)
+        _print_pieces(lw, t, None if _dim3(t) is not None else lw.expr(a), pieces)
+    lw.target.print_line(lw.hook_context, node, pieces)
     return None
 
 
@@ -332,6 +432,9 @@ def math_call(lw, name, args, argts, rt):
         return b.fmul(vals[0], ir.Constant(vals[0].type, math.pi / 180))
     if name == "degrees":
         return b.fmul(vals[0], ir.Constant(vals[0].type, 180 / math.pi))
+    approx = lw.target.approximate_math(name, ft == T.float32) if lw.fastmath else None
+    if approx is not None:  # fastmath=True: the target's approximation (libdevice's __nv_fast_cosf...)
+        return lw.call_declared(approx, vals)
     if name in _LLVM_MATH or name in ("fma", "copysign", "pow"):
         return lw.call_intrinsic(f"llvm.{name}", vals)
     return lw.call_libm(_LIBM_RENAME.get(name, name), vals)

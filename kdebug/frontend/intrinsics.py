@@ -258,6 +258,9 @@ def _static_value(inferer, node):
         local = inferer.tf.locals.get(node.id)
         if isinstance(local, T.IntLiteral) and node.id not in inferer.assigned:
             return local.literal  # a parameter given a constant (numba's literal argument)
+        if isinstance(local, T.Tuple) and local.types and all(isinstance(e, T.IntLiteral) for e in local.types) \
+                and node.id not in inferer.assigned:
+            return tuple(e.literal for e in local.types)  # a parameter given a tuple of constants
         if local is not None and type(local).__name__ == "PyValue" and node.id not in inferer.assigned:
             return local.value  # a compile-time argument: a type (dtype) or another Python object
         if node.id in inferer.tf.locals or node.id in inferer.assigned:
@@ -536,9 +539,11 @@ def _atomic_typer(op):
         else:
             idx = node.args[1]
             it = inferer.expr(idx)
-            ok_scalar = isinstance(it, T.Scalar) and (it.is_int or it.is_bool)
+            # numba-cuda's atomic templates take any index and its lowering (api_util.normalize_indices)
+            # casts each number to intp: a float, as a (tx, ty % n) that unified to Tuple(int64, float64)
+            ok_scalar = _atomic_index_number(it)
             ok_tuple = isinstance(it, T.Tuple) and len(it.types) == arr_t.ndim and all(
-                isinstance(x, T.Scalar) and x.is_int for x in it.types)
+                _atomic_index_number(x) for x in it.types)
             if arr_t.ndim == 1 and not ok_scalar or arr_t.ndim > 1 and not ok_tuple:
                 raise inferer.error(idx, f"the index of cuda.{full} on a {arr_t.ndim}-D array must be "
                                          + ("an integer" if arr_t.ndim == 1 else f"a tuple of {arr_t.ndim} integers")
@@ -551,6 +556,11 @@ def _atomic_typer(op):
         inferer.tf.features.add("atomic")
         return arr_t.dtype
     return type_
+
+
+def _atomic_index_number(t) -> bool:
+    """Whether ``t`` may index an atomic's element: a number numba casts to intp (not a complex)."""
+    return isinstance(t, T.Scalar) and (t.is_int or t.is_bool or t.is_float)
 
 
 def _atomic_pointer(lw, node, op):

@@ -27,7 +27,7 @@ from kdebug.frontend.exceptions import (FLOAT_FLOORDIV, FLOAT_MOD, INT_FLOORDIV,
 from kdebug.lang import intrinsics as I
 from kdebug.lang import types as T
 from kdebug.frontend.index_split import splittable
-from kdebug.frontend.math_extra import apply_fastmath, int_power_function
+from kdebug.frontend.math_extra import allow_contraction, apply_fastmath, int_power_function
 
 i1, i8, i32, i64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 f32, f64 = ir.FloatType(), ir.DoubleType()
@@ -257,6 +257,8 @@ class FunctionLowerer:
             b.ret(b.load(self.retslot))
         if self.fastmath:
             apply_fastmath(self.fn)
+        elif self.target.contracts_multiply_add:
+            allow_contraction(self.fn)
         if self.locations is not None:
             self.locate_the_rest()
         return self.fn
@@ -700,7 +702,7 @@ class FunctionLowerer:
         for (v, vt), extent, p in zip(indices, extents, parts + [None] * len(indices)):
             k = self.cast(v, vt, T.int64)
             known_nonneg = isinstance(p, ast.Name) and p.id in self.nonneg_names
-            if vt.signed and not known_nonneg:
+            if (vt.signed or vt.is_float) and not known_nonneg:  # a float: an atomic's index, cast to intp
                 k = self.wrap_negative(k, extent)
             linear_parts.append(k)
         self.target.check_bounds(self.hook_context, node, arr_t, linear_parts, extents, access)
@@ -730,6 +732,11 @@ class FunctionLowerer:
             return C.binop(self, op, self.cast(a, at, result_t), self.cast(c, ct, result_t), result_t, node)
         if isinstance(op, ast.Div):
             x, y = self.cast(a, at, result_t), self.cast(c, ct, result_t)
+            if self.fastmath and result_t == T.float32:
+                # numba-cuda's fastmath float32 division: no ZeroDivisionError check, and the target's
+                # approximate division where it has one (libdevice's __nv_fast_fdividef on the GPU)
+                approx = self.target.approximate_math("truediv", True)
+                return self.call_declared(approx, [x, y]) if approx is not None else b.fdiv(x, y)
             check_zero_divisor(self, node, y, TRUEDIV)
             return b.fdiv(x, y)
         if result_t.is_bool:  # & | ^ on booleans
@@ -870,11 +877,14 @@ class FunctionLowerer:
         return self.builder.call(fn, args)
 
     def call_libm(self, name, args):
-        ty = args[0].type
-        full = self.target.libm_name(name, ty == f32)
+        return self.call_declared(self.target.libm_name(name, args[0].type == f32), args)
+
+    def call_declared(self, full, args):
+        """A call of function ``full``, declared in the module on first use with the first argument's
+        type as its result (a math function of the target's library)."""
         fn = self.module.globals.get(full)
         if fn is None:
-            fn = ir.Function(self.module, ir.FunctionType(ty, [a.type for a in args]), name=full)
+            fn = ir.Function(self.module, ir.FunctionType(args[0].type, [a.type for a in args]), name=full)
         return self.builder.call(fn, args)
 
     def expr_UnaryOp(self, node):

@@ -194,3 +194,15 @@ def apply_fastmath(fn: ir.Function) -> None:
                     ins.flags = list(ins.flags) + ["fast"]
             elif isinstance(ins, ir.CallInstr) and isinstance(ins.type, (ir.FloatType, ir.DoubleType)):
                 ins.fastmath.add("fast")
+
+
+_CONTRACTED_OPS = {"fadd", "fsub", "fmul"}
+
+
+def allow_contraction(fn: ir.Function) -> None:
+    """LLVM's ``contract`` flag on every float add, subtract and multiply of the function: the code
+    generator may fuse a multiply and an add into one fma (a target whose compiler does, NVVM's -fma=1)."""
+    for block in fn.blocks:
+        for ins in block.instructions:
+            if ins.opname in _CONTRACTED_OPS and "contract" not in ins.flags:
+                ins.flags = list(ins.flags) + ["contract"]

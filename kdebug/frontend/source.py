@@ -82,9 +82,18 @@ def definition_lines(fn) -> tuple[list[str], int] | None:
 
 
 def function_text(fn) -> str:
-    """``inspect.getsource(fn)``, read as ``definition_lines`` does where it can."""
+    """``inspect.getsource(fn)``, read as ``definition_lines`` does where it can; an ``exec``'d function's
+    from the text kdebug recorded (``source_registry``), as ``parse_function`` reads it."""
     found = definition_lines(fn)
-    return "".join(found[0]) if found is not None else inspect.getsource(fn)
+    if found is not None:
+        return "".join(found[0])
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError):
+        found = source_registry.find_lines(fn) if hasattr(fn, "__code__") else None
+        if found is None:
+            raise
+        return "".join(found[0])
 
 
 def _last_line(code) -> int:

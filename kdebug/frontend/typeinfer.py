@@ -1,7 +1,9 @@
 """Type inference: Python AST + argument types -> the type of every expression and variable.
 
 Variables get one type for the whole function: the unification of everything
-assigned to them (numba unifies across branches the same way). Inference runs
+assigned to them (numba unifies across branches the same way); a variable given
+values of types that do not unify is split into numba's SSA versions where they
+never meet (variable_versions.py), and the copy is typed again. Inference runs
 over the body until no variable's type changes, then once more strictly,
 where anything still unknown is an error.
 """
@@ -23,11 +25,13 @@ from kdebug.frontend import vectors as V
 from kdebug.frontend.exceptions import type_raise
 from kdebug.frontend.registry import PyValue
 from kdebug.frontend.slices import slice_type
-from kdebug.lang.dispatcher import DeviceCallable, Dispatcher, kernel_value
+from kdebug.lang.dispatcher import DeviceCallable, Dispatcher, HostFunction, kernel_value
+from kdebug.lang.foreign_arrays import as_cuda_array, is_cuda_array
 from kdebug.lang.host import DeviceNDArray
 from kdebug.lang import types as T
 from kdebug.lang import intrinsics as I
 from kdebug.frontend.unroll import unrolled
+from kdebug.frontend.variable_versions import VariableVersioned, versioned_source
 from kdebug.lazy_dataclasses import dataclass
 
 SUPPORTED = ("if/elif/else, for over range(), while, break, continue, return, assignment, "
@@ -292,8 +296,12 @@ class TypeInferer:
             return
         new = T.unify(old, t)
         if new is None:
+            versioned = versioned_source(self.src, name, self.tf.argnames)  # numba's SSA versions of it
+            if versioned is not None:
+                raise VariableVersioned(versioned)
             raise self.error(node, f"variable {name!r} holds {old} in one place and {t} in another",
-                             "kdebug gives each variable one type; use a different name for each")
+                             "a variable keeps one type where its values meet (after an if or around a "
+                             "loop, as numba's); use a different name for each")
         self.tf.locals[name] = new
 
     def stmt_AugAssign(self, node) -> None:
@@ -488,6 +496,11 @@ class TypeInferer:
     def classify(self, value, node) -> T.Type:
         """The type of a Python object a kernel refers to (global, closure or attribute)."""
         value = kernel_value(value)  # a real numba's njit function or type (--numba=cuda-only): kdebug's
+        if isinstance(value, HostFunction) and value.signatures or getattr(value, "_can_compile", True) is False:
+            name = getattr(node, "id", getattr(node, "attr", "?"))  # numba's words (its CPU dispatcher's)
+            raise self.error(node, f"Untyped global name {name!r}: using cpu function on device but its "
+                                   "compilation is disabled (numba.jit with a signature compiles for the CPU only)",
+                             f"drop the signature from @jit, or decorate {name} with @cuda.jit(device=True)")
         if isinstance(value, DeviceCallable):  # a @numba.jit function or a ufunc called from a kernel
             value = value.device_function
 
@@ -518,6 +531,8 @@ class TypeInferer:
                                  "make every element an int, float or bool")
             self.tf.consts[node] = value
             return t
+        if not isinstance(value, (np.ndarray, DeviceNDArray)) and is_cuda_array(value):
+            value = as_cuda_array(value)  # as numba: the device array its __cuda_array_interface__ describes
         if isinstance(value, (np.ndarray, DeviceNDArray)):
             t = T.typeof(value)
             if t is None:
@@ -863,6 +878,8 @@ class TypeInferer:
         if len(argts) != nparams:
             raise self.error(node, f"{fn.__name__} takes {nparams} argument(s) but {len(argts)} were given",
                              f"pass one value per parameter of {fn.__name__}")
+        if isinstance(fn, Dispatcher) and fn.declared:  # numba: no new compilation, the arguments cast
+            argts = self.declared_argtypes(node, fn, tuple(argts))
         if fn.py_func in self.stack:
             raise self.error(node, f"recursive call to {fn.__name__} ({call_stack_names(self.stack + (fn.py_func,))})",
                              "kernels cannot recurse through direct calls; use a loop, or kdebug.deferred for a pointer")
@@ -878,23 +895,63 @@ class TypeInferer:
         self.tf.deferred.extend(callee.deferred)
         return callee.restype
 
+    def declared_argtypes(self, node, fn, argts: tuple) -> tuple:
+        """The argument types a call with ``argts`` compiles ``fn`` for where it was declared with signatures,
+        as numba's dispatcher with compilation disabled resolves the call: a signature's number types where
+        the call's numbers cast to them (``float32`` to a declared ``int32``, cast at the call; the exact
+        match first), the call's own types for the rest (arrays, tuples...); no signature takes the numbers:
+        ``argts`` as they are."""
+        candidates = [tuple(s.argtypes) for s in fn.declared if len(s.argtypes) == len(argts)]
+        candidates.sort(key=lambda want: want != argts)
+        for want in candidates:
+            if all(_converts(t, w) for t, w in zip(argts, want) if isinstance(t, T.Scalar)):
+                return tuple(w if isinstance(t, T.Scalar) else t for t, w in zip(argts, want))
+        return argts
+
     def literal_arguments(self, node, argts) -> list | None:
         """``argts`` with each integer argument whose value is a compile-time constant (a literal, a module
-        global, a constant expression) typed as its literal, as numba's IntegerLiteral: the callee may use
-        it as an array shape. None when no argument is one."""
+        global, a constant expression) typed as its literal, as numba's IntegerLiteral, and each tuple of
+        such integers (``(4, 8)``) as a tuple of literals: the callee may use it as an array shape. None
+        when no argument is one."""
         out, changed = list(argts), False
         for k, (arg, t) in enumerate(zip(node.args, argts)):
-            if not (isinstance(t, T.Scalar) and t.is_int):
-                continue
-            if isinstance(arg, ast.Constant):
-                value = arg.value
-            elif isinstance(arg, ast.Name) and isinstance(self.tf.locals.get(arg.id), T.IntLiteral):
-                value = self.tf.locals[arg.id].literal  # a literal parameter passed on
+            if isinstance(t, T.Scalar) and t.is_int:
+                literal = self._int_literal(arg, t)
+            elif isinstance(t, T.Tuple) and type(t) is T.Tuple and t.types \
+                    and all(isinstance(e, T.Scalar) and e.is_int for e in t.types):
+                literal = self._tuple_literal(arg, t)
             else:
-                value = self.tf.consts.get(arg)  # a module global or closure constant
-            if isinstance(value, int) and not isinstance(value, bool):
-                out[k], changed = T.IntLiteral(t.kind, t.bits, "", value), True
+                continue
+            if literal is not None:
+                out[k], changed = literal, True
         return out if changed else None
+
+    def _int_literal(self, arg, t: T.Scalar) -> T.IntLiteral | None:
+        """``arg`` (of integer type ``t``) typed as its literal where its value is known when compiling."""
+        if isinstance(arg, ast.Constant):
+            value = arg.value
+        elif isinstance(arg, ast.Name) and isinstance(self.tf.locals.get(arg.id), T.IntLiteral):
+            value = self.tf.locals[arg.id].literal  # a literal parameter passed on
+        else:
+            value = self.tf.consts.get(arg)  # a module global or closure constant
+        if isinstance(value, int) and not isinstance(value, bool):
+            return T.IntLiteral(t.kind, t.bits, "", value)
+        return None
+
+    def _tuple_literal(self, arg, t: T.Tuple) -> T.Tuple | None:
+        """A tuple of integers (``t``) whose values are all known when compiling, as a tuple of literals: a
+        ``(4, 8)`` written in the call, a module-global tuple, or a literal tuple parameter passed on."""
+        if isinstance(arg, ast.Name) and isinstance(self.tf.locals.get(arg.id), T.Tuple) \
+                and all(isinstance(e, T.IntLiteral) for e in self.tf.locals[arg.id].types):
+            return self.tf.locals[arg.id]
+        if isinstance(arg, ast.Tuple) and len(arg.elts) == len(t.types):
+            elements = [self._int_literal(e, et) for e, et in zip(arg.elts, t.types)]
+            return T.Tuple(tuple(elements)) if all(e is not None for e in elements) else None
+        value = self.tf.consts.get(arg)
+        if isinstance(value, tuple) and len(value) == len(t.types) \
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            return T.Tuple(tuple(T.IntLiteral(e.kind, e.bits, "", v) for e, v in zip(t.types, value)))
+        return None
 
     def bind_call_arguments(self, node, fn) -> list:
         """Keyword arguments and defaults of a device-function call, folded as numba does; the
@@ -1066,6 +1123,14 @@ _CMP_SYMBOL = {ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not 
 _cache: dict = {}
 
 
+def _converts(t, want) -> bool:
+    """A call's argument of type ``t`` casts to a declared parameter of type ``want``: numbers to numbers
+    (not a complex to a real, as numba)."""
+    if not (isinstance(t, T.Scalar) and isinstance(want, T.Scalar)):
+        return False
+    return t == want or not (t.is_complex and not want.is_complex)
+
+
 def _first_class(value) -> bool:
     """Whether ``value`` may be passed to a device function as a compile-time argument, as numba's
     first-class functions and type arguments: a device function, an intrinsic (cuda.atomic.add, math.sin...),
@@ -1085,6 +1150,11 @@ def infer_function(py_func, argtypes: tuple, kind: str, stack: tuple = (), at=No
         return hit
     if src is None:
         src = parse_function(py_func)
-    tf = TypeInferer(src, argtypes, kind, stack).run()
+    while True:
+        try:
+            tf = TypeInferer(src, argtypes, kind, stack).run()
+            break
+        except VariableVersioned as again:  # a variable reassigned with another type: its versions renamed
+            src = again.source
     _cache[key] = tf
     return tf

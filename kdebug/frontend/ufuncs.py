@@ -6,6 +6,7 @@ compiled like any other; its source is registered in linecache so errors and the
 """
 from __future__ import annotations
 
+import cmath
 import math
 
 import numpy as np
@@ -18,20 +19,77 @@ from kdebug.lang.dispatcher import Dispatcher
 UFUNC_EXPR = {
     "add": "a + b", "subtract": "a - b", "multiply": "a * b", "divide": "a / b", "true_divide": "a / b",
     "floor_divide": "a // b", "remainder": "a % b", "mod": "a % b", "power": "a ** b", "negative": "-a",
-    "positive": "+a", "absolute": "abs(a)", "fabs": "math.fabs(a)", "maximum": "max(a, b)", "minimum": "min(a, b)",
-    "fmax": "max(a, b)", "fmin": "min(a, b)", "greater": "a > b", "greater_equal": "a >= b", "less": "a < b",
+    "positive": "+a", "absolute": "abs(a)", "fabs": "math.fabs(a)",
+    # maximum/minimum return a NaN operand (the first when both are), fmax/fmin the other one (npyfuncs.py)
+    "maximum": "a if a != a or a >= b else b", "minimum": "a if a != a or a <= b else b",
+    "fmax": "a if b != b or a >= b else b", "fmin": "a if b != b or a <= b else b",
+    "greater": "a > b", "greater_equal": "a >= b", "less": "a < b",
     "less_equal": "a <= b", "equal": "a == b", "not_equal": "a != b", "square": "a * a",
     "reciprocal": "1 / a", "sign": "(a > 0) - (a < 0)", "deg2rad": "math.radians(a)", "rad2deg": "math.degrees(a)",
     "radians": "math.radians(a)", "degrees": "math.degrees(a)", "arctan2": "math.atan2(a, b)",
     "hypot": "math.hypot(a, b)", "copysign": "math.copysign(a, b)", "fmod": "math.fmod(a, b)",
     "floor": "math.floor(a) + 0.0", "ceil": "math.ceil(a) + 0.0", "trunc": "math.trunc(a) + 0.0",
     "isnan": "math.isnan(a)", "isinf": "math.isinf(a)", "isfinite": "math.isfinite(a)",
+    "logical_and": "bool(a) and bool(b)", "logical_or": "bool(a) or bool(b)", "logical_xor": "bool(a) != bool(b)",
+    "logical_not": "not bool(a)", "bitwise_and": "a & b", "bitwise_or": "a | b", "bitwise_xor": "a ^ b",
+    "invert": "~a",
 }
 for _np, _math in [("sqrt", "sqrt"), ("exp", "exp"), ("expm1", "expm1"), ("log", "log"), ("log2", "log2"),
                    ("log10", "log10"), ("log1p", "log1p"), ("sin", "sin"), ("cos", "cos"), ("tan", "tan"),
                    ("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"), ("sinh", "sinh"), ("cosh", "cosh"),
                    ("tanh", "tanh"), ("arcsinh", "asinh"), ("arccosh", "acosh"), ("arctanh", "atanh")]:
     UFUNC_EXPR[_np] = f"math.{_math}(a)"
+
+# the loops numba's ufunc_db gives complex operands where they differ from the real ones (npyfuncs.py):
+# cmath's functions, numpy's lexicographic order, a NaN being any NaN part
+COMPLEX_EXPR = {
+    "log2": "complex_log2(a)", "greater": "complex_greater(a, b)", "greater_equal": "complex_greater(a, b, True)",
+    "less": "complex_greater(b, a)", "less_equal": "complex_greater(b, a, True)",
+    "maximum": "a if cmath.isnan(a) or (not cmath.isnan(b) and complex_greater(a, b, True)) else b",
+    "minimum": "a if cmath.isnan(a) or (not cmath.isnan(b) and complex_greater(b, a, True)) else b",
+    "fmax": "a if cmath.isnan(b) or (not cmath.isnan(a) and complex_greater(a, b, True)) else b",
+    "fmin": "a if cmath.isnan(b) or (not cmath.isnan(a) and complex_greater(b, a, True)) else b",
+    "isnan": "cmath.isnan(a)", "isinf": "cmath.isinf(a)", "isfinite": "cmath.isfinite(a)",
+}
+for _np in ("sqrt", "exp", "log", "log10", "sin", "cos", "tan", "sinh", "cosh", "tanh"):
+    COMPLEX_EXPR[_np] = f"cmath.{_np}(a)"
+for _np in ("arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh"):
+    COMPLEX_EXPR[_np] = f"cmath.a{_np[3:]}(a)"
+
+# a signed integer compared with a uint64: numpy's exact 'qQ->?' loops (numba's int_signed_unsigned_cmp),
+# where Python's operators would compare the two as float64
+SIGNED_UNSIGNED_EXPR = {
+    "greater": "a >= 0 and uint64(a) > b", "greater_equal": "a >= 0 and uint64(a) >= b",
+    "less": "a < 0 or uint64(a) < b", "less_equal": "a < 0 or uint64(a) <= b",
+    "equal": "a >= 0 and uint64(a) == b", "not_equal": "a < 0 or uint64(a) != b",
+}
+UNSIGNED_SIGNED_EXPR = {
+    "greater": "b < 0 or a > uint64(b)", "greater_equal": "b < 0 or a >= uint64(b)",
+    "less": "b >= 0 and a < uint64(b)", "less_equal": "b >= 0 and a <= uint64(b)",
+    "equal": "b >= 0 and a == uint64(b)", "not_equal": "b < 0 or a != uint64(b)",
+}
+
+
+def _complex_greater(a, b, or_equal=False):
+    """numpy's a > b (a >= b with or_equal) of complex numbers: by real part, then by imaginary part
+    (the CGT and CGE macros of numpy's loops.c.src, which numba's np_complex_gt_impl copies)."""
+    if a.real > b.real and a.imag == a.imag and b.imag == b.imag:
+        return True
+    if or_equal:
+        return a.real == b.real and a.imag >= b.imag
+    return a.real == b.real and a.imag > b.imag
+
+
+def _complex_log2(z):
+    """numpy's log2 of a complex number: log(z) with both parts scaled by log2(e) (np_complex_log2_impl;
+    multiplying by a complex log2(e) would make log2(0)'s imaginary part -inf * 0, NaN)."""
+    r = cmath.log(z)
+    return complex(r.real * LOG2E, r.imag * LOG2E)
+
+
+LOG2E = 1.0 / math.log(2)
+_complex_greater = Dispatcher(_complex_greater, device=True)
+_complex_log2 = Dispatcher(_complex_log2, device=True)
 
 _functions: dict[tuple, object] = {}
 
@@ -76,16 +134,32 @@ def device_function(ufunc, argts: tuple):
 
     nin = ufunc.nin
     kinds = tuple(t.ndim if isinstance(t, T.Array) else 0 for t in argts)
-    key = (ufunc.__name__, kinds)
+    dtypes = [t.dtype if isinstance(t, T.Array) else t for t in argts[:nin]]
+    expr = _loop_table(ufunc.__name__, dtypes)[ufunc.__name__]
+    key = (ufunc.__name__, kinds, expr)
     if key not in _functions:
-        _functions[key] = Dispatcher(_build(ufunc.__name__, nin, kinds), device=True)
+        _functions[key] = Dispatcher(_build(ufunc.__name__, expr, nin, kinds), device=True)
     return _functions[key]
 
 
-def _build(name: str, nin: int, kinds: tuple):
+def _loop_table(name: str, dtypes: list) -> dict:
+    """The table whose expression computes ``name`` on inputs of these dtypes (as numba's ufunc_db picks
+    the loop by the inputs' types)."""
+    if name in COMPLEX_EXPR and any(getattr(t, "is_complex", False) for t in dtypes):
+        return COMPLEX_EXPR
+    if name in SIGNED_UNSIGNED_EXPR and len(dtypes) == 2 and all(getattr(t, "is_int", False) for t in dtypes):
+        a, b = dtypes
+        if a.signed and not b.signed and b.bits == 64:
+            return SIGNED_UNSIGNED_EXPR
+        if not a.signed and a.bits == 64 and b.signed:
+            return UNSIGNED_SIGNED_EXPR
+    return UFUNC_EXPR
+
+
+def _build(name: str, expr: str, nin: int, kinds: tuple):
     params = ["a", "b"][:nin]
     if len(kinds) == nin:  # scalars in, the value out
-        body = [f"    return {UFUNC_EXPR[name]}"]
+        body = [f"    return {expr}"]
         args = params
     else:
         ndim = kinds[-1]
@@ -94,8 +168,10 @@ def _build(name: str, nin: int, kinds: tuple):
         pad = "    " * (ndim + 1)
         for p, k in zip(params, kinds):
             body.append(f"{pad}{p} = {p}_[{idx}]" if k else f"{pad}{p} = {p}_")
-        body.append(f"{pad}out[{idx}] = {UFUNC_EXPR[name]}")
+        body.append(f"{pad}out[{idx}] = {expr}")
         args = [p + "_" for p in params] + ["out"]
     fname = f"np_{name}"
     text = "\n".join([f"def {fname}({', '.join(args)}):"] + body) + "\n"
-    return make_function(fname, text, {"math": math}, f"np.{name} in a kernel")
+    namespace = {"math": math, "cmath": cmath, "complex_greater": _complex_greater,
+                 "complex_log2": _complex_log2, "uint64": T.uint64}
+    return make_function(fname, text, namespace, f"np.{name} in a kernel")

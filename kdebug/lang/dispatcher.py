@@ -7,10 +7,11 @@ import threading
 
 import numpy as np
 
-from kdebug.errors import CompileError, LaunchError, SignatureMismatch
+from kdebug.errors import CompileError, DeviceFunctionLaunchError, LaunchError, LaunchTypeError, LaunchValueError, SignatureMismatch
 from kdebug.lang import seam
 from kdebug.lang import types as T
 from kdebug.lang.args import ArgHint
+from kdebug.lang.foreign_arrays import imported_arrays
 from kdebug.lang.device import EMULATED
 from kdebug.lang.inspection import DispatcherInspection
 from kdebug.lang.jit_options import check_options
@@ -25,19 +26,24 @@ MAX_GRID_DIMS = (2**31 - 1, 65535, 65535)
 
 
 def _dim3(value, what: str, loc) -> tuple[int, int, int]:
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        dims = (int(value),)
-    elif isinstance(value, tuple) and 1 <= len(value) <= 3 and all(
-            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
-        dims = tuple(int(v) for v in value)
-    else:
-        raise LaunchError(f"the {what} size must be an int or a tuple of 1 to 3 ints, not {value!r}", loc,
-                          "launch with kernel[blocks, threads_per_block](args), e.g. kernel[64, 256](x)")
+    """A grid or block size as 3 ints, checked as numba's ``normalize_kernel_dimensions`` checks it (an int, or
+    a tuple or list of 1 to 3 of them; its ValueError and TypeError, with numba's words), and each at least 1."""
+    dims = list(value) if isinstance(value, (tuple, list)) else [value]
+    numba_name = f"{what}dim"
+    if not 1 <= len(dims) <= 3:
+        raise LaunchValueError(f"the {what} size must be an int or a tuple of 1 to 3 ints: {numba_name} must be a "
+                               f"sequence of 1, 2 or 3 integers, got {dims!r}", loc,
+                               "launch with kernel[blocks, threads_per_block](args), e.g. kernel[64, 256](x)")
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in dims):
+        raise LaunchTypeError(f"the {what} size must be an int or a tuple of 1 to 3 ints: {numba_name} must be a "
+                              f"sequence of integers, got {dims!r}", loc,
+                              "launch with kernel[blocks, threads_per_block](args), e.g. kernel[64, 256](x)")
+    dims = [int(v) for v in dims]
     for d in dims:
         if d <= 0:
-            raise LaunchError(f"the {what} size {value!r} has a dimension <= 0", loc,
-                              f"every {what} dimension must be at least 1")
-    return dims + (1,) * (3 - len(dims))
+            raise LaunchValueError(f"the {what} size {value!r} has a dimension <= 0", loc,
+                                   f"every {what} dimension must be at least 1")
+    return tuple(dims) + (1,) * (3 - len(dims))
 
 
 def check_config(griddim, blockdim, loc) -> tuple[tuple, tuple]:
@@ -140,7 +146,7 @@ class Dispatcher(DispatcherInspection):
         self.specialized = False
         self._configs: dict[tuple, LaunchConfiguration] = {}  # checked k[blocks, threads] configurations
         for sig in self.declared:  # eager compilation, as numba does with a signature
-            if not device:
+            if not device:  # a device function's when it is inspected (DispatcherInspection.overloads)
                 self.compile(sig.argtypes)
 
     def __repr__(self) -> str:
@@ -178,9 +184,10 @@ class Dispatcher(DispatcherInspection):
         return self._configure((griddim, blockdim, stream, sharedmem))
 
     def _configure(self, config) -> "LaunchConfiguration":
-        if self.device:
-            raise LaunchError(f"{self.__name__} is a device function and cannot be launched", caller_location(),
-                              "call it from a kernel, or decorate it with @cuda.jit (no device=True)")
+        if self.device:  # numba's words first: its tests look for them
+            raise DeviceFunctionLaunchError(f"Cannot compile a device function as a kernel: {self.__name__} is a "
+                                            "device function and cannot be launched", caller_location(),
+                                            "call it from a kernel, or decorate it with @cuda.jit (no device=True)")
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
             raise LaunchError(f"a launch configuration is [grid, block] (optionally [grid, block, stream, "
                               f"shared_bytes]), not [{config!r}]", caller_location(),
@@ -199,7 +206,8 @@ class Dispatcher(DispatcherInspection):
         if self.device:
             raise LaunchError(f"device function {self.__name__} can only be called from a kernel", caller_location(),
                               "call it inside a @cuda.jit kernel")
-        raise LaunchError(f"kernel {self.__name__} needs a launch configuration", caller_location(),
+        raise LaunchValueError(f"kernel {self.__name__} needs a launch configuration: the kernel launch "
+                               "configuration was not specified", caller_location(),
                           f"write {self.__name__}[blocks, threads_per_block](args)")
 
     def forall(self, ntasks: int, tpb: int = 0, stream=0, sharedmem: int = 0) -> "LaunchConfiguration":
@@ -337,6 +345,7 @@ class LaunchConfiguration:
                                   f"{len(args)} were given", None, "pass one value per kernel parameter")
             types = tuple(map(quick_type, args))
             if not all(types):  # a None (kernel-language types are always true: no __bool__ or __len__)
+                args = imported_arrays(args)  # CUDA Array Interface objects, as numba's launch imports them
                 names = d.argnames
                 types = tuple(t if t is not None else argument_type(a, i + 1, names[i], None)
                               for i, (a, t) in enumerate(zip(args, types)))

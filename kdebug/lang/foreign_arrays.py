@@ -7,8 +7,9 @@ import ctypes
 
 import numpy as np
 
-from kdebug.lang import seam
+from kdebug.lang import numba_settings, seam
 from kdebug.lang.host import DeviceNDArray, _array_error
+from kdebug.lang.streams import external_stream
 
 
 def is_cuda_array(obj) -> bool:
@@ -27,9 +28,12 @@ def as_cuda_array(obj, sync=True) -> DeviceNDArray:
 
 def from_cuda_array_interface(desc, owner=None, sync=True) -> DeviceNDArray:
     """numba's ``cuda.from_cuda_array_interface``: a device array over the memory a CUDA Array Interface
-    dict (version 0-3) describes; ``owner`` is kept alive with it. A mask is numba's NotImplementedError."""
+    dict (version 0-3) describes; ``owner`` is kept alive with it. A mask is numba's NotImplementedError.
+    The dict's ``"stream"`` becomes the array's stream (``cuda.external_stream``), synchronised first when
+    ``sync`` and ``config.CUDA_ARRAY_INTERFACE_SYNC`` say so, as numba does."""
     if desc.get("mask") is not None:
         raise NotImplementedError("Masked arrays are not supported")
+    stream = _imported_stream(desc.get("stream"), sync)
     if seam.current().gpu_runtime() is not None:
         raise _array_error("as_cuda_array of foreign GPU memory is not supported by kdebug's gpu backend",
                            "pass the object's data through cuda.to_device(np.asarray(...))")
@@ -47,7 +51,26 @@ def from_cuda_array_interface(desc, owner=None, sync=True) -> DeviceNDArray:
     host = np.ndarray(shape, dtype, buffer=buffer, offset=-lo if size else 0, strides=strides if size else None)
     array = DeviceNDArray(shape, dtype, host)  # strided when the exporter's are: a view, typed 'A'
     array._owner = owner  # keep the exporter (and its memory) alive
+    array.stream = stream
     return array
+
+
+def _imported_stream(handle, sync: bool):
+    """The stream a CUDA Array Interface names (0: none), synchronised as numba's import does."""
+    if handle is None:
+        return 0  # numba: no stream of numba's, not CUDA's default stream
+    stream = external_stream(handle)
+    if sync and numba_settings.setting("CUDA_ARRAY_INTERFACE_SYNC"):
+        stream.synchronize()
+    return stream
+
+
+def imported_arrays(args) -> tuple:
+    """A launch's arguments with each object that exports the CUDA Array Interface (and is no array of
+    kdebug's or numpy's) as the device array over its memory, its stream synchronised: numba's launch
+    imports them so (``auto_device``)."""
+    return tuple(as_cuda_array(a) if is_cuda_array(a) and not isinstance(a, (DeviceNDArray, np.ndarray)) else a
+                 for a in args)
 
 
 @contextlib.contextmanager

@@ -116,9 +116,11 @@ class DeviceNDArray:
         """The CUDA Array Interface (version 3), as numba's DeviceNDArray gives it."""
         strides = None if self._host.flags.c_contiguous else self._host.strides  # numba: None when contiguous
         ptr = self.device_address() if self.size else 0  # numba: a zero-size array's pointer is 0
-        # numba's "stream": None for the default stream (launches and copies here are synchronous)
+        # numba's "stream": the handle of the stream the array is bound to (device_array(..., stream=s), bind),
+        # None for none: a consumer synchronises it (launches and copies here are synchronous anyway)
+        stream = self.stream
         return {"shape": self.shape, "strides": strides, "data": (ptr, False), "typestr": self.dtype.str,
-                "stream": None, "version": 3}
+                "stream": int(stream) if stream != 0 else None, "version": 3}
 
     def device_address(self) -> int:
         if self._dev is not None:
@@ -337,8 +339,12 @@ def to_device(obj, stream=0, copy=True, to=None) -> DeviceNDArray:
     arr = np.ascontiguousarray(obj) if np.ndim(obj) else np.asarray(obj)
     gpu = _gpu_runtime()
     if gpu is not None:
-        return DeviceNDArray._on_device(arr, gpu)
-    return DeviceNDArray(arr.shape, arr.dtype, arr.copy())
+        device = DeviceNDArray._on_device(arr, gpu)
+    else:
+        device = DeviceNDArray(arr.shape, arr.dtype, arr.copy())
+    if stream is not None and stream != 0:  # numba binds the stream to the array it makes
+        device.stream = stream
+    return device
 
 
 class _DeviceMemory:
@@ -410,10 +416,11 @@ def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0) -> 
                            "allocate less, or process the data in pieces") from None
     gpu = _gpu_runtime()
     if gpu is not None:
-        return DeviceNDArray._on_device(host, gpu, copy=False)
-    arr = DeviceNDArray(shape, dtype, host)
-    arr._written = False  # uninitialised, as on a GPU (initcheck reports reads of it)
-    arr.stream = stream
+        arr = DeviceNDArray._on_device(host, gpu, copy=False)
+    else:
+        arr = DeviceNDArray(shape, dtype, host)
+        arr._written = False  # uninitialised, as on a GPU (initcheck reports reads of it)
+    arr.stream = stream if stream is not None else 0
     return arr
 
 

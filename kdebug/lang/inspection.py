@@ -15,6 +15,17 @@ from kdebug.lang.location import caller_location
 from kdebug.lang.signature import Signature
 
 
+class FunctionDescriptor:
+    """What numba's FunctionDescriptor tells of a compiled function: its symbol (``mangled_name``), its
+    Python name, its argument and return types."""
+
+    def __init__(self, mangled_name: str, qualname: str, argtypes: tuple, restype) -> None:
+        self.mangled_name, self.qualname, self.argtypes, self.restype = mangled_name, qualname, argtypes, restype
+
+    def __repr__(self) -> str:
+        return f"<function descriptor {self.mangled_name!r}>"
+
+
 class CompiledOverload:
     """One compiled signature of a kernel (numba's ``_Kernel``, what ``dispatcher.overloads[sig]`` is)."""
 
@@ -27,6 +38,13 @@ class CompiledOverload:
 
     def inspect_llvm(self) -> str:
         return self.compiled.record.ir_after_finish()
+
+    @property
+    def fndesc(self) -> FunctionDescriptor:
+        """numba's ``CompileResult.fndesc``: ``mangled_name`` is the compiled function's symbol, which
+        ``inspect_llvm()`` and ``inspect_asm()`` define."""
+        record = self.compiled.record
+        return FunctionDescriptor(record.entry, self.dispatcher.__qualname__, self.argtypes, record.typed.restype)
 
     @property
     def cooperative(self) -> bool:
@@ -95,8 +113,16 @@ class DispatcherInspection:
 
     @property
     def overloads(self) -> dict:
-        """Argument types -> the compiled kernel for them."""
-        return {k: CompiledOverload(self, k, c) for k, c in seam.current().compiled_for(self).items()}
+        """Argument types -> the compiled kernel for them. A device function declared with signatures has
+        them, as numba's eagerly compiled one: compiled here, on first look, since a recursive device
+        function's body names the function before its decorator has returned."""
+        session = seam.current()
+        compiled = session.compiled_for(self)
+        if self.device and any(sig.argtypes not in compiled for sig in self.declared):
+            for sig in self.declared:
+                self.compile(sig.argtypes)
+            compiled = session.compiled_for(self)
+        return {k: CompiledOverload(self, k, c) for k, c in compiled.items()}
 
     definitions = overloads
 
@@ -122,10 +148,28 @@ class DispatcherInspection:
     def inspect_asm(self, signature=None):
         return self._per_signature(signature, CompiledOverload.inspect_asm)
 
+    def compile_device(self, args, return_type=None):
+        """numba's ``compile_device``: the function compiled as a device function for the argument types
+        ``args`` (once per signature), its ``fndesc.mangled_name`` the symbol ``inspect_llvm(args)`` and
+        ``inspect_asm(args)`` define. ``return_type`` is numba's too; the result has the body's type."""
+        args = tuple(args)
+        self.compile(args)
+        return self.overloads[args]
+
+    def inspect_sass(self, signature=None):
+        """numba's ``inspect_sass``: a device function's is numba's RuntimeError; a kernel's SASS needs a cubin
+        and nvdisasm, and kdebug makes PTX only."""
+        if getattr(self, "device", False):
+            raise RuntimeError("Cannot inspect SASS of a device function")
+        raise RuntimeError(f"{self.__name__}: kdebug makes PTX, not cubins, so there is no SASS to disassemble "
+                           "(inspect_asm() gives the kernel's PTX; nvdisasm of ptxas's cubin of it gives SASS)")
+
+    inspect_sass_cfg = inspect_sass
+
     def inspect_lto_ptx(self, signature=None):
         """numba's ``inspect_lto_ptx``: the PTX nvJitLink makes at link time. numba-cuda's errors: a kernel
-        compiled without ``lto=True`` is ``RuntimeError('LTO is not enabled')``; with it, kdebug, which does
-        not drive nvJitLink, answers numba's error for a machine without it."""
+        compiled without ``lto=True`` is ``RuntimeError('LTO is not enabled')``; ``cuda.jit(lto=True)`` itself
+        is numba's error for a machine without nvJitLink, which kdebug does not drive."""
         if not getattr(self, "options", {}).get("lto"):
             raise RuntimeError("LTO is not enabled")
         raise RuntimeError("Link time optimization requires nvJitLink. (kdebug does not drive nvJitLink; "

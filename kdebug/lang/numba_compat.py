@@ -16,15 +16,29 @@ An import hook maps each numba module name to the kdebug module that provides it
 to ``kdebug.cuda.X``, other ``numba.X`` to ``kdebug.numba.X``, the types and errors modules as
 numba aliases them); the kdebug module is entered under both names, so ``numba.cuda is kdebug.cuda``.
 A numba module kdebug has no counterpart for fails with an error that names it.
+
+In mode ``cuda-only`` the errors and warnings kdebug raises are numba's classes too, as numba-cuda's are:
+each kdebug class C is made as a class deriving from C and from the ``numba.core.errors`` class of C's name
+(``numba_error_class``), so ``except numba.core.errors.TypingError`` catches a kernel's typing error, and
+kdebug's report still knows it as its own.
+
+A Python the script starts (``subprocess.run([sys.executable, "-c", code])``, as numba's tests run their
+snippets) imports numba as the script does: ``reach_child_pythons`` puts ``numba_site/`` (a
+``sitecustomize``) first on its ``PYTHONPATH`` and the mode in ``KDEBUG_NUMBA``, and it installs the hook
+there, on the script's backend.
 """
 from __future__ import annotations
 
 import importlib
 import importlib.abc
 import importlib.util
+import os
 import sys
 
+from kdebug import errors, settings
 from kdebug.lang.missing import README_SECTION
+
+SITE_FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "numba_site")
 
 ALIASES = {
     "numba": "kdebug.numba",
@@ -165,6 +179,41 @@ def _version() -> str:
     return f" {version}"
 
 
+NUMBA_ERROR_NAMES = {"KdebugError": "NumbaError"}  # kdebug's classes that numba names otherwise
+_numba_error_classes: dict = {}  # kdebug error or warning class -> the class numba_error_class made of it
+
+
+def numba_error_class(cls: type) -> type:
+    """What an error or warning of the kdebug class ``cls`` is made as in mode cuda-only: a class deriving
+    from ``cls`` and from the class ``numba.core.errors`` names as the nearest kdebug class of ``cls``'s MRO
+    (TypingError's TypingError, LoweringValueError's LoweringError, NumbaWarning's NumbaWarning, KdebugError's
+    NumbaError, as in mode all, where numba's NumbaError is KdebugError), made once; ``cls`` itself where
+    numba has none, or while numba.core.errors is not imported (``import numba.cuda`` imports it)."""
+    made = _numba_error_classes.get(cls)
+    if made is not None:
+        return made
+    numba_errors = sys.modules.get("numba.core.errors")
+    if numba_errors is None or getattr(numba_errors, "__name__", "").startswith("kdebug"):
+        return cls
+    made = cls
+    for kdebug_class in cls.__mro__:
+        if not kdebug_class.__module__.startswith("kdebug."):
+            continue
+        numba_class = getattr(numba_errors, NUMBA_ERROR_NAMES.get(kdebug_class.__name__, kdebug_class.__name__), None)
+        if isinstance(numba_class, type) and issubclass(numba_class, BaseException):
+            if not issubclass(cls, numba_class):  # else made as numba's already (unpickled, or a user's subclass)
+                made = type(cls.__name__, (cls, numba_class), {
+                    "__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__,
+                    "__reduce__": _reduce_as_kdebugs})
+            break
+    return _numba_error_classes.setdefault(cls, made)
+
+
+def _reduce_as_kdebugs(error):
+    """Pickled as an error of its kdebug class, which the Python that loads it makes in its own mode."""
+    return type(error).__bases__[0], error.args, error.__dict__ or None
+
+
 _installed: list = [None, "auto"]  # the mode install() put in force in this process, and the one asked for
 
 
@@ -194,5 +243,30 @@ def install(mode: str = "auto") -> str:
     numba = sys.modules.get("numba")
     if cuda_only and numba is not None and "cuda" in vars(numba):
         delattr(numba, "cuda")  # so that "from numba import cuda" imports kdebug's
+    errors.make_errors_as(numba_error_class if cuda_only else None)
     _installed[:] = [mode, asked]
     return mode
+
+
+def reach_child_pythons(mode: str, backend: str) -> dict:
+    """Make the Pythons this process starts import numba as this one does (mode ``cuda-only`` or ``all``, as
+    ``install`` returned it), their kernels on ``backend``; what the environment held before, for
+    ``settings.restore_environment``."""
+    names = ("PYTHONPATH", "KDEBUG_NUMBA", "KDEBUG_BACKEND")
+    saved = {name: os.environ.get(name) for name in names}
+    os.environ["PYTHONPATH"] = settings.python_path_with(SITE_FOLDER)
+    settings.set_variable("KDEBUG_NUMBA", mode)
+    settings.set_variable("KDEBUG_BACKEND", backend)
+    return saved
+
+
+def install_from_environment() -> None:
+    """In a Python a ``kdebug run --numba`` script started (``numba_site/sitecustomize.py``): install the mode
+    ``KDEBUG_NUMBA`` names; a mode that cannot be had here says why on stderr and leaves numba as it is."""
+    mode = settings.variable("KDEBUG_NUMBA")
+    if not mode:
+        return
+    try:
+        install(mode)
+    except NumbaModeError as exc:
+        print(f"kdebug: KDEBUG_NUMBA={mode}: {exc}", file=sys.stderr)

@@ -4,14 +4,18 @@ events record real times, so ``elapsed_time`` measures the work between two reco
 from __future__ import annotations
 
 import contextlib
+import itertools
 import time
 
 
 class Stream:
-    """``cuda.stream()``, ``cuda.default_stream()``...: pass it where numba takes a stream."""
+    """``cuda.stream()``, ``cuda.default_stream()``...: pass it where numba takes a stream. ``handle`` is its
+    CUstream value as numba gives it (``int(s)``, ``int(s.handle)``): 0 for the default stream, 1 and 2 for the
+    legacy and per-thread ones, the pointer given for an external stream (``external`` is True), and a value
+    of its own for each ``cuda.stream()`` (the CUDA Array Interface's ``"stream"`` of an array bound to it)."""
 
-    def __init__(self, kind: str = "stream", handle: int = 0) -> None:
-        self.kind, self.handle = kind, handle
+    def __init__(self, kind: str = "stream", handle: int = 0, external: bool = False) -> None:
+        self.kind, self.handle, self.external = kind, handle, external
 
     def __repr__(self) -> str:
         return f"<kdebug {self.kind} {self.handle:#x}>" if self.handle else f"<kdebug {self.kind}>"
@@ -41,8 +45,11 @@ class Stream:
         return future
 
 
+_stream_handles = itertools.count(0x1000, 0x10)  # a fresh handle for each cuda.stream(), never 0, 1 or 2
+
+
 def stream() -> Stream:
-    return Stream("stream")
+    return Stream("stream", next(_stream_handles))
 
 
 def default_stream() -> Stream:
@@ -59,7 +66,7 @@ def per_thread_default_stream() -> Stream:
 
 def external_stream(ptr: int) -> Stream:
     """A stream made elsewhere (a CUstream handle); kdebug keeps only its handle."""
-    return Stream("external stream", int(ptr))
+    return Stream("external stream", int(ptr), external=True)
 
 
 class Event:

@@ -172,6 +172,11 @@ class Array(Type):
     readonly: bool = False  # a numpy array that is not writeable, or a module-global one (numba freezes those)
     strided: bool = False  # carries strides: indexing multiplies by them (a different LLVM struct)
 
+    def __post_init__(self) -> None:
+        # numba's types.Array(dtype, 2, 'F') is float64[::1, :]: a column-major array, passed with its strides
+        if self.layout == "F" and self.ndim > 1 and not self.strided:
+            object.__setattr__(self, "strided", True)
+
     def __str__(self) -> str:  # numba's type syntax: float32[:, ::1] is 'C', float32[::1, :] is 'F'
         dims = [":"] * self.ndim
         if self.layout in ("C", "F"):

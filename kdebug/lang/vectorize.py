@@ -13,12 +13,19 @@ import numpy as np
 from kdebug.lang import intrinsics
 from kdebug.lang import types as T
 from kdebug.lang.dispatcher import DeviceCallable, Dispatcher
+from kdebug.lang.foreign_arrays import imported_arrays
 from kdebug.lang.generated import make_function
 from kdebug.lang.host import DeviceNDArray, _array_error, device_array, to_device
 from kdebug.lang.serialize import by_value, source_of, with_source
 from kdebug.lang.signature import parse_signature
 
 TPB = 256
+
+
+def _imported(args, out):
+    """The arguments and ``out`` with CUDA Array Interface objects as device arrays over their memory, as
+    numba's ufuncs take them (``cuda.as_cuda_array``)."""
+    return imported_arrays(args), (imported_arrays((out,))[0] if out is not None else None)
 
 
 def _host(a) -> np.ndarray:
@@ -97,6 +104,7 @@ class Vectorized(DeviceCallable):
         return self._kernels[nin]
 
     def __call__(self, *args, out=None, stream=0):
+        args, out = _imported(args, out)
         if len(args) != self.nin:
             raise TypeError(f"{self.__name__} takes {self.nin} argument(s), not {len(args)}")
         on_device = out is not None or any(isinstance(a, DeviceNDArray) for a in args)
@@ -200,6 +208,7 @@ class GUVectorized:
                                        signatures=self._given, layout=self.layout))
 
     def __call__(self, *args, out=None, stream=0):
+        args, out = _imported(args, out)
         nin = len(self.ins)
         nout = self.nargs - nin
         if out is None and len(args) not in (nin, self.nargs):  # numba's GUFuncCallSteps checks

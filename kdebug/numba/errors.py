@@ -4,7 +4,8 @@ The errors are kdebug's own classes, so ``except TypingError`` catches the typin
 for a kernel, and ``except NumbaError`` any error kdebug reports."""
 from __future__ import annotations
 
-from kdebug.errors import CompileError, KdebugError, LoweringError, TypingError  # noqa: F401
+from kdebug.errors import (CompileError, KdebugError, LoweringError, NumbaInvalidConfigWarning,  # noqa: F401
+                           NumbaWarning, TypingError)
 from kdebug.lang.missing import missing_name
 
 NumbaError = KdebugError
@@ -34,10 +35,6 @@ class NumbaNotImplementedError(TypingError, NotImplementedError):
     pass
 
 
-class NumbaWarning(Warning):
-    """Base of numba's warnings."""
-
-
 class NumbaPerformanceWarning(NumbaWarning):
     pass
 
@@ -51,10 +48,6 @@ class NumbaPendingDeprecationWarning(NumbaWarning, PendingDeprecationWarning):
 
 
 class NumbaExperimentalFeatureWarning(NumbaWarning):
-    pass
-
-
-class NumbaInvalidConfigWarning(NumbaWarning):
     pass
 
 

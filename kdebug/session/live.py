@@ -18,6 +18,7 @@ from kdebug import events as E
 from kdebug import settings
 from kdebug.driver import strategies
 from kdebug.driver.driver import Driver
+from kdebug.driver.job import toplevel_kind
 from kdebug.errors import BackendUnavailable, KdebugError
 from kdebug.lang import seam
 from kdebug.lang.args import ArgHint
@@ -155,7 +156,7 @@ class Session:
     # ---- compilation ---------------------------------------------------------------
     def compile_kernel(self, dispatcher, argtypes: tuple):
         try:
-            compiled = self.driver.compile_kernel(dispatcher, argtypes)
+            compiled = self.driver.compile_kernel(dispatcher, argtypes, toplevel_kind(dispatcher))
         except KdebugError:
             self.failed = True
             raise
@@ -195,7 +196,11 @@ class Session:
         return self.driver.records[job_id].name
 
     def compiled_for(self, dispatcher) -> dict:
-        return {c.record.argtypes: c for c in self.driver.cache.values() if c.record.job.function is dispatcher}
+        found = {c.record.argtypes: c for c in self.driver.cache.values() if c.record.job.function is dispatcher}
+        # a second dispatcher of the same function and code-changing options (cuda.jit(f) twice) shares the
+        # first one's compiled job: the launch cache, keyed by dispatcher, has it
+        found.update((key[1], c) for key, c in self.driver.launch_cache.items() if key[0] is dispatcher)
+        return found
 
     # ---- launches ---------------------------------------------------------------------
     def launch(self, dispatcher, args, argtypes, grid, block, shared) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from kdebug import events as E
 from kdebug.driver.driver import Driver
+from kdebug.driver.job import toplevel_kind
 from kdebug.errors import KdebugError
 from kdebug.lang import seam
 from kdebug.lang import types as T
@@ -40,14 +41,16 @@ def ptx_driver(arch, strategy: str = "worklist", notes: E.EventBus | None = None
     return Driver(bus, lambda o: PtxTarget(o, bus=notes or bus), ptx, Recording(snapshots=snapshots))
 
 
-def compile_ptx(pyfunc, sig, device: bool = False, cc=None, lineinfo: bool = False, **_options):
+def compile_ptx(pyfunc, sig, device: bool = False, cc=None, lineinfo: bool = False, fastmath: bool = False,
+                **_options):
     """numba.cuda.compile_ptx: ``(ptx, resty)`` for a Python function and a signature, no GPU needed.
-    ``lineinfo``: as numba's, ``.file``/``.loc`` lines naming the source lines (line tables only)."""
+    ``lineinfo``: as numba's, ``.file``/``.loc`` lines naming the source lines (line tables only).
+    ``fastmath``: as ``@cuda.jit(fastmath=True)`` (approximate float32 math, flush-to-zero libdevice)."""
     py = pyfunc.py_func if isinstance(pyfunc, Dispatcher) else pyfunc
     signature = parse_signature(sig)
     if not device and signature.restype not in (None, T.void):
         raise TypeError(f"a kernel returns nothing: its signature must be void(...), not {signature}")
-    dispatcher = Dispatcher(py, device=device)
+    dispatcher = Dispatcher(py, device=device, **({"fastmath": True} if fastmath else {}))
     driver = ptx_driver(arch_of(cc), options=compile_options(lineinfo=bool(lineinfo)))
     compiled = driver.compile_kernel(dispatcher, signature.argtypes, kind="device" if device else "kernel")
     return compiled.artifact.ptx, compiled.record.typed.restype
@@ -73,7 +76,7 @@ class PtxPipeline:
 
     def compile(self, dispatcher, argtypes: tuple):
         """The job compiled for PTX (once: the pipeline's driver caches it)."""
-        return self.driver.compile_kernel(dispatcher, argtypes)
+        return self.driver.compile_kernel(dispatcher, argtypes, toplevel_kind(dispatcher))
 
     def ptx_of(self, dispatcher, argtypes: tuple) -> tuple[str, dict | None]:
         """The kernel's PTX and ptxas's report for its entry (None without ptxas)."""

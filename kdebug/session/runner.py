@@ -120,6 +120,8 @@ def run_script(path: str, args: list[str], numba: bool, session, module: str | N
         except numba_compat.NumbaModeError as exc:
             to_stderr(f"kdebug: error: {exc}\n")
             return 2
+    # the Pythons the script starts (numba's tests run snippets in sys.executable) import numba as it does
+    saved_environment = numba_compat.reach_child_pythons(numba_mode, session.backend) if numba else {}
     if module in PYTEST_MODULES:
         use_pytest_plugin(numba, session.backend, numba_mode)
     old_argv, old_path = sys.argv, list(sys.path)
@@ -147,6 +149,7 @@ def run_script(path: str, args: list[str], numba: bool, session, module: str | N
     finally:
         sys.argv = old_argv
         sys.path[:] = old_path
+        settings.restore_environment(saved_environment)
     if status == 0 and session.failed:
         status = 1
     return status

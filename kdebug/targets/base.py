@@ -137,6 +137,15 @@ class LoweringHooks:
         """Where a math function is lowered to a library call: the math library's symbol."""
         return name + "f" if single else name
 
+    # a multiply and an add may become one fused multiply-add (LLVM's ``contract`` flag on every float
+    # add, subtract and multiply): what the target's own compiler does by default (NVVM's -fma=1)
+    contracts_multiply_add = False
+
+    def approximate_math(self, name: str, single: bool) -> str | None:
+        """Under ``fastmath=True``: the symbol of the target's approximate ``math.<name>`` (``"truediv"``:
+        ``/``) for float32 (``single``) or float64, or None to keep the precise one (with LLVM's fast flags)."""
+        return None
+
     # A target without barriers or shared memory keeps these defaults: ``implements`` tells the
     # intrinsics, which then raise a located error instead of calling them.
     def barrier(self, lc, node, what: str, vote=None, grid: bool = False) -> ir.Value | None:

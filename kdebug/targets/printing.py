@@ -1,5 +1,6 @@
-"""``print(...)`` in kernels, as numba-cuda formats it: items separated by spaces, signed integers as
-``%lld``, unsigned as ``%llu``, floats as ``%f`` (a double), booleans ``True``/``False``, one line per call."""
+"""``print(...)`` in kernels, as numba-cuda formats it: a line's pieces (constant texts, the frontend's
+separators and tuple brackets among them) written one after the other, signed integers as ``%lld``, unsigned
+as ``%llu``, floats as ``%f`` (a double), booleans ``True``/``False``, one line per call."""
 from __future__ import annotations
 
 from kdebug.lang import types as T
@@ -15,4 +16,4 @@ _SPECS = {"i": "%lld", "u": "%llu", "f": "%f", "b": "%s"}
 
 def c_format(items) -> str:
     """The printf format of one print line (for vprintf on the GPU)."""
-    return " ".join(v.replace("%", "%%") if k == "s" else _SPECS[kind_of(k)] for k, v in items) + "\n"
+    return "".join(v.replace("%", "%%") if k == "s" else _SPECS[kind_of(k)] for k, v in items) + "\n"

@@ -460,8 +460,9 @@ def run():
 @cuda.jit
 def k(a):
     x = 1
-    x = (1, 2)  # ERR
-    a[0] = 1
+    if a[0] > 0:
+        x = (1, 2)  # ERR
+    a[0] = len(x)
 
 def run():
     k[1, 1](np.zeros(1))

@@ -80,8 +80,9 @@ def test_print_compiles_to_vprintf_for_the_gpu():
     assert ".extern .func  (.param .b32 func_retval0) vprintf" in ptx and "call.uni" in ptx
     from kdebug.cuda import types
     from kdebug.targets.printing import c_format
-    assert c_format([("s", "x is 100%"), (types.float32, None), (types.boolean, None), (types.uint8, None),
-                     (types.int16, None)]) == "x is 100%% %f %s %llu %lld\n"  # numba's printimpl formats
+    space = ("s", " ")  # a line's pieces are written one after the other (the frontend adds the spaces)
+    assert c_format([("s", "x is 100%"), space, (types.float32, None), space, (types.boolean, None), space,
+                     (types.uint8, None), space, (types.int16, None)]) == "x is 100%% %f %s %llu %lld\n"  # numba's
 
 
 @pytest.mark.skipif(cuda_tool("ptxas") is None, reason="ptxas (CUDA toolkit) is not installed here")

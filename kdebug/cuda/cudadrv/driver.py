@@ -1,14 +1,18 @@
 """numba.cuda.cudadrv.driver under ``--numba``: the context numba code reaches through
 ``cuda.current_context()`` (its ``deallocations``, ``defer_cleanup()``), and ``_have_nvjitlink()``, which is
 False: kdebug links device code with ptxas and nvlink (the PTX target) or its CPU backend, never through
-nvJitLink."""
+nvJitLink. Also numba's driver errors (``CudaAPIError(code, msg)``, ``LinkerError``...), ``Stream`` (the
+class of ``cuda.stream()``'s streams) and ``driver``, the object numba calls the CUDA driver API through
+(kdebug calls no CUDA driver function through it: see ``Driver``)."""
 from __future__ import annotations
 
 import contextlib
 from collections import deque
 
+from kdebug.cuda.cudadrv.error import CudaDriverError, CudaRuntimeError, CudaSupportError  # noqa: F401
 from kdebug.lang import devices
 from kdebug.lang.missing import missing_name
+from kdebug.lang.streams import Stream  # noqa: F401
 
 
 def _config():
@@ -18,6 +22,46 @@ def _config():
 
 def _have_nvjitlink() -> bool:
     return False
+
+
+class DeadMemoryError(RuntimeError):
+    pass
+
+
+class LinkerError(RuntimeError):
+    pass
+
+
+class CudaAPIError(CudaDriverError):
+    """A CUDA driver call that failed: its error ``code`` (a CUresult) and ``msg``, shown as ``[code] msg``."""
+
+    def __init__(self, code, msg):
+        self.code = code
+        self.msg = msg
+        super().__init__(code, msg)
+
+    def __str__(self):
+        return "[%s] %s" % (self.code, self.msg)
+
+
+class Driver:
+    """numba's ``driver``: the CUDA driver API, one attribute per function (``driver.cuMemcpyHtoD``...).
+    kdebug's device memory, copies and launches go through its own runtime (the CPU backend's memory, or
+    pycuda on the gpu backend), never through this object, so it has none of those functions: reading one
+    is the AttributeError naming it, and what code sets on it (a test's mock) changes nothing kdebug does."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(f"numba.cuda.cudadrv.driver.driver.{name}: kdebug does not call the CUDA driver API "
+                             f"through numba's driver object, so it has no {name!r} (kdebug's device memory and "
+                             "launches go through its own runtime)")
+
+    def __repr__(self) -> str:
+        return "<kdebug: numba's CUDA driver object, with no driver functions>"
+
+
+driver = Driver()
 
 
 class _PendingDeallocs:

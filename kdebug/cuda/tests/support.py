@@ -1,6 +1,7 @@
 """numba.cuda.tests.support: what numba-cuda's own tests import from it: ``TestCase`` (with
 ``assertPreciseEqual``, numba's type-family-aware comparison), ``override_config``, the output capture
-helpers.
+helpers, ``run_in_subprocess``, ``linux_only``/``windows_only``/``skip_unless_cffi``, ``CheckWarningsMixin`` and
+``MemoryLeakMixin`` (NRT's allocation counts: kernels allocate nothing here, so they stay equal).
 
 The comparison methods of ``TestCase`` below are numba-cuda 0.30.4's (``numba/cuda/tests/support.py``),
 unchanged, so that a numba test compares kdebug's results exactly as numba compares its own:
@@ -9,13 +10,18 @@ tests/numba/numba_doc_examples/LICENSE)."""
 from __future__ import annotations
 
 import cmath
+import collections
 import contextlib
 import enum
+import gc
+import importlib.util
 import io
 import math
 import functools
+import subprocess
 import sys
 import unittest
+import warnings
 from functools import cached_property
 
 import numpy as np
@@ -23,6 +29,26 @@ import numpy as np
 from kdebug.lang.missing import missing_name
 from kdebug.numba import errors
 from kdebug.numba.core import config
+
+
+linux_only = unittest.skipIf(not sys.platform.startswith("linux"), "linux only test")
+# numba-cuda's (its cffi_utils.SUPPORTED: cffi is installed); a test it lets run that passes cffi objects to
+# kernels then fails as kdebug fails it
+skip_unless_cffi = unittest.skipUnless(importlib.util.find_spec("cffi") is not None, "requires cffi")
+windows_only = unittest.skipIf(not sys.platform.startswith("win"), "Windows only test")
+
+
+def run_in_subprocess(code, flags=(), env=None, timeout=30):
+    """numba's: run ``code`` in a new Python (``python *flags -c code``; ``env`` and ``timeout`` as
+    ``subprocess.run`` takes them) and return its ``(stdout, stderr)``; a non-zero exit is an AssertionError
+    with its stderr. Under ``kdebug run --numba`` that Python's ``import numba.cuda`` is kdebug's too, in the
+    script's mode and on its backend (``numba_compat.reach_child_pythons``), where ``env`` is this process's."""
+    try:
+        proc = subprocess.run([sys.executable, *flags, "-c", code], env=env, check=True, capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.CalledProcessError as e:
+        raise AssertionError(f"process failed with code {e.returncode:d}: stderr:\n{e.stderr}\n") from e
+    return proc.stdout, proc.stderr
 
 
 def captured_stdout():
@@ -402,6 +428,78 @@ class TestCase(unittest.TestCase):
                 _assertNumberEqual(first, second, delta)
         else:
             _assertNumberEqual(first, second, delta)
+
+
+NRTAllocationStats = collections.namedtuple("NRTAllocationStats", "alloc free mi_alloc mi_free")
+
+
+def nrt_allocation_stats() -> NRTAllocationStats:
+    """numba's ``rtsys.get_allocation_stats()``: what the NRT allocated and freed in kernels (``np.empty``,
+    array expressions). kdebug's kernels cannot allocate (a located compile error says so), so nothing is
+    ever allocated or freed through an NRT here: all four counts are 0."""
+    return NRTAllocationStats(0, 0, 0, 0)
+
+
+class EnableNRTStatsMixin:
+    """numba's: turns NRT's statistics counters on for the test (kdebug's counts are always there)."""
+
+    def setUp(self):
+        pass
+
+    def tearDown(self):
+        pass
+
+
+class MemoryLeak:
+    """numba's: the test fails when NRT allocated more than it freed while it ran."""
+
+    __enable_leak_check = True
+
+    def memory_leak_setup(self):
+        gc.collect()  # NRT-backed objects in a dead reference cycle
+        self.__init_stats = nrt_allocation_stats()
+
+    def memory_leak_teardown(self):
+        if self.__enable_leak_check:
+            self.assert_no_memory_leak()
+
+    def assert_no_memory_leak(self):
+        old = self.__init_stats
+        new = nrt_allocation_stats()
+        self.assertEqual(new.alloc - old.alloc, new.free - old.free)
+        self.assertEqual(new.mi_alloc - old.mi_alloc, new.mi_free - old.mi_free)
+
+    def disable_leak_check(self):
+        self.__enable_leak_check = False
+
+
+class MemoryLeakMixin(EnableNRTStatsMixin, MemoryLeak):
+    def setUp(self):
+        super().setUp()
+        self.memory_leak_setup()
+
+    def tearDown(self):
+        gc.collect()
+        self.memory_leak_teardown()
+        super().tearDown()
+
+
+class CheckWarningsMixin:
+    """numba's ``check_warnings(messages, category)``: the block warns once for each of ``messages`` (a
+    substring of the warning's text), each of ``category``."""
+
+    @contextlib.contextmanager
+    def check_warnings(self, messages, category=RuntimeWarning):
+        with warnings.catch_warnings(record=True) as catch:
+            warnings.simplefilter("always")
+            yield
+        found = 0
+        for w in catch:
+            for m in messages:
+                if m in str(w.message):
+                    self.assertEqual(w.category, category)
+                    found += 1
+        self.assertEqual(found, len(messages))
 
 
 def __getattr__(name):

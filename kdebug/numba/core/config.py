@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import sys
 
+from kdebug.lang import numba_settings
+
 
 def _env(name: str, default, kind=int):
     """numba's reading of ``NUMBA_<name>``: the environment's value as ``kind``, else ``default``."""
@@ -46,7 +48,26 @@ CUDA_DEBUG_POLY_USE_TYPED_CONST = 1
 DISABLE_PERFORMANCE_WARNINGS = 0
 DEBUG = 0
 DEBUGINFO_DEFAULT = 0
-OPT = 3
+
+
+class _OptLevel(int):
+    """numba's ``NUMBA_OPT`` value: an int (``"max"`` is 3) that remembers whether it was ``"max"``
+    (``is_opt_max``); ``override_config("OPT", config._OptLevel(0))`` sets it."""
+
+    def __new__(cls, value):
+        new = super().__new__(cls, 3 if value == "max" else int(value))
+        new._raw_value = value if value == "max" else int(value)
+        return new
+
+    @property
+    def is_opt_max(self) -> bool:
+        return self._raw_value == "max"
+
+    def __repr__(self) -> str:
+        return f"_OptLevel({self._raw_value!r})"
+
+
+OPT = _OptLevel(3)
 _OPT = OPT
 HTML = None
 DUMP_ASSEMBLY = 0
@@ -80,3 +101,6 @@ CUDA_MEMORY_MANAGER = "default"
 
 def reload_config():
     """numba re-reads its environment variables here; kdebug's settings come from its options."""
+
+
+numba_settings.register(sys.modules[__name__])  # cuda.jit's defaults and the CUDA Array Interface read it

@@ -1,7 +1,7 @@
 """numba.np.numpy_support and numba.cuda.np.numpy_support under ``--numba``: between numpy dtypes and
 numba types, as numba-cuda 0.30.4's ``numba/cuda/np/numpy_support.py`` (``from_dtype``, ``as_dtype``,
 ``as_struct_dtype``, ``from_struct_dtype``, ``strides_from_shape``, ``is_contiguous``, ``is_fortran``,
-``map_layout``, ``is_array``, ``carray``/``farray`` on the host)."""
+``map_layout``, ``is_array``, ``numpy_version``, ``carray``/``farray`` on the host)."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,6 +9,8 @@ import numpy as np
 from kdebug.lang import types as _T
 from kdebug.lang.missing import missing_name
 from kdebug.numba.errors import NumbaNotImplementedError
+
+numpy_version = tuple(map(int, np.__version__.split(".")[:2]))  # (major, minor), as numba's
 
 
 def from_dtype(dtype):

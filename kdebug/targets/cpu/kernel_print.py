@@ -44,7 +44,7 @@ def _record(runtime, fmt: int, block: int, thread: int, slots) -> None:
         else:
             parts.append(_item(kind, slots[k]))
             k += 1
-    context.prints.append((block, thread, " ".join(parts)))  # one append: atomic between threads
+    context.prints.append((block, thread, "".join(parts)))  # one append: atomic between threads
 
 
 _callback = _PRINT(_record)  # kept alive for the process: kernels call its address

@@ -25,9 +25,14 @@ def arch_of(cc) -> str:
     return arch
 
 
+def sm_number(arch: str) -> int:
+    """"sm_90a" -> 90."""
+    return int(re.sub(r"\D", "", arch) or 0)
+
+
 def ptx_features(arch: str) -> str:
     """The PTX ISA the arch needs (LLVM's default, 7.8, stops at sm_90)."""
-    n = int(re.sub(r"\D", "", arch) or 0)
+    n = sm_number(arch)
     if n >= 120:
         return "+ptx87"
     if n >= 100:

@@ -35,7 +35,7 @@ from kdebug.targets.printing import c_format
 from kdebug.targets.ptx import ptxas as assembler
 from kdebug.targets.ptx.abi import (I8P, build_kernel_entry, flat_param_types, flatten, kernel_name,
                                     param_offsets, param_size)
-from kdebug.targets.ptx.arch import TRIPLE, arch_of, target_machine
+from kdebug.targets.ptx.arch import TRIPLE, arch_of, sm_number, target_machine
 from kdebug.targets.ptx.ptxas import format_ptxas, ptx_function_text
 from kdebug.targets.ptx import toolkit, warp
 
@@ -48,6 +48,16 @@ _SREG = {"threadIdx": "tid", "blockDim": "ntid", "blockIdx": "ctaid", "gridDim":
 
 # LLVM math intrinsics NVPTX cannot select (or only approximately): libdevice has them exactly
 _LIBDEVICE_INTRINSICS = ("sin", "cos", "tan", "exp", "exp2", "exp10", "log", "log2", "log10", "pow")
+# fastmath=True: numba-cuda's float32 substitutions (numba/cuda/mathimpl.py), libdevice's approximations
+# (__nv_fast_cosf: cos.approx.f32...); math.tanh is PTX's tanh.approx.f32 (numba: from sm_75), here from
+# sm_80, whose PTX ISA (LLVM's default for it, 7.0) has the instruction; sm_75's default ISA, 6.3, does not
+_FAST_LIBDEVICE = {"cos": "__nv_fast_cosf", "sin": "__nv_fast_sinf", "tan": "__nv_fast_tanf",
+                   "exp": "__nv_fast_expf", "log": "__nv_fast_logf", "log2": "__nv_fast_log2f",
+                   "log10": "__nv_fast_log10f", "pow": "__nv_fast_powf", "truediv": "__nv_fast_fdividef"}
+TANH_APPROX_MIN_SM = 80
+# NVVM's -ftz=1 (what fastmath=True gives a numba-cuda kernel): libdevice's __nvvm_reflect("__CUDA_FTZ")
+# answers 1, so its functions take their flush-to-zero paths (cos.approx.ftz.f32, ex2.approx.ftz.f32...)
+_REFLECT_FTZ = '!llvm.module.flags = !{!0}\n!0 = !{i32 4, !"nvvm-reflect-ftz", i32 1}\n'
 
 
 # emit, after finish gave each kernel body its entry (alwaysinline): inline them, clean up the entry's
@@ -83,6 +93,7 @@ class PtxTarget(Target):
     emit_language = "ptx"
     triple = TRIPLE
     supports_cross_module_references = False  # every module is loaded as its own CUmodule
+    contracts_multiply_add = True  # as NVVM (-fma=1, numba-cuda's default): x * y + z is one fma.rn
 
     def __init__(self, options: CompileOptions | None = None, loader=None, ptxas: bool = True, bus=None) -> None:
         """Made from the frozen compile options (``kdebug/settings.py``): ``arch`` (None: the default
@@ -230,6 +241,13 @@ class PtxTarget(Target):
     def libm_name(self, name: str, single: bool) -> str:
         return f"__nv_{name}f" if single else f"__nv_{name}"
 
+    def approximate_math(self, name: str, single: bool) -> str | None:
+        if not single:
+            return None
+        if name == "tanh":
+            return "llvm.nvvm.tanh.approx.f32" if sm_number(self.arch) >= TANH_APPROX_MIN_SM else None
+        return _FAST_LIBDEVICE.get(name)
+
     def frozen_array_pointer(self, lc, data: np.ndarray, elem_p: ir.Type) -> ir.Value:
         self._const_counter += 1
         # .const while this module's frozen arrays fit (64 KiB a module, and linked modules add up)
@@ -289,7 +307,8 @@ class PtxTarget(Target):
     # ---- pipeline -------------------------------------------------------------
     def link_runtime(self, mod, jobs) -> None:
         """Math through libdevice: LLVM intrinsics NVPTX cannot select become ``__nv_*`` calls,
-        and libdevice is linked when anything calls into it."""
+        and libdevice is linked when anything calls into it; in flush-to-zero mode when the toplevel
+        job (a kernel, or compile_ptx's device function) has ``fastmath=True``, as NVVM's ``-ftz=1``."""
         for fn in list(mod.functions):
             m = re.fullmatch(r"llvm\.(\w+)\.(f32|f64)", fn.name)
             if fn.is_declaration and m and m.group(1) in _LIBDEVICE_INTRINSICS:
@@ -304,6 +323,8 @@ class PtxTarget(Target):
                                     "or set KDEBUG_LIBDEVICE to the file")
         lib.triple, lib.data_layout = mod.triple, mod.data_layout
         mod.link_in(lib)
+        if jobs and getattr(jobs[0].job.function, "options", {}).get("fastmath"):
+            mod.link_in(llvm.parse_assembly(_REFLECT_FTZ))
 
     def optimize(self, mod, compilation) -> None:
         run_pipeline(self.tm, mod, 3)
