@@ -35,6 +35,17 @@ def fresh_session():
     set_session(None)
 
 
+def module_folder(prefix: str) -> str:
+    """A folder for the kernel modules a property test writes and imports (a kernel needs its source in a
+    file), removed when the test process ends: the suite leaves nothing behind in the temporary folder."""
+    import atexit
+    import shutil
+    import tempfile
+    folder = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
 def run_kdebug(*args, timeout=120, cwd=ROOT, env=None):
     """Run the kdebug command in a child process; returns CompletedProcess with text output."""
     full_env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))

@@ -5,19 +5,19 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import os
-import tempfile
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import module_folder
 import kdebug
 from kdebug.session.live import get_session
 
 ELEMS = 8
 BLOCKS = 2
-_dir = tempfile.mkdtemp(prefix="kdebug-racecheck-")
+_dir = module_folder("kdebug-racecheck-")
 _count = itertools.count()
 
 op = st.one_of(
