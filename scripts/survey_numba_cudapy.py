@@ -3,6 +3,7 @@ under ``kdebug run --numba --headless --backend cpu``, one file at a time, and p
 passed, failed, errors, skipped, or why the file did not get as far as its tests.
 
     pip download --no-deps numba-cuda==0.30.4 && python -m zipfile -e numba_cuda-0.30.4-*.whl wheel
+    pip install cffi   # numba's own test dependency: test_device_func and test_cooperative_groups import it
     python scripts/survey_numba_cudapy.py wheel [--timeout 300] [--only test_math,test_enums] [--jobs 1]
 
 Each file runs through ``scripts/run_numba_test_file.py`` (unittest's loader, as numba's runner
