@@ -113,7 +113,87 @@ _ATTACHMENTS = re.compile(r"(?:,\s*![\w.]+\s+!\d+)+\s*$")  # ", !dbg !36, !tbaa 
 def _text(v) -> str:
     """An instruction's text without its metadata attachments (a build with debug locations has ``!dbg``
     on every instruction: what is read off the text must not depend on them)."""
+    if isinstance(v, _Value):
+        if v._text is None:
+            v._text = _ATTACHMENTS.sub("", str(v.ref).strip())
+        return v._text
     return _ATTACHMENTS.sub("", str(v).strip())
+
+
+class _Value:
+    """A value of the step function as the analysis reads it: llvmlite's ValueRef, with what was read of it
+    kept. Each read through llvmlite is a call into LLVM (a new Python object for every operand, opcode and
+    type), and the analysis reads the same instructions once per region, and again for each question: kept,
+    a region-form kernel's analysis takes a fraction of the time. One ``_Value`` per LLVM value
+    (``StepFunction.value``), so that identity is LLVM's (a constant is unique in its context)."""
+    __slots__ = ("ref", "sf", "is_instruction", "_opcode", "_ops", "_text", "_type", "_name", "_is_constant",
+                 "_value_kind", "_constant", "_instructions", "_incoming")
+
+    def __init__(self, ref, sf) -> None:
+        self.ref, self.sf = ref, sf
+        self.is_instruction = ref.is_instruction
+        self._opcode = self._ops = self._text = self._type = self._name = self._is_constant = None
+        self._value_kind = self._instructions = self._incoming = None
+        self._constant = {}
+
+    @property
+    def opcode(self) -> str:
+        if self._opcode is None:
+            self._opcode = self.ref.opcode
+        return self._opcode
+
+    @property
+    def operands(self) -> tuple:
+        """The operands, each the ``_Value`` of the instruction, argument, block or constant it names."""
+        if self._ops is None:
+            self._ops = tuple(self.sf.value(o) for o in self.ref.operands)
+        return self._ops
+
+    @property
+    def type(self) -> str:
+        if self._type is None:
+            self._type = str(self.ref.type)
+        return self._type
+
+    @property
+    def name(self) -> str:
+        if self._name is None:
+            self._name = self.ref.name
+        return self._name
+
+    @property
+    def is_constant(self) -> bool:
+        if self._is_constant is None:
+            self._is_constant = self.ref.is_constant
+        return self._is_constant
+
+    @property
+    def value_kind(self):
+        if self._value_kind is None:
+            self._value_kind = self.ref.value_kind
+        return self._value_kind
+
+    def get_constant_value(self, signed_int: bool = False):
+        if signed_int not in self._constant:
+            self._constant[signed_int] = self.ref.get_constant_value(signed_int=signed_int)
+        return self._constant[signed_int]
+
+    @property
+    def instructions(self) -> tuple:
+        """A block's instructions."""
+        if self._instructions is None:
+            self._instructions = tuple(self.sf.value(i) for i in self.ref.instructions)
+        return self._instructions
+
+    @property
+    def incoming_blocks(self) -> tuple:
+        """A phi's incoming blocks."""
+        if self._incoming is None:
+            self._incoming = tuple(self.sf.value(b) for b in self.ref.incoming_blocks)
+        return self._incoming
+
+    def __str__(self) -> str:
+        return str(self.ref)
 
 
 def _flags(ins) -> set:
@@ -134,16 +214,21 @@ class StepFunction:
     def __init__(self, fn, facts: Facts) -> None:
         self.fn = fn
         self.off = dict(facts.offsets)
-        self.ctx = list(fn.arguments)[0]
-        self.args = {a: k for k, a in enumerate(fn.arguments)}
-        self.blocks = list(fn.blocks)
+        # every value the analysis reads, one _Value each: an operand is its own kind of reference in
+        # llvmlite, mapped here to the instruction, argument or block it names (found by LLVM's pointer)
+        self.values: dict = {}
+        arguments = [self._add(a) for a in fn.arguments]
+        self.ctx = arguments[0]
+        self.args = {a: k for k, a in enumerate(arguments)}
+        self.blocks = [self._add(b) for b in fn.blocks]
         self.by_name = {b.name: b for b in self.blocks if b.name}
         self.canon = {b: b for b in self.blocks}  # a branch's operand -> the block itself
-        # an operand is its own kind of reference: the instruction, argument or block it names, by identity
-        self.vals = dict(self.canon)
-        self.vals.update({a: a for a in fn.arguments})
-        self.vals.update({i: i for b in self.blocks for i in b.instructions})
+        for b in self.blocks:
+            b._instructions = tuple(self._add(i) for i in b.ref.instructions)
         self.block_of = {i: b for b in self.blocks for i in b.instructions}
+        self._places: dict = {}  # pointer -> place(pointer)
+        self._quiet: dict = {}  # instruction -> quiet(instruction)
+        self._fresh: dict = {}  # instruction -> fresh_failure(instruction)
         self.uniform_cur = None
         if facts.uniform_copy is not None:
             cur, nxt, size, _ = facts.uniform_copy
@@ -151,13 +236,29 @@ class StepFunction:
         self.invariant_fields = {self.off[f] + 4 * k for f in (CTX_NTID, CTX_CTAID, CTX_NCTAID) for k in range(3)}
         self.invariant_fields |= {self.off[CTX_SHARED], self.off[CTX_DYN_SHARED], self.off[CTX_DYN_BYTES]}
 
-    def ops(self, v) -> list:
+    def _add(self, ref) -> _Value:
+        v = self.values[ref] = _Value(ref, self)
+        return v
+
+    def value(self, ref) -> _Value:
+        """The ``_Value`` of an LLVM value read off the step function (an operand: what it names)."""
+        v = self.values.get(ref)
+        if v is None:
+            v = self._add(ref)
+        return v
+
+    def ops(self, v) -> tuple:
         """``v``'s operands, each as the instruction, argument or block it names (or the constant)."""
-        return [self.vals.get(o, o) for o in v.operands]
+        return v.operands
 
     # ---- pointers -------------------------------------------------------------------------------
     def place(self, p):
         """('ctx', offset), ('frame', offset), ('alloca', None) or None (anything else) for pointer ``p``."""
+        if p not in self._places:
+            self._places[p] = self._place(p)
+        return self._places[p]
+
+    def _place(self, p):
         off = 0
         while p.is_instruction and p.opcode == "getelementptr":
             ops = self.ops(p)
@@ -176,6 +277,11 @@ class StepFunction:
 
     def quiet(self, ins) -> bool:
         """Whether ``ins`` changes nothing another thread (or the block's state after the region) can see."""
+        if ins not in self._quiet:
+            self._quiet[ins] = self._quiet_instruction(ins)
+        return self._quiet[ins]
+
+    def _quiet_instruction(self, ins) -> bool:
         op = ins.opcode
         if op == "store":
             where = self.place(self.ops(ins)[1])
@@ -194,6 +300,11 @@ class StepFunction:
     def fresh_failure(self, ins) -> bool:
         """Whether ``ins`` stores a failed check's site with the ``FRESH`` bit into the thread's failure slot:
         the launcher reports that failure after the thread loop, before it reads any thread's state."""
+        if ins not in self._fresh:
+            self._fresh[ins] = self._fresh_failure(ins)
+        return self._fresh[ins]
+
+    def _fresh_failure(self, ins) -> bool:
         if ins.opcode != "store":
             return False
         value, ptr = self.ops(ins)
