@@ -8,14 +8,13 @@ import importlib.util
 import itertools
 import os
 import sys
-import tempfile
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT
+from conftest import ROOT, module_folder
 from kdebug import events as E
 from test_regions_property import _run  # one kernel launch: its outputs, error and warnings
 from kdebug.lang import seam
@@ -30,7 +29,7 @@ import scan  # noqa: E402
 import stencil_halo  # noqa: E402
 
 FORMS = ("narrowed", "plain", "coroutines")
-_dir = tempfile.mkdtemp(prefix="kdebug-bounds-")
+_dir = module_folder("kdebug-bounds-")
 _count = itertools.count()
 
 

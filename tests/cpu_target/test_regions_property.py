@@ -7,20 +7,20 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import os
-import tempfile
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import module_folder
 from kdebug import events as E
 from kdebug.errors import KernelRuntimeError
 from kdebug.lang import seam
 from kdebug.session import live
 
 SHARED = 64
-_dir = tempfile.mkdtemp(prefix="kdebug-regions-")
+_dir = module_folder("kdebug-regions-")
 _count = itertools.count()
 
 # statements: leaves, and blocks that nest (depth-limited by the strategy's recursion)
