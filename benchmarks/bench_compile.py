@@ -134,8 +134,10 @@ def _fresh_session(A, snapshots: bool = False, tiered: bool | None = None, **mor
     return session
 
 
-def child_kdebug(sample: str, repeat: int, out_path: str) -> None:
-    """One sample in a fresh process: import, first compiles (cold), then warm recompiles."""
+def child_kdebug(sample: str, repeat: int, out_path: str, quick: bool = False) -> None:
+    """One sample in a fresh process: import, first compiles (cold), then warm recompiles. ``quick``: the
+    compile with every snapshot recorded (seconds for a kernel with many jobs) is measured only where the
+    report shows it, saxpy's."""
     result: dict = {"sample": os.path.basename(sample), "kernels": []}
     try:
         t0, c0 = time.perf_counter(), time.process_time()
@@ -175,7 +177,8 @@ def child_kdebug(sample: str, repeat: int, out_path: str) -> None:
             dispatcher = getattr(getattr(record, "job", None), "function", None)
             argtypes = getattr(record, "argtypes", None)
             if dispatcher is not None and argtypes is not None and not info["failed"]:
-                _warm(A, dispatcher, argtypes, repeat, k)
+                _warm(A, dispatcher, argtypes, repeat, k,
+                      snapshots=not quick or os.path.basename(sample) == "saxpy.py")
                 _kdebug_ptx(A, dispatcher, info["argtypes"], repeat, k)
             result["kernels"].append(k)
         A.set_session(None)
@@ -185,7 +188,7 @@ def child_kdebug(sample: str, repeat: int, out_path: str) -> None:
         json.dump(result, fh)
 
 
-def _warm(A, dispatcher, argtypes, repeat: int, k: dict) -> None:
+def _warm(A, dispatcher, argtypes, repeat: int, k: dict, snapshots: bool = True) -> None:
     walls, cpus, phases = [], [], {}
     t1_walls, t1_cpus, t1_errors = [], [], []
     for _ in range(repeat):
@@ -225,7 +228,7 @@ def _warm(A, dispatcher, argtypes, repeat: int, k: dict) -> None:
             cpus.append(time.process_time() - c)
         k["untiered_s"], k["untiered_cpu_s"] = median(walls), median(cpus)
     walls = []
-    for _ in range(repeat):  # as the TUI, dump and --trace compile: every snapshot recorded
+    for _ in range(repeat if snapshots else 0):  # as the TUI, dump and --trace compile: every snapshot recorded
         session = _fresh_session(A, snapshots=True)
         t = time.perf_counter()
         session.compile_kernel(dispatcher, tuple(argtypes))
@@ -931,7 +934,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     repeat = args.repeat or (2 if args.quick else 7)
     if args.child == "kdebug":
-        child_kdebug(args.sample, repeat, args.out)
+        child_kdebug(args.sample, repeat, args.out, quick=args.quick)
         return 0
     if args.child in ("numba", "kdebug-ptx"):
         child_compile_ptx(args.sample, args.kernels, repeat, args.out, numba=args.child == "numba")
@@ -962,7 +965,8 @@ def main(argv=None) -> int:
         if results and time.perf_counter() - started > budget:  # saxpy always runs
             results.append({"sample": os.path.basename(path), "error": "skipped (--quick time budget)"})
             continue
-        res = run_child(sys.executable, ["--child", "kdebug", "--sample", path, "--repeat", str(repeat)], timeout)
+        res = run_child(sys.executable, ["--child", "kdebug", "--sample", path, "--repeat", str(repeat),
+                                         *(["--quick"] if args.quick else [])], timeout)
         res.setdefault("sample", os.path.basename(path))
         results.append(res)
 

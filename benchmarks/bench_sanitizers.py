@@ -1,7 +1,7 @@
 """The sanitizers' cost, side by side in one run: no sanitizer, memcheck, racecheck, initcheck.
 
     python benchmarks/bench_sanitizers.py            # 512x512 tiled matmul, 2^20-element reduction
-    python benchmarks/bench_sanitizers.py --quick    # small sizes (the smoke test runs this)
+    python benchmarks/bench_sanitizers.py --quick    # small sizes, compiles not recorded (the smoke test runs this)
 
 Kernels: the tiled matmul of sample_kernels/matmul_tiled.py and the block tree
 reduction of sample_kernels/reduction.py, both correct (the sanitizers find
@@ -93,7 +93,10 @@ def main(argv=None) -> int:
     os.environ.setdefault("KDEBUG_BACKEND", "cpu")
     from kdebug.session.live import Session
 
-    sessions = {name: Session(backend="cpu", **options) for name, options in CONFIGS.items()}
+    # --quick: the sessions record nothing (no snapshots, no per-pass recording: most of a compile's time
+    # here), with lineinfo on and tiers off as a recording session has them, so the code timed is the same
+    quick = {"snapshots": False, "lineinfo": True, "tiered": False} if args.quick else {}
+    sessions = {name: Session(backend="cpu", **options, **quick) for name, options in CONFIGS.items()}
     rounds = 2 if args.quick else 5
     rows = [(label, best_times(fn, sessions, rounds)) for label, fn in workloads(args.quick)]
     hazards = [h for s in sessions.values() for h in s.hazards]

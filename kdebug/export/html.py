@@ -82,6 +82,8 @@ class LineTable:
     def __init__(self) -> None:
         self.ids: dict[tuple[str, str], int] = {}
         self.keys: list[tuple[str, str]] = []
+        self._by_language: dict[str, dict[str, int]] = {}  # the same ids, a dict of lines per language
+        self._recorded: dict[str, dict[str, int]] = {}  # language -> a pass's line as recorded -> its id
         self._formatter = HtmlFormatter(nowrap=True)
         self._lexers: dict[str, object] = {}
 
@@ -91,7 +93,38 @@ class LineTable:
         if i is None:
             i = self.ids[key] = len(self.keys)
             self.keys.append(key)
+            self._by_language.setdefault(language, {})[line] = i
         return i
+
+    def ids_of(self, language: str, lines: list[str]) -> list[int]:
+        """``[id_of(language, line) for line in lines]``, looked up in one pass (a stage holds thousands of
+        lines, most of them seen in the stage before); new lines numbered in order as ``id_of`` would."""
+        ids = list(map(self._by_language.setdefault(language, {}).get, lines))
+        if None in ids:
+            for k, i in enumerate(ids):
+                if i is None:
+                    ids[k] = self.id_of(language, lines[k])
+        return ids
+
+    def pass_ids(self, language: str, lines: list[str]) -> list[int] | None:
+        """``ids_of(language, text.expandtabs(4).splitlines())`` for the text ``"\\n".join(lines) + "\\n"`` of a
+        recorded pass (``SessionModel.pass_lines``), from a dict of the lines as recorded: a pass's list
+        shares its unchanged lines with the pass before, so most are found at once. None where a line
+        would not stay one line of the text (a line break of ``str.splitlines`` in it; no lines at all):
+        the caller takes the text."""
+        if not lines:
+            return None
+        seen = self._recorded.setdefault(language, {})
+        ids = list(map(seen.get, lines))
+        if None in ids:
+            for k, i in enumerate(ids):
+                if i is None:
+                    line = lines[k]
+                    expanded = line.expandtabs(4) if "\t" in line else line
+                    if expanded and expanded.splitlines() != [expanded]:
+                        return None
+                    ids[k] = seen[line] = self.id_of(language, expanded)
+        return ids
 
     def _lexer(self, language: str):
         if language not in self._lexers:
@@ -123,7 +156,14 @@ class LineTable:
 
 
 def _plain(ttype) -> bool:
-    return any(ttype in t for t in PLAIN_TOKENS) or (ttype in Token.Operator and ttype not in Token.Operator.Word)
+    plain = _PLAIN.get(ttype)
+    if plain is None:  # a few dozen token types, hundreds of thousands of tokens: each type decided once
+        plain = _PLAIN[ttype] = any(ttype in t for t in PLAIN_TOKENS) or (
+            ttype in Token.Operator and ttype not in Token.Operator.Word)
+    return plain
+
+
+_PLAIN: dict = {}
 
 
 def _finish_misses(model: SessionModel) -> dict[int, str]:
@@ -224,11 +264,16 @@ class Page:
             for st in stages:
                 if st.snapshot is None or st.snapshot in index:
                     continue  # an unchanged pass shows the stage an earlier one stored
-                text = stage_diff.stage_text(model, st)
-                if text is None:
-                    continue
-                language = st.language if st.is_pass else model.snapshots[st.snapshot].language
-                ids = [self.lines.id_of(language, line) for line in text.expandtabs(4).splitlines()]
+                ids = None
+                if st.snapshot in model.pass_snapshots:  # its lines as the model keeps them: no text to split
+                    language = st.language
+                    ids = self.lines.pass_ids(language, model.pass_lines(st.snapshot))
+                if ids is None:
+                    text = stage_diff.stage_text(model, st)
+                    if text is None:
+                        continue
+                    language = st.language if st.is_pass else model.snapshots[st.snapshot].language
+                    ids = self.lines.ids_of(language, (text.expandtabs(4) if "\t" in text else text).splitlines())
                 edits = passes.edits(previous, ids) if base >= 0 else [[0, 0, ids]]
                 index[st.snapshot] = len(self.snaps)
                 self.snaps.append([language, base, edits])

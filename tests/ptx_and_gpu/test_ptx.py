@@ -51,12 +51,25 @@ def dump_ptx(sample: str, out) -> dict:
     return {"files": files, "events": events}
 
 
+@pytest.fixture(scope="module")
+def sample_ptx(tmp_path_factory):
+    """``sample_ptx("saxpy.py")``: ``dump_ptx`` of that sample, dumped once per module (the tests only
+    read what it returns)."""
+    cache: dict[str, dict] = {}
+
+    def dumped(sample: str) -> dict:
+        if sample not in cache:
+            cache[sample] = dump_ptx(sample, tmp_path_factory.mktemp("ptx-dump"))
+        return cache[sample]
+    return dumped
+
+
 # ---- every sample, through dump --target ptx -------------------------------------------------
 @pytest.mark.parametrize("sample", SAMPLE_FILES)
-def test_sample_ptx_dumps_assembles_and_links(sample, tmp_path):
+def test_sample_ptx_dumps_assembles_and_links(sample, tmp_path, sample_ptx):
     """Every job's PTX once in the dump; where the toolkit is here, each module assembles with ptxas
     and a module with device-side launches links with nvlink -lcudadevrt (see test_toolkit_present)."""
-    got = dump_ptx(sample, tmp_path)
+    got = sample_ptx(sample)
     requested = [e for e in got["events"] if e["event"] == "job_requested"]
     assert requested, "the sample compiled nothing"
     assert all(e["target"] == "cpu" for e in requested), "the PTX side pipeline must not add jobs to the tree"
@@ -97,11 +110,11 @@ def test_toolkit_present():
     assert r.returncode == 0 and "ptxas" in r.stdout.lower() + r.stderr.lower()
 
 
-def test_device_launch_samples_use_cdp2(tmp_path):
+def test_device_launch_samples_use_cdp2(sample_ptx):
     launching = [s for s in SAMPLE_FILES if "launch" in s or "parallel" in s]
     if not launching:
         pytest.skip("no device-side launch sample in sample_kernels/")
-    got = dump_ptx(launching[0], tmp_path)
+    got = sample_ptx(launching[0])
     top = next(p for s, p in got["files"].items() if s.startswith("001_"))
     ptx = top["ptx"]
     assert f".extern .func  (.param .b64 func_retval0) {P.CDP2_GET_BUFFER}" in ptx
