@@ -140,3 +140,12 @@ def test_bench_fuzz_strategy_quick_prints_its_table():
     assert "| worklist | fuzz-strategy (cold traced child) | 2 |" in r.stdout
     assert "| recursive | warm trial (forked debuggee) | 2 |" in r.stdout
     assert "recursive: fuzz-strategy runs " in r.stdout and "Traceback" not in r.stdout + r.stderr
+
+
+def test_bench_stumpy_vs_simulator_help_lists_its_options():
+    """Its real run downloads stumpy and takes minutes: only the argument parser is checked here."""
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_stumpy_vs_simulator.py"), "--help"],
+                       capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    for option in ("--simulator-python", "--stumpy-src", "--only", "--timeout", "--simulator-timeout"):
+        assert option in r.stdout
