@@ -26,6 +26,18 @@ for _folder in [TESTS, *TEST_FOLDERS]:
         sys.path.insert(0, _folder)
 
 
+def pytest_configure(config):
+    """kdebug's modules byte-compiled once, before any test (in xdist's controller, before its workers
+    start), as an installed package's are: where PYTHONDONTWRITEBYTECODE is set (CI's machines) a fresh
+    checkout has no ``__pycache__``, and every kdebug process a test starts (the command, its debuggee,
+    the TUI, its replay process) compiled the modules it imports from source again, ~0.3 s of CPU each.
+    Bytecode is a cache of the same source (files up to date are left alone): the tests run the same code."""
+    if hasattr(config, "workerinput"):
+        return  # an xdist worker: the controller did it
+    import compileall
+    compileall.compile_dir(os.path.join(ROOT, "kdebug"), quiet=2)
+
+
 @pytest.fixture(autouse=True)
 def fresh_session():
     """Each test gets its own debug session (job table, cache, event bus)."""

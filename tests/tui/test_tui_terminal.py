@@ -79,7 +79,7 @@ def shown_end(term: Terminal) -> dict | None:
 
 
 def quit_and_check(term: Terminal, expected_status: int) -> None:
-    term.press("q")
+    term.press("q", gap=0.0)  # no pause after it: the wait for the exit is the next thing
     code = term.wait_exit(20)
     assert code == expected_status, (code, term.text())
     assert term.modes_left_on() == [], term.modes_left_on()
