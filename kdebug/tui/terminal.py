@@ -76,6 +76,11 @@ def guard() -> int | None:
     if pid == 0:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            # a ^C before Textual puts the terminal in raw mode must end the start as Python's own does:
+            # with the default handler in place, asyncio.run (Textual's) would install its own, which only
+            # cancels the app's task on a first ^C, and Textual's shutdown swallows the cancel: the ^C was lost
+            signal.signal(signal.SIGINT, _keyboard_interrupt)
         return None
 
     def forward(signum, _frame) -> None:  # kill PID, a closed terminal: the TUI ends as it would alone
@@ -110,6 +115,11 @@ def guard() -> int | None:
     except termios.error:
         pass
     return os.WEXITSTATUS(status)
+
+
+def _keyboard_interrupt(_signum, _frame) -> None:
+    """SIGINT in the TUI's process (a ^C before raw mode, a kill -INT): KeyboardInterrupt, as Python's default."""
+    raise KeyboardInterrupt
 
 
 def restore(fd: int, saved) -> None:

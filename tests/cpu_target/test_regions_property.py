@@ -187,7 +187,12 @@ def test_the_region_form_runs_as_the_coroutines_do(sessions, shuffle, body, bloc
     coro_out, coro_error, coro_warnings = got[False]
     assert regions_error == coro_error, kernel_source(body, wrap)
     assert regions_warnings == coro_warnings, kernel_source(body, wrap)
-    assert regions_out == coro_out, kernel_source(body, wrap)
+    if regions_error is None:
+        assert regions_out == coro_out, kernel_source(body, wrap)
+    # after a failed check the report is the same, the outputs need not be: in the region form the threads
+    # after the failing one in its thread loop still run their step (docs/internals/cpu-forms.md, "Memcheck in
+    # the region form"), where the coroutines stop at the failing thread (found by this test: thread 0 reads
+    # x[7] of 7 elements under `if t < 1`, threads 1-6 write out[i] after it in the region form only)
     # every kernel of this grammar takes the region form (its barriers are statements, no warp operations)
     records = sessions[True, shuffle][0].driver.records
     latest = records[max(j for j, r in records.items() if r.name == "k")]
