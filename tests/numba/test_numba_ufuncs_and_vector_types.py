@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from test_numba_ufuncs import _binary_kernel, _unary_kernel
 from kdebug import cuda
 from kdebug.lang import types as T
 
@@ -16,16 +17,8 @@ COMPLEX_BINARY = ["greater", "greater_equal", "less", "less_equal", "equal", "no
 
 
 def _kernel(uf):
-    if uf.nin == 1:
-        @cuda.jit
-        def unary(x, out):
-            uf(x, out)
-        return unary
-
-    @cuda.jit
-    def binary(x, y, out):
-        uf(x, y, out)
-    return binary
+    """The one-element-wise kernel of tests/numba/test_numba_ufuncs.py for ``uf``'s number of inputs."""
+    return _unary_kernel(uf) if uf.nin == 1 else _binary_kernel(uf)
 
 
 @pytest.mark.parametrize("name", COMPLEX_UNARY)
