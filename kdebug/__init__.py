@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 from kdebug.lang import seam
-from kdebug.lang.derivative import grad  # noqa: F401 - kdebug.grad(fn, argnum) in device code
-from kdebug.lang.derivative import gradient  # noqa: F401 - kdebug.gradient(fn, argnum=None) in device code
-from kdebug.lang.derivative import adjoint  # noqa: F401 - kdebug.adjoint(kernel)[grid, block](x, dx, ...)
-from kdebug.lang.intrinsics import deferred  # noqa: F401 - kdebug.deferred(fn) in device code
+
+# ``kdebug.grad(fn, argnum)``, ``kdebug.gradient(fn, argnum=None)`` and ``kdebug.deferred(fn)`` in device
+# code, ``kdebug.adjoint(kernel)[grid, block](x, dx, ...)`` on the host: their modules (and numpy, which
+# kdebug.lang's host side needs) load on first use (``__getattr__`` below), so the processes that never
+# run a kernel (the TUI, its pass-replay process, ``kdebug export``) do not import numpy.
+_LAZY = {"grad": "kdebug.lang.derivative", "gradient": "kdebug.lang.derivative",
+         "adjoint": "kdebug.lang.derivative", "deferred": "kdebug.lang.intrinsics", "cuda": "kdebug.cuda"}
 
 __version__ = "0.1.0"
 
@@ -34,7 +37,17 @@ seam.set_default_factory(_default_session)
 
 
 def __getattr__(name):
-    if name == "cuda":  # ``kdebug.cuda`` without importing it first, as ``numba.cuda``
-        import importlib
-        return importlib.import_module("kdebug.cuda")
-    raise AttributeError(name)
+    """The names in ``_LAZY`` (``kdebug.cuda`` without importing it first, as ``numba.cuda``)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kdebug' has no attribute {name!r}")
+    import importlib
+    value = importlib.import_module(module)
+    if name != "cuda":
+        value = getattr(value, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

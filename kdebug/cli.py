@@ -332,6 +332,9 @@ def build_dump_parser() -> argparse.ArgumentParser:
                       help="ptx: also write every job's PTX (launches still run on the CPU)")
     dump.add_argument("--arch", default=None, metavar="SM", type=_ptx_arch,
                       help="the GPU architecture of --target ptx, e.g. sm_80 (default: the GPU's, else sm_90)")
+    dump.add_argument("--no-passes", action="store_true",
+                      help="write each job's stages only, not optimize's and emit's IR after every pass (a "
+                           "big kernel runs thousands of passes: its dump takes minutes and gigabytes of text)")
     _add_run_options(dump, remainder=False)
     return dump
 
@@ -680,11 +683,12 @@ def cmd_dump(opts) -> int:
     problem = dump_folder_problem(opts.out)
     if problem:
         raise UsageError(problem)
-    status, model = cmd_run(checked_options(opts), quiet=True)
+    # --no-passes: the stages' snapshots (the host assembly too), the pipelines run unrecorded
+    status, model = cmd_run(checked_options(opts).replace(passes=not opts.no_passes), quiet=True)
     if model is None:
         return status
     try:
-        written = write_dump(model, opts.out)
+        written = write_dump(model, opts.out, passes=not opts.no_passes)
         removed = remove_earlier_dump(opts.out, written)
     except OSError as exc:  # the folder became unwritable, the disk is full...: the report, then why
         from kdebug.session.headless import render  # kept lazy for start-up time

@@ -92,10 +92,12 @@ class Recording:
 
     snapshots: bool = True  # every phase's IR and the host assembly, printed for the TUI, dump, a trace
     passes_on_demand: bool = False  # passes kept for a replay, not recorded (the live TUI); only with snapshots
+    passes: bool = True  # False: the stages' snapshots only, no pass by pass (``kdebug dump --no-passes``)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "snapshots", bool(self.snapshots))
         object.__setattr__(self, "passes_on_demand", bool(self.passes_on_demand) and self.snapshots)
+        object.__setattr__(self, "passes", bool(self.passes) and self.snapshots)
 
 
 @dataclass(frozen=True)

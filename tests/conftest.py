@@ -10,6 +10,11 @@ import pytest
 # The suite is about the CPU backend unless a test asks for the GPU: on a machine with pycuda and
 # a device, "auto" would pick the GPU, where CPU-only checks (memcheck, barrier divergence) do not apply.
 os.environ.setdefault("KDEBUG_BACKEND", "cpu")
+# Every process that imports numpy starts OpenBLAS's thread pool, a thread per core that spins up: ~0.1 s of
+# CPU per process on 2 cores, and the suite starts thousands of processes (kdebug's command, its debuggee,
+# the TUI, its replay process) while xdist's workers already fill every core. kdebug never calls BLAS; the
+# samples' numpy references give the same numbers on one thread.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLES = os.path.join(ROOT, "sample_kernels")
@@ -72,7 +77,7 @@ def run_sample(name: str, strategy: str):
     from kdebug.errors import KdebugError
     from kdebug.session.live import Session, set_session
     from kdebug.session.model import SessionModel
-    session = Session(backend="cpu", strategy=strategy)
+    session = Session(backend="cpu", passes_on_demand=True, strategy=strategy)
     set_session(session)
     model = SessionModel()
     session.bus.subscribe(model.apply)

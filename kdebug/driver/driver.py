@@ -126,7 +126,7 @@ class Driver:
         if cut is not None:
             with passes.cutting(cut, phase):
                 log, result = None, work()
-        elif by_pass and self.snapshots:
+        elif by_pass and self.snapshots and self.recording.passes:
             with passes.recording(on_demand=self.recording.passes_on_demand) as log:
                 result = work()
         else:

@@ -44,15 +44,17 @@ def _excerpt_header(model: SessionModel, job, phase: str) -> str:
             f"// assemble the module: {module}\n")
 
 
-def write_dump(model: SessionModel, out_dir: str) -> list[str]:
+def write_dump(model: SessionModel, out_dir: str, passes: bool = True) -> list[str]:
     """Files named ``<job id>_<kernel>_<NN>-<phase>.<ext>``; returns the paths written. Phases
     recorded pass by pass add a file per pass that changed the module (``pass_file_name``) and
     ``<NN>-<phase>-passes.txt``, every pass with its changed/unchanged mark.
 
     A deferred job's PTX is named ``.excerpt.ptx`` and says which file holds the whole module.
-    Passes kept for a replay (a trace the live TUI saved) are replayed first.
+    Passes kept for a replay (a trace the live TUI saved) are replayed first; ``passes=False``
+    (``kdebug dump --no-passes``) writes the stages only.
     """
-    model.replay_all()
+    if passes:
+        model.replay_all()
     os.makedirs(out_dir, exist_ok=True)
     written = []
     for job, _depth in model.walk():
@@ -75,7 +77,8 @@ def write_dump(model: SessionModel, out_dir: str) -> list[str]:
             as_written[name] = text
             written.append(path)
         written.append(_write_job_file(job, as_written, out_dir, model.started))
-        written += _write_passes(model, job, out_dir)
+        if passes:
+            written += _write_passes(model, job, out_dir)
         if job.remarks:
             path = os.path.join(out_dir, f"{stem}_remarks.txt")
             with open(path, "w", encoding="utf-8") as f:

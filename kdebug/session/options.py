@@ -60,6 +60,7 @@ class RunOptions:
     snapshots: bool = True
     # the passes of each pipeline kept for a replay where someone looks, not recorded (the live TUI)
     passes_on_demand: bool = False
+    passes: bool = True  # False: no pass by pass at all (kdebug dump --no-passes)
     timeout: float | None = None  # headless: stop the script after this many seconds
     kernel_print_stdout: bool = True  # kernels' print() lines to stdout (the TUI shows them from events)
     theme: str = "dark"  # the TUI's colours: dark, light, high-contrast (the debuggee ignores it)
@@ -76,7 +77,8 @@ class RunOptions:
     @property
     def recording(self) -> settings.Recording:
         """What the run records for whoever looks: no part of a job's key (docs/internals/options.md)."""
-        return settings.Recording(snapshots=self.snapshots, passes_on_demand=self.passes_on_demand)
+        return settings.Recording(snapshots=self.snapshots, passes_on_demand=self.passes_on_demand,
+                                  passes=self.passes)
 
     def compile_options(self, overrides=None) -> settings.CompileOptions:
         """What the run's jobs are compiled with, the environment's for what the command line leaves open

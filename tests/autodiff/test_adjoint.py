@@ -64,7 +64,7 @@ def accumulate_sum(x, total):
 
 
 def test_in_place_update_chains_through_and_scalars_are_constants():
-    set_session(Session(backend="cpu"))
+    set_session(Session(backend="cpu", passes_on_demand=True))
     rng = np.random.default_rng(1)
     x0, y = rng.standard_normal(16), rng.standard_normal(16)
     x, dx, dy = x0.copy(), rng.standard_normal(16), np.zeros(16)
@@ -76,7 +76,7 @@ def test_in_place_update_chains_through_and_scalars_are_constants():
 
 
 def test_an_atomic_add_in_the_primal_is_differentiated():
-    set_session(Session(backend="cpu"))
+    set_session(Session(backend="cpu", passes_on_demand=True))
     x = np.linspace(-1, 1, 32)
     total, dx, dtotal = np.zeros(1), np.zeros(32), np.array([2.0])
     try:
@@ -119,7 +119,7 @@ def test_constructs_an_adjoint_cannot_take_are_located_errors(tmp_path, body, wh
         x, out = np.ones(4), np.zeros(4)
         kdebug.adjoint(k)[1, 4](x, np.zeros(4), out, np.zeros(4))
     """)
-    set_session(Session(backend="cpu"))
+    set_session(Session(backend="cpu", passes_on_demand=True))
     with pytest.raises(CompileError) as info:
         runpy.run_path(str(path))
     assert f"{what}" in str(info.value) and "cannot be differentiated: job #2 adjoint(k)" in str(info.value)
@@ -130,7 +130,7 @@ def test_adjoint_argument_errors():
     with pytest.raises(CompileError, match="takes a @cuda.jit kernel") as info:
         kdebug.adjoint(kdebug.gradient)
     assert "kdebug.gradient(fn)" in info.value.hint
-    set_session(Session(backend="cpu"))
+    set_session(Session(backend="cpu", passes_on_demand=True))
     with pytest.raises(CompileError, match="each array followed by its shadow"):
         kdebug.adjoint(scale_in_place)[1, 4](np.ones(4), np.ones(4), np.ones(4), 3.0)
 
@@ -149,7 +149,7 @@ def pointwise(a, b, out):
 
 def test_a_device_function_called_by_the_kernel_passes_its_adjoints_on():
     # found by the property test: the callee's gradient twin is a function's, not the kernel's
-    set_session(Session(backend="cpu"))
+    set_session(Session(backend="cpu", passes_on_demand=True))
     a, b, out = np.linspace(-1, 1, 8), np.ones(8), np.zeros(8)
     da, db, dout = np.zeros(8), np.zeros(8), np.full(8, 2.0)
     kdebug.adjoint(pointwise)[1, 8](a, da, b, db, out, dout)
@@ -172,7 +172,7 @@ def shifted(x, out):
 
 
 def _adjoint_session():
-    session = Session(backend="cpu")
+    session = Session(backend="cpu", passes_on_demand=True)
     set_session(session)
     model = SessionModel()
     session.bus.subscribe(model.apply)

@@ -42,7 +42,7 @@ def writes_past(x, out):
 
 
 def _session(memcheck: bool = True) -> None:
-    set_session(Session(backend="cpu", memcheck=memcheck))
+    set_session(Session(backend="cpu", passes_on_demand=True, memcheck=memcheck))
 
 
 def _located_here(info) -> LaunchError:

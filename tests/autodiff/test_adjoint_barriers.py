@@ -102,7 +102,7 @@ def reads_past_shared(x, out):
 
 
 def _session(**options):
-    session = Session(backend="cpu", **options)
+    session = Session(backend="cpu", passes_on_demand=True, **options)
     set_session(session)
     model = SessionModel()
     session.bus.subscribe(model.apply)

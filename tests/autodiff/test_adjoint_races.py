@@ -129,7 +129,7 @@ def _kernel(tmp_path, body):
 
 
 def _session(**options):
-    session = Session(backend="cpu", **options)
+    session = Session(backend="cpu", passes_on_demand=True, **options)
     set_session(session)
     model = SessionModel()
     session.bus.subscribe(model.apply)

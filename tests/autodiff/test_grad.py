@@ -140,7 +140,7 @@ def poly_kernel_again(out, xs):
 
 
 def test_derivative_jobs_are_keyed_by_transform_argnum_function_types_and_target():
-    session = Session(backend="cpu")
+    session = Session(backend="cpu", passes_on_demand=True)
     set_session(session)
     model = SessionModel()
     session.bus.subscribe(model.apply)
@@ -201,7 +201,7 @@ def test_a_derivative_needing_the_body_of_a_job_on_its_path_is_stopped(tmp_path)
 
         k[1, 1](np.zeros(1))
     """)
-    session = Session(backend="cpu")
+    session = Session(backend="cpu", passes_on_demand=True)
     set_session(session)
     model = SessionModel()
     session.bus.subscribe(model.apply)
@@ -234,7 +234,7 @@ def k(out):
 
 k[1, 1](np.zeros(2))
 """)
-    set_session(Session(backend="cpu"))
+    set_session(Session(backend="cpu", passes_on_demand=True))
     with pytest.raises(CompileError) as info:
         runpy.run_path(str(path))
     assert f"{what} cannot be differentiated: job #2 grad(side)" in str(info.value)
@@ -262,7 +262,7 @@ def k(out):
 
 k[1, 1](np.zeros(2))
 """)
-    set_session(Session(backend="cpu"))
+    set_session(Session(backend="cpu", passes_on_demand=True))
     with pytest.raises(CompileError) as info:
         runpy.run_path(str(path))
     assert "a device-side launch cannot be differentiated: job #2 grad(side)" in str(info.value)
@@ -294,7 +294,7 @@ def test_differentiating_by_an_integer_argument_is_a_located_error(tmp_path):
 
         k[1, 1](np.zeros(1))
     """)
-    set_session(Session(backend="cpu"))
+    set_session(Session(backend="cpu", passes_on_demand=True))
     with pytest.raises(CompileError) as info:
         runpy.run_path(str(path))
     assert "differentiates by argument 1 (n), which is int64 here" in str(info.value)
@@ -302,7 +302,7 @@ def test_differentiating_by_an_integer_argument_is_a_located_error(tmp_path):
 
 # ---- faces ------------------------------------------------------------------------------------------------
 def test_breakpoints_on_deferred_requests_stop_at_grad_requests():
-    session = Session(backend="cpu")
+    session = Session(backend="cpu", passes_on_demand=True)
     set_session(session)
     events = []
     session.bus.subscribe(events.append)

@@ -77,7 +77,7 @@ def test_toplevel_fails_with_the_explained_located_enzyme_error(sample, job, hel
 
 
 def test_toplevel_order_one_of_a_plain_function_works(tmp_path):
-    set_session(Session(backend="cpu", strategy="toplevel"))
+    set_session(Session(backend="cpu", passes_on_demand=True, strategy="toplevel"))
     xs = np.linspace(-1, 1, 8)
     out = np.zeros((2, 8))
     _issue_kernel[1, 8](out, xs)
@@ -143,7 +143,7 @@ def scaled(x, n):
 
 
 def test_gradient_is_one_job_giving_every_float_partial_and_nests_under_grad():
-    session = Session(backend="cpu")
+    session = Session(backend="cpu", passes_on_demand=True)
     set_session(session)
     model = SessionModel()
     session.bus.subscribe(model.apply)
@@ -201,7 +201,7 @@ def looped_kernel(out, xs):
 
 @pytest.mark.timeout(600)
 def test_a_loop_keeps_a_record_per_trip_on_the_tape():
-    session = Session(backend="cpu")
+    session = Session(backend="cpu", passes_on_demand=True)
     set_session(session)
     model = SessionModel()
     session.bus.subscribe(model.apply)
@@ -255,7 +255,7 @@ def k(out):
 
 k[1, 1](np.zeros(2))
 """)
-    set_session(Session(backend="cpu"))
+    set_session(Session(backend="cpu", passes_on_demand=True))
     with pytest.raises(CompileError) as info:
         runpy.run_path(str(path))
     assert f"{what} cannot be differentiated: job #2 gradient(side, argnum=0)" in str(info.value)
@@ -291,7 +291,7 @@ def test_differentiating_by_an_integer_argument_is_a_located_error(tmp_path):
 
         k[1, 1](np.zeros(1))
     """)
-    set_session(Session(backend="cpu"))
+    set_session(Session(backend="cpu", passes_on_demand=True))
     with pytest.raises(CompileError) as info:
         runpy.run_path(str(path))
     assert "differentiates by argument 1 (n), which is int64 here" in str(info.value)
@@ -329,7 +329,7 @@ def test_local_arrays_and_branches_in_a_gradient(tmp_path):
         out = np.zeros((4, 9))
         k[1, 9](out, xs)
     """)
-    set_session(Session(backend="cpu"))
+    set_session(Session(backend="cpu", passes_on_demand=True))
     out = runpy.run_path(str(path))["out"]
     xs = np.linspace(-2, 2, 9)
     s = xs + xs * xs * 0.5 + xs ** 3
@@ -356,7 +356,7 @@ def overwritten_kernel(out, xs):
 
 def test_a_variable_overwritten_where_the_function_starts_keeps_each_value():
     # found by the property test: a read of v before its second store must not be read again later
-    set_session(Session(backend="cpu"))
+    set_session(Session(backend="cpu", passes_on_demand=True))
     xs = np.array([-1.5, -0.5, 0.25, 1.0])
     out = np.zeros((2, 4))
     overwritten_kernel[1, 4](out, xs)

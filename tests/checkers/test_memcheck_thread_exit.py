@@ -40,7 +40,7 @@ def horner(x, out):
 @pytest.fixture
 def session():
     previous = seam.current()
-    s = live.Session(backend="cpu", snapshots=True)
+    s = live.Session(backend="cpu", passes_on_demand=True, snapshots=True)
     live.set_session(s)
     yield s
     live.set_session(previous)
@@ -62,7 +62,7 @@ def _types(*arrays):
 @pytest.mark.parametrize("memcheck", [True, False])
 def test_the_thread_loop_of_a_barrier_free_kernel_is_vectorised(memcheck):
     # the vectoriser's choices depend on the CPU model: pinned to AVX2 (compiled only, never run here)
-    session = live.Session(backend="cpu", snapshots=True, memcheck=memcheck, host_cpu="x86-64-v3")
+    session = live.Session(backend="cpu", passes_on_demand=True, snapshots=True, memcheck=memcheck, host_cpu="x86-64-v3")
     x = np.zeros(4, np.float32)
     body = _launcher_body_after_emit(session, horner, _types(x, x))
     assert re.search(r"<\d+ x float>", body), "the thread loop was not vectorised"

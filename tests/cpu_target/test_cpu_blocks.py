@@ -349,7 +349,7 @@ def test_barrier_free_kernel_stays_a_vectorised_loop(model):
     (kdebug/targets/cpu/machines.py); it runs the kernel for this host."""
     import re
     from kdebug.session.live import Session, set_session
-    set_session(Session(backend="cpu", memcheck=False))
+    set_session(Session(backend="cpu", passes_on_demand=True, memcheck=False))
 
     @cuda.jit
     def saxpy(a, x, y, out):

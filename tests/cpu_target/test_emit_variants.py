@@ -41,7 +41,7 @@ def horner(x, out):
 def session(request):
     """Sessions whose barrier-free launchers leave the shuffled path out unless asked."""
     previous = seam.current()
-    s = live.Session(backend="cpu", snapshots=True, memcheck=request.param != "no memcheck")
+    s = live.Session(backend="cpu", passes_on_demand=True, snapshots=True, memcheck=request.param != "no memcheck")
     s.kernel = scale if request.param == "no memcheck" else horner
     live.set_session(s)
     yield s
@@ -102,6 +102,6 @@ def test_shuffle_seed_assigned_directly_also_recompiles(session):
 
 
 def test_the_stopping_check_keeps_the_shuffled_path():
-    s = live.Session(backend="cpu", snapshots=True, memcheck=True)
+    s = live.Session(backend="cpu", passes_on_demand=True, snapshots=True, memcheck=True)
     x = np.ones(64, np.float32)
     assert _calls_of_kernel(*_launcher_body(s, scale, x, x)) == 2

@@ -73,7 +73,7 @@ def sessions():
     barriers as coroutines (lockstep loops are the coroutine form's; the region form runs a region's
     loops in its thread loops already)."""
     previous = seam.current()
-    made = {on: live.Session(backend="cpu", snapshots=True, lockstep=on, regions=False) for on in (True, False)}
+    made = {on: live.Session(backend="cpu", passes_on_demand=True, snapshots=True, lockstep=on, regions=False) for on in (True, False)}
     yield made
     live.set_session(previous)
 
@@ -159,7 +159,7 @@ def test_the_lockstep_lane_loop_is_vectorised(model):
     previous = seam.current()
     x = np.zeros(4, np.float32)
     argtypes = (T.typeof(x), T.typeof(x))
-    made = {on: live.Session(backend="cpu", snapshots=True, lockstep=on, regions=False, host_cpu=model) for on in (True, False)}
+    made = {on: live.Session(backend="cpu", passes_on_demand=True, snapshots=True, lockstep=on, regions=False, host_cpu=model) for on in (True, False)}
     try:
         on = _optimised_module(made[True], warp_reduce.warp_sum, argtypes)
         off = _optimised_module(made[False], warp_reduce.warp_sum, argtypes)

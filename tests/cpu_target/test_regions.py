@@ -28,7 +28,7 @@ import warp_reduce  # noqa: E402
 def sessions():
     """CPU sessions with the region form on and off (each compiles its own code)."""
     previous = seam.current()
-    made = {on: live.Session(backend="cpu", snapshots=True, tiered=False, regions=on) for on in (True, False)}
+    made = {on: live.Session(backend="cpu", passes_on_demand=True, snapshots=True, tiered=False, regions=on) for on in (True, False)}
     yield made
     live.set_session(previous)
 
@@ -69,7 +69,7 @@ def test_warp_reduce_takes_the_region_form_with_its_loop_in_rounds(sessions):
     line = warp_reduce.warp_sum.py_func.__code__.co_firstlineno + 5
     text = _record(sessions[True], warp_reduce.warp_sum, F1, F1).snapshots["regions"]
     assert f"; the loop of line {line} runs in rounds" in str(text)
-    plain = live.Session(backend="cpu", snapshots=True, tiered=False, regions=True, lockstep=False)
+    plain = live.Session(backend="cpu", passes_on_demand=True, snapshots=True, tiered=False, regions=True, lockstep=False)
     try:
         assert _form(plain, warp_reduce.warp_sum, F1, F1) == ("regions", None)
         assert "runs in rounds" not in str(_record(plain, warp_reduce.warp_sum, F1, F1).snapshots["regions"])

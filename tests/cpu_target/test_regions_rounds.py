@@ -32,7 +32,7 @@ def sessions():
                                               memcheck=memcheck)
             for regions in (True, False) for memcheck in (True, False)}
     for memcheck in (True, False):  # the regions snapshot: the loop runs in rounds
-        made["snapshots", memcheck] = live.Session(backend="cpu", snapshots=True, tiered=False, memcheck=memcheck)
+        made["snapshots", memcheck] = live.Session(backend="cpu", passes_on_demand=True, snapshots=True, tiered=False, memcheck=memcheck)
     yield made
     live.set_session(previous)
 
@@ -151,7 +151,7 @@ def test_warp_reduce_runs_its_grid_stride_loop_in_rounds(sessions, memcheck):
 
 
 def test_the_rounds_are_in_the_regions_snapshot():
-    session = live.Session(backend="cpu", snapshots=True, tiered=False)
+    session = live.Session(backend="cpu", passes_on_demand=True, snapshots=True, tiered=False)
     previous = seam.current()
     try:
         x = np.zeros(8, np.float32)

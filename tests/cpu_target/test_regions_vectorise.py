@@ -26,7 +26,7 @@ import reduction  # noqa: E402
 def _launcher_body(model: str, memcheck: bool) -> str:
     """The optimised launcher body of the reduction's block_sum (the thread loops, the step function inlined)."""
     previous = seam.current()
-    session = live.Session(backend="cpu", snapshots=True, regions=True, memcheck=memcheck, host_cpu=model)
+    session = live.Session(backend="cpu", passes_on_demand=True, snapshots=True, regions=True, memcheck=memcheck, host_cpu=model)
     try:
         x = np.zeros(4, np.float32)
         compiled = session.compile_kernel(reduction.block_sum, (T.typeof(x), T.typeof(x)))

@@ -134,7 +134,7 @@ DIAMOND = """
                                                                 ("recursive", 2, 1)])
 def test_diamond_is_not_reentrant_and_recursive_duplicates_codegen(tmp_path, strategy, leaf_compiles, duplicates):
     path = _write(tmp_path, "diamond", DIAMOND)
-    session = Session(backend="cpu", strategy=strategy)
+    session = Session(backend="cpu", passes_on_demand=True, strategy=strategy)
     set_session(session)
     model = SessionModel()
     session.bus.subscribe(model.apply)

@@ -18,7 +18,7 @@ def test_time_held_at_a_breakpoint_is_not_compile_time(monkeypatch):
         return clock[0]
 
     monkeypatch.setattr(driver_module.time, "perf_counter", fake_perf_counter)
-    session = Session(backend="cpu")
+    session = Session(backend="cpu", passes_on_demand=True)
     set_session(session)
     model = SessionModel()
     session.bus.subscribe(model.apply)

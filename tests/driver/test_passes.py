@@ -208,3 +208,20 @@ def test_dump_writes_a_file_per_pass_that_changed_the_module(tmp_path):
         assert os.path.exists(tmp_path / f"001_{job.name}_{number}-{phase}.{'ll' if phase == 'optimize' else 's'}")
     listing = (tmp_path / next(n for n in os.listdir(tmp_path) if n.endswith("-optimize-passes.txt"))).read_text()
     assert "unchanged" in listing and f"{len(job.passes['optimize'])} passes" in listing
+
+
+def test_dump_without_passes_writes_the_same_stages_and_no_pass(tmp_path):
+    """``kdebug dump --no-passes``: every stage file a full dump writes, with the same text (the source,
+    the stages, the job file's key and digests), and none of the pass-by-pass files or listings."""
+    from conftest import ROOT, run_kdebug
+    sample = os.path.join(ROOT, "sample_kernels", "grad_taylor.py")
+    for where, extra in (("full", ()), ("stages", ("--no-passes",))):
+        r = run_kdebug("dump", sample, "--out", str(tmp_path / where), *extra)
+        assert r.returncode == 0, r.stdout + r.stderr
+    full, stages = (set(os.listdir(tmp_path / w)) for w in ("full", "stages"))
+    per_pass = re.compile(r".*-(pass\d{4,}-\w+\.ll|passes\.txt)$")
+    assert any(per_pass.match(n) for n in full)
+    assert not any(per_pass.match(n) for n in stages)
+    assert stages == {n for n in full if not per_pass.match(n) and not n.endswith("_remarks.txt")}
+    for name in stages:
+        assert (tmp_path / "stages" / name).read_text() == (tmp_path / "full" / name).read_text(), name

@@ -52,7 +52,7 @@ def test_a_cpu_compilation_runs_the_drivers_list_in_order():
     bus = E.EventBus()
     seen = []
     bus.subscribe(seen.append)
-    session = Session(backend="cpu", bus=bus)
+    session = Session(backend="cpu", passes_on_demand=True, bus=bus)
     set_session(session)
     try:
         _scale[1, 32](np.ones(32, np.float32))

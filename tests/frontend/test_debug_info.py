@@ -20,7 +20,7 @@ PINNED = "x86-64-v3"
 
 
 def compiled(name: str, lineinfo: bool) -> SessionModel:
-    session = Session(backend="cpu", lineinfo=lineinfo, host_cpu=PINNED)
+    session = Session(backend="cpu", passes_on_demand=True, lineinfo=lineinfo, host_cpu=PINNED)
     set_session(session)
     model = SessionModel()
     session.bus.subscribe(model.apply)

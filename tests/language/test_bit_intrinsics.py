@@ -309,7 +309,7 @@ def test_powi_keeps_float32():
     x = np.array([1.5, -2.0, 0.1], np.float32)
     out = np.zeros_like(x)
     from kdebug.session.live import Session, get_session, set_session
-    set_session(Session(backend="cpu", snapshots=True))  # the lower phase's IR is kept
+    set_session(Session(backend="cpu", passes_on_demand=True, snapshots=True))  # the lower phase's IR is kept
     powi32_kernel[1, 3](x, out)
     np.testing.assert_allclose(out, x.astype(np.float64) ** 3, rtol=1e-6)
     (compiled,) = get_session().compiled_for(powi32_kernel).values()

@@ -39,12 +39,12 @@ def dump_ptx(sample: str, out) -> dict:
     """kdebug dump --target ptx: {job stem: {phase: text}} and the trace's events."""
     trace = out / "trace.jsonl"
     r = run_kdebug("dump", os.path.join("sample_kernels", sample), "--target", "ptx", "--backend", "cpu",
-                   "--out", str(out / "dump"), "--trace", str(trace), timeout=240)
+                   "--out", str(out / "dump"), "--no-passes", "--trace", str(trace), timeout=240)
     assert r.returncode == 0, r.stdout + r.stderr
     files: dict[str, dict] = {}
     for path in glob.glob(str(out / "dump" / "*")):
         if re.search(r"-pass(\d{4,}-\w+\.ll|es\.txt)$|_remarks\.txt$", path):
-            continue  # optimize and emit pass by pass (tests/driver/test_passes.py), LLVM's remarks (test_debug_info.py)
+            continue  # none with --no-passes (tests/driver/test_passes.py); LLVM's remarks (test_debug_info.py)
         m = re.match(r"(\d+_\w+?)_\d\d-(\w+)(?:\.excerpt)?\.\w+$", os.path.basename(path))
         files.setdefault(m.group(1), {})[m.group(2)] = open(path, encoding="utf-8").read()
     events = [json.loads(line) for line in trace.read_text().splitlines()]

@@ -27,7 +27,7 @@ def scale(out):
 
 
 def test_one_ptx_pipeline_serves_dump_and_ptx_of_and_compiles_each_job_once():
-    session = Session(backend="cpu", emit_ptx=True, ptx_arch="sm_80")
+    session = Session(backend="cpu", passes_on_demand=True, emit_ptx=True, ptx_arch="sm_80")
     set_session(session)
     try:
         out = np.ones(32, dtype=np.float32)
@@ -50,7 +50,7 @@ def test_one_ptx_pipeline_serves_dump_and_ptx_of_and_compiles_each_job_once():
 
 
 def test_a_cpu_session_builds_no_ptx_pipeline_until_asked():
-    session = Session(backend="cpu")
+    session = Session(backend="cpu", passes_on_demand=True)
     set_session(session)
     try:
         out = np.ones(4, dtype=np.float32)

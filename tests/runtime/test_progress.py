@@ -128,7 +128,7 @@ def test_the_marks_cost_a_store_per_while_loop_and_none_without(kernel, stores):
     import kdebug.session.live as live
     from kdebug import events as E
     from kdebug.lang import types as T
-    session = live.Session(backend="cpu", snapshots=True)
+    session = live.Session(backend="cpu", passes_on_demand=True, snapshots=True)
     snapshots = []
     session.bus.subscribe(lambda ev: snapshots.append(ev) if isinstance(ev, E.Snapshot) else None)
     compiled = session.compile_kernel(kernel, (T.typeof(np.zeros(1, np.int32)), T.typeof(np.zeros(1, np.int64))))
