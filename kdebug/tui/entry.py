@@ -26,8 +26,8 @@ def run_tui(opts) -> int:
                   file=sys.stderr)
             return 2
     guarded = terminal.guard()  # the terminal given back on every way out, a crash included
-    if guarded is not None:
-        return guarded
+    if guarded is not None:  # the guard: the TUI has ended and the terminal is given back
+        terminal.leave(guarded)
     app = KdebugApp(opts=opts)
     app._trace_writer = writer
     ended = ended_by_sigterm(app)
@@ -36,6 +36,8 @@ def run_tui(opts) -> int:
     if app.trace_error:  # the trace stopped (a full disk...): said once the screen is gone
         print(f"kdebug: error: {app.trace_error}", file=sys.stderr)
         status = status or 1
+    if terminal.guarded_child:
+        terminal.leave(status)
     return status
 
 
