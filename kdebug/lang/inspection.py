@@ -37,6 +37,11 @@ class CompiledOverload:
         return Signature(self.compiled.record.typed.restype, self.argtypes)
 
     def inspect_llvm(self) -> str:
+        """The kernel's optimised IR: where the CPU target compiled it in tiers, tier 1's, compiled now if
+        no launch asked for it yet (targets/cpu/tiers.py)."""
+        tiers = getattr(getattr(self.compiled, "artifact", None), "tiers", None)
+        if tiers is not None:
+            tiers.wait()
         return self.compiled.record.ir_after_finish()
 
     @property

@@ -8,7 +8,10 @@ than the optimised code (-O2 on the kernel, -O2 again over the launcher with the
 vectorised, full code generation), running 2-3x slower; matmul_tiled's tier 0 runs ~1.7x slower.
 ``optimize`` keeps a bitcode copy of the module it got and finish notes what it linked (a ``Plan``, kept
 in the compilation's ``CompilationState``, which the driver hands to those hooks); ``load`` loads tier 0
-and hands the plan to the target's ``Worker``, one background thread, which compiles *tier 1* — the same
+and holds the plan for the target's ``Worker``. Tier 1 is asked for when the module's kernels are launched
+a second time, by a launch that waits for it, or by whoever waits for it (``inspect_llvm``, the tests'
+and benchmarks' ``wait_all``): a kernel launched once, as in most short scripts and tests, never pays for
+it (it costs what the untiered compile does). The worker, one background thread, compiles *tier 1* — the same
 steps the untiered compile runs, so the same code — in an LLVM context and target machine of its own,
 loads it under new names (``<entry>.grid.tier1``) and swaps the launch addresses in one assignment;
 the jobs' after-finish copies (``inspect_llvm``) become tier 1's then. A launch takes the best tier
@@ -144,6 +147,8 @@ class Tiers:
         self.error: BaseException | None = None
         self.ready = threading.Event()  # tier 1 loaded, or failed, or given up
         self.submitted = self.finished = None  # perf_counter times
+        self._worker: Worker | None = None  # compiles tier 1 once it is asked for (``_submit``)
+        self._launches = 0
         self.cpu_s = None  # the background thread's CPU time for tier 1
 
     @property
@@ -151,12 +156,19 @@ class Tiers:
         return 1 if self.best is self.tier1 else 0
 
     def address(self, job_id: int, threads: int) -> int:
+        """The launch address of ``job_id``'s launcher for a launch of ``threads`` threads. A module's second
+        launch asks for tier 1 (a kernel launched once never pays for it), as does a launch that waits for it."""
+        if self.submitted is None:
+            self._launches += 1
+            if self._launches > 1 or threads >= WAIT_THREADS:
+                self._submit()
         if threads >= WAIT_THREADS and not self.ready.is_set():
             self.ready.wait()
         return self.best[job_id]
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Until tier 1 is loaded (True) or failed (False)."""
+        """Until tier 1 is loaded (True) or failed (False); asked for now if no launch has yet."""
+        self._submit()
         self.ready.wait(timeout)
         return self.tier1 is not None
 
@@ -167,11 +179,20 @@ class Tiers:
         self.best = self.tier1 if tier == 1 and self.tier1 is not None else self.tier0
 
     def start(self, tier0: dict, records, worker: "Worker") -> None:
-        """load: tier 0 runs from now on, and ``worker`` (the compiling target's) compiles tier 1."""
+        """load: tier 0 runs from now on; ``worker`` (the compiling target's) compiles tier 1 when it is asked
+        for: at the module's second launch, a launch that waits for it, or a ``wait`` (inspect_llvm, the
+        tests' and benchmarks' ``wait_all``). A script that launches each kernel once (most tests, a short
+        script) never compiles tier 1: it cost as much CPU as the untiered compile, on the other core."""
         self.tier0 = self.best = tier0
         self._records = list(records)
-        self.submitted = time.perf_counter()
-        worker.submit(self)
+        self._worker = worker
+        worker.hold(self)
+
+    def _submit(self) -> None:
+        worker = self._worker
+        if worker is not None and worker.take(self):  # only the first asking thread submits
+            self.submitted = time.perf_counter()
+            worker.submit(self)
 
     def compile(self, worker: "Worker") -> None:
         """Tier 1, on ``worker``'s thread."""
@@ -262,6 +283,7 @@ class Worker:
         self._forking = False  # a fork is about to happen: no compile starts until it has (_before_fork)
         self._context = None  # this thread's LLVM context (LLVM's global one is the foreground's)
         self._machines: dict = {}  # host CPU -> tier 1's target machine (code generation level 3)
+        self._held: weakref.WeakSet = weakref.WeakSet()  # loaded, tier 1 not asked for yet (Tiers.start)
         if owner is not None:
             weakref.finalize(owner, self.retire).atexit = False  # at exit, _close ends it
         with _workers_lock:
@@ -285,6 +307,19 @@ class Worker:
         if tm is None:
             tm = self._machines[host_cpu] = new_machine(host_cpu, 3)
         return tm
+
+    def hold(self, t: Tiers) -> None:
+        """``t``'s tier 1, until something asks for it (``take``, then ``submit``)."""
+        with self._cv:
+            self._held.add(t)
+
+    def take(self, t: Tiers) -> bool:
+        """True once for a held ``t``: the caller submits it."""
+        with self._cv:
+            if t not in self._held:
+                return False
+            self._held.discard(t)
+            return True
 
     def submit(self, t: Tiers) -> None:
         with self._cv:
@@ -333,7 +368,11 @@ class Worker:
             return len(self._queue) + (self._running is not None)
 
     def wait_all(self, timeout: float | None = None) -> bool:
-        """Until nothing is queued or compiling."""
+        """Every tier 1 held is asked for; then until nothing is queued or compiling."""
+        with self._cv:
+            held = list(self._held)
+        for t in held:
+            t._submit()
         with self._cv:
             return self._cv.wait_for(lambda: (not self._queue and self._running is None) or self._thread is None,
                                      timeout)
