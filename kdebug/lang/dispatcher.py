@@ -385,6 +385,18 @@ def _apply_extensions(extensions, types, args, cleanups) -> tuple:
 
 
 def _match_signature(d: Dispatcher, types: tuple, loc) -> tuple:
+    """The declared signature the launch's argument types match (every launch of a kernel declared with
+    signatures asks: the answer is kept per argument types, ``_signatures_matched``)."""
+    matched = d.__dict__.get("_signatures_matched")
+    if matched is None:
+        matched = d._signatures_matched = {}
+    found = matched.get(types)
+    if found is None:
+        found = matched[types] = _first_matching_signature(d, types, loc)
+    return found
+
+
+def _first_matching_signature(d: Dispatcher, types: tuple, loc) -> tuple:
     for sig in d.declared:
         ok = True
         for got, want in zip(types, sig.argtypes):
