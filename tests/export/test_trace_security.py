@@ -27,6 +27,7 @@ import pytest
 
 from conftest import run_kdebug
 from test_export import READY, in_browser, needs_chromium, page_data, wait_for
+from test_export import _module_chromium  # noqa: F401 - closes the shared Chromium with this module too
 
 from kdebug import events as E
 from kdebug.tui.synthetic import cycle_events, write_trace
