@@ -178,9 +178,14 @@ def test_random_kernel_adjoints_match_the_jacobian_transpose_and_finite_differen
     for which, x0, got in (("a", a0, da - (seed_a if form != "inplace" else 0.0)), ("b", b0, db)):
         wide = np.array([central(which, x0, j, h) for j in range(N)])
         narrow = np.array([central(which, x0, j, h / 2) for j in range(N)])
-        fd = (4 * narrow - wide) / 3
-        # a jump within the stencil (floor, a branch on the value) makes the two differences disagree: no
-        # derivative to compare there (the Jacobian check above covers those elements)
-        smooth = np.abs(wide - narrow) <= 1e-3 * np.maximum(1.0, np.abs(narrow))
+        quarter = np.array([central(which, x0, j, h / 4) for j in range(N)])
+        fd, finer = (4 * narrow - wide) / 3, (4 * quarter - narrow) / 3
+        # a jump or a kink within the stencil (floor, min, a branch on the value) makes the differences
+        # disagree: no derivative to compare there (the Jacobian check above covers those elements). Two
+        # extrapolations that agree to 1e-7 (smooth: ~1e-12) leave fd no error the check below could see;
+        # a kink 1.7e-4 from the point (min(0.75, x) at x = 0.75017, found by a run of the suite) moved the two
+        # differences apart by less than 1e-3 while fd missed by 2e-4
+        smooth = (np.abs(wide - narrow) <= 1e-3 * np.maximum(1.0, np.abs(narrow))) \
+            & (np.abs(fd - finer) <= 1e-7 * np.maximum(1.0, np.abs(finer)))
         assert (np.abs(got - fd) <= 1e-6 * np.maximum(1.0, np.abs(fd)))[smooth].all(), \
             f"d{which} {got} finite differences {fd}\n{msg}"
