@@ -295,10 +295,13 @@ def _close(got: np.ndarray, want: np.ndarray, tol: float) -> np.ndarray:
 
 
 @pytest.mark.timeout(int(os.environ.get("KDEBUG_PROPERTY_TIMEOUT", 600)))
-@settings(max_examples=int(os.environ.get("KDEBUG_GRAD_EXAMPLES", 200)), deadline=None,
+# 200 examples in all, half each: xdist runs the halves side by side (one test of 200 took 65 s on a busy
+# machine); Hypothesis draws each parametrization's examples from a seed of its own
+@pytest.mark.parametrize("half", [1, 2])
+@settings(max_examples=-(-int(os.environ.get("KDEBUG_GRAD_EXAMPLES", 200)) // 2), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.data())
-def test_random_programs_derivatives_match_dual_numbers(data):
+def test_random_programs_derivatives_match_dual_numbers(half, data):
     from kdebug.session.live import Session, set_session
     # nothing here reads the IR or the host assembly: no snapshots (a target's options are frozen)
     session = Session(backend="cpu", memcheck=data.draw(st.booleans(), label="memcheck"), snapshots=False,
