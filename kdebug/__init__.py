@@ -5,8 +5,8 @@ from kdebug.lang import seam
 
 # ``kdebug.grad(fn, argnum)``, ``kdebug.gradient(fn, argnum=None)`` and ``kdebug.deferred(fn)`` in device
 # code, ``kdebug.adjoint(kernel)[grid, block](x, dx, ...)`` on the host: their modules (and numpy, which
-# kdebug.lang's host side needs) load on first use (``__getattr__`` below), so the processes that never
-# run a kernel (the TUI, its pass-replay process, ``kdebug export``) do not import numpy.
+# kdebug.lang's host side needs) load on first use (``__getattr__`` below), so a process that imports only
+# kdebug's passes and targets (the TUI's pass-replay process) does not import numpy.
 _LAZY = {"grad": "kdebug.lang.derivative", "gradient": "kdebug.lang.derivative",
          "adjoint": "kdebug.lang.derivative", "deferred": "kdebug.lang.intrinsics", "cuda": "kdebug.cuda"}
 
