@@ -1,6 +1,11 @@
 """kdebug in a real terminal: a pseudo-terminal of a given size, its screen read through a terminal
 emulator (pyte), keys sent as a person types them, and the terminal's modes read back on exit.
 
+The terminal is one with synchronized output (DEC mode 2026: kitty, WezTerm, iTerm2, foot, Windows
+Terminal and most terminals of today): it says so when asked, and it shows a frame the app brackets in
+mode 2026 whole, once its end came. Without it, a read of the screen could catch half a frame (its status
+line new, the panes below still old): a tear no person sees on such a terminal.
+
 Textual's Pilot drives the app in-process and never runs the terminal driver, its writer thread or
 the process's file descriptors; the defects a user meets there (a screen that stops being written, a
 crash on Ctrl-C that leaves the terminal in the alternate screen) need this. Used by
@@ -27,6 +32,9 @@ import pyte
 MODES = {"1049": "alternate screen", "25": "cursor shown", "1000": "mouse tracking", "1003": "mouse motion",
          "1006": "SGR mouse", "2004": "bracketed paste"}
 _DECSET = re.compile(rb"\x1b\[\?([0-9;]+)([hl])")
+SYNC_QUERY, SYNC_REPLY = b"\x1b[?2026$p", b"\x1b[?2026;2$y"  # DECRQM for mode 2026; the reply: known, now off
+SYNC_START, SYNC_END = b"\x1b[?2026h", b"\x1b[?2026l"
+SYNC_TIMEOUT = 1.0  # an update whose end never comes (a process killed mid-frame) is shown after this, as terminals do
 
 KEYS = {"enter": "\r", "escape": "\x1b", "tab": "\t", "ctrl+c": "\x03", "up": "\x1b[A", "down": "\x1b[B",
         "right": "\x1b[C", "left": "\x1b[D", "backspace": "\x7f", "space": " "}
@@ -54,6 +62,9 @@ class Terminal:
         self.raw = bytearray()  # every byte the process wrote to the terminal
         self.writes = 0  # how many reads brought bytes: the terminal was written to
         self.last_write = time.monotonic()
+        self.frames = 0  # synchronized updates shown whole
+        self._held_since = 0.0  # when the bytes held now began to wait
+        self._unparsed = b""  # bytes not yet fed to the screen: a frame whose end has not come, a marker's start
         self._shown: tuple[tuple, list[str]] | None = None  # ((writes, size), lines) of the last read of the screen
         self._reader = threading.Thread(target=self._read, daemon=True, name="terminal-reader")
         self._reader.start()
@@ -63,10 +74,20 @@ class Terminal:
         fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
 
     def _read(self) -> None:
+        try:
+            self._read_to_the_end()
+        finally:
+            with self._lock:
+                self._show_held()  # the process is gone: what it left unfinished is shown, as terminals do
+
+    def _read_to_the_end(self) -> None:
         while True:
             try:
                 ready, _, _ = select.select([self.master], [], [], 0.05)  # the process's end: seen within 0.05 s
                 if not ready:
+                    with self._lock:
+                        if self._unparsed and time.monotonic() - self._held_since > SYNC_TIMEOUT:
+                            self._show_held()
                     if self.proc.poll() is not None and not self._pending():
                         return
                     continue
@@ -79,9 +100,43 @@ class Terminal:
                 return
             with self._lock:
                 self.raw += data
-                self._stream.feed(data)
-                self.writes += 1
+                if SYNC_QUERY in self.raw[-(len(data) + len(SYNC_QUERY) - 1):]:  # also one split across reads
+                    os.write(self.master, SYNC_REPLY)
+                self._show(data)
                 self.last_write = time.monotonic()
+
+    def _show(self, data: bytes) -> None:
+        """Feed the screen what it may show: bytes outside a synchronized update as they come, a
+        synchronized update once its end came (whole)."""
+        buf, shown = self._unparsed + data, 0
+        while True:
+            start = buf.find(SYNC_START, shown)
+            if start < 0:
+                break
+            end = buf.find(SYNC_END, start)
+            if end < 0:
+                break
+            shown = end + len(SYNC_END)
+            self.frames += 1
+        opened = buf.find(SYNC_START, shown)
+        if opened < 0:  # no update open: all but a marker's possible start may be shown
+            opened = len(buf)
+            for k in range(len(SYNC_START) - 1, 0, -1):
+                if buf.endswith(SYNC_START[:k]):
+                    opened = len(buf) - k
+                    break
+        if opened:
+            self._stream.feed(bytes(buf[:opened]))
+            self.writes += 1
+        if not self._unparsed or opened:
+            self._held_since = time.monotonic()
+        self._unparsed = bytes(buf[opened:])
+
+    def _show_held(self) -> None:
+        if self._unparsed:
+            self._stream.feed(self._unparsed)
+            self._unparsed = b""
+            self.writes += 1
 
     def _pending(self) -> bool:
         ready, _, _ = select.select([self.master], [], [], 0)

@@ -20,6 +20,7 @@ import os
 import random
 import re
 import signal
+import sys
 import time
 
 import pytest
@@ -193,3 +194,40 @@ def test_the_interrupted_session_stays_on_screen_and_q_exits_130(tmp_path):
         time.sleep(0.5)
         assert term.proc.poll() is None, "the screen stays after ctrl+c"
         quit_and_check(term, 130)
+
+
+# ---- the terminal itself (tests/tui/real_terminal.py) ----------------------------------------------
+FRAMES = r"""
+import os, sys, termios, time, tty
+tty.setraw(0)
+os.write(1, b"\x1b[?2026$p")  # is synchronized output there? (DECRQM)
+reply, deadline = b"", time.monotonic() + 10
+while not reply.endswith(b"$y") and time.monotonic() < deadline:
+    reply += os.read(0, 64)
+os.write(1, b"reply " + reply[2:] + b"\r\n")
+os.write(1, b"\x1b[?2026htop of frame 1\r\n")  # a frame written in two parts, 0.6 s apart
+time.sleep(0.6)
+os.write(1, b"bottom of frame 1\r\n\x1b[?2026")  # its end split across two writes
+time.sleep(0.3)
+os.write(1, b"l\x1b[?2026htop of a frame never ended\r\n")
+time.sleep(30)
+"""
+
+
+def test_the_terminal_shows_a_synchronized_frame_whole_and_one_never_ended_after_a_timeout(tmp_path):
+    """The harness answers the app's question for synchronized output (as today's terminals do) and shows
+    a frame only once its end came: a read of the screen between a frame's two halves saw a status line
+    saying "session ok" above a job still compiling (CI, under load). A frame never ended is shown after
+    a timeout (a process killed mid-frame), as terminals do."""
+    (tmp_path / "frames.py").write_text(FRAMES)
+    with Terminal([sys.executable, "frames.py"], cwd=str(tmp_path)) as term:
+        assert term.wait_text("reply", 15), term.text()
+        assert "reply ?2026;2$y" in term.text(), term.text()  # mode 2026: known, off now
+        deadline = time.monotonic() + 15
+        while "bottom of frame 1" not in (text := term.text()) and time.monotonic() < deadline:
+            assert "top of frame 1" not in text, text  # the frame's first half alone: never shown
+            time.sleep(0.02)
+        assert "top of frame 1" in text and "bottom of frame 1" in text, text
+        whole = time.monotonic()
+        assert term.wait_text("top of a frame never ended", 15), term.text()
+        assert time.monotonic() - whole >= 0.5, "a frame never ended waits for the timeout before it shows"
