@@ -20,6 +20,7 @@ from kdebug.errors import KdebugError
 from kdebug.frontend import source_registry
 from kdebug.lang import numba_compat
 from kdebug.session.options import RunOptions
+from kdebug.session.safe_interrupt import SafeInterrupt
 
 _KDEBUG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -131,7 +132,7 @@ def run_script(path: str, args: list[str], numba: bool, session, module: str | N
         status = syntax_check(path, session)
         if status:
             return status
-        with ExitHandlers() as at_exit, SignalHandlers(), source_registry.recording():
+        with ExitHandlers() as at_exit, SafeInterrupt(), SignalHandlers(), source_registry.recording():
             before = set(threading.enumerate())
             try:
                 run_module(module) if module else exec_main(path)

@@ -1,0 +1,62 @@
+"""Ctrl-C in the user's script, raised where it can stop it.
+
+Python raises ``KeyboardInterrupt`` at whatever bytecode runs when SIGINT comes. Two places of a kdebug
+session make that wrong, both measured with ``kdebug run`` and a SIGINT at moments spread over a run of
+sample_kernels/gradient_hvp.py:
+
+- a finalizer (``__del__``, such as llvmlite's disposal of the strings and objects LLVM hands back): an
+  exception there is printed as "ignored" and lost. The ^C never stopped the script, which ran to its end.
+- llvmlite's own Python code, between a call into LLVM and the bookkeeping of who owns what: after
+  ``Module.link_in`` LLVM has consumed the linked module, and an exception before llvmlite detaches it
+  makes its finalizer free it a second time: a segmentation fault.
+
+While the script runs (``run_script``), SIGINT's handler raises ``KeyboardInterrupt`` as Python's does
+where the main thread is in code of its own, ours or the user's; found in a finalizer or in llvmlite, it
+asks again a moment later (``RETRY_S``), by then past the unsafe frames. The user's own handler, once the
+script installs one, replaces this one as it would Python's.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+import llvmlite
+
+RETRY_S = 0.005  # the unsafe stretches are a call into LLVM and the Python around it: well under this
+_LLVMLITE = os.path.dirname(os.path.abspath(llvmlite.__file__)) + os.sep
+
+
+def unsafe(frame) -> bool:
+    """An exception raised at ``frame`` would be lost (a finalizer) or corrupt llvmlite's ownership."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "__del__" or code.co_filename.startswith(_LLVMLITE):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _on_sigint(signum, frame) -> None:
+    if unsafe(frame):
+        retry = threading.Timer(RETRY_S, os.kill, (os.getpid(), signal.SIGINT))
+        retry.daemon = True
+        retry.start()
+        return
+    raise KeyboardInterrupt
+
+
+class SafeInterrupt:
+    """``with SafeInterrupt():`` SIGINT raises KeyboardInterrupt only where the script can see it. Only in
+    the main thread, and only in place of Python's own handler (an embedding program's stays)."""
+
+    def __enter__(self) -> "SafeInterrupt":
+        self._installed = threading.current_thread() is threading.main_thread() and \
+            signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        if self._installed:
+            signal.signal(signal.SIGINT, _on_sigint)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._installed and signal.getsignal(signal.SIGINT) is _on_sigint:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
