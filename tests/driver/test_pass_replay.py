@@ -135,6 +135,71 @@ def test_the_live_tui_replays_the_shown_jobs_passes_into_the_pass_bar(tmp_path):
     asyncio.run(go())
 
 
+SLEEPS_AFTER_A_LAUNCH = """\
+import time
+import numpy as np
+from kdebug import cuda
+
+@cuda.jit
+def bump(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += 1
+
+x = np.zeros(256, dtype=np.float32)
+bump[1, 256](x)
+print("launched", flush=True)
+time.sleep(120)
+"""
+
+
+def _spied(app) -> list:
+    """The app's replays of kept passes, one entry each as it is asked for (then run as before)."""
+    asked, real = [], app.pass_replayer.replay
+
+    def replay(pipelines, assembly=False):
+        asked.append(len(pipelines))
+        return real(pipelines, assembly=assembly)
+    app.pass_replayer.replay = replay
+    return asked
+
+
+def test_while_the_script_runs_passes_are_replayed_only_for_a_tab_that_shows_them(tmp_path):
+    """A replay runs LLVM's pipelines again beside the debuggee (16 s for gradient_hvp.py's job): while the
+    script runs, the Source tab shown asks for none; the IR tab does."""
+    script = tmp_path / "sleeps.py"
+    script.write_text(SLEEPS_AFTER_A_LAUNCH)
+    opts = RunOptions(script=str(script), passes_on_demand=True, backend="cpu")
+
+    async def go():
+        app = KdebugApp(opts=opts, cwd=str(tmp_path))
+        asked = _spied(app)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: any(isinstance(ev, E.LaunchFinished) for ev in app.model.events)
+                           and app.detail.job_id == 1, "the launch", limit=120)
+            await pilot.pause(0.5)
+            assert app.model.ended is None and app.detail.active_tab == "source"
+            assert app.model.jobs[1].passes_pending and asked == [], asked
+            await pilot.press("2")
+            await wait_for(pilot, lambda: asked, "the IR tab to ask for the replay")
+            await wait_for(pilot, lambda: not app.model.jobs[1].passes_pending, "the replayed passes", limit=120)
+            assert app.model.ended is None
+    asyncio.run(go())
+
+
+def test_a_session_that_ended_replays_the_shown_jobs_passes_whatever_the_tab(tmp_path):
+    opts = RunOptions(script=os.path.join(SAMPLES, "saxpy.py"), passes_on_demand=True, backend="cpu")
+
+    async def go():
+        app = KdebugApp(opts=opts)
+        asked = _spied(app)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.model.ended is not None, "the session to end", limit=120)
+            await wait_for(pilot, lambda: not app.model.jobs[1].passes_pending, "the replayed passes", limit=60)
+            assert asked and app.detail.active_tab == "source"
+    asyncio.run(go())
+
+
 def test_the_pass_bar_says_a_phase_is_being_replayed_or_why_it_is_not_shown(kept_saxpy):
     model = SessionModel().extend(kept_saxpy)
     job = model.jobs[1]

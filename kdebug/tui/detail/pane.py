@@ -37,6 +37,7 @@ from kdebug.tui.textview import TextView
 
 TAB_WIDGETS = {tab.tab_id: tab for tab in (SourceTab, IrTab, FinishTab, PtxTab, AsmTab, EventsTab, StrategyTab, DiffTab)}
 ARROW = " \u2192 "
+PASS_VIEWS = ("ir", "diff", "asm")  # the tabs that show what a replay of the passes brings (a phase's host assembly too)
 MORE = " \u2026 o: more"  # the end of a banner cut to its height
 SUFFIX = {"llvm": ".ll", "python": ".py", "ptx": ".ptx", "asm": ".s", "text": ".txt"}
 
@@ -113,11 +114,15 @@ class DetailPane(Vertical):
         self.want_passes()
 
     # ---- passes kept for a replay (the live TUI's default: kdebug/passes.py) ------------------------
-    def want_passes(self) -> None:
+    def want_passes(self, now: bool = False) -> None:
         """The shown job's toplevel kept its passes for a replay: LLVM runs those pipelines again, in the
         app's replay process (a thread waits for it), and the passes and remarks show when they arrive
-        (the pass bar says so meanwhile)."""
+        (the pass bar says so meanwhile). Replayed where someone may look (``now``, a tab that shows
+        them, a session that stopped: paused or ended); while the script runs and the tab shown has none,
+        a replay only slows the debuggee beside it (16 s of LLVM for gradient_hvp.py's job, measured)."""
         if self.job_id is None or self.job_id not in self.model.jobs:
+            return
+        if not now and self.active_tab not in PASS_VIEWS and self.model.ended is None and self.model.paused is None:
             return
         root = self.model.root_of(self.job_id)
         if not root.passes_pending or root.id in self._replaying:
@@ -178,7 +183,8 @@ class DetailPane(Vertical):
         if self.job_id in job_ids:
             self._update_banner()
             self.refresh_active()
-        if self.job_id is not None and self.job_id in self.model.jobs and self.model.root_of(self.job_id).id in job_ids:
+        if self.job_id is not None and self.job_id in self.model.jobs and \
+                (self.job_id in job_ids or self.model.root_of(self.job_id).id in job_ids):  # the end touches it
             self.want_passes()
         elif self.active_tab == "strategy":
             self.refresh_active()
@@ -248,6 +254,7 @@ class DetailPane(Vertical):
     def on_tabbed_content_tab_activated(self, message: TabbedContent.TabActivated) -> None:
         if message.tabbed_content.id == "detail-tabs":
             self.refresh_active()
+            self.want_passes()  # a tab that shows passes
             focused, shown = self.app.focused, message.pane
             if focused is None or (self in focused.ancestors and shown not in focused.ancestors):
                 self.focus_view()  # the view that had the focus is hidden now: the one shown takes it
@@ -458,6 +465,7 @@ class DetailPane(Vertical):
         finish breakpoint, what the finish passes are about to change."""
         self.follow_request(stepped=breakpoint == "step")
         self.mark_sites()
+        self.want_passes()  # stopped: the passes of the job shown are replayed while the user looks
         if breakpoint == "finish":
             self.set_phase("before_finish")
 
@@ -537,6 +545,7 @@ class DetailPane(Vertical):
             return self.notify("select a job first")
         from kdebug.tui.remarks import RemarksScreen, job_remark_rows  # kept lazy for start-up time
         rows = job_remark_rows(self.model, job)
+        self.want_passes(now=True)  # the remarks come with the passes
         if not rows and self.model.root_of(job.id).passes_pending:
             return self.notify(f"job #{job.id}'s remarks are being replayed with its passes: l again in a moment")
         if not rows:
