@@ -48,31 +48,38 @@ class BackgroundGate:
         self._running = 0
         self._recording = 0
 
+    # A count goes up and its try begins with no call between (Python runs a signal's handler, the
+    # script's KeyboardInterrupt, only at a call or a jump back): a ^C while waiting never leaves a
+    # count up, which would hold the other side back for good (the tier-1 thread, and the exit with it).
     @contextlib.contextmanager
     def background(self):
-        with self._cv:
-            while self._recording:
-                self._cv.wait()
-            self._running += 1
+        counted = False
         try:
+            with self._cv:
+                while self._recording:
+                    self._cv.wait()
+                self._running += 1; counted = True  # noqa: E702 - one step, see above
             yield
         finally:
-            with self._cv:
-                self._running -= 1
-                self._cv.notify_all()
+            if counted:
+                with self._cv:
+                    self._running -= 1
+                    self._cv.notify_all()
 
     @contextlib.contextmanager
     def recording(self):
-        with self._cv:
-            self._recording += 1
-            while self._running:
-                self._cv.wait()
+        counted = False
         try:
+            with self._cv:
+                self._recording += 1; counted = True  # noqa: E702 - one step, see above
+                while self._running:
+                    self._cv.wait()
             yield
         finally:
-            with self._cv:
-                self._recording -= 1
-                self._cv.notify_all()
+            if counted:
+                with self._cv:
+                    self._recording -= 1
+                    self._cv.notify_all()
 
 
 GATE = BackgroundGate()

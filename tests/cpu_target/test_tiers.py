@@ -312,6 +312,35 @@ def test_a_recorded_pipeline_waits_for_background_work():
     rec.join(30)
 
 
+
+@pytest.mark.parametrize("side", ["recording", "background"])
+def test_a_ctrl_c_while_the_gate_waits_leaves_no_count_up(side):
+    """^C (a KeyboardInterrupt) while one side waits for the other: the count it had put up stayed up, and
+    the other side waited for good (the tier-1 thread, and the process's exit with it)."""
+    gate = pass_record.BackgroundGate()
+    holder = gate.recording if side == "background" else gate.background  # the side already inside
+    waiter = gate.background if side == "background" else gate.recording
+    wait = gate._cv.wait
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    with holder():
+        gate._cv.wait = interrupted
+        with pytest.raises(KeyboardInterrupt):
+            with waiter():
+                raise AssertionError("not reached: the gate is held")
+        gate._cv.wait = wait
+    assert (gate._running, gate._recording) == (0, 0)
+    done = threading.Event()
+
+    def other():
+        with holder():
+            done.set()
+    t = threading.Thread(target=other)
+    t.start()
+    assert done.wait(30)
+    t.join(30)
+
 EXIT_SCRIPT = """
 import numpy as np
 from kdebug import cuda
