@@ -4,16 +4,18 @@ Python raises ``KeyboardInterrupt`` at whatever bytecode runs when SIGINT comes.
 session make that wrong, both measured with ``kdebug run`` and a SIGINT at moments spread over a run of
 sample_kernels/gradient_hvp.py:
 
-- a finalizer (``__del__``, such as llvmlite's disposal of the strings and objects LLVM hands back): an
-  exception there is printed as "ignored" and lost. The ^C never stopped the script, which ran to its end.
+- a finalizer (``__del__``, such as llvmlite's disposal of the strings and objects LLVM hands back) or a
+  weak reference's callback: an exception there is printed as "ignored" and lost. The ^C never stopped the
+  script, which ran to its end.
 - llvmlite's own Python code, between a call into LLVM and the bookkeeping of who owns what: after
   ``Module.link_in`` LLVM has consumed the linked module, and an exception before llvmlite detaches it
   makes its finalizer free it a second time: a segmentation fault.
 
 While the script runs (``run_script``), SIGINT's handler raises ``KeyboardInterrupt`` as Python's does
 where the main thread is in code of its own, ours or the user's; found in a finalizer or in llvmlite, it
-asks again a moment later (``RETRY_S``), by then past the unsafe frames. The user's own handler, once the
-script installs one, replaces this one as it would Python's.
+asks again a moment later (``RETRY_S``), by then past the unsafe frames. The debuggee installs it before
+the session is made (``child_main``). The user's own handler, once the script installs one, replaces this
+one as it would Python's.
 """
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ import os
 import signal
 import threading
 import time
+import weakref
+import _weakrefset
 
 import llvmlite
 
@@ -28,11 +32,15 @@ RETRY_S = 0.005  # the unsafe stretches are a call into LLVM and the Python arou
 _LLVMLITE = os.path.dirname(os.path.abspath(llvmlite.__file__)) + os.sep
 
 
+_WEAKREF_CALLBACKS = {os.path.abspath(m.__file__) for m in (weakref, _weakrefset)}  # finalize, WeakSet, WeakValueDictionary
+
+
 def unsafe(frame) -> bool:
-    """An exception raised at ``frame`` would be lost (a finalizer) or corrupt llvmlite's ownership."""
+    """An exception raised at ``frame`` would be lost (a finalizer, a weak reference's callback: Python prints
+    it as ignored) or corrupt llvmlite's ownership."""
     while frame is not None:
         code = frame.f_code
-        if code.co_name == "__del__" or code.co_filename.startswith(_LLVMLITE):
+        if code.co_name == "__del__" or code.co_filename.startswith(_LLVMLITE) or code.co_filename in _WEAKREF_CALLBACKS:
             return True
         frame = frame.f_back
     return False

@@ -91,6 +91,12 @@ def test_a_frame_in_llvmlite_or_a_finalizer_is_unsafe_and_the_scripts_own_is_not
     Finalized()
     assert seen == [True]
 
+    import weakref
+    gone = Finalized()
+    weakref.finalize(gone, lambda: seen.append(unsafe(sys._getframe())))  # a weak reference's callback
+    del gone
+    assert seen == [True, True, True]
+
 
 def _run_interrupted_at(script: str, at_event: int | None) -> tuple[list[E.Event], int]:
     """A debuggee's run of ``script``; SIGINT to it the moment its ``at_event``-th event arrives."""
