@@ -23,7 +23,8 @@ import signal
 import sys
 
 from kdebug import settings
-from kdebug.driver import strategies
+from kdebug.driver import builtin_strategies  # names and summaries: no compiler imported (its module says why)
+from kdebug.runtime import sanitizer_names
 
 SUBCOMMANDS = ("run", "dump", "replay", "serve", "export", "reduce", "bisect", "check-strategy", "fuzz-strategy")
 BACKENDS = ("cpu", "gpu", "auto")
@@ -32,6 +33,15 @@ NUMBA_MODES = ("auto", "cuda-only", "all")  # kdebug.lang.numba_compat.MODES (no
 
 class UsageError(Exception):
     pass
+
+
+def strategy_value(value: str) -> str:
+    """``--strategy``'s type: a built-in's name as it is; a user's strategy loaded and checked now (its located
+    error is the usage error), by the strategies' own ``cli_value``."""
+    if value in builtin_strategies.SUMMARIES:
+        return value
+    from kdebug.driver import strategies  # kept lazy for start-up time: only a user's strategy needs the compiler
+    return strategies.cli_value(value)
 
 
 RANDOM_SEED = -1  # --shuffle-threads without a value: a seed drawn at random, printed so the run can be repeated
@@ -72,10 +82,10 @@ class _Parser(argparse.ArgumentParser):
 def _add_run_options(p: argparse.ArgumentParser, remainder: bool = True) -> None:
     p.add_argument("--backend", choices=BACKENDS, default=settings.variable("KDEBUG_BACKEND") or "auto",
                    help="where kernels run: cpu (embedded emulation), gpu (pycuda), auto (gpu if present)")
-    p.add_argument("--strategy", choices=strategies.Choices(strategies.names()), default="worklist",
-                   type=strategies.cli_value, metavar="STRATEGY",
-                   help="deferred-codegen strategy: " + "; ".join(f"{s.name}: {s.summary}"
-                                                                   for s in strategies.REGISTRY.values())
+    p.add_argument("--strategy", choices=builtin_strategies.Choices(builtin_strategies.names()),
+                   default="worklist", type=strategy_value, metavar="STRATEGY",
+                   help="deferred-codegen strategy: " + "; ".join(f"{name}: {summary}" for name, summary
+                                                                   in builtin_strategies.SUMMARIES.items())
                    + "; or your own, FILE.py:Class or MODULE:Class (docs/internals/strategies.md)")
     p.add_argument("--numba", nargs="?", const="auto", default=None, choices=NUMBA_MODES, metavar="MODE",
                    help="make numba.cuda resolve to kdebug's: --numba=cuda-only keeps an installed numba's CPU JIT "
@@ -144,8 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
                    add_help=False)
     check = sub.add_parser("check-strategy", help="run the hazard corpus under a strategy: a table hazard x "
                                                   "invariant; exit 1 when an invariant it claims is broken")
-    check.add_argument("strategy", type=strategies.cli_value, metavar="STRATEGY",
-                       help=f"a built-in ({', '.join(strategies.names())}), FILE.py:Class or MODULE:Class")
+    check.add_argument("strategy", type=strategy_value, metavar="STRATEGY",
+                       help=f"a built-in ({', '.join(builtin_strategies.names())}), FILE.py:Class or MODULE:Class")
     check.add_argument("--samples", metavar="DIR", default=None,
                        help="the folder of samples whose deferred-job ones make the corpus (default: sample_kernels)")
     check.add_argument("--no-generated", dest="generated", action="store_false",
@@ -157,8 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="one hazard's limit; past it, 'answered' is broken (default 120)")
     fuzz = sub.add_parser("fuzz-strategy", help="run random hazards (launch graphs, pointers, derivatives) under "
                                                 "a strategy; exit 1 when an invariant it claims is broken")
-    fuzz.add_argument("strategy", type=strategies.cli_value, metavar="STRATEGY",
-                      help=f"a built-in ({', '.join(strategies.names())}), FILE.py:Class or MODULE:Class")
+    fuzz.add_argument("strategy", type=strategy_value, metavar="STRATEGY",
+                      help=f"a built-in ({', '.join(builtin_strategies.names())}), FILE.py:Class or MODULE:Class")
     fuzz.add_argument("--count", type=int, default=20, help="random programs to run (default 20)")
     fuzz.add_argument("--seed", type=int, default=None, help="the programs' seed (default: drawn, and printed)")
     fuzz.add_argument("--keep", metavar="DIR", default=None, help="leave the programs in DIR, to rerun one")
@@ -385,13 +395,12 @@ def cmd_reduce(opts) -> int:
     if problem:
         raise UsageError(problem)
     try:
-        properties = [parse_property(text, tuple(strategies.names())) for text in opts.until]
+        properties = [parse_property(text, tuple(builtin_strategies.names())) for text in opts.until]
     except ValueError as exc:
         raise UsageError(f"--until {exc}") from None
     needed = sorted({SANITIZER_NEEDS[p.kind] for p in properties if p.kind in SANITIZER_NEEDS})
     if needed:  # a sanitizer's finding needs the sanitizer on: add it to what was asked for
-        from kdebug.runtime.sanitizers import DEFAULT  # kept lazy for start-up time
-        asked = set(opts.sanitize.split(",")) if opts.sanitize else set(DEFAULT)
+        asked = set(opts.sanitize.split(",")) if opts.sanitize else set(sanitizer_names.DEFAULT)
         if not opts.memcheck and "memcheck" in needed:
             raise UsageError("--until memcheck needs bounds checks: leave out --no-memcheck")
         opts.sanitize = ",".join(sorted(asked | set(needed)))
@@ -568,10 +577,9 @@ def run_options(opts, snapshots: bool = True):
         seed = random.randrange(1 << 31)
         print(f"kdebug: --shuffle-threads seed {seed} (repeat this run with --shuffle-threads={seed})",
               file=sys.stderr)
-    from kdebug.runtime.sanitizers import DEFAULT  # kept lazy for start-up time
     from kdebug.session.options import parse_sanitizers  # kept lazy for start-up time
     try:
-        sanitizers = parse_sanitizers(opts.sanitize) if opts.sanitize is not None else DEFAULT
+        sanitizers = parse_sanitizers(opts.sanitize) if opts.sanitize is not None else sanitizer_names.DEFAULT
     except ValueError as exc:
         raise UsageError(f"--sanitize: {exc}") from None
     return RunOptions(script=opts.script, args=tuple(opts.args), backend=opts.backend, strategy=opts.strategy,

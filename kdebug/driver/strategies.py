@@ -16,6 +16,7 @@ the job table, the request graph, the front half of the compiler, timed phases, 
 from __future__ import annotations
 
 from kdebug import markers
+from kdebug.driver.builtin_strategies import SUMMARIES, Choices  # noqa: F401 - Choices re-exported
 from kdebug.driver import deferred
 from kdebug.driver.context import CompilationContext
 from kdebug.driver.deferred import Compilation, parse
@@ -108,14 +109,6 @@ def next_after(current: str) -> str:
     return order[(order.index(current) + 1) % len(order)]
 
 
-class Choices(tuple):
-    """The ``--strategy`` choices: the built-ins' names (listed in --help), and any ``FILE.py:Class`` or
-    ``MODULE:Class`` (checked when loaded)."""
-
-    def __contains__(self, value) -> bool:
-        return tuple.__contains__(self, value) or (isinstance(value, str) and ":" in value)
-
-
 def cli_value(value: str) -> str:
     """``--strategy``'s type: a built-in's name as it is; a user's strategy loaded and checked now (its
     located error is the usage error), its file's path made absolute for reruns and child processes."""
@@ -166,8 +159,7 @@ class SharedTable(Strategy):
 @register
 class Worklist(SharedTable):
     name = "worklist"
-    summary = "one job table for the session; each nested job expands its own markers through it; " \
-              "finish runs once on every job"
+    summary = SUMMARIES[name]
     description = (
         "worklist (the correct design): one job table shared by the whole toplevel compilation and a "
         "worklist over it. Each job key is compiled once; a request for a job already in progress or "
@@ -217,7 +209,7 @@ class Worklist(SharedTable):
 @register
 class Toplevel(SharedTable):
     name = "toplevel"
-    summary = "GPUCompiler.jl's design: only the toplevel expands markers, nested ones in later rounds"
+    summary = SUMMARIES[name]
     description = (
         "toplevel (historical): only the toplevel job expands deferred-codegen markers. Markers inside "
         "nested jobs are linked in unexpanded and resolved in later rounds, so a nested consumer that "
@@ -255,7 +247,7 @@ class Toplevel(SharedTable):
 @register
 class Recursive(Strategy):
     name = "recursive"
-    summary = "the naive fix: each nested job expands its own markers with a fresh table"
+    summary = SUMMARIES[name]
     description = (
         "recursive (the naive fix): every nested job expands its own markers with a fresh job table. "
         "Nested IR is resolved, but the toplevel's list of jobs is incomplete, so finish passes silently "
@@ -302,8 +294,7 @@ class Recursive(Strategy):
 @register
 class GPUCompiler2(Worklist):
     name = "gpucompiler2"
-    summary = "GPUCompiler.jl 2.x's rework: one table; markers resolved and entry points decided once, " \
-              "after deferred codegen"
+    summary = SUMMARIES[name]
     description = (
         "gpucompiler2 (GPUCompiler.jl 2.x's rework of deferred codegen): every requested job is compiled "
         "through one job table keyed by the job (so a key is one job, and its marker one symbol, wherever it "

@@ -28,8 +28,7 @@ from kdebug.lang.host import DeviceNDArray
 from kdebug.lazy_dataclasses import dataclass
 from kdebug.runtime import record as R
 
-SANITIZERS = ("memcheck", "synccheck", "racecheck", "initcheck")
-DEFAULT = frozenset({"memcheck", "synccheck"})
+from kdebug.runtime.sanitizer_names import DEFAULT, SANITIZERS  # noqa: F401 - DEFAULT re-exported
 # hazard kinds (HazardSlot.kind)
 RAW, WAR, WAW, UNINIT = 1, 2, 3, 4
 KIND_NAMES = {RAW: "read-after-write", WAR: "write-after-read", WAW: "write-after-write",

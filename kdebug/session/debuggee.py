@@ -35,8 +35,6 @@ from kdebug.processes import die_with_parent
 from kdebug import events as E
 from kdebug.runtime import progress
 from kdebug.session.options import BREAKPOINTS, RunOptions, parse_breakpoints  # noqa: F401 - re-exported
-from kdebug.session.runner import run_in_process
-from kdebug.session.safe_interrupt import SafeInterrupt
 
 ARROW = " \u2192 "
 
@@ -200,6 +198,8 @@ def child_main(argv: list[str]) -> int:
     out = os.fdopen(args.events_fd, "w", encoding="utf-8")
     control = os.fdopen(args.control_fd, "r", encoding="utf-8") if args.control_fd is not None else None
     writer = _PipeWriter(out)
+    from kdebug.session.runner import run_in_process  # kept lazy for start-up time: the parent imports this module
+    from kdebug.session.safe_interrupt import SafeInterrupt  # kept lazy for start-up time: the child's alone
     with SafeInterrupt():  # a ^C from here on stops the run, also while the session is being made
         status = run_in_process(options, [writer],
                                 on_session=lambda s: [Stepper(s.bus, control, options.breakpoints, _answer_where)])

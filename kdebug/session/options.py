@@ -11,7 +11,7 @@ from dataclasses import field
 
 from kdebug import settings
 from kdebug.lazy_dataclasses import dataclass
-from kdebug.runtime.sanitizers import SANITIZERS
+from kdebug.runtime.sanitizer_names import SANITIZERS
 
 BREAKPOINTS = ("deferred", "reentrant", "finish", "launch")
 

@@ -122,3 +122,31 @@ def test_a_name_kdebug_cuda_lacks_is_still_a_clear_error():
         cuda.no_such_thing  # noqa: B018
     with pytest.raises(ImportError, match="no_such_thing"):
         from kdebug.cuda import no_such_thing  # noqa: F401
+
+
+SAMPLE_SAXPY = os.path.join(ROOT, "sample_kernels", "saxpy.py")
+
+
+def test_kdebug_run_headless_compiles_nothing_in_its_own_process(tmp_path):
+    """``kdebug run --headless``'s process is the supervisor: the script, the compiler and numpy are the
+    debuggee's. Its options once imported the strategies (the compiler, numpy: 0.1-0.2 s of CPU a run) for
+    their names, and the sanitizers' checks for theirs."""
+    out = _modules_after(tmp_path, (
+        "import io, contextlib, sys\n"
+        "from kdebug.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    status = main(['run', '--headless', '--backend', 'cpu', {SAMPLE_SAXPY!r}])\n"
+        "marks['status'] = [status]\n"
+        "marks['numpy'] = [m for m in sys.modules if m == 'numpy']\n"
+        "mark('after')\n"))
+    assert out["status"] == [0]
+    assert out["numpy"] == []
+    assert _loaded(out["after"], ("kdebug.driver.strategies", "kdebug.frontend", "kdebug.targets", "llvmlite",
+                                  "textual", "kdebug.runtime.sanitizers", "kdebug.session.runner")) == [], out["after"]
+
+
+def test_the_command_lines_strategy_names_are_the_registrys():
+    from kdebug.driver import builtin_strategies, strategies
+    assert builtin_strategies.names() == strategies.names()
+    assert {name: s.summary for name, s in strategies.REGISTRY.items()} == builtin_strategies.SUMMARIES
+
