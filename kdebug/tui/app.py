@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Header, Input
 
 from kdebug import events as E
-from kdebug.driver import strategies
+from kdebug.driver import builtin_strategies
 from kdebug.session.debuggee import Debuggee
 from kdebug.session.model import Alert, SessionModel
 from kdebug.session.trace import TraceWriter
@@ -42,7 +42,7 @@ from kdebug.tui.search import SearchBox
 from kdebug.tui.status import StatusLine
 from kdebug.tui.zoom import Zoom
 
-STRATEGIES = strategies.names()
+STRATEGIES = builtin_strategies.names()
 
 
 class KdebugApp(key_help.KeyRouting, App):
@@ -372,7 +372,7 @@ class KdebugApp(key_help.KeyRouting, App):
             return
         current = self.opts.strategy
         if strategy is None:
-            # the next built-in, then the user's FILE.py:Class strategies loaded (strategies.next_after)
+            from kdebug.driver import strategies  # kept lazy for start-up time: the next built-in, then the user's
             strategy = current if ptx is not None else strategies.next_after(current)
         self._stop_debuggee()
         if self._trace_writer is not None:  # --trace records the latest run, as kdebug run would

@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.content import Content
 from textual.widgets import Static
 
-from kdebug.driver import strategies
+from kdebug.driver import builtin_strategies
 from kdebug.tui.tabs import TABS, key_of
 
 # the widgets whose actions keys run, besides the app's own: ir and diff are the detail pane's IR and Diff tabs
@@ -153,8 +153,8 @@ KEYS: list[Key] = [
 # the palette's commands that have no key of their own
 COMMANDS: list[Key] = [
     Key("Stepping", "", (), "rerun", "run the script again (r cycles strategies)", live=True,
-        args=tuple(repr(s) for s in strategies.names()),
-        titles=tuple(f"Rerun with strategy {s}" for s in strategies.names())),
+        args=tuple(repr(s) for s in builtin_strategies.names()),
+        titles=tuple(f"Rerun with strategy {s}" for s in builtin_strategies.names())),
     Key("Stepping", "", (), "rerun", "also compile every job to PTX, with the ptxas report (PTX tab)", live=True,
         args=("None, True",), titles=("Rerun emitting PTX",)),
     Key("Save", "", (), "export_html", "save the session as one offline HTML file, kdebug-session.html "

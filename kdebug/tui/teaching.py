@@ -4,8 +4,6 @@ Plain data, no Textual: the headless printer or a dump could show them too.
 """
 from __future__ import annotations
 
-from kdebug.driver import strategies
-
 PHASES: dict[str, str] = {
     "parse": "The kernel's Python source is read and parsed into a syntax tree. Nothing has a type yet; "
              "this is what the job compiles.",
@@ -73,8 +71,11 @@ FINISH_PASSES: dict[str, str] = {
 FINISH_INTRO = ("Finish passes run exactly once on every job's entry, after optimisation; a job missing here "
                 "is a finish-coverage miss.")
 
-# the Strategy tab's paragraphs, from the strategy objects themselves
-STRATEGIES: dict[str, str] = {name: s.description for name, s in strategies.REGISTRY.items()}
+
+def strategy_paragraphs() -> dict[str, str]:
+    """The Strategy tab's paragraphs, from the built-in strategy objects themselves."""
+    from kdebug.driver import strategies  # kept lazy for start-up time: the strategies import the compiler and numpy
+    return {name: s.description for name, s in strategies.REGISTRY.items()}
 
 # the Strategy tab's paragraph on reverse mode, after the strategy in use (it reads as the strategies'
 # own sentences on kdebug.grad do)
@@ -104,4 +105,5 @@ def phase_help(phase: str) -> str:
 
 def strategy_help(strategy: str) -> str:
     """A built-in's paragraph, or a user strategy's own ``description`` (its FILE.py:Class loaded)."""
-    return STRATEGIES.get(strategy) or strategies.description(strategy)
+    from kdebug.driver import strategies  # kept lazy for start-up time: the strategies import the compiler and numpy
+    return strategies.description(strategy)

@@ -6,7 +6,6 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from kdebug.driver import invariants, strategies
 from kdebug.tui import teaching
 from kdebug.tui.detail.base import DetailTab
 
@@ -23,6 +22,7 @@ class StrategyTab(DetailTab):
         return None  # prose in a scroll, no text view: nothing to search, copy or save
 
     def show_job(self, job) -> None:
+        from kdebug.driver import strategies  # kept lazy for start-up time: the strategies import the compiler
         started = self.model.started
         strategy = started.strategy if started else "worklist"
         text = Text()
@@ -33,13 +33,14 @@ class StrategyTab(DetailTab):
         text.append("Reverse mode and nested orders\n", "bold")
         text.append(teaching.REVERSE_MODE + "\n\n")
         text.append("Other strategies (r reruns the script with the next one):\n", "bold")
-        for name, para in teaching.STRATEGIES.items():
+        for name, para in teaching.strategy_paragraphs().items():
             if name != strategy:
                 text.append("\n" + para + "\n", "dim")
         self.query_one("#strategy-help", Static).update(text)
 
 
 def _claims(strategy: str) -> str:
+    from kdebug.driver import invariants, strategies  # kept lazy for start-up time: the strategies import the compiler
     try:
         claimed = invariants.claims(strategies.get(strategy))
     except ValueError:
