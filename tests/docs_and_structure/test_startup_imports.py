@@ -150,3 +150,13 @@ def test_the_command_lines_strategy_names_are_the_registrys():
     assert builtin_strategies.names() == strategies.names()
     assert {name: s.summary for name, s in strategies.REGISTRY.items()} == builtin_strategies.SUMMARIES
 
+
+
+def test_the_tui_starts_without_the_compiler(tmp_path):
+    """``kdebug FILE.py``'s guard and TUI processes run no kernel: the app's modules import neither the compiler
+    nor numpy (the strategies' names for the rerun keys are builtin_strategies'; the Strategy tab loads the rest)."""
+    out = _modules_after(tmp_path, "import sys\nimport kdebug.tui.entry\nmark('tui')\n"
+                                   "marks['numpy'] = [m for m in sys.modules if m == 'numpy']\n")
+    assert out["numpy"] == []
+    assert _loaded(out["tui"], ("kdebug.driver.strategies", "kdebug.frontend", "kdebug.targets.cpu", "llvmlite.binding",
+                                "llvmlite.ir")) == [], out["tui"]
