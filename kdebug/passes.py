@@ -176,4 +176,3 @@ def apply_edits(before: list[str], changes: list[list]) -> list[str]:
         at = end
     out += before[at:]
     return out
-

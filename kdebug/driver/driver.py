@@ -40,7 +40,7 @@ from kdebug.frontend.typeinfer import infer_function
 from kdebug.lazy_dataclasses import dataclass
 from kdebug.runtime.artifacts import Artifact
 from kdebug.settings import CompileOptions, Recording
-from kdebug.targets import pass_record
+from kdebug.driver.pass_events import pass_events
 
 @dataclass
 class CompiledKernel:
@@ -166,7 +166,7 @@ class Driver:
     def pass_snapshots(self, rec: JobRecord, phase: str, log, assembly: int | None = None) -> None:
         """The events of ``log``'s passes (kdebug/passes.py: a snapshot of every pass that changed the
         module, the phase's list of passes, its remarks; or what a replay needs)."""
-        for ev in pass_record.pass_events(self.job_fields(rec), phase, log, self._new_snapshot_id, assembly):
+        for ev in pass_events(self.job_fields(rec), phase, log, self._new_snapshot_id, assembly):
             self.bus.emit(ev)
 
     def _new_snapshot_id(self) -> int:

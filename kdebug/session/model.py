@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from kdebug import events as E
 from kdebug import passes
+from kdebug.driver.pass_events import pass_events
 from kdebug.lazy_dataclasses import dataclass
 
 PASS_CACHE = 48  # rebuilt pass snapshots kept: a keyframe's chain and the ones around the reader
@@ -395,8 +396,9 @@ class SessionModel:
         job = self.jobs.get(job_id)
         if job is None:
             return [], {}
-        from kdebug.targets import pass_record  # kept lazy for start-up time: only a replay of passes needs LLVM
-        replay = replay or pass_record.replay
+        if replay is None:
+            from kdebug.targets import pass_record  # kept lazy for start-up time: a replay here needs LLVM
+            replay = pass_record.replay
         out: list[E.Event] = []
         failed: dict[str, str] = {}
         for phase, ev in list(job.passes_pending.items()):
@@ -407,7 +409,7 @@ class SessionModel:
                 failed[phase] = str(exc) if isinstance(exc, passes.ReplayMismatch) else \
                     f"the passes could not be replayed ({exc.__class__.__name__}: {exc})"
                 continue
-            out += pass_record.pass_events(fields, phase, log, self._next_replay_id)
+            out += pass_events(fields, phase, log, self._next_replay_id)
             if log.assembly is not None and ev.assembly in self.snapshots:  # the phase's own snapshot, now made
                 out.append(E.Snapshot(**fields, id=ev.assembly, phase=phase, language=self.snapshots[ev.assembly].language,
                                       text=log.assembly))
