@@ -1,6 +1,7 @@
 """Headless start-up: ``kdebug --headless`` (the script in the debuggee child, the report from the
 parent) against the same script run by the runner in one process (what headless runs did before
-they went through the child), side by side, in turn.
+they went through the child; with the options a headless run without ``--trace`` has: no snapshots),
+side by side, in turn.
 
     python benchmarks/bench_startup.py [--runs 10] [--script sample_kernels/saxpy.py]
 
@@ -28,7 +29,7 @@ from kdebug.session.options import RunOptions
 from kdebug.session.runner import run_in_process
 from kdebug.session.headless import render
 model = SessionModel()
-status = run_in_process(RunOptions(script=sys.argv[1], backend="cpu", record_host_asm=False), [model.apply])
+status = run_in_process(RunOptions(script=sys.argv[1], backend="cpu", snapshots=False), [model.apply])
 print(render(model))
 sys.exit(status)
 """

@@ -149,3 +149,12 @@ def test_bench_stumpy_vs_simulator_help_lists_its_options():
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     for option in ("--simulator-python", "--stumpy-src", "--only", "--timeout", "--simulator-timeout"):
         assert option in r.stdout
+
+
+def test_bench_startup_runs_and_prints_its_table():
+    """(It had stopped running: its in-process variant passed a run option that no longer exists.)"""
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_startup.py"), "--runs", "1"],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "child wall" in r.stdout and "trivial.py" in r.stdout and "saxpy.py" in r.stdout, r.stdout
+
