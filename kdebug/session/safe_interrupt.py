@@ -30,8 +30,6 @@ import llvmlite
 
 RETRY_S = 0.005  # the unsafe stretches are a call into LLVM and the Python around it: well under this
 _LLVMLITE = os.path.dirname(os.path.abspath(llvmlite.__file__)) + os.sep
-
-
 _WEAKREF_CALLBACKS = {os.path.abspath(m.__file__) for m in (weakref, _weakrefset)}  # finalize, WeakSet, WeakValueDictionary
 
 
