@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -15,6 +16,14 @@ os.environ.setdefault("KDEBUG_BACKEND", "cpu")
 # the TUI, its replay process) while xdist's workers already fill every core. kdebug never calls BLAS; the
 # samples' numpy references give the same numbers on one thread.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+# A suite started in the background by a script (``pytest &``, a CI runner's shell without job control) inherits
+# SIGINT ignored, and so does every process it starts: Python then keeps it ignored, as does kdebug (a ^C
+# meant for the foreground job must not stop a background one). The tests of Ctrl-C (the debuggee's, the
+# TUI's, reduce's) send SIGINT to processes they start, as a terminal's ^C reaches a foreground job: the
+# suite's processes take SIGINT as they do in a foreground start.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLES = os.path.join(ROOT, "sample_kernels")

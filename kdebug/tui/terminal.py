@@ -19,11 +19,16 @@ mouse reporting off), says how the TUI ended, and exits as a shell reports a sig
 from __future__ import annotations
 
 import os
+import selectors
 import signal
 import sys
 import termios
 import threading
+from codecs import getincrementaldecoder
 
+from textual._loop import loop_last
+from textual._parser import ParseError
+from textual._xterm_parser import XTermParser
 from textual.drivers.linux_driver import LinuxDriver
 
 # what a full-screen app may have turned on, turned off: mouse reporting (every kind Textual uses),
@@ -32,13 +37,77 @@ RESET = ("\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1015l\x1b[?1006l\x1b[?1016l\x1b
          "\x1b[<u\x1b[?7h\x1b[?1049l\x1b[?25h")
 
 
+class _WakingEvent(threading.Event):
+    """The driver's exit event: setting it also wakes the input thread's ``select`` (``TerminalDriver``)."""
+
+    def __init__(self, wake_fd: int) -> None:
+        super().__init__()
+        self._wake_fd = wake_fd
+
+    def set(self) -> None:
+        super().set()
+        try:
+            os.write(self._wake_fd, b"x")
+        except OSError:  # closed (the driver's close) or full: the thread wakes at its timeout, as Textual's does
+            pass
+
+
 class TerminalDriver(LinuxDriver):
-    """Textual's Linux driver, writing the screen to a duplicate of descriptor 2 (see the module's text)."""
+    """Textual's Linux driver, writing the screen to a duplicate of descriptor 2 (see the module's text),
+    and ending its input thread as soon as the app stops (``run_input_thread``)."""
 
     def __init__(self, app, **kwargs) -> None:
         super().__init__(app, **kwargs)
         self._file = open(os.dup(sys.__stderr__.fileno()), "w", encoding="utf-8", errors="replace",  # noqa: SIM115
                           closefd=True)
+        self._wake_read, self._wake_write = os.pipe()
+        os.set_blocking(self._wake_read, False)
+        os.set_blocking(self._wake_write, False)
+        self.exit_event = _WakingEvent(self._wake_write)
+
+    def run_input_thread(self) -> None:
+        """Textual's input loop (``LinuxDriver.run_input_thread``, Textual 8.2), waking also when the exit
+        event is set. Textual's waits in ``select(0.1)`` until it next looks at the event, then sleeps
+        ``select(0.1)`` on an emptied selector: every quit (and every suspend with ^Z) waited 0.1-0.2 s
+        for it (``disable_input`` joins this thread before the terminal is given back)."""
+        selector = selectors.SelectSelector()
+        fileno, wake = self.fileno, self._wake_read
+        selector.register(fileno, selectors.EVENT_READ)
+        selector.register(wake, selectors.EVENT_READ)
+        self._drain_wake()  # a wake-up left from an earlier run of this thread (a suspend and resume)
+        parser = XTermParser(self._debug)
+        feed, tick = parser.feed, parser.tick
+        decode = getincrementaldecoder("utf-8")().decode
+
+        def process(selector_events, final: bool = False) -> None:
+            for last, (key, mask) in loop_last(selector_events):
+                if key.fd == fileno and mask & selectors.EVENT_READ:
+                    data = decode(os.read(fileno, 1024 * 4), final=final and last)
+                    if not data:  # stdin piped and at its end
+                        break
+                    for event in feed(data):
+                        self.process_message(event)
+            for event in tick():
+                self.process_message(event)
+
+        try:
+            while not self.exit_event.is_set():
+                process(selector.select(0.1))
+            process([], final=True)  # Textual's last look: its selector holds nothing by then
+        finally:
+            selector.close()
+            try:
+                for _event in feed(""):
+                    pass
+            except (EOFError, ParseError):
+                pass
+
+    def _drain_wake(self) -> None:
+        try:
+            while os.read(self._wake_read, 64):
+                pass
+        except (BlockingIOError, OSError):
+            pass
 
     def close(self) -> None:
         super().close()  # stops the writer thread, which flushed everything it had
@@ -46,6 +115,11 @@ class TerminalDriver(LinuxDriver):
             self._file.close()
         except OSError:
             pass
+        for fd in (self._wake_read, self._wake_write):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 def driver_class(default):

@@ -231,3 +231,57 @@ def test_the_terminal_shows_a_synchronized_frame_whole_and_one_never_ended_after
         whole = time.monotonic()
         assert term.wait_text("top of a frame never ended", 15), term.text()
         assert time.monotonic() - whole >= 0.5, "a frame never ended waits for the timeout before it shows"
+
+
+def test_the_input_thread_reads_keys_and_ends_when_the_app_stops_without_sleeping_out_a_timeout(monkeypatch):
+    """kdebug's terminal driver (kdebug/tui/terminal.py) wakes its input thread when the app stops. Textual's
+    own loop noticed the stop at its next ``select(0.1)`` timeout and then slept one more on an emptied
+    selector: every ``q`` waited 0.1-0.2 s before the terminal was given back. Checked without a clock:
+    no ``select`` the thread makes after the stop may run out its timeout."""
+    import asyncio
+    import pty
+    import selectors
+    import threading
+    import tty
+    import types
+
+    from textual import events
+
+    from kdebug.tui.terminal import TerminalDriver
+
+    after_stop: list = []  # what each select returned that ran after the exit event was set
+    real_select = selectors.SelectSelector.select
+
+    def select(self, timeout=None):
+        got = real_select(self, timeout)
+        if driver.exit_event.is_set():
+            after_stop.append(got)
+        return got
+
+    monkeypatch.setattr(selectors.SelectSelector, "select", select)
+    async def make():  # Textual's driver keeps the running loop; the thread only posts to process_message
+        return TerminalDriver(types.SimpleNamespace())
+
+    driver = asyncio.run(make())
+    master, slave = pty.openpty()
+    tty.setraw(slave)  # as the app's terminal is: each key readable as it comes
+    try:
+        driver.fileno = slave
+        seen: list = []
+        driver.process_message = seen.append
+        thread = threading.Thread(target=driver.run_input_thread, daemon=True)
+        thread.start()
+        os.write(master, b"q")
+        deadline = time.monotonic() + 10
+        while not any(isinstance(m, events.Key) and m.key == "q" for m in seen) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert any(isinstance(m, events.Key) and m.key == "q" for m in seen), seen
+        time.sleep(0.05)  # the thread back in its select
+        driver.exit_event.set()
+        thread.join(10)
+        assert not thread.is_alive()
+        assert after_stop and all(after_stop), f"a select ran out its timeout after the stop: {after_stop}"
+    finally:
+        driver.close()
+        os.close(master)
+        os.close(slave)

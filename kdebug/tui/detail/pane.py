@@ -38,6 +38,10 @@ from kdebug.tui.textview import TextView
 TAB_WIDGETS = {tab.tab_id: tab for tab in (SourceTab, IrTab, FinishTab, PtxTab, AsmTab, EventsTab, StrategyTab, DiffTab)}
 ARROW = " \u2192 "
 PASS_VIEWS = ("ir", "diff", "asm")  # the tabs that show what a replay of the passes brings (a phase's host assembly too)
+# a session that stopped (paused, ended) replays the shown job's passes once the user stayed this long to look:
+# a q right after the end needs none (a replay process started for nothing: ~0.3 s of CPU, and a start that
+# competes with the last frame)
+LOOK_S = 0.5
 MORE = " \u2026 o: more"  # the end of a banner cut to its height
 SUFFIX = {"llvm": ".ll", "python": ".py", "ptx": ".ptx", "asm": ".s", "text": ".txt"}
 
@@ -69,6 +73,7 @@ class DetailPane(Vertical):
         self.diff_mode = "unified"
         self.ir_plain = False  # d in the IR tab: a derivative's stages as their own text, the tape as written
         self._loaded: dict[str, tuple] = {}
+        self._look = None  # the timer of a stopped session's replay (want_passes)
         self.explain: bool | None = None  # explanation boxes shown; None: when the screen is tall enough
         self._banner_lines = -1
         self.pending_cursor: tuple[int, str, int] | None = None  # (job, tab, line): where an ascend returns
@@ -114,16 +119,22 @@ class DetailPane(Vertical):
         self.want_passes()
 
     # ---- passes kept for a replay (the live TUI's default: kdebug/passes.py) ------------------------
-    def want_passes(self, now: bool = False) -> None:
+    def want_passes(self, now: bool = False, looked: bool = False) -> None:
         """The shown job's toplevel kept its passes for a replay: LLVM runs those pipelines again, in the
         app's replay process (a thread waits for it), and the passes and remarks show when they arrive
         (the pass bar says so meanwhile). Replayed where someone may look (``now``, a tab that shows
-        them, a session that stopped: paused or ended); while the script runs and the tab shown has none,
-        a replay only slows the debuggee beside it (16 s of LLVM for gradient_hvp.py's job, measured)."""
+        them, a session that stopped, paused or ended, once the user stayed ``LOOK_S`` to look:
+        ``looked``); while the script runs and the tab shown has none, a replay only slows the debuggee
+        beside it (16 s of LLVM for gradient_hvp.py's job, measured)."""
         if self.job_id is None or self.job_id not in self.model.jobs:
             return
-        if not now and self.active_tab not in PASS_VIEWS and self.model.ended is None and self.model.paused is None:
-            return
+        if not now and self.active_tab not in PASS_VIEWS:
+            if self.model.ended is None and self.model.paused is None:
+                return
+            if not looked:
+                if self._look is None:
+                    self._look = self.set_timer(LOOK_S, self._looked)
+                return
         root = self.model.root_of(self.job_id)
         if not root.passes_pending or root.id in self._replaying:
             return
@@ -144,6 +155,10 @@ class DetailPane(Vertical):
 
         import threading  # kept lazy for start-up time
         threading.Thread(target=work, name="kdebug-pass-replay", daemon=True).start()
+
+    def _looked(self) -> None:
+        self._look = None
+        self.want_passes(looked=True)
 
     def _replayed(self, model: SessionModel, root: int, events: list, failed: dict[str, str]) -> None:
         self._replaying.discard(root)
