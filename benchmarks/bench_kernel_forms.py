@@ -82,9 +82,10 @@ def form_of(form, inputs) -> str:
         out.append(f"memcheck stops at once: {rk.fresh_why}")
     if rk is not None:
         out += getattr(rk, "notes", [])
-        narrowed = sum("every thread" not in b for b in rk.bounds)
-        if rk.bounds:
-            out.append(f"{narrowed} of {len(rk.bounds)} thread loops narrowed")
+    bounds = rec.target_state.thread_bounds.get(rec.entry, [])  # each region's thread bound, in words (finish)
+    if bounds:
+        narrowed = sum("every thread" not in b for b in bounds)
+        out.append(f"{narrowed} of {len(bounds)} thread loops narrowed")
     return "; ".join(out)
 
 

@@ -158,3 +158,16 @@ def test_bench_startup_runs_and_prints_its_table():
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert "child wall" in r.stdout and "trivial.py" in r.stdout and "saxpy.py" in r.stdout, r.stdout
 
+
+
+def test_bench_kernel_forms_quick_prints_every_form_and_the_goals():
+    """It had stopped running: its report read the regions' thread bounds from where they no longer are."""
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_kernel_forms.py"), "--quick"],
+                       capture_output=True, text=True, timeout=300, cwd=ROOT, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    for kernel, forms in (("reduction", 5), ("matmul", 4), ("scan", 4)):
+        rows = [line for line in r.stdout.splitlines() if line.startswith(f"| {kernel} |")]
+        assert len(rows) == forms, (kernel, rows)
+        assert all("| regions" in row for row in rows), rows  # how each form ran, from its compile record
+    assert "thread loops narrowed" in r.stdout
+    assert "goals (reported, not asserted):" in r.stdout and "Traceback" not in r.stdout + r.stderr
