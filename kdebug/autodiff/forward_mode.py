@@ -517,6 +517,9 @@ class _Dual:
             return self.define(inst, self.b.call(self.tr.function(sym, fnty), vals), None)
         if not fn.is_declaration:
             return self.call_dual(inst, sym, args, vals)
+        if sym.startswith("llvm.") and isinstance(fnty.return_type, ir.IntType):
+            # an integer intrinsic (the shift of a power-of-two divisor: lower.int_divmod): no tangent
+            return self.define(inst, self.b.call(self.tr.function(sym, fnty), vals), None)
         job = self.tr.hooks.job_of(sym)
         if job is None:
             raise self.fail(f"a call to {sym}, which has no derivative")

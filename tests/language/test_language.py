@@ -275,6 +275,41 @@ def test_division_by_zero_does_not_raise():
 
 
 @cuda.jit
+def _int_divmod_arrays(xs, ys, quotients, remainders):
+    i = cuda.grid(1)
+    if i < xs.size:
+        quotients[i] = xs[i] // ys[i]
+        remainders[i] = xs[i] % ys[i]
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32, np.uint64])
+def test_integer_division_by_a_power_of_two_known_only_at_run_time_follows_python(dtype):
+    """A divisor that is a power of two at run time takes a mask and a shift (lower.int_divmod): the same
+    Python rounding toward -inf for negative dividends, the same 0 for a zero divisor, the division's
+    path for every other divisor (negative powers of two included)."""
+    info = np.iinfo(dtype)
+    bits = info.bits
+    xs = [0, 1, 7, 8, 9, 255, 1023, info.max, info.max - 5]
+    ys = [1, 2, 4, 8, 64, 1 << (bits - 2), 1 << (bits - 1), 3, 6, 12, 0]
+    if info.min < 0:
+        xs += [-1, -7, -8, -9, -1024, info.min, info.min + 3]
+        ys = [y for y in ys if y <= info.max] + [-1, -2, -4, -3, info.min]
+    pairs = [(x, y) for x in xs for y in ys]
+    x_arr = np.array([x for x, _ in pairs], dtype=dtype)
+    y_arr = np.array([y for _, y in pairs], dtype=dtype)
+    q, r = np.zeros_like(x_arr), np.zeros_like(x_arr)
+    _int_divmod_arrays[(len(pairs) + 127) // 128, 128](x_arr, y_arr, q, r)
+
+    def wrap(v):  # the integer type's two's complement
+        v &= (1 << bits) - 1
+        return v - (1 << bits) if info.min < 0 and v >= 1 << (bits - 1) else v
+    expected_q = [0 if y == 0 else -x if y == -1 else wrap(x // y) for x, y in pairs]  # x // -1 is -x, wrapped
+    expected_r = [0 if y in (0, -1) else x % y for x, y in pairs]
+    got = list(zip(pairs, q.tolist(), r.tolist()))
+    assert [g for g, want_q, want_r in zip(got, expected_q, expected_r) if (g[1], g[2]) != (wrap(want_q), want_r)] == []
+
+
+@cuda.jit
 def _int_pow(x, n, out):
     out[0] = x ** n
     out[1] = 2 ** -1  # a literal negative exponent types as an integer too
