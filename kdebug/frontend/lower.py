@@ -26,6 +26,7 @@ from kdebug.frontend.exceptions import (FLOAT_FLOORDIV, FLOAT_MOD, INT_FLOORDIV,
                                         check_zero_divisor, lower_raise, may_raise)
 from kdebug.lang import intrinsics as I
 from kdebug.lang import types as T
+from kdebug.frontend import grid_stride
 from kdebug.frontend.index_split import splittable
 from kdebug.frontend.math_extra import allow_contraction, apply_fastmath, int_power_function
 
@@ -372,6 +373,9 @@ class FunctionLowerer:
         b.position_at_end(merge)
 
     def stmt_While(self, node) -> None:
+        loop = grid_stride.as_range(self.tf, node)
+        if loop is not None and self.target.takes_loop(self.hook_context, loop):
+            return self.range_loop_lowered_by_target(loop)
         b = self.builder
         head, body, end = self.new_block("while.cond"), self.new_block("while.body"), self.new_block("while.end")
         self.whiles.append(self.target.enter_while(self.hook_context, node))
@@ -473,6 +477,17 @@ class FunctionLowerer:
     def _bound(self, value):
         """A loop bound: the value, or its slot's content (``_held``)."""
         return self.builder.load(value.slot) if isinstance(value, _HeldBound) else value
+
+    def range_loop_lowered_by_target(self, loop) -> None:
+        """A grid-stride while loop as the range it walks (grid_stride.py), lowered by the target that
+        takes it (``takes_loop``): the CPU target's region form runs it in rounds, as it runs the ``for``."""
+        it = loop.iter
+        lt = self.type_of(it)
+        start, stop, step = (self.cast(self.expr(a), self.type_of(a), lt) for a in it.args)
+        trips = self._range_trip_count(start, stop, step, 1)  # its step is positive (grid_stride.py)
+        after = self.target.lowers_loop(self.hook_context, loop, start, step, trips,
+                                        functools.partial(self.lockstep_iteration, loop))
+        self.builder.position_at_end(after)
 
     def lockstep_iteration(self, node, slots, ctx, value, latch, stop, nonneg: bool) -> None:
         """One iteration of the range loop ``node`` for one thread of a target's lockstep run

@@ -86,6 +86,11 @@ class LoweringHooks:
         target left the builder, for the threads it does not run, and goes on to that block."""
         return None
 
+    def takes_loop(self, lc, node) -> bool:
+        """Whether ``lowers_loop`` lowers the range loop ``node`` itself (asked before a grid-stride while
+        loop is lowered as that range: kdebug/frontend/grid_stride.py). No, by default."""
+        return False
+
     def lowers_loop(self, lc, node, start, step, trips, iteration) -> ir.Block | None:
         """At a ``for`` loop over a range, its bounds and trip count computed, before ``lockstep_loop``: None
         (the default), or the block after the loop when the target lowered the whole loop itself (the CPU

@@ -84,7 +84,7 @@ def _same_in_both_forms(sessions, kernel, memcheck, shapes, what):
     types = (T.typeof(x), T.typeof(x), T.typeof(np.int32(0)))
     assert sessions[True, memcheck].compile_kernel(kernel, types).record.form == ("regions", None)
     snapshot = sessions["snapshots", memcheck].compile_kernel(kernel, types).record.snapshots["regions"]
-    assert "runs in rounds" in str(snapshot), (what, str(snapshot)[:600])
+    assert "runs in rounds (its iterations" in str(snapshot), (what, str(snapshot)[:600])
     errors = []
     for blocks, threads, n, u in shapes:
         got, got_error = _run(sessions[True, memcheck], kernel, blocks, threads, n, u)
@@ -162,3 +162,58 @@ def test_the_rounds_are_in_the_regions_snapshot():
         assert "rounds.c (block-uniform: one entry)" in text
     finally:
         live.set_session(previous)
+
+
+# the grid-stride loop as CUDA's books write it: a while loop (kdebug/frontend/grid_stride.py reads it as its range)
+WHILES = {
+    "while": ["k = i", "while k < x.size:", "    acc += x[k] * float32(k % 7)", "    k += cuda.gridsize(1)"],
+    "while, the book's way": ["stride = cuda.blockDim.x * cuda.gridDim.x",
+                              "k = cuda.threadIdx.x + cuda.blockIdx.x * cuda.blockDim.x",
+                              "while k < len(x):", "    acc = acc * float32(0.5) + x[k]", "    m += int32(1)",
+                              "    k += stride"],
+    "while from a negative start": ["k = i - 5", "while k < x.size - 1:", "    acc += x[k + 1]",
+                                    "    k += 3 * cuda.blockDim.x"],
+}
+# while loops that are not exactly their range stay while loops, run thread by thread (and still give the
+# coroutines' outputs): k read after the loop, a continue (which skips the step), a step that may be 0
+# (u), a stop the body changes, a break
+WHILES_KEPT = {
+    "k read after": ["k = i", "while k < x.size:", "    acc += x[k]", "    k += cuda.gridsize(1)", "m = int32(k % 5)"],
+    "continue": ["k = i - cuda.gridsize(1)", "while k < x.size - cuda.gridsize(1):", "    k2 = k + cuda.gridsize(1)",
+                 "    if k2 % 3 == u:", "        k += cuda.gridsize(1)", "        continue", "    acc += x[k2]",
+                 "    k += cuda.gridsize(1)"],
+    "a step of u": ["k = i", "while k < x.size:", "    acc += x[k]", "    k += u"],
+    "a stop the body changes": ["k = i", "n = x.size", "while k < n:", "    acc += x[k]", "    n -= 1",
+                                "    k += cuda.gridsize(1)"],
+    "break": ["k = i", "while k < x.size:", "    if x[k] > float32(0.9):", "        break", "    acc += x[k]",
+              "    k += cuda.gridsize(1)"],
+}
+
+
+@pytest.mark.parametrize("memcheck", [True, False], ids=["memcheck", "no-memcheck"])
+@pytest.mark.parametrize("name", list(WHILES))
+def test_a_grid_stride_while_loop_runs_in_rounds_and_gives_the_coroutines_outputs(sessions, name, memcheck):
+    kernel = _load(_kernel(WHILES[name]))
+    assert _same_in_both_forms(sessions, kernel, memcheck, SHAPES, name) == [None] * len(SHAPES)
+
+
+@pytest.mark.parametrize("name", list(WHILES_KEPT))
+def test_a_while_loop_that_is_not_exactly_its_range_stays_a_while_loop(sessions, name):
+    kernel = _load(_kernel(WHILES_KEPT[name]))
+    x = np.zeros(8, np.float32)
+    types = (T.typeof(x), T.typeof(x), T.typeof(np.int32(0)))
+    snapshot = str(sessions["snapshots", True].compile_kernel(kernel, types).record.snapshots["regions"])
+    assert "runs in rounds (its iterations" not in snapshot and "runs thread by thread in its region" in snapshot, \
+        (name, snapshot[:800])
+    for blocks, threads, n, u in SHAPES:
+        got, got_error = _run(sessions[True, True], kernel, blocks, threads, n, u)
+        want, want_error = _run(sessions[False, True], kernel, blocks, threads, n, u)
+        assert (got_error, got.tobytes()) == (want_error, want.tobytes()), (name, blocks, threads, n, u)
+
+
+def test_a_failed_check_in_a_grid_stride_while_loop_is_reported_as_the_coroutines_report_it(sessions):
+    kernel = _load(_kernel(["k = i", "while k < x.size:",
+                            "    acc += x[k + 5000 * int32(k >= i + (4 + 4 * (i % 3)) * cuda.gridsize(1))]",
+                            "    k += cuda.gridsize(1)"]))
+    errors = _same_in_both_forms(sessions, kernel, True, (SHAPES[0], SHAPES[3]), "a failing while")
+    assert all(e is not None and "out-of-bounds" in e for e in errors), errors

@@ -308,12 +308,16 @@ class CpuTarget(Target):
     def leave_while(self, lc, node, outer) -> None:
         progress_ir.leave_loop(lc, outer)
 
+    def takes_loop(self, lc, node) -> bool:
+        """A grid-stride loop of a region-form kernel, which runs in rounds (``lowers_loop``)."""
+        if lc.state is None or lc.fn.name not in lc.state.regions or not self.lockstep:
+            return False
+        return lc.tf is lc.function_tf and lc.state.lockstep_frame is None and regions.runs_in_rounds(lc, node)
+
     def lowers_loop(self, lc, node, start, step, trips, iteration):
         """A grid-stride loop of a region-form kernel: run in rounds (regions.emit_rounds), as coroutines run
         it in lockstep."""
-        if lc.state is None or lc.fn.name not in lc.state.regions or not self.lockstep:
-            return None
-        if lc.tf is not lc.function_tf or lc.state.lockstep_frame is not None or not regions.runs_in_rounds(lc, node):
+        if not self.takes_loop(lc, node):
             return None
         if self.memcheck:  # its failures held back in the launcher's failure slots (memcheck_ir.record_in_slot)
             lc.state.thread_exit.add(lc.fn.name)

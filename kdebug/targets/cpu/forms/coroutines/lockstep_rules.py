@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import math
 
+from kdebug.frontend import grid_stride
 from kdebug.frontend.typeinfer import PyValue
 from kdebug.lang import intrinsics as I
 from kdebug.lang import types as T
@@ -140,14 +141,15 @@ def _loop_reason(tf, node, memo) -> str | None:
         return "not a for loop over a range"
     if node.orelse:
         return "for ... else"
-    if not any(s is node for s in body):
+    at = grid_stride.stands_for(node) or node  # a grid-stride while loop read as its range: the while's place
+    if not any(s is at for s in body):
         return "not a statement of the kernel's own body"
     why = body_reason(tf, node.body)
     if why:
         return why
     if not all(_pure_statement(tf, ast.Expr(a)) for a in node.iter.args):
         return "the range's bounds may fail or show something"
-    for s in reversed(body[:next(k for k, s in enumerate(body) if s is node)]):
+    for s in reversed(body[:next(k for k, s in enumerate(body) if s is at)]):
         if _suspend_statement(tf, s):
             return None
         if isinstance(s, ast.For) and loop_reason(tf, s, memo) is None:

@@ -41,6 +41,7 @@ from dataclasses import field as dc_field
 
 from llvmlite import ir
 
+from kdebug.frontend import grid_stride
 from kdebug.lazy_dataclasses import dataclass
 from kdebug.runtime import memcheck as M
 from kdebug.targets.cpu.forms.coroutines.barrier_lines import reach_line
@@ -559,7 +560,8 @@ def runs_in_rounds(lc, node) -> bool:
         return False
     why = loop_reason(lc.tf, node, lc.state.lockstep_reasons)
     if why is not None:
-        _note(lc, f"the for loop of line {lc.src.loc(node).line} runs thread by thread in its region, not in "
+        kind = "while" if grid_stride.stands_for(node) is not None else "for"
+        _note(lc, f"the {kind} loop of line {lc.src.loc(node).line} runs thread by thread in its region, not in "
                   f"rounds: {why}")
     return why is None
 
@@ -567,8 +569,8 @@ def runs_in_rounds(lc, node) -> bool:
 def note_while(lc, node) -> None:
     """A ``while`` loop without a cut in a region-form kernel's own code: each thread runs it alone in its
     region's thread loop. Where it looks like a grid-stride loop (its test's variable advanced by a value that
-    is not a constant), the regions snapshot says so: only ``for k in range(start, stop, step)`` runs in
-    rounds (``runs_in_rounds``)."""
+    is not a constant), the regions snapshot says why it was not read as its range (grid_stride.py), which
+    would run in rounds (``runs_in_rounds``)."""
     test = node.test
     if lc.tf is not lc.function_tf or not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)):
         return
@@ -576,9 +578,12 @@ def note_while(lc, node) -> None:
     for n in ast.walk(node):
         if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == var \
                 and isinstance(n.op, ast.Add) and not isinstance(n.value, ast.Constant):
+            why = grid_stride.why_not(lc.tf, node)
+            if why is None:  # read as its range, which the rounds refused: runs_in_rounds said why
+                return
             _note(lc, f"the while loop of line {lc.src.loc(node).line} runs thread by thread in its region, "
-                      f"each thread its own iterations (a grid-stride loop runs in rounds only written as "
-                      f"`for {var} in range(start, stop, step)`)")
+                      f"each thread its own iterations: not read as `for {var} in range({var}, stop, step)`, "
+                      f"which runs in rounds, as {why} (kdebug/frontend/grid_stride.py)")
             return
 
 
