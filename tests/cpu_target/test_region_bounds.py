@@ -105,6 +105,25 @@ def test_the_stencils_guarded_output_is_narrowed_and_the_matmul_is_not(sessions)
     assert _narrowed(_bounds(sessions["narrowed"][0], matmul_tiled.matmul_tiled, a, a, a)) == []
 
 
+def test_a_region_that_keeps_every_thread_says_why_and_where_it_starts(sessions):
+    """The regions view and the IR after finish name why a region is not narrowed, with the line it starts at:
+    numba's reduction example guards its tree step with `tid % (2 * s) == 0`, no bound on the thread index;
+    the sample reduction's narrowed steps say nothing more than their bound."""
+    import inspect
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    from kernel_forms import reduction_forms
+    x = np.zeros(8, np.float32)
+    bounds = _bounds(sessions["narrowed"][0], reduction_forms.numba_docs, x, x)
+    source, first = inspect.getsourcelines(reduction_forms.numba_docs.py_func)
+    barrier = first + next(k for k, line in enumerate(source) if "cuda.syncthreads()" in line)
+    assert _narrowed(bounds) == [], bounds
+    assert bounds[0].startswith("region 0: every thread (from the kernel's start: "), bounds
+    assert bounds[1].startswith(f"region 1: every thread (from the cut of line {barrier}: what it does is under "
+                                "no guard `threadIdx.x < bound`"), bounds
+    narrowed = _bounds(sessions["narrowed"][0], reduction.block_sum, x, x)
+    assert all("under no guard" not in b for k, b in enumerate(narrowed) if k in _narrowed(narrowed)), narrowed
+
+
 def test_the_samples_threads_all_stop_alike_with_and_without_memcheck(sessions, unchecked):
     """Every region of the samples ends with all its threads at one barrier (or all at the end): the
     launcher keeps one state for them. With memcheck too: a failed check ends its thread's step (a way out

@@ -74,12 +74,13 @@ class Facts:
     entry_names: tuple  # ((frame offset, name), ...)
     offsets: tuple  # ((context field, byte offset), ...)
     kernel_type: ir.FunctionType
+    starts: tuple = ()  # each region's first source line: the kernel's (0) for region 0, then each cut's line
 
     @classmethod
     def of(cls, entry: str, rk, frame, target_data, kernel_type: ir.FunctionType) -> Facts:
         """``rk``: the kernel's cut.RegionLowering; ``frame``: its cut.RegionCut."""
         return cls(entry, len(rk.sites), rk.votes, frame.uniform_copy, frame.entry_names,
-                   tuple(sorted(_context_offsets(target_data).items())), kernel_type)
+                   tuple(sorted(_context_offsets(target_data).items())), kernel_type, (0,) + tuple(rk.lines))
 
 
 class Undecided(Exception):
@@ -451,6 +452,7 @@ class Region:
         self.dom, self.preds = _dominators(self.order, self.succ, self.order[0])
         self.memo: dict = {}
         self.memo_blocks: dict = {}
+        self.why: str | None = None  # what keeps every thread, where bound() found it (WHY)
 
     def live_incoming(self, phi):
         """The value phi ``phi`` takes in this region, where every edge of the region into its block brings
@@ -709,6 +711,7 @@ class Region:
                     if ways and all(ways):
                         inside = [a for w in ways for a in w]
                 if not inside:
+                    self.why = WHY["effect"]
                     return every  # an effect every thread may have
                 used.update(inside)
         outer = [a for a in self.order if a in used
@@ -722,6 +725,7 @@ class Region:
                 continue
             cond = self.sf.ops(list(blk.instructions)[-1])[0]
             if self.invariant(cond) is None:
+                self.why = WHY["branch"]
                 return every
         if not outer:
             return ("const", 64, 0)  # nothing any thread does outlives the region but its stop
@@ -731,11 +735,23 @@ class Region:
         return out
 
 
-def analyse(fn, facts: Facts) -> tuple[list, list]:
+# why a region keeps every thread, in the regions snapshot and the IR after finish (describe)
+WHY = {
+    "effect": "what it does is under no guard `threadIdx.x < bound`; a test of `tid % m` or `tid & m` is none",
+    "branch": "a branch on a per-thread value outside its guards: the threads left out could part ways",
+    "votes": "the kernel votes (syncthreads_count, _and, _or): each thread's vote is its own",
+    "shape": "its code has a shape the analysis does not follow",
+}
+
+
+def analyse(fn, facts: Facts, reasons: list | None = None) -> tuple[list, list]:
     """Each region's bound expression and whether its threads all stop alike, for regions 0 .. facts.nsites
-    of the optimised step function ``fn``."""
+    of the optimised step function ``fn``. ``reasons``, where given, gets each region's reason to keep every
+    thread (``WHY``; None for a narrowed region)."""
     n = facts.nsites + 1
     every, apart = [("const", 64, ALL)] * n, [False] * n
+    if reasons is not None:
+        reasons[:] = [WHY["votes"] if facts.votes else WHY["shape"]] * n
     if facts.votes:
         return every, apart
     try:
@@ -744,13 +760,17 @@ def analyse(fn, facts: Facts) -> tuple[list, list]:
         return every, apart
     bounds, alike = [], []
     for k in range(n):
+        why = WHY["shape"]
         try:
             r = Region(sf, k)
             both = r.bound(), r.alike()
+            why = r.why
         except Undecided:
             both = ("const", 64, ALL), False
         bounds.append(both[0])
         alike.append(both[1])
+        if reasons is not None:
+            reasons[k] = why if both[0] == ("const", 64, ALL) else None
     return bounds, alike
 
 
@@ -780,12 +800,21 @@ def _immediate_post_dominators(order, succ) -> dict:
     return out
 
 
-def describe(bounds, alike=(), names: dict | None = None) -> list[str]:
-    """One line per region: narrowed to what bound, or every thread; and whether its threads all stop alike
-    (one state for all of them). ``names``: ('ctx'|'frame', offset) -> what the value there is called
-    (blockDim.x, a uniform variable's name)."""
+def describe(bounds, alike=(), names: dict | None = None, reasons=(), starts=()) -> list[str]:
+    """One line per region: narrowed to what bound, or every thread (and why: ``reasons``, with the line
+    the region starts at: ``starts``, 0 for the kernel's start); and whether its threads all stop alike (one
+    state for all of them). ``names``: ('ctx'|'frame', offset) -> what the value there is called (blockDim.x,
+    a uniform variable's name)."""
     names = names or {}
-    return [f"region {k}: " + ("every thread" if e == ("const", 64, ALL) else f"threadIdx.x < {_show(e, names)}")
+
+    def why(k: int) -> str:
+        if k >= len(reasons) or not reasons[k]:
+            return ""
+        start = starts[k] if k < len(starts) else None
+        where = "from the kernel's start" if start == 0 else f"from the cut of line {start}" if start else ""
+        return f" ({where}: {reasons[k]})" if where else f" ({reasons[k]})"
+    return [f"region {k}: " + ("every thread" + why(k) if e == ("const", 64, ALL)
+                               else f"threadIdx.x < {_show(e, names)}")
             + ("; the threads stop alike (one state)" if k < len(alike) and alike[k] else "")
             for k, e in enumerate(bounds)]
 
@@ -936,7 +965,8 @@ def _same_width(b, x, y):
 def bound_module(fn, facts: Facts, triple: str, layout: str) -> tuple[str, list]:
     """The text of a module defining ``<entry>.bound`` for the optimised step function ``fn``, and each
     region's bound in words."""
-    bounds, alike = analyse(fn, facts)
+    reasons: list = []
+    bounds, alike = analyse(fn, facts, reasons)
     name = facts.entry + BOUND_SUFFIX
     m = ir.Module(name=name)
     m.triple, m.data_layout = triple, layout
@@ -944,7 +974,7 @@ def bound_module(fn, facts: Facts, triple: str, layout: str) -> tuple[str, list]
     alike_function(m, facts.entry + ALIKE_SUFFIX, alike)
     # what was decided, for whoever reads the IR after finish (the IR view, kdebug dump)
     md = m.add_named_metadata("kdebug.thread_bounds")
-    lines = describe(bounds, alike, value_names(facts))
+    lines = describe(bounds, alike, value_names(facts), reasons, facts.starts)
     md.add(m.add_metadata([ir.MetaDataString(m, name)] + [ir.MetaDataString(m, line) for line in lines]))
     return str(m), lines
 
