@@ -68,8 +68,8 @@ class TerminalDriver(LinuxDriver):
     def run_input_thread(self) -> None:
         """Textual's input loop (``LinuxDriver.run_input_thread``, Textual 8.2), waking also when the exit
         event is set. Textual's waits in ``select(0.1)`` until it next looks at the event, then sleeps
-        ``select(0.1)`` on an emptied selector: every quit (and every suspend: the editor of a stage, edit_stage.py) waited 0.1-0.2 s
-        for it (``disable_input`` joins this thread before the terminal is given back)."""
+        ``select(0.1)`` on an emptied selector: every quit, and every suspend (the stage editor's,
+        edit_stage.py), waited 0.1-0.2 s for it (``disable_input`` joins this thread first)."""
         selector = selectors.SelectSelector()
         fileno, wake = self.fileno, self._wake_read
         selector.register(fileno, selectors.EVENT_READ)
