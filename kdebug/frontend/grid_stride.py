@@ -70,9 +70,12 @@ def _as_range(tf, node: ast.While) -> ast.For | str:
     """The range loop, or why there is none."""
     body = tf.source.tree.body
     test = node.test
-    if node.orelse or len(node.body) < 2 or not any(s is node for s in body):
-        return "not a statement of the kernel's own body" if node.orelse == [] and len(node.body) >= 2 \
-            else "its body is only the step, or it has an else"
+    if node.orelse:
+        return "it has an else"
+    if len(node.body) < 2:
+        return "its body is only the step"
+    if not any(s is node for s in body):
+        return "it is not a statement of the kernel's own body"
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Lt)
             and isinstance(test.left, ast.Name)):
         return "its test is not `k < stop`"
@@ -122,10 +125,11 @@ def _invariant(expr, assigned: set[str]) -> bool:
         return expr.id not in assigned
     if isinstance(expr, ast.Attribute):
         return expr.attr == "size" and isinstance(expr.value, ast.Name) and expr.value.id not in assigned
-    if isinstance(expr, ast.Subscript):
-        return isinstance(expr.value, ast.Attribute) and expr.value.attr == "shape" \
-            and _invariant(ast.Attribute(value=expr.value.value, attr="size"), assigned) \
-            and isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, int)
+    if isinstance(expr, ast.Subscript):  # a.shape[k]
+        shape = expr.value
+        return isinstance(shape, ast.Attribute) and shape.attr == "shape" and isinstance(shape.value, ast.Name) \
+            and shape.value.id not in assigned and isinstance(expr.slice, ast.Constant) \
+            and isinstance(expr.slice.value, int)
     if isinstance(expr, ast.Call):
         return isinstance(expr.func, ast.Name) and expr.func.id == "len" and len(expr.args) == 1 \
             and not expr.keywords and isinstance(expr.args[0], ast.Name) and expr.args[0].id not in assigned

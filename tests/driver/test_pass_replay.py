@@ -187,7 +187,9 @@ def test_while_the_script_runs_passes_are_replayed_only_for_a_tab_that_shows_the
     asyncio.run(go())
 
 
-def test_a_session_that_ended_replays_the_shown_jobs_passes_whatever_the_tab(tmp_path):
+def _saxpy_to_its_end(then) -> None:
+    """saxpy in the live TUI, its passes kept for a replay, run to the session's end; then
+    ``await then(app, pilot, asked)`` (``asked``: the replays asked for, ``_spied``)."""
     opts = RunOptions(script=os.path.join(SAMPLES, "saxpy.py"), passes_on_demand=True, backend="cpu")
 
     async def go():
@@ -195,9 +197,15 @@ def test_a_session_that_ended_replays_the_shown_jobs_passes_whatever_the_tab(tmp
         asked = _spied(app)
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda: app.model.ended is not None, "the session to end", limit=120)
-            await wait_for(pilot, lambda: not app.model.jobs[1].passes_pending, "the replayed passes", limit=60)
-            assert asked and app.detail.active_tab == "source"
+            await then(app, pilot, asked)
     asyncio.run(go())
+
+
+def test_a_session_that_ended_replays_the_shown_jobs_passes_whatever_the_tab(tmp_path):
+    async def then(app, pilot, asked):
+        await wait_for(pilot, lambda: not app.model.jobs[1].passes_pending, "the replayed passes", limit=60)
+        assert asked and app.detail.active_tab == "source"
+    _saxpy_to_its_end(then)
 
 
 def test_a_session_that_ended_replays_nothing_until_the_user_stayed_to_look(monkeypatch):
@@ -205,19 +213,14 @@ def test_a_session_that_ended_replays_nothing_until_the_user_stayed_to_look(monk
     ``LOOK_S`` (here made longer than the test), where a tab that shows passes asks at once."""
     from kdebug.tui.detail import pane
     monkeypatch.setattr(pane, "LOOK_S", 3600.0)
-    opts = RunOptions(script=os.path.join(SAMPLES, "saxpy.py"), passes_on_demand=True, backend="cpu")
 
-    async def go():
-        app = KdebugApp(opts=opts)
-        asked = _spied(app)
-        async with app.run_test(size=SIZE) as pilot:
-            await wait_for(pilot, lambda: app.model.ended is not None, "the session to end", limit=120)
-            await pilot.pause(0.5)
-            assert asked == [] and app.model.jobs[1].passes_pending, asked
-            await pilot.press("2")
-            await wait_for(pilot, lambda: not app.model.jobs[1].passes_pending, "the replayed passes", limit=60)
-            assert asked
-    asyncio.run(go())
+    async def then(app, pilot, asked):
+        await pilot.pause(0.5)
+        assert asked == [] and app.model.jobs[1].passes_pending, asked
+        await pilot.press("2")
+        await wait_for(pilot, lambda: not app.model.jobs[1].passes_pending, "the replayed passes", limit=60)
+        assert asked
+    _saxpy_to_its_end(then)
 
 
 def test_the_pass_bar_says_a_phase_is_being_replayed_or_why_it_is_not_shown(kept_saxpy):
