@@ -227,15 +227,29 @@ _FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+) in (?P<func>.+
 _KDEBUG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def library_folders() -> tuple[str, ...]:
+    """Where code that is not the user's lives: kdebug's own folder, the standard library's, and the installed
+    packages' (site-packages: llvmlite, which kdebug calls on the script's behalf, numpy, ...), each ending
+    in a separator. Read from this interpreter's paths: the debuggee runs the same one."""
+    import sysconfig  # kept lazy for start-up time: asked only where a stack is read
+    folders = {_KDEBUG_DIR, os.path.dirname(os.__file__)}
+    paths = sysconfig.get_paths()
+    folders.update(paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if paths.get(key))
+    return tuple(os.path.abspath(f) + os.sep for f in folders)
+
+
 def user_frames(dump: str, script: str) -> list[str]:
     """From a faulthandler dump, the user's frames (innermost first) of the thread running the script:
-    ``file:line in func``; kdebug's, the standard library's and runpy's frames are left out."""
+    ``file:line in func``. Frames of kdebug, the standard library, runpy and installed packages
+    (``library_folders``) are left out, as a debugger's "just my code" does: a ^C that lands inside
+    llvmlite or numpy names the script's line that called them. The script's own frames are always kept."""
     script = os.path.abspath(script)
-    stdlib = os.path.dirname(os.__file__)
+    libraries = library_folders()
     best: list[str] = []
     for block in re.split(r"\n(?=(?:Current thread|Thread) 0x)", dump):
         frames = [m for m in map(_FRAME.match, block.splitlines()) if m]
-        mine = [f for f in frames if not f["file"].startswith(("<", _KDEBUG_DIR + os.sep, stdlib + os.sep))]
+        mine = [f for f in frames if os.path.abspath(f["file"]) == script
+                or not f["file"].startswith("<") and not os.path.abspath(f["file"]).startswith(libraries)]
         if any(os.path.abspath(f["file"]) == script for f in mine):
             best = [f"{f['file']}:{f['line']} in {f['func']}" for f in mine]
             if block.lstrip().startswith("Current thread"):
