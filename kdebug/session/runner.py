@@ -15,7 +15,7 @@ import types
 from typing import Callable, Iterable
 
 from kdebug import events as E
-from kdebug import lazy_dataclasses, settings
+from kdebug import lazy_dataclasses, settings, stack_room
 from kdebug.errors import KdebugError
 from kdebug.frontend import source_registry
 from kdebug.lang import numba_compat
@@ -135,7 +135,8 @@ def run_script(path: str, args: list[str], numba: bool, session, module: str | N
         with ExitHandlers() as at_exit, SafeInterrupt(), SignalHandlers(), source_registry.recording():
             before = set(threading.enumerate())
             try:
-                run_module(module) if module else exec_main(path)
+                # on a frame-stack chunk with room: the script's compiles and its own recursion (stack_room.py)
+                stack_room.call(run_module, module) if module else stack_room.call(exec_main, path)
             except BaseException as exc:  # noqa: BLE001 - the user's script failed: report it, keep going
                 status = script_failure(exc, path, numba, session)
             try:
