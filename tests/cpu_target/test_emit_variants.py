@@ -105,3 +105,53 @@ def test_the_stopping_check_keeps_the_shuffled_path():
     s = live.Session(backend="cpu", passes_on_demand=True, snapshots=True, memcheck=True)
     x = np.ones(64, np.float32)
     assert _calls_of_kernel(*_launcher_body(s, scale, x, x)) == 2
+
+
+@cuda.jit
+def block_sum(x, out):
+    """A barrier kernel in the region form; its last block's threads past x's end return before the barrier."""
+    s = cuda.shared.array(64, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if i >= x.size:
+        return
+    s[t] = x[i]
+    cuda.syncthreads()
+    if t == 0:
+        acc = 0.0
+        for k in range(min(64, x.size - i)):
+            acc += s[k]
+        out[cuda.blockIdx.x] = acc
+
+
+def test_the_region_forms_block_scheduler_is_a_function_of_its_own_that_llvm_does_not_optimise():
+    """The block scheduler's code (threads at different barriers, some exited: what a thread loop hands over)
+    is most of a region-form launcher: in ``<entry>.grid.scheduler``, marked ``optnone``, emit's -O2 spends
+    nothing on it (kdebug/targets/cpu/forms/regions/scheduler.py, ``_scheduler_function``). It still runs the
+    blocks it is handed: here the last block's exited threads send that block to it."""
+    previous = seam.current()
+    s = live.Session(backend="cpu", passes_on_demand=True, snapshots=True, tiered=False)
+    live.set_session(s)
+    try:
+        x = np.arange(100, dtype=np.float32)
+        out = np.zeros(2, np.float32)
+        block_sum[2, 64](x, out)
+        compiled = s.compile_kernel(block_sum, (T.typeof(x), T.typeof(out)))
+    finally:
+        live.set_session(previous)
+    assert compiled.record.form == ("regions", None), compiled.record.form
+    assert list(out) == [float(x[:64].sum()), float(x[64:].sum())]
+    text, entry = compiled.record.ir_after_finish(), compiled.record.entry
+    head = next(line for line in text.splitlines() if f"@{entry}.grid.scheduler(" in line and line.startswith("define"))
+    attrs = head.rsplit(")", 1)[1]  # the attribute group named after the parameters
+    group = attrs.split("#")[1].split()[0] if "#" in attrs else None
+    named = [line for line in text.splitlines() if group is not None and line.startswith(f"attributes #{group} ")]
+    flags = attrs + " ".join(named)
+    assert "optnone" in flags and "noinline" in flags, (head, named)
+    body, _ = _launcher_body_of(text, entry)
+    assert f"@{entry}.grid.scheduler(" in body  # the body hands a block over by a call
+    assert "resume.k" not in body and "sched.mismatch" not in body  # and keeps none of the scheduler's code
+
+
+def _launcher_body_of(text: str, entry: str) -> tuple[str, str]:
+    return text.split(f"define internal void @{entry}.grid.body(", 1)[1].split("\n}\n", 1)[0], entry

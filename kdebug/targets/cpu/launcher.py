@@ -32,7 +32,7 @@ from kdebug.targets.cpu import progress_ir
 from kdebug.targets.cpu.checks import sanitizers as sanitizer_ir
 from kdebug.targets.cpu.forms.coroutines.scheduler import BlockScheduler
 from kdebug.targets.cpu.forms.regions.bounds import ALIKE_SUFFIX, BOUND_SUFFIX
-from kdebug.targets.cpu.forms.regions.scheduler import region_blocks
+from kdebug.targets.cpu.forms.regions.scheduler import SCHEDULER_SUFFIX, region_blocks
 from kdebug.targets.cpu.forms.coroutines.lockstep import LOCKSTEP_GROUP
 from kdebug.targets.cpu.ir_helpers import Loop, cond_value, const, declare, each_thread, entry_alloca, field
 from kdebug.targets.cpu.layout import (CONTEXT, CONTEXT_P, CTX_BARRIER, CTX_CORO, CTX_CTAID, CTX_DEPTH,
@@ -119,11 +119,18 @@ def name_entry(mod, entry: str) -> None:
     """Give a cached launcher module's kernel declaration, launcher and body their kernel's name."""
     for suffix in ("", ".grid", ".grid.body"):
         mod.get_function(PLACEHOLDER_ENTRY + suffix).name = entry + suffix
-    for suffix in (BOUND_SUFFIX, ALIKE_SUFFIX):  # a region-form kernel's launcher asks these (region_bounds.py)
+    # a region-form kernel's launcher asks these (region_bounds.py) and has its block scheduler apart
+    for suffix in (BOUND_SUFFIX, ALIKE_SUFFIX, SCHEDULER_SUFFIX):
         try:
             mod.get_function(PLACEHOLDER_ENTRY + suffix).name = entry + suffix
         except NameError:
             pass
+
+
+# ``<entry>.grid.body``'s parameters (``LauncherBody`` names them); a function the body calls with them first
+# and arguments of its own after them (the region form's ``<entry>.grid.scheduler``) has a LauncherBody too
+BODY_PARAM_TYPES = [I8P, ir.PointerType(i32), i64, i64, I8P, I8P, I8P, CONTEXT_P, i64, i64, I8P, I8P, I8P]
+BODY_PARAMS = len(BODY_PARAM_TYPES)
 
 
 def build_grid_launcher(entry: str, argtypes, target, spec: LauncherSpec) -> ir.Module:
@@ -132,8 +139,7 @@ def build_grid_launcher(entry: str, argtypes, target, spec: LauncherSpec) -> ir.
     m = ir.Module(name=entry + ".grid")
     m.triple, m.data_layout = target.triple, target.data_layout
     kernel = ir.Function(m, ir.FunctionType(VOID, [CONTEXT_P] + [llvm_type(t) for t in argtypes]), name=entry)
-    body_ty = ir.FunctionType(VOID, [I8P, ir.PointerType(i32), i64, i64, I8P, I8P, I8P, CONTEXT_P, i64, i64, I8P, I8P,
-                                     I8P])
+    body_ty = ir.FunctionType(VOID, BODY_PARAM_TYPES)
     body = ir.Function(m, body_ty, name=entry + ".grid.body")
     body.linkage = "internal"
     body.attributes.add("noinline")
@@ -241,12 +247,12 @@ class LauncherBody:
 
     def __init__(self, fn: ir.Function, kernel: ir.Function, argtypes, shared_stride: int, sanitize=None,
                  thread_exit: bool = False, shuffle: bool = True) -> None:
-        self.fn, self.kernel, self.shared_stride = fn, kernel, shared_stride
+        self.fn, self.kernel, self.argtypes, self.shared_stride = fn, kernel, argtypes, shared_stride
         self.shuffle = shuffle  # the threads may run in a shuffled order (the table is read)
         self.sanitize = sanitize  # (racecheck, initcheck) or None
         self.thread_exit = thread_exit  # failed checks end their thread and leave a failure slot
         (params, dims, self.first, self.last, self.runtime, self.jbp, self.shared, self.ctxs, self.stride,
-         self.dyn, self.san_shadow, self.fail_slots, self.frame) = fn.args
+         self.dyn, self.san_shadow, self.fail_slots, self.frame) = fn.args[:BODY_PARAMS]  # then a function's own
         self.b = b = ir.IRBuilder(fn.append_basic_block("entry"))
         pstruct = b.bitcast(params, ir.PointerType(param_struct_type(argtypes)))
         self.args = [b.load(b.gep(pstruct, [const(0), const(k)], inbounds=True)) for k in range(len(argtypes))]
@@ -257,6 +263,14 @@ class LauncherBody:
         if shuffle:
             self._load_shuffle_table()
         self.stop = fn.append_basic_block("stop")
+
+    def on(self, fn: ir.Function) -> "LauncherBody":
+        """A LauncherBody of ``fn``, a function of this module whose first parameters are the body's, the
+        same kernel and launch (its own prologue: the arguments, the dimensions, the shuffle table)."""
+        lb = LauncherBody(fn, self.kernel, self.argtypes, self.shared_stride, self.sanitize, self.thread_exit,
+                          self.shuffle)
+        lb.bound, lb.alike = getattr(self, "bound", None), getattr(self, "alike", None)  # the region form's
+        return lb
 
     def _load_shuffle_table(self) -> None:
         """--shuffle-threads: a permutation table in the runtime record, used when made for this block size."""

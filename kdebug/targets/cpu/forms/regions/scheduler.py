@@ -40,6 +40,7 @@ from kdebug.targets.cpu.forms.coroutines.lockstep import is_lockstep_wait
 from kdebug.runtime.record import REGION_INDEX, ROUND_DONE, ROUND_START
 from kdebug.targets.cpu.forms.regions.cut import LANES
 
+SCHEDULER_SUFFIX = ".grid.scheduler"  # the block scheduler's function of a region-form launcher (_scheduler_function)
 _STATE = (("waits", CTX_BARRIER), ("bar_line", CTX_BAR_LINE), ("exit_line", CTX_EXIT_LINE), ("vote", CTX_VOTE))
 
 
@@ -50,6 +51,7 @@ class RegionScheduler(BlockScheduler):
         """``launch``: the kernel's ``launcher.RegionLaunch``."""
         # the block scheduler's lockstep machinery counts the threads at a loop run in rounds apart (_loop_pass)
         super().__init__(body, grid_sync=False, lockstep=launch.rounds is not None)
+        self.launch = launch
         self.round_entry, self.round_regions = launch.rounds if launch.rounds is not None else (None, ())
         self.nbarriers, self.votes, self.uniform_copy = launch.cuts, launch.votes, launch.uniform_copy
         self.narrow = launch.narrow and not launch.votes
@@ -303,8 +305,7 @@ class RegionScheduler(BlockScheduler):
         b.branch(head)
         b.position_at_end(differ)  # the block scheduler takes the block over
         self._hand_over(blk)
-        self._run_block(const(0, i64), blk)
-        b.branch(done)
+        self._take_over(blk, done)
         b.position_at_end(done)
 
     def _thread_loop(self, ctx, blk, site: int) -> None:
@@ -408,6 +409,52 @@ class RegionScheduler(BlockScheduler):
                 b.store(b.select(b.icmp_signed(">", v, hi), v, hi), self.hi)
             elif name == "vote" and self.votes:
                 b.store(b.add(b.load(self.vsum), v), self.vsum)
+
+    def _take_over(self, blk, done) -> None:
+        """The block scheduler runs the block to its end, in a function of its own (``_scheduler_function``):
+        it gets the block, the region phase and the scheduler's phase count, and gives back the phase count
+        (or -1: the launcher stops, a check failed or a barrier diverged)."""
+        b = self.b
+        phase = b.call(self._scheduler_function(), list(self.fn.args) + [blk, b.load(self.ph), b.load(self.phase_slot)])
+        go_on = self.fn.append_basic_block("scheduler.after")
+        b.cbranch(b.icmp_signed("<", phase, const(0, i64)), self.lb.stop, go_on)
+        b.position_at_end(go_on)
+        b.store(phase, self.phase_slot)
+        b.branch(done)
+
+    def _scheduler_function(self) -> ir.Function:
+        """``<entry>.grid.scheduler``: the block scheduler's code for a block its thread loops hand over (threads
+        at different barriers, some exited while others wait: rare, and most of the launcher's code). It runs
+        outside LLVM's optimisation (``optnone``; its threads' steps are the kernel's optimised code, called),
+        so that emit's -O2 spends nothing on it: a third of a barrier kernel's emit time before."""
+        m = self.fn.module
+        name = self.fn.name[:-len(".grid.body")] + SCHEDULER_SUFFIX
+        if name in m.globals:
+            return m.globals[name]
+        fn = ir.Function(m, ir.FunctionType(i64, list(self.fn.function_type.args) + [i64, i64, i64]), name=name)
+        fn.linkage = "internal"
+        for attr in ("noinline", "optnone", "cold"):
+            fn.attributes.add(attr)
+        RegionScheduler(self.lb.on(fn), self.launch).build_scheduler(*fn.args[-3:])
+        return fn
+
+    def build_scheduler(self, blk, ph, phase) -> None:
+        """The body of ``_scheduler_function``: the block scheduler's state, the region phase ``ph`` (which
+        ``_scan_threads`` orders the threads by) and its phase count ``phase``, then the block run to its end."""
+        b, lb = self.b, self.lb
+        self._declare_state()
+        self.ph = entry_alloca(b, i64, "region.phase")
+        if b.block is lb.fn.entry_basic_block:  # the allocas went in above the builder's place
+            b.position_at_end(b.block)
+        self._reset_group_counts()  # a grid barrier's counts: the region form has none, but they are kept
+        b.store(ph, self.ph)
+        b.store(phase, self.phase_slot)
+        self.fail = self.fn.append_basic_block("fail")
+        self._run_block(const(0, i64), blk)
+        b.ret(b.load(self.phase_slot))
+        for stop in (self.fail, lb.stop):
+            b.position_at_end(stop)
+            b.ret(const(-1, i64))
 
     def _hand_over(self, blk) -> None:
         """Each thread's own context, with the state the thread loop left in the columns."""
