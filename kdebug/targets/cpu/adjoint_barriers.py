@@ -68,7 +68,7 @@ class AdjointBarriers:
         site = self.check_sites.add(M.Site("barrier", lc.tf.name, lc.src.loc(where), what=what, function_kind="kernel"))
         if node is None:
             return site, 0
-        if coroutines.in_branch(lc.tf.source.tree, node):
+        if coroutines.in_branch(lc, lc.tf.source.tree, node):
             site |= IN_BRANCH
         return site, reach_line(lc, node)
 

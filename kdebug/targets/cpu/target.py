@@ -114,6 +114,7 @@ class CpuModuleState:
     cuts: dict = field(default_factory=dict)  # kernel name -> regions.RegionCut: what the regions stage made
     thread_bounds: dict = field(default_factory=dict)  # kernel name -> each region's thread bound, in words (finish)
     forms: dict = field(default_factory=dict)  # kernel name -> (form, why not the region form or None)
+    syntax_holders: dict = field(default_factory=dict)  # id(tree) -> (tree, each node's holder): barrier_lines.py
 
 
 # emit's optimisation: optimize has unrolled the kernels' own loops already: unrolling or interleaving

@@ -30,58 +30,80 @@ def reach_line(lc, node: ast.AST) -> int:
     kernel_call, kernel_tf = chain[0]
     inner = chain[1:]
     src = kernel_tf.source
-    if all(_runs_on_every_call(tf, call) for call, tf in inner):
-        end = _list_end(kernel_tf.source.tree, kernel_call)
+    if all(_runs_on_every_call(lc, tf, call) for call, tf in inner):
+        end = _list_end(lc, kernel_tf.source.tree, kernel_call)
         if end is not None:
             return src.first_line + end - 1
     return src.loc(kernel_call).line
 
 
-def _statement_list(tree: ast.AST, node: ast.AST):
+def _statement_list(lc, tree: ast.AST, node: ast.AST):
     """(the statement list holding the statement that contains ``node``, that statement's index), with
     ``node`` reached from the statement without a conditional expression on the way; else None."""
+    holders = _holders(lc, tree)
+    path = [node]  # from node up to the innermost statement that contains it
+    while not isinstance(path[-1], ast.stmt):
+        held = holders.get(id(path[-1]))
+        if held is None:
+            return None
+        path.append(held[0])
+    if any(isinstance(p, _CONDITIONAL) for p in path):
+        return None
+    held = holders.get(id(path[-1]))
+    if held is None or held[1] not in _BODIES:
+        return None
+    parent, name, k = held
+    return getattr(parent, name), k
+
+
+def _holders(lc, tree: ast.AST) -> dict:
+    """id(node) -> (its parent, the parent's field that holds it, its index there or None), for ``tree``
+    below its root: one walk per tree in a module's lowering (kept in its state; the tree is kept with it,
+    so that its id stays its own), where a search from every statement list took one per barrier."""
+    kept = getattr(lc.state, "syntax_holders", None)  # None: a lowering without the CPU target's state
+    if kept is not None and id(tree) in kept:
+        return kept[id(tree)][1]
+    holders = {}
     for parent in ast.walk(tree):
-        for name in _BODIES:
-            stmts = getattr(parent, name, None)
-            if not isinstance(stmts, list):
-                continue
-            for k, stmt in enumerate(stmts):
-                path = _path(stmt, node)
-                if path is None:
-                    continue
-                if any(isinstance(p, ast.stmt) for p in path[1:]):
-                    break  # nested deeper: a list further down holds it
-                if any(isinstance(p, _CONDITIONAL) for p in path):
-                    return None
-                return stmts, k
-    return None
+        for name, value in ast.iter_fields(parent):
+            if isinstance(value, list):
+                for k, item in enumerate(value):
+                    if isinstance(item, ast.AST):
+                        holders[id(item)] = (parent, name, k)
+            elif isinstance(value, ast.AST):
+                holders[id(value)] = (parent, name, None)
+    if kept is not None:
+        kept[id(tree)] = (tree, holders)
+    return holders
 
 
-def _path(root: ast.AST, node: ast.AST):
-    """The nodes from ``root`` down to ``node`` (root first), or None when ``node`` is not inside."""
-    if root is node:
-        return [root]
-    for child in ast.iter_child_nodes(root):
-        sub = _path(child, node)
-        if sub is not None:
-            return [root] + sub
-    return None
+def in_branch(lc, tree, node) -> bool:
+    """Whether ``node`` lies inside an if/else of ``tree`` (control flow that may differ between threads;
+    loops are taken as uniform, as an early return before a barrier is)."""
+    holders = _holders(lc, tree)
+    held = holders.get(id(node))
+    while held is not None:
+        parent, name, _ = held
+        if isinstance(parent, ast.If) and name in ("body", "orelse"):
+            return True
+        held = holders.get(id(parent))
+    return False
 
 
-def _list_end(tree: ast.AST, node: ast.AST) -> int | None:
+def _list_end(lc, tree: ast.AST, node: ast.AST) -> int | None:
     """The last source line of the statement list that runs ``node`` unconditionally (tree lines)."""
-    found = _statement_list(tree, node)
+    found = _statement_list(lc, tree, node)
     if found is None:
         return None
     stmts, _ = found
     return stmts[-1].end_lineno
 
 
-def _runs_on_every_call(tf, node: ast.AST) -> bool:
+def _runs_on_every_call(lc, tf, node: ast.AST) -> bool:
     """Whether every call of device function ``tf`` reaches ``node``: a statement of its body, with no
     ``return`` before it."""
     tree = tf.source.tree
-    found = _statement_list(tree, node)
+    found = _statement_list(lc, tree, node)
     if found is None or found[0] is not tree.body:
         return False
     stmts, k = found

@@ -7,14 +7,12 @@ scheduler (block_scheduler.py) resumes the threads when all of them arrived.
 """
 from __future__ import annotations
 
-import ast
-
 import platform
 
 from llvmlite import ir
 
 from kdebug.runtime import memcheck as M
-from kdebug.targets.cpu.forms.coroutines.barrier_lines import reach_line
+from kdebug.targets.cpu.forms.coroutines.barrier_lines import in_branch, reach_line
 from kdebug.targets.cpu.ir_helpers import TOKEN, TOKEN_NONE, const, declare, field
 from kdebug.targets.cpu.layout import (CONTEXT_P, CTX_BAR_LINE, CTX_BARRIER, CTX_CORO, CTX_EXIT_LINE, CTX_FRAME,
                                        CTX_FRAME_CAP, CTX_VOTE, END_OF_KERNEL, I8P, IN_BRANCH, VOID, i1, i8, i32,
@@ -150,24 +148,13 @@ def emit_barrier(lc, node, what: str, vote=None, grid: bool = False):
     kind = "grid barrier" if grid else "barrier"
     site = lc.state.check_sites.add(M.Site(kind, lc.tf.name, lc.src.loc(node), what=what, function_kind=lc.tf.kind))
     pin_locals(lc)
-    value = site | IN_BRANCH if in_branch(lc.tf.source.tree, node) else site
+    value = site | IN_BRANCH if in_branch(lc, lc.tf.source.tree, node) else site
     b.store(const(-value if grid else value), field(b, lc.thread_ctx, CTX_BARRIER))
     # the scheduler compares it with exited threads' exit lines: those below it skipped the barrier
     b.store(const(reach_line(lc, node)), field(b, lc.thread_ctx, CTX_BAR_LINE))
     b.store(vote if vote is not None else const(0), field(b, lc.thread_ctx, CTX_VOTE))
     suspend(lc, st, final=False)
     return b.load(field(b, lc.thread_ctx, CTX_VOTE))
-
-
-def in_branch(tree, node) -> bool:
-    """Whether ``node`` lies inside an if/else of the function (control flow that may differ between
-    threads; loops are taken as uniform, as an early return before a barrier is)."""
-    for n in ast.walk(tree):
-        if isinstance(n, ast.If):
-            for part in n.body + n.orelse:
-                if any(sub is node for sub in ast.walk(part)):
-                    return True
-    return False
 
 
 def _targets(term) -> list:

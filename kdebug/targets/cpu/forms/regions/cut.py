@@ -44,8 +44,7 @@ from llvmlite import ir
 from kdebug.frontend import grid_stride
 from kdebug.lazy_dataclasses import dataclass
 from kdebug.runtime import memcheck as M
-from kdebug.targets.cpu.forms.coroutines.barrier_lines import reach_line
-from kdebug.targets.cpu.forms.coroutines.lowering import in_branch
+from kdebug.targets.cpu.forms.coroutines.barrier_lines import in_branch, reach_line
 from kdebug.targets.cpu.ir_helpers import const, field
 from kdebug.runtime.record import LOCKSTEP_FLAG, REGION_INDEX, ROUND_DONE, ROUND_START  # the barrier field's bits
 from kdebug.targets.cpu.forms.coroutines.lockstep_rules import loop_reason, pure_call
@@ -426,7 +425,7 @@ def emit_barrier(lc, node, what: str, vote=None):
     rk = lc.state.regions[lc.fn.name]
     b = lc.builder
     site = lc.state.check_sites.add(M.Site("barrier", lc.tf.name, lc.src.loc(node), what=what, function_kind=lc.tf.kind))
-    value = site | IN_BRANCH if in_branch(lc.tf.source.tree, node) else site
+    value = site | IN_BRANCH if in_branch(lc, lc.tf.source.tree, node) else site
     _cut(lc, rk, node, value, vote if vote is not None else const(0), "barrier")
     rk.votes = rk.votes or vote is not None
     return b.load(field(b, lc.thread_ctx, CTX_VOTE))
@@ -1044,6 +1043,7 @@ def _check_no_register_crosses(fn, starts) -> None:
         for ins in blk.instructions:
             where[id(ins)] = blk
     reach = {id(s): _reachable([s]) for s in starts}
+    around: dict = {}  # (start, defining block) -> what the start reaches without passing that block
     for blk in fn.blocks:
         for ins in blk.instructions:
             if isinstance(ins, ir.instructions.PhiInstr):
@@ -1057,7 +1057,10 @@ def _check_no_register_crosses(fn, starts) -> None:
                 for s in starts:
                     if s is db or id(ub) not in reach[id(s)]:
                         continue
-                    if id(ub) in _reachable([s], blocked=db):
+                    key = (id(s), id(db))
+                    if key not in around:
+                        around[key] = _reachable([s], blocked=db)
+                    if id(ub) in around[key]:
                         raise AssertionError(f"{fn.name}: the value {v.get_reference()} of block {db.name} is used "
                                              f"in {ub.name}, after a barrier (a register crossing a cut)")
 
