@@ -19,7 +19,7 @@ from llvmlite import ir
 from kdebug.lazy_dataclasses import dataclass
 from kdebug.runtime import memcheck as M
 from kdebug.targets.cpu.forms.coroutines import lowering as coroutines
-from kdebug.targets.cpu.forms.coroutines.barrier_lines import reach_line
+from kdebug.targets.cpu.forms.coroutines.barrier_lines import in_branch, reach_line
 from kdebug.targets.cpu.ir_helpers import TOKEN, TOKEN_NONE, const, declare
 from kdebug.targets.cpu.layout import (CTX_BAR_LINE, CTX_BARRIER, CTX_EXIT_LINE, CTX_SHARED, CTX_VOTE, I8P,
                                        IN_BRANCH, VOID, i1, i32, i64)
@@ -68,7 +68,7 @@ class AdjointBarriers:
         site = self.check_sites.add(M.Site("barrier", lc.tf.name, lc.src.loc(where), what=what, function_kind="kernel"))
         if node is None:
             return site, 0
-        if coroutines.in_branch(lc, lc.tf.source.tree, node):
+        if in_branch(lc, node):
             site |= IN_BRANCH
         return site, reach_line(lc, node)
 

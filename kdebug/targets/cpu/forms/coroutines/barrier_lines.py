@@ -60,8 +60,8 @@ def _holders(lc, tree: ast.AST) -> dict:
     """id(node) -> (its parent, the parent's field that holds it, its index there or None), for ``tree``
     below its root: one walk per tree in a module's lowering (kept in its state; the tree is kept with it,
     so that its id stays its own), where a search from every statement list took one per barrier."""
-    kept = getattr(lc.state, "syntax_holders", None)  # None: a lowering without the CPU target's state
-    if kept is not None and id(tree) in kept:
+    kept = lc.state.syntax_holders
+    if id(tree) in kept:
         return kept[id(tree)][1]
     holders = {}
     for parent in ast.walk(tree):
@@ -72,15 +72,14 @@ def _holders(lc, tree: ast.AST) -> dict:
                         holders[id(item)] = (parent, name, k)
             elif isinstance(value, ast.AST):
                 holders[id(value)] = (parent, name, None)
-    if kept is not None:
-        kept[id(tree)] = (tree, holders)
+    kept[id(tree)] = (tree, holders)
     return holders
 
 
-def in_branch(lc, tree, node) -> bool:
-    """Whether ``node`` lies inside an if/else of ``tree`` (control flow that may differ between threads;
-    loops are taken as uniform, as an early return before a barrier is)."""
-    holders = _holders(lc, tree)
+def in_branch(lc, node) -> bool:
+    """Whether ``node`` lies inside an if/else of the function being lowered (control flow that may differ
+    between threads; loops are taken as uniform, as an early return before a barrier is)."""
+    holders = _holders(lc, lc.tf.source.tree)
     held = holders.get(id(node))
     while held is not None:
         parent, name, _ = held

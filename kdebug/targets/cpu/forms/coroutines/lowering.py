@@ -148,7 +148,7 @@ def emit_barrier(lc, node, what: str, vote=None, grid: bool = False):
     kind = "grid barrier" if grid else "barrier"
     site = lc.state.check_sites.add(M.Site(kind, lc.tf.name, lc.src.loc(node), what=what, function_kind=lc.tf.kind))
     pin_locals(lc)
-    value = site | IN_BRANCH if in_branch(lc, lc.tf.source.tree, node) else site
+    value = site | IN_BRANCH if in_branch(lc, node) else site
     b.store(const(-value if grid else value), field(b, lc.thread_ctx, CTX_BARRIER))
     # the scheduler compares it with exited threads' exit lines: those below it skipped the barrier
     b.store(const(reach_line(lc, node)), field(b, lc.thread_ctx, CTX_BAR_LINE))

@@ -425,7 +425,7 @@ def emit_barrier(lc, node, what: str, vote=None):
     rk = lc.state.regions[lc.fn.name]
     b = lc.builder
     site = lc.state.check_sites.add(M.Site("barrier", lc.tf.name, lc.src.loc(node), what=what, function_kind=lc.tf.kind))
-    value = site | IN_BRANCH if in_branch(lc, lc.tf.source.tree, node) else site
+    value = site | IN_BRANCH if in_branch(lc, node) else site
     _cut(lc, rk, node, value, vote if vote is not None else const(0), "barrier")
     rk.votes = rk.votes or vote is not None
     return b.load(field(b, lc.thread_ctx, CTX_VOTE))
