@@ -207,6 +207,7 @@ def child_main(argv: list[str]) -> int:
     return status
 
 
+STILL_POLLS = 7  # polls (30 ms each) a stack dump without the script's frames must stay unchanged to be whole
 POSITION = "kdebug-position "  # a line of the fault file: the answer to {"cmd": "where", "id": N}
 
 
@@ -347,11 +348,14 @@ class Debuggee:
         before = self._fault_text()
         self.signal(signal.SIGUSR1)
         deadline = time.monotonic() + wait
-        last = before
+        last, still = before, 0
         while time.monotonic() < deadline and self.alive:
             time.sleep(0.03)
             text = self._fault_text()
-            if len(text) > len(before) and text == last:  # the dump came and stopped growing
+            still = still + 1 if len(text) > len(before) and text == last else 0
+            # the dump came and stopped growing: done once it holds the script's thread, or after a pause
+            # long enough that it is whole (a child descheduled mid-dump pauses it: a busy machine's [] before)
+            if still and (user_frames(text[len(before):], self.opts.script) or still >= STILL_POLLS):
                 break
             last = text
         return user_frames(self._fault_text()[len(before):], self.opts.script)
