@@ -35,8 +35,6 @@ from kdebug.tui.detail import DetailPane
 from kdebug.tui.job_tree import JobTree
 from kdebug.tui.help import HelpScreen
 from kdebug.tui.inbox import Inbox
-from kdebug.tui.interrupt import Interrupt
-from kdebug.tui.key_help import KeyHelp
 from kdebug.tui.messages import DebuggeeWake, GoToJob, JobChosen
 from kdebug.tui.search import SearchBox
 from kdebug.tui.status import StatusLine
@@ -71,7 +69,7 @@ class KdebugApp(key_help.KeyRouting, App):
         self._started_at = time.monotonic()
         self._alerts_seen = 0  # alerts already announced
         self._status_waits = False  # the status line waits behind the tree's new labels (_update_status)
-        self.interrupt = Interrupt()  # ctrl+c (kdebug/tui/interrupt.py)
+        self.interrupt = interrupt.Interrupt()  # ctrl+c (kdebug/tui/interrupt.py)
         self.zoom = Zoom(self)  # z (kdebug/tui/zoom.py)
         self._stop_asked = ""  # "step" or "pause" while a stop the user asked for has not come
         self.travel: travel.Travel | None = None  # a replay's position in its trace, once it left the end
@@ -90,7 +88,7 @@ class KdebugApp(key_help.KeyRouting, App):
             yield DetailPane(self.model, cwd=self.cwd, id="detail")
         yield BottomPanel(self.model, id="bottom")
         yield SearchBox(placeholder="search the view (enter: find, esc: cancel)", id="search")
-        yield KeyHelp(live=not self.replay, id="keys")
+        yield key_help.KeyHelp(live=not self.replay, id="keys")
 
     def get_line_filters(self):  # the high-contrast theme's: every glyph at 7:1 or more (contrast.py)
         filters = super().get_line_filters()
@@ -290,6 +288,9 @@ class KdebugApp(key_help.KeyRouting, App):
     def action_zoom(self) -> None:
         """z: the focused pane (the whole detail pane for one of its views) fills the screen, or goes back."""
         self.zoom.toggle()
+
+    def action_suspend(self) -> None:
+        terminal.suspend(self)  # ^z: the job stops and fg resumes it, where a shell can (terminal.py)
 
     def action_interrupt(self) -> None:
         """ctrl+c: interrupt the script as a debugger does (kdebug/tui/interrupt.py); a second one soon

@@ -71,6 +71,8 @@ KEYS: list[Key] = [
     Key("General", "^c", ("ctrl+c",), "interrupt", "interrupt the script (KeyboardInterrupt); a second ^c quits",
         priority=True),
     Key("General", "Esc", ("escape",), "close_overlay", "close a dialog, the search box, the keys panel, a zoom"),
+    Key("General", "^z", ("ctrl+z",), "suspend", "suspend kdebug to the shell, as any job (fg brings it back)",
+        titles=("Suspend to the shell",)),
     Key("Stepping", "s", ("s",), "step", "step: run to the next phase, request or launch (pauses a running script)",
         "Step", live=True, titles=("Step",)),
     Key("Stepping", "c", ("c",), "continue", "continue to the next breakpoint", "Continue", live=True,
@@ -96,8 +98,8 @@ KEYS: list[Key] = [
         live=True, owner="tree", titles=("Reduce to a reproducer",)),
     Key("Jobs", "g", ("g",), "goto_target", "from a \u21bb node, go to the job it refers to", "\u21bb target",
         owner="tree", titles=("Go to the re-entrant target",)),
-    Key("Jobs", "enter", ("enter",), "descend", "in Source or IR (\u2191 \u2193 move the line cursor): descend into "
-        "the job a launch, pointer or grad site (a line marked \u25c2) asks for", owner="detail",
+    Key("Jobs", "enter", ("enter",), "descend", "descend into the job a line marked \u25c2 asks for (a launch, pointer "
+        "or grad site)", owner="detail",
         titles=("Descend into the site's job",)),
     Key("Jobs", "u  \u232b", ("u", "backspace"), "ascend", "back along the descend path (the path bar)",
         owner="detail", titles=("Back along the descend path",)),

@@ -109,8 +109,20 @@ class TerminalDriver(LinuxDriver):
         except (BlockingIOError, OSError):
             pass
 
+    def suspend_application_mode(self) -> None:
+        """Textual's suspend (^z, the stage editor) closes the driver and its resume starts it again: the
+        screen's descriptor and the wake-up pipe stay open for that (closed, the resumed input thread died of
+        EBADF and the screen's writes failed)."""
+        self._suspended = True
+        try:
+            super().suspend_application_mode()
+        finally:
+            self._suspended = False
+
     def close(self) -> None:
         super().close()  # stops the writer thread, which flushed everything it had
+        if getattr(self, "_suspended", False):
+            return
         try:
             self._file.close()
         except OSError:
@@ -146,10 +158,11 @@ def guard() -> int | None:
     # the terminal's own ^C and ^\ reach the whole foreground group: the child decides what they do,
     # and the parent ignores them from before the fork on (a ^C in between must not end it alone)
     previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGQUIT)}
+    parent = os.getppid()
     pid = os.fork()
     if pid == 0:
-        global guarded_child
-        guarded_child = True
+        global guarded_child, guard_parent
+        guarded_child, guard_parent = True, parent
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
@@ -194,6 +207,60 @@ def guard() -> int | None:
 
 
 guarded_child = False  # True in the TUI's process that guard() forked
+guard_parent = 0  # there: the guard's parent (the shell, where a shell started kdebug)
+
+
+def resumable_as_a_job() -> bool:
+    """Whether a stopped kdebug would be continued: its process group is a job of a shell with job control.
+    POSIX calls a group orphaned when no member's parent is in the same session and another group; the
+    kernel then discards a terminal's stop signals, and nothing would ever send the SIGCONT (kdebug under
+    ``setsid``, a test's pseudo-terminal, a service). The ancestors in kdebug's own group are walked up (a
+    shell script that runs kdebug is in the job with it) to the first one outside it."""
+    pid = guard_parent if guarded_child else os.getppid()
+    try:
+        for _ in range(64):  # a bound on a walk through /proc, which other processes change meanwhile
+            if pid <= 1:
+                return False
+            if os.getpgid(pid) != os.getpgrp():
+                return os.getsid(pid) == os.getsid(0)
+            with open(f"/proc/{pid}/stat", "rb") as f:  # ppid: the field after the name's closing parenthesis
+                pid = int(f.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):  # gone, or no /proc: the stop could not be undone for sure
+        return False
+    return False
+
+
+def suspend(app) -> None:
+    """^z: kdebug stops as a shell's job does — the TUI leaves the screen, the guard stops with it (``guard``),
+    and the script's process group (a session of its own, which the shell's SIGCONT would not reach) is
+    stopped and continued with them — and ``fg`` brings it all back, the screen drawn again whole. Where no
+    shell could continue it, or the driver cannot suspend (``kdebug serve``'s browser), it says so and stays."""
+    driver = getattr(app, "_driver", None)
+    if driver is None or not driver.can_suspend:
+        return app.notify("^z: this TUI cannot be suspended here (a browser session, a test)", severity="warning")
+    if not resumable_as_a_job():
+        return app.notify("^z: no shell with job control started kdebug, so nothing could bring a stopped "
+                          "kdebug back (fg); q quits", severity="warning", timeout=8)
+    if not getattr(app, "_resumes_whole", False):
+        app.app_resume_signal.subscribe(app, lambda _app: _resumed(app))
+        app._resumes_whole = True
+    _signal_script(app, signal.SIGSTOP)
+    app.action_suspend_process()
+
+
+def _resumed(app) -> None:
+    _signal_script(app, signal.SIGCONT)
+    app.refresh(layout=True)  # the alternate screen comes back blank: every cell drawn again
+
+
+def _signal_script(app, sig: int) -> None:
+    dbg = getattr(app, "debuggee", None)
+    proc = getattr(dbg, "proc", None)
+    if proc is not None and proc.poll() is None:
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def leave(status: int) -> None:

@@ -196,6 +196,84 @@ def test_the_interrupted_session_stays_on_screen_and_q_exits_130(tmp_path):
         quit_and_check(term, 130)
 
 
+def _state(pid: int) -> str:
+    """A process's state letter (/proc/PID/stat): T is stopped."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return f.read().rsplit(b")", 1)[1].split()[0].decode()
+
+
+def test_ctrl_z_in_a_shell_stops_kdebug_as_a_job_and_fg_brings_it_back(tmp_path):
+    """In an interactive shell (job control on), ^Z hands the terminal back as any program's does: the shell
+    says the job stopped, on its own screen, and the TUI, its guard and the running script are all stopped;
+    ``fg`` brings them back, the screen drawn again whole, and the session goes on. (^Z did nothing before:
+    the raw-mode TUI read it as a key with no binding.)"""
+    from test_serve import _cmdline, _descendants
+    (tmp_path / "spin.py").write_text(SPIN)
+    env = dict(os.environ, PS1="$ ", HISTFILE=os.devnull, TERM="xterm-256color")
+    launches = re.compile(r"(\d+) launch")
+
+    def count() -> int:
+        m = launches.search(term.text())
+        return int(m.group(1)) if m else 0
+
+    with Terminal(["bash", "--norc", "--noprofile", "-i"], cols=WIDE[0], rows=WIDE[1], cwd=str(tmp_path),
+                  env=env) as term:
+        assert term.wait_text("$", 20), term.text()
+        term.type(f"{sys.executable} -m kdebug.cli spin.py\r", gap=0.0)
+        assert term.wait_for(lambda _: count() > 0, END_TIMEOUT), term.text()
+        below = {p: _cmdline(p) for p in _descendants(term.proc.pid)}
+        tui = [p for p, cmd in below.items() if "kdebug.cli" in cmd]
+        script = [p for p, cmd in below.items() if "kdebug.session.debuggee" in cmd]
+        assert len(tui) == 2 and len(script) == 1, below  # the guard and the TUI it forked; the debuggee
+        term.press("ctrl+z", gap=0.0)
+        assert term.wait_text("Stopped", 20), term.text()
+        # the screen is the shell's again (bash turns bracketed paste on at its prompt), and all of kdebug stopped
+        assert set(term.modes_left_on()) <= {"bracketed paste"}, term.modes_left_on()
+        assert [_state(p) for p in tui + script] == ["T", "T", "T"], [_state(p) for p in tui + script]
+        term.type("fg\r", gap=0.0)
+        assert term.wait_for(lambda _: "alternate screen" in term.modes_left_on(), 20), term.text()
+        # every cell drawn again (a terminal's alternate screen comes back blank; pyte keeps the shell's lines)
+        assert term.wait_for(lambda t: "Stopped" not in t and "$ fg" not in t and "● running" in t, 20), term.text()
+        assert "T" not in [_state(p) for p in tui + script]
+        then = count()
+        assert term.wait_for(lambda _: count() > then, 20), term.text()  # the script runs on
+        term.press("ctrl+c", gap=0.0)
+        assert term.wait_text("session interrupted (exit status 130)", 20), term.text()
+        term.press("q", gap=0.0)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") for p in tui):
+            time.sleep(0.05)  # what is typed before kdebug ended would be its keys, not the shell's
+        term.type("echo status=$?\r", gap=0.0)
+        assert term.wait_text("status=130", 20), term.text()
+        assert set(term.modes_left_on()) <= {"bracketed paste"}, term.modes_left_on()
+
+
+def test_the_stage_editor_gives_the_terminal_back_and_the_tui_reads_keys_again(tmp_path):
+    """E runs $EDITOR with the TUI suspended; back from it the TUI answers keys as before. (Textual's suspend
+    closes the driver, and kdebug's driver closed its screen descriptor and wake-up pipe with it: the resumed
+    input thread died of EBADF, the screen showed its traceback, and no key worked any more.)"""
+    script = tmp_path / "saxpy.py"
+    script.write_text(open(os.path.join(SAMPLES, "saxpy.py"), encoding="utf-8").read())
+    env = dict(os.environ, EDITOR="true")  # leaves the file as it was: "unchanged: nothing to rerun"
+    with kdebug(str(script), cwd=str(tmp_path), cols=WIDE[0], rows=WIDE[1], env=env) as term:
+        assert term.wait_for(lambda _: shown_end(term) is not None, END_TIMEOUT), term.text()
+        term.press("E", gap=0.0)
+        assert term.wait_text("the source is unchanged", 20), term.text()
+        assert "Traceback" not in term.text() and "Bad file descriptor" not in term.text(), term.text()
+        quit_and_check(term, 0)
+
+
+def test_ctrl_z_where_no_shell_could_bring_kdebug_back_says_so_and_stays():
+    """Under ``setsid`` (this harness) kdebug's process group is orphaned: a stopped kdebug would never be
+    continued, so ^Z says why it does nothing, and the TUI goes on (q quits as ever)."""
+    with kdebug("sample_kernels/saxpy.py", cwd=ROOT, cols=WIDE[0], rows=WIDE[1]) as term:
+        assert term.wait_for(lambda _: shown_end(term) is not None, END_TIMEOUT), term.text()
+        term.press("ctrl+z", gap=0.0)
+        assert term.wait_text("no shell with job control", 10), term.text()
+        assert term.proc.poll() is None
+        quit_and_check(term, 0)
+
+
 # ---- the terminal itself (tests/tui/real_terminal.py) ----------------------------------------------
 FRAMES = r"""
 import os, sys, termios, time, tty
