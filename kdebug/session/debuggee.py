@@ -76,7 +76,7 @@ class Stepper:
     def __init__(self, bus: E.EventBus, control: IO[str] | None, breakpoints: set[str],
                  on_where: Callable[[dict], None] | None = None) -> None:
         self.bus = bus
-        self.on_where = on_where  # {"cmd": "where"}: answered from this thread, while the script runs
+        self.on_where = on_where  # {"cmd": "where" or "stack"}: answered from this thread, while the script runs
         self.breakpoints = set(breakpoints)
         self.stepping = False  # pause at the next phase, request or launch
         self.commands: queue.Queue[str] = queue.Queue()
@@ -102,7 +102,7 @@ class Stepper:
                 self.stepping = True
             elif cmd in ("continue", "step"):
                 self.commands.put(cmd)
-            elif cmd == "where" and self.on_where is not None:
+            elif cmd in ("where", "stack") and self.on_where is not None:
                 self.on_where(msg)
         # EOF: the TUI went away (it closes the pipe only after killing us, or by dying itself);
         # nobody is left to show the session, so do not linger as an orphan.
@@ -192,7 +192,6 @@ def child_main(argv: list[str]) -> int:
     if args.fault_fd is not None:  # the parent reads crashes and stack dumps from here, not from stderr
         _fault_file = os.fdopen(args.fault_fd, "w", encoding="utf-8")
         faulthandler.enable(file=_fault_file, all_threads=True)
-        faulthandler.register(signal.SIGUSR1, file=_fault_file, all_threads=True)  # "where are you now?"
     else:
         faulthandler.enable()
     out = os.fdopen(args.events_fd, "w", encoding="utf-8")
@@ -207,20 +206,40 @@ def child_main(argv: list[str]) -> int:
     return status
 
 
-STILL_POLLS = 7  # polls (30 ms each) a stack dump without the script's frames must stay unchanged to be whole
 POSITION = "kdebug-position "  # a line of the fault file: the answer to {"cmd": "where", "id": N}
+STACK, STACK_END = "kdebug-stack ", "kdebug-stack-end "  # around the answer to {"cmd": "stack", "id": N}
 
 
 def _answer_where(msg: dict) -> None:
-    """Where the running CPU launches are (kdebug/runtime/progress.py), as one line of the fault file.
-    Runs on the control thread: a launcher runs without the GIL, so this answers during a launch too."""
+    """``where``: where the running CPU launches are (kdebug/runtime/progress.py), one line of the fault file;
+    ``stack``: every thread's Python stack there, as faulthandler writes one, the script's (main) thread as the
+    current one. Runs on the control thread: a launcher runs without the GIL, so this answers during a launch
+    too. (The stack came from faulthandler on SIGUSR1 before; on Python 3.13 its handler, run on the main
+    thread in the middle of a call, read a frame being made and the script died of a segmentation fault.)"""
     if _fault_file is None:
         return
-    line = POSITION + json.dumps({"id": msg.get("id"), "launches": progress.describe()}) + "\n"
+    if msg.get("cmd") == "stack":
+        text = f"{STACK}{msg.get('id')}\n{_stacks()}{STACK_END}{msg.get('id')}\n"
+    else:
+        text = POSITION + json.dumps({"id": msg.get("id"), "launches": progress.describe()}) + "\n"
     try:
-        os.write(_fault_file.fileno(), line.encode("utf-8", "replace"))
+        os.write(_fault_file.fileno(), text.encode("utf-8", "replace"))
     except OSError:
         pass
+
+
+def _stacks() -> str:
+    """The Python threads' stacks but this one's, most recent call first, in faulthandler's words."""
+    import traceback  # kept lazy for start-up time (a stdlib module: no kdebug import)
+    main, here, out = threading.main_thread().ident, threading.get_ident(), []
+    for ident, frame in sorted(sys._current_frames().items(), key=lambda kv: kv[0] == main):
+        if ident == here:
+            continue
+        out.append(f"{'Current thread' if ident == main else 'Thread'} 0x{ident:016x} (most recent call first):\n")
+        out += [f'  File "{f.filename}", line {f.lineno or 0} in {f.name}\n'  # no source lines read
+                for f in traceback.StackSummary.extract(traceback.walk_stack(frame), lookup_lines=False)]
+        out.append("\n")
+    return "".join(out)
 
 
 # ---- the parent ------------------------------------------------------------------------
@@ -343,22 +362,22 @@ class Debuggee:
                 pass
 
     def where(self, wait: float = 1.0) -> list[str]:
-        """Where the script is now: the user's frames of a stack dump the child writes on SIGUSR1
-        (faulthandler's C-level handler answers even while a kernel runs)."""
-        before = self._fault_text()
-        self.signal(signal.SIGUSR1)
+        """Where the script is now: the user's frames of the stacks the child's control thread writes when
+        asked (``_answer_where``); [] when no answer came in time (a C call that holds the GIL)."""
+        self._where_requests += 1
+        ask = self._where_requests
+        start = len(self._fault_bytes())
+        self.send("stack", id=ask)
+        first, last = f"{STACK}{ask}\n", f"{STACK_END}{ask}\n"
         deadline = time.monotonic() + wait
-        last, still = before, 0
         while time.monotonic() < deadline and self.alive:
-            time.sleep(0.03)
-            text = self._fault_text()
-            still = still + 1 if len(text) > len(before) and text == last else 0
-            # the dump came and stopped growing: done once it holds the script's thread, or after a pause
-            # long enough that it is whole (a child descheduled mid-dump pauses it: a busy machine's [] before)
-            if still and (user_frames(text[len(before):], self.opts.script) or still >= STILL_POLLS):
-                break
-            last = text
-        return user_frames(self._fault_text()[len(before):], self.opts.script)
+            text = self._fault_bytes()[start:].decode("utf-8", "replace")
+            at = text.find(first)
+            end = text.find(last, at) if at >= 0 else -1
+            if end >= 0:
+                return user_frames(text[at + len(first):end], self.opts.script)
+            time.sleep(0.02)
+        return []
 
     def position(self, wait: float = 1.0) -> list[str]:
         """Where the child's running CPU launches are: a line per launch (the block of the thread that

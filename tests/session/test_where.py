@@ -48,6 +48,26 @@ def test_a_script_stopped_inside_an_installed_package_is_placed_at_its_own_line(
         dbg.close()
 
 
+def test_asking_where_again_and_again_never_hurts_the_script(tmp_path):
+    """Each answer names the script's line, and the script runs on. (The stacks came from faulthandler on
+    SIGUSR1: on Python 3.13 its handler, run on the main thread in the middle of a call, read a frame being
+    made, and the script died of a segmentation fault: CI's [] in its second pass.)"""
+    script = tmp_path / "in_library.py"
+    script.write_text(IN_A_LIBRARY)
+    lines: list[str] = []
+    dbg = Debuggee(RunOptions(script=str(script), backend="cpu", snapshots=False), lambda ev: None, lines.append)
+    try:
+        deadline = time.monotonic() + 60
+        while not any("spinning" in ln for ln in lines) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        answers = [dbg.where(wait=5.0) for _ in range(60)]
+        assert dbg.alive, (dbg.ended, dbg._fault_text()[-2000:])
+        assert all(a and a[0] == f"{script}:9 in <module>" for a in answers), answers
+    finally:
+        dbg.kill()
+        dbg.close()
+
+
 def test_the_scripts_own_frames_are_kept_wherever_it_lives(tmp_path):
     """A script inside an installed package's folder (a test run from its installed copy) is still the user's."""
     purelib = os.path.abspath(sysconfig.get_paths()["purelib"])
