@@ -52,6 +52,17 @@ def pytest_configure(config):
     compileall.compile_dir(os.path.join(ROOT, "kdebug"), quiet=2)
 
 
+def pytest_collection_finish(session):
+    """What collection made (the test modules, their items, pytest's and hypothesis's state) lives as long
+    as the run: it is moved out of the garbage collector's way (``gc.freeze``), so that a collection walks only
+    what the tests make. The regions property test with 16 examples, one process, in turn: 17.7 / 18.4 s of
+    CPU before, 16.3 / 17.0 s after (benchmarks/README.md, bench_gc_pause.py). Nothing a test makes is
+    frozen; the tests run the same code."""
+    import gc
+    gc.collect()
+    gc.freeze()
+
+
 @pytest.fixture(autouse=True)
 def fresh_session():
     """Each test gets its own debug session (job table, cache, event bus)."""

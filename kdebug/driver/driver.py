@@ -29,7 +29,7 @@ import traceback
 
 from kdebug import markers
 from kdebug import events as E
-from kdebug import passes, stack_room, stages
+from kdebug import gc_pause, passes, stack_room, stages
 from kdebug.driver import deferred, invariants, overrides, strategies
 from kdebug.driver.context import CompilationContext
 from kdebug.driver.job import CompilerJob, JobRecord, job_ir
@@ -205,7 +205,8 @@ class Driver:
             if self.bus.has_subscribers:
                 self.bus.emit(E.CacheHit(**self.job_fields(hit.record)))
             return hit
-        with self.lock, compiler_recursion_limit():  # deep recursion, on a chunk of the frame stack with room
+        # deep recursion, on a chunk of the frame stack with room; no garbage collection meanwhile (gc_pause.py)
+        with self.lock, compiler_recursion_limit(), gc_pause.paused():
             return stack_room.call(self._compile_kernel, dispatcher, argtypes, kind)
 
     def _compile_kernel(self, dispatcher, argtypes: tuple, kind: str) -> CompiledKernel:
