@@ -2,6 +2,7 @@
 the child's stack, innermost first, without kdebug's, the standard library's or installed packages'."""
 from __future__ import annotations
 
+import contextlib
 import os
 import sysconfig
 import time
@@ -27,8 +28,9 @@ while True:
 """
 
 
-def test_a_script_stopped_inside_an_installed_package_is_placed_at_its_own_line(tmp_path):
-    """Before, Ctrl-C there said "at .../site-packages/llvmlite/ir/...": a library's line, not the script's."""
+@contextlib.contextmanager
+def spinning_in_a_library(tmp_path):
+    """A debuggee running IN_A_LIBRARY, once it is spinning: (the debuggee, the script's path); killed after."""
     script = tmp_path / "in_library.py"
     script.write_text(IN_A_LIBRARY)
     lines: list[str] = []
@@ -38,34 +40,30 @@ def test_a_script_stopped_inside_an_installed_package_is_placed_at_its_own_line(
         while not any("spinning" in ln for ln in lines) and time.monotonic() < deadline:
             time.sleep(0.02)
         assert any("spinning" in ln for ln in lines), lines
+        yield dbg, script
+    finally:
+        dbg.kill()
+        dbg.close()
+
+
+def test_a_script_stopped_inside_an_installed_package_is_placed_at_its_own_line(tmp_path):
+    """Before, Ctrl-C there said "at .../site-packages/llvmlite/ir/...": a library's line, not the script's."""
+    with spinning_in_a_library(tmp_path) as (dbg, script):
         packages = tuple(os.path.abspath(sysconfig.get_paths()[k]) for k in ("purelib", "platlib"))
         for _ in range(3):  # three moments: each must name the script's line 9 first, and no library's
             where = dbg.where(wait=5.0)
             assert where and where[0] == f"{script}:9 in <module>", where
             assert not any(os.path.abspath(f.rsplit(":", 2)[0]).startswith(packages) for f in where), where
-    finally:
-        dbg.kill()
-        dbg.close()
 
 
 def test_asking_where_again_and_again_never_hurts_the_script(tmp_path):
     """Each answer names the script's line, and the script runs on. (The stacks came from faulthandler on
     SIGUSR1: on Python 3.13 its handler, run on the main thread in the middle of a call, read a frame being
     made, and the script died of a segmentation fault: CI's [] in its second pass.)"""
-    script = tmp_path / "in_library.py"
-    script.write_text(IN_A_LIBRARY)
-    lines: list[str] = []
-    dbg = Debuggee(RunOptions(script=str(script), backend="cpu", snapshots=False), lambda ev: None, lines.append)
-    try:
-        deadline = time.monotonic() + 60
-        while not any("spinning" in ln for ln in lines) and time.monotonic() < deadline:
-            time.sleep(0.02)
+    with spinning_in_a_library(tmp_path) as (dbg, script):
         answers = [dbg.where(wait=5.0) for _ in range(60)]
         assert dbg.alive, (dbg.ended, dbg._fault_text()[-2000:])
         assert all(a and a[0] == f"{script}:9 in <module>" for a in answers), answers
-    finally:
-        dbg.kill()
-        dbg.close()
 
 
 def test_the_scripts_own_frames_are_kept_wherever_it_lives(tmp_path):
