@@ -364,31 +364,18 @@ class Debuggee:
     def where(self, wait: float = 1.0) -> list[str]:
         """Where the script is now: the user's frames of the stacks the child's control thread writes when
         asked (``_answer_where``); [] when no answer came in time (a C call that holds the GIL)."""
-        self._where_requests += 1
-        ask = self._where_requests
-        start = len(self._fault_bytes())
-        self.send("stack", id=ask)
-        first, last = f"{STACK}{ask}\n", f"{STACK_END}{ask}\n"
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and self.alive:
-            text = self._fault_bytes()[start:].decode("utf-8", "replace")
+        def stacks(text: str, ask: int) -> list[str] | None:
+            first, last = f"{STACK}{ask}\n", f"{STACK_END}{ask}\n"
             at = text.find(first)
             end = text.find(last, at) if at >= 0 else -1
-            if end >= 0:
-                return user_frames(text[at + len(first):end], self.opts.script)
-            time.sleep(0.02)
-        return []
+            return user_frames(text[at + len(first):end], self.opts.script) if end >= 0 else None
+        return self._ask("stack", wait, stacks)
 
     def position(self, wait: float = 1.0) -> list[str]:
         """Where the child's running CPU launches are: a line per launch (the block of the thread that
         entered a while loop last, and that loop's line); [] when none runs or no answer came in time."""
-        self._where_requests += 1
-        ask = self._where_requests
-        start = len(self._fault_bytes())
-        self.send("where", id=ask)
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and self.alive:
-            for line in self._fault_bytes()[start:].decode("utf-8", "replace").splitlines():
+        def launches(text: str, ask: int) -> list[str] | None:
+            for line in text.splitlines():
                 if line.startswith(POSITION):
                     try:
                         answer = json.loads(line[len(POSITION):])
@@ -396,6 +383,21 @@ class Debuggee:
                         continue
                     if answer.get("id") == ask:
                         return [str(x) for x in answer.get("launches") or []]
+            return None
+        return self._ask("where", wait, launches)
+
+    def _ask(self, cmd: str, wait: float, answer_in) -> list[str]:
+        """Send ``cmd`` with a new id on the control pipe, and read the fault file's text after it with
+        ``answer_in(text, id)`` until that finds the child's answer (``_answer_where``); [] after ``wait``."""
+        self._where_requests += 1
+        ask = self._where_requests
+        start = len(self._fault_bytes())
+        self.send(cmd, id=ask)
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and self.alive:
+            found = answer_in(self._fault_bytes()[start:].decode("utf-8", "replace"), ask)
+            if found is not None:
+                return found
             time.sleep(0.02)
         return []
 

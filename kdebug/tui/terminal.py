@@ -64,6 +64,7 @@ class TerminalDriver(LinuxDriver):
         os.set_blocking(self._wake_read, False)
         os.set_blocking(self._wake_write, False)
         self.exit_event = _WakingEvent(self._wake_write)
+        self._suspended = False  # inside suspend_application_mode: close() keeps the descriptors
 
     def run_input_thread(self) -> None:
         """Textual's input loop (``LinuxDriver.run_input_thread``, Textual 8.2), waking also when the exit
@@ -121,7 +122,7 @@ class TerminalDriver(LinuxDriver):
 
     def close(self) -> None:
         super().close()  # stops the writer thread, which flushed everything it had
-        if getattr(self, "_suspended", False):
+        if self._suspended:
             return
         try:
             self._file.close()
