@@ -264,7 +264,7 @@ def test_memcheck_in_a_lockstep_loop_2d_reports_both_indices(sessions):
     def launch():
         fails_in_loop_2d[1, 64](a, bad, np.zeros(64, np.float32))
     on, off = (_report(sessions[s], launch) for s in (True, False))
-    assert _lockstep_in(sessions[True], fails_in_loop_2d, a, bad, x := np.zeros(64, np.float32))
+    assert _lockstep_in(sessions[True], fails_in_loop_2d, a, bad, np.zeros(64, np.float32))
     assert on == off and "thread (9, 0, 0)" in on and "index (24, 9)" in on
 
 

@@ -75,7 +75,7 @@ def test_the_readme_is_short_and_links_every_page():
 def commands(page: str) -> list[tuple[int, list[str]]]:
     """(line, words) of each ``kdebug ...`` or ``python path.py ...`` line of a code block (indented or
     fenced), its comment cut off; output shown in a block (``kdebug reduce: ...``) is not a command."""
-    found, fenced, blank_before = [], False, True
+    found, fenced = [], False
     for no, line in enumerate(read(page).splitlines(), 1):
         if line.startswith("```"):
             fenced = not fenced
@@ -90,7 +90,6 @@ def commands(page: str) -> list[tuple[int, list[str]]]:
             if words[0] == "kdebug" and len(words) > 1 and words[1].endswith(":"):
                 continue
             found.append((no, words))
-        blank_before = not text
     return found
 
 

@@ -223,7 +223,7 @@ def test_worklist_gives_a_derivative_its_primal_resolved(kernel):
 def test_toplevel_leaves_a_derivatives_primal_markers_in_place(kernel, held):
     driver, target, events, error = compile_with("toplevel", kernel, (F64_1D,))
     assert isinstance(error, CompileError)
-    assert f"the primal still holds the deferred-codegen marker for job #" in str(error) and held in str(error)
+    assert "the primal still holds the deferred-codegen marker for job #" in str(error) and held in str(error)
     assert strategies.get("toplevel").unresolved_markers in str(error)
 
 

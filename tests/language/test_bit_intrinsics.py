@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kdebug import cuda
-from kdebug.cuda import float32, int32, int64, uint32, uint64
+from kdebug.cuda import int32, int64, uint32, uint64
 from kdebug.errors import CompileError
 from kdebug.lang import types as T
 

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from kdebug import cuda
-from kdebug.errors import ArrayError
 
 
 @cuda.jit

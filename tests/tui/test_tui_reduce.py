@@ -3,7 +3,6 @@ result shown and run (kdebug/tui/reducing.py). Live debuggees; every wait is bou
 from __future__ import annotations
 
 import ast
-import os
 
 import pytest
 
