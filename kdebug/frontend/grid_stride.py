@@ -158,12 +158,12 @@ def _positive(tf, expr, assigned: set[str], depth: int = 0) -> bool:
         return isinstance(expr.op, (ast.Add, ast.Mult)) and _positive(tf, expr.left, assigned, depth + 1) \
             and _positive(tf, expr.right, assigned, depth + 1)
     if isinstance(expr, ast.Name) and expr.id not in assigned:
-        value = _only_assignment(tf, expr.id)
+        value = only_assignment(tf, expr.id)
         return value is not None and _positive(tf, value, assigned, depth + 1)
     return False
 
 
-def _only_assignment(tf, name: str):
+def only_assignment(tf, name: str):
     """The value of the kernel's only assignment to ``name`` (a plain ``name = value``), or None."""
     found = []
     for n in ast.walk(tf.source.tree):

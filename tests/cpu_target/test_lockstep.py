@@ -208,6 +208,82 @@ def test_loops_whose_order_shows_stay_per_thread(sessions, kernel):
 
 
 @cuda.jit
+def a_later_loop_reads_an_earlier_loops_writes(y, out):
+    """Thread i's second loop reads y[i + 1], which thread i + 1's first loop writes: after thread i's loops
+    when each thread runs its own, before them if every thread ran the first loop before any ran the second."""
+    i = cuda.grid(1)
+    for k in range(i, y.size, cuda.gridsize(1)):
+        y[k] = float32(k + 1)
+    acc = float32(0)
+    for k in range(i, y.size, cuda.gridsize(1)):
+        acc += y[(k + 1) % y.size]
+    cuda.syncthreads()
+    out[i] = acc
+
+
+@cuda.jit
+def a_statement_after_the_loop_reads_its_writes(y, out):
+    i = cuda.grid(1)
+    for k in range(i, y.size, cuda.gridsize(1)):
+        y[k] = float32(k + 1)
+    acc = y[(i + 1) % y.size]
+    cuda.syncthreads()
+    out[i] = acc
+
+
+@cuda.jit
+def the_loop_reads_what_a_later_iteration_of_another_thread_writes(y, out):
+    i = cuda.grid(1)
+    acc = float32(0)
+    for k in range(i, y.size, cuda.gridsize(1)):
+        y[k] = float32(k + 1)
+        acc += y[(k + 1) % cuda.gridsize(1)]
+    cuda.syncthreads()
+    out[i] = acc
+
+
+@cuda.jit
+def a_statement_after_the_loop_writes_what_it_reads(y, out):
+    i = cuda.grid(1)
+    acc = float32(0)
+    for k in range(i, y.size, cuda.gridsize(1)):
+        acc += y[k]
+    y[(i + 1) % y.size] = float32(7)
+    cuda.syncthreads()
+    out[i] = acc
+
+
+SEEN_BY_OTHER_THREADS = [a_later_loop_reads_an_earlier_loops_writes, a_statement_after_the_loop_reads_its_writes,
+                         the_loop_reads_what_a_later_iteration_of_another_thread_writes,
+                         a_statement_after_the_loop_writes_what_it_reads]
+
+
+@pytest.mark.parametrize("kernel", SEEN_BY_OTHER_THREADS, ids=lambda k: k.__name__)
+def test_loops_whose_threads_would_see_each_others_iterations_stay_per_thread(sessions, kernel):
+    """Lockstep would run every thread's loop before any thread's next statement, and a round of iterations
+    before the next: each kernel here could tell (run so, 63 of its 192 outputs differ from the
+    thread-by-thread run's), so its loops keep the per-thread order, in the coroutine form and in the region
+    form (whose grid-stride loops run in rounds by the same rules)."""
+    y = np.zeros(128, np.float32)
+    argtypes = (T.typeof(y), T.typeof(y))
+    assert "kdebug.rt.lockstep_pass" not in _optimised_module(sessions[True], kernel, argtypes)
+
+    def launch():
+        y, out = np.zeros(128, np.float32), np.zeros(64, np.float32)
+        kernel[1, 64](y, out)
+        return np.concatenate([y, out])
+    previous = seam.current()
+    regions = live.Session(backend="cpu", snapshots=False, tiered=False, regions=True)
+    try:
+        in_regions = _run(regions, launch)
+    finally:
+        live.set_session(previous)
+    a, b = _both(sessions, launch)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(in_regions, b)
+
+
+@cuda.jit
 def fails_in_loop(x, bad, out):
     i = cuda.grid(1)
     acc = float32(0)

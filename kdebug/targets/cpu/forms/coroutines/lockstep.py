@@ -33,6 +33,7 @@ from llvmlite import ir
 
 from kdebug.lang import types as T
 from kdebug.runtime import memcheck as M
+from kdebug.targets.cpu.forms.coroutines import lockstep_rules
 from kdebug.targets.cpu.forms.coroutines import lowering as CO
 from kdebug.targets.cpu.ir_helpers import Loop, const, declare, field
 from kdebug.targets.cpu.layout import CONTEXT_P, CTX_BARRIER, CTX_CORO, CTX_WKIND, CTX_XIN, CTX_XOUT, I8P, VOID, i1, i32, i64
@@ -151,7 +152,8 @@ def lower_loop(lc, node, start, step, trips, iteration) -> ir.Block:
     b.cbranch(b.icmp_signed("==", b.load(field(b, ctx, CTX_WKIND)), const(LS_RUN)), run, after)
     b.position_at_end(run)
     cols = Columns(names[:-1] + ["ctx.lane"], types[:-1] + [CONTEXT_P])
-    _Runner(lc, node, cols, rec_t, site | LOCKSTEP_FLAG, slots, lane_vars, written, iteration).emit()
+    _Runner(lc, node, cols, rec_t, site | LOCKSTEP_FLAG, slots, lane_vars, written, iteration,
+            lockstep_rules.writes_arrays(lc.tf, node)).emit()
     b.branch(after)
     b.position_at_end(after)
     ran, solo, join = lc.new_block("lockstep.ran"), lc.new_block("lockstep.solo"), lc.new_block("lockstep.join")
@@ -175,8 +177,9 @@ def lower_loop(lc, node, start, step, trips, iteration) -> ir.Block:
 class _Runner:
     """The run: gather a chunk of waiting threads' records into columns, the rounds, scatter back."""
 
-    def __init__(self, lc, node, cols, rec_t, wait_value, slots, lane_vars, written, iteration) -> None:
+    def __init__(self, lc, node, cols, rec_t, wait_value, slots, lane_vars, written, iteration, writes) -> None:
         self.lc, self.b, self.node, self.cols = lc, lc.builder, node, cols
+        self.writes = writes  # the body writes a shared or global array (only at a[k]: lockstep_rules.py)
         self.rec_p = ir.PointerType(rec_t)
         self.wait_value = wait_value
         self.slots, self.lane_vars, self.written = slots, lane_vars, written
@@ -211,9 +214,13 @@ class _Runner:
         b.cbranch(b.icmp_signed(">", cnt, const(0, i64)), body, done)
         b.position_at_end(body)
         consecutive, k0, s0 = self._consecutive(cnt)
-        with b.if_then(consecutive):  # else the chunk's threads run their loops themselves, as without lockstep
-            self._rounds(consecutive, k0, s0, cnt)
-            self._scatter(cnt)
+        taken = lc.new_block("lockstep.chunk.taken")
+        # else the chunk's threads run their loops themselves, as without lockstep; where the body writes, so
+        # do the chunks after it (a later chunk's run would come before the earlier threads' own loops)
+        b.cbranch(consecutive, taken, done if self.writes else head)
+        b.position_at_end(taken)
+        self._rounds(consecutive, k0, s0, cnt)
+        self._scatter(cnt)
         b.branch(head)
         b.position_at_end(done)
         self.cols.release(b, free)
@@ -302,6 +309,9 @@ class _Runner:
             want = b.add(k0, b.trunc(lane, self.ty) if self.ty.width < 64 else lane)
             here = b.icmp_signed("==", b.load(cols.at(b, self.buf, "range.start", lane)), want)
             b.store(b.and_(b.load(ok), b.and_(same, here)), ok)
+        if self.writes:  # a step no smaller than the threads: their ranges' elements never meet
+            wide = b.icmp_signed(">=", s0 if self.ty.width == 64 else b.sext(s0, i64), cnt)
+            b.store(b.and_(b.load(ok), wide), ok)
         return b.load(ok), k0, s0
 
     def _rounds(self, consecutive, k0, s0, cnt) -> None:

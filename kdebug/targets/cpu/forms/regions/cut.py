@@ -47,7 +47,7 @@ from kdebug.runtime import memcheck as M
 from kdebug.targets.cpu.forms.coroutines.barrier_lines import in_branch, reach_line
 from kdebug.targets.cpu.ir_helpers import const, field
 from kdebug.runtime.record import LOCKSTEP_FLAG, REGION_INDEX, ROUND_DONE, ROUND_START  # the barrier field's bits
-from kdebug.targets.cpu.forms.coroutines.lockstep_rules import loop_reason, pure_call
+from kdebug.targets.cpu.forms.coroutines.lockstep_rules import loop_reason, own_ranges, pure_call, writes_arrays
 from kdebug.targets.cpu.checks.memcheck import FAILED_STEP, FRESH, fail_slot_fields, oob_function
 from kdebug.targets.cpu import warp as W
 from kdebug.targets.cpu.layout import (CTX_BAR_LINE, CTX_BARRIER, CTX_CTAID, CTX_DYN_BYTES, CTX_DYN_SHARED,
@@ -553,11 +553,16 @@ def runs_in_rounds(lc, node) -> bool:
     its own elements a stride apart (measured: a 2^24-element grid-stride sum with a block reduction after
     it, 68 ms, against 11 ms in lockstep as coroutines); in rounds, iteration c of the block's consecutive
     threads reads consecutive elements. A loop of step 1 (each thread its own contiguous chunk, or a loop
-    every thread runs alike) stays inside its region."""
+    every thread runs alike) stays inside its region, and so does a loop that writes a shared or global
+    array over a range that is not the thread's own (lockstep_rules.own_ranges)."""
     it = node.iter
     if not (isinstance(it, ast.Call) and len(it.args) == 3) or _constant(lc.tf, it.args[2]) == 1:
         return False
     why = loop_reason(lc.tf, node, lc.state.lockstep_reasons)
+    if why is None and writes_arrays(lc.tf, node) and not own_ranges(lc.tf, node):
+        why = ("it writes array elements and its range is not the thread's own (start cuda.grid(1) or threadIdx.x, "
+               "step cuda.gridsize(1) or blockDim.x): in rounds a thread's later iteration could come before "
+               "another's earlier one at the same element")
     if why is not None:
         kind = "while" if grid_stride.stands_for(node) is not None else "for"
         _note(lc, f"the {kind} loop of line {lc.src.loc(node).line} runs thread by thread in its region, not in "
