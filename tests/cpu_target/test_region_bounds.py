@@ -107,21 +107,42 @@ def test_the_stencils_guarded_output_is_narrowed_and_the_matmul_is_not(sessions)
 
 def test_a_region_that_keeps_every_thread_says_why_and_where_it_starts(sessions):
     """The regions view and the IR after finish name why a region is not narrowed, with the line it starts at:
-    numba's reduction example guards its tree step with `tid % (2 * s) == 0`, no bound on the thread index;
-    the sample reduction's narrowed steps say nothing more than their bound."""
-    import inspect
+    a guard `t % 3 == 0` (a multiple of no power of two) bounds nothing; the sample reduction's narrowed steps
+    say nothing more than their bound."""
+    source = _kernel_module("if t % 3 == 0:\n        s[t] = x[i]")
+    kernel = _load(source)
+    x = np.zeros(8, np.float32)
+    bounds = _bounds(sessions["narrowed"][0], kernel, x, x, np.int32(0))
+    barrier = 1 + source.splitlines().index("    cuda.syncthreads()")
+    assert 1 not in _narrowed(bounds), bounds
+    assert bounds[0].startswith("region 0: every thread (from the kernel's start: "), bounds
+    assert bounds[1].startswith(f"region 1: every thread (from the cut of line {barrier}: what it does is under "
+                                "no guard `threadIdx.x < bound` or `threadIdx.x % m == 0`"), bounds
+    narrowed = _bounds(sessions["narrowed"][0], reduction.block_sum, x, x)
+    assert all("under no guard" not in b for k, b in enumerate(narrowed) if k in _narrowed(narrowed)), narrowed
+
+
+def test_numba_docs_reduction_steps_run_only_the_multiples_of_their_stride(sessions, unchecked):
+    """numba's reduction example guards its tree step with `tid % (2 * s) == 0` (kdebug lowers `%` with a
+    run-time test for a power-of-two divisor): each step's thread loop runs the multiples of 2s alone, and
+    one idle thread for the others; the block's sum is the plain loop's and the coroutines', bit for bit."""
     sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
     from kernel_forms import reduction_forms
     x = np.zeros(8, np.float32)
-    bounds = _bounds(sessions["narrowed"][0], reduction_forms.numba_docs, x, x)
-    source, first = inspect.getsourcelines(reduction_forms.numba_docs.py_func)
-    barrier = first + next(k for k, line in enumerate(source) if "cuda.syncthreads()" in line)
-    assert _narrowed(bounds) == [], bounds
-    assert bounds[0].startswith("region 0: every thread (from the kernel's start: "), bounds
-    assert bounds[1].startswith(f"region 1: every thread (from the cut of line {barrier}: what it does is under "
-                                "no guard `threadIdx.x < bound`"), bounds
-    narrowed = _bounds(sessions["narrowed"][0], reduction.block_sum, x, x)
-    assert all("under no guard" not in b for k, b in enumerate(narrowed) if k in _narrowed(narrowed)), narrowed
+    for made in (sessions, unchecked):
+        bounds = _bounds(made["narrowed"][0], reduction_forms.numba_docs, x, x)
+        assert "region 1: threadIdx.x a multiple of 2;" in bounds[1], bounds
+        assert "region 2: threadIdx.x a multiple of (s << 1);" in bounds[2], bounds
+        for blocks, n in ((1, 256), (3, 700), (2, 300)):
+            data = np.random.default_rng(n).random(n).astype(np.float32)
+            got = {}
+            for form in FORMS:
+                live.set_session(made[form][0])
+                partial = np.zeros(blocks, np.float32)
+                reduction_forms.numba_docs[blocks, reduction_forms.TPB](data, partial)
+                got[form] = partial.tobytes()
+            assert got["narrowed"] == got["plain"] == got["coroutines"], (blocks, n)
+            np.testing.assert_allclose(np.frombuffer(got["narrowed"], np.float32).sum(), data.sum(), rtol=1e-5)
 
 
 def test_the_samples_threads_all_stop_alike_with_and_without_memcheck(sessions, unchecked):
@@ -253,6 +274,17 @@ KERNELS = {
     # a block-uniform branch on the idle path, the bound chosen by it
     "uniform branch before the guard": ("if u > 3:\n        w = u * 2\n    else:\n        w = u + 1\n"
                                         "    if t < w:\n        s[t] = x[i]", 0),
+    # multiples: of a power of two known at run time (2, 8, 1, 1, 8, 8 in the shapes below), of a constant,
+    # of a divisor that is a power of two only at times (6, 64, 41, 1, 1, 4), as a mask, and the threads
+    # that are not multiples
+    "a multiple of a run-time power of two": ("if t % (1 << (u % 4)) == 0:\n        s[t] = s[t + 1] + x[i]", 0),
+    "a multiple of a constant": ("if t % 4 == 0:\n        s[t] = s[(t + 2) % 65] + x[i]", 0),
+    "a multiple of any divisor": ("if t % (u + 1) == 0:\n        s[t % 65] += x[i]", 0),
+    "a mask": ("if (t & ((1 << (u % 4)) - 1)) == 0:\n        s[t] = s[t + 1] * float32(2)", 0),
+    "not a multiple, the other side": ("if t % (2 << (u % 3)) != 0:\n        pass\n    else:\n        s[t] = x[i]", 0),
+    "a multiple, then thread 0 alone": ("if t % (1 << (u % 4)) == 0:\n        s[t] = x[i]\n"
+                                        "    if t == 0:\n        s[64] = x[i] + float32(1)", 0),
+    "a multiple, an out-of-bounds read": ("if t % (2 << (u % 3)) == 0:\n        s[t] = x[i + 5000]", 0),
 }
 
 
@@ -306,7 +338,7 @@ def test_a_narrowed_loop_gives_what_the_plain_loop_and_the_coroutines_give(sessi
     for blocks, threads, u in ((1, 64, 5), (3, 64, 63), (2, 33, 40), (2, 64, 0), (1, 1, 0), (2, 7, 3)):
         _, error, warnings = _same_in_every_form(sessions, kernel, blocks, threads, u, (name, blocks, threads, u))
         outcomes.add((error is not None, bool(warnings)))
-    if name == "out of bounds under the guard":
+    if name in ("out of bounds under the guard", "a multiple, an out-of-bounds read"):
         assert (True, False) in outcomes  # the error was really met (and named the same thread)
 
 
@@ -348,13 +380,27 @@ def test_a_narrowed_loop_in_a_2d_block(sessions):
 
 
 # ---- random guarded kernels --------------------------------------------------------------------------
-guard = st.tuples(st.sampled_from(["<", "<=", "==", ">="]), st.integers(-3, 70), st.booleans())
+guard = st.tuples(st.sampled_from(["<", "<=", "==", ">=", "%"]), st.integers(-3, 70), st.booleans())
 stmt = st.one_of(
     st.tuples(st.just("write"), st.integers(0, 3), st.integers(0, 64)),
     st.tuples(st.just("read"), st.integers(0, 64)),
     st.tuples(st.just("exit"),),
 )
 region = st.tuples(st.one_of(st.none(), guard), st.lists(stmt, min_size=1, max_size=3))
+
+
+def _divisor(k: int, with_u: bool) -> str:
+    return f"(1 << ((u + {k}) % 4))" if with_u else str(max(k, 1))
+
+
+def _narrows(g) -> bool:
+    """Whether a guard lets the analysis narrow its region: bounded above, or a multiple of a power of two (a
+    constant one, or one known at run time)."""
+    op, k, with_u = g
+    if op == "%":
+        d = int(_divisor(k, with_u)) if not with_u else None
+        return with_u or (d >= 2 and d & (d - 1) == 0)
+    return op != ">="
 
 
 def _random_kernel(regions) -> str:
@@ -369,8 +415,11 @@ def _random_kernel(regions) -> str:
         pad = "    "
         if g is not None:
             op, k, with_u = g
-            bound = f"u + {k}" if with_u else str(k)
-            lines.append(f"    if t {op} {bound}:")
+            if op == "%":  # t a multiple of a power of two known at run time, or of a constant
+                lines.append(f"    if t % {_divisor(k, with_u)} == 0:")
+            else:
+                bound = f"u + {k}" if with_u else str(k)
+                lines.append(f"    if t {op} {bound}:")
             pad = "        "
         for s in body:
             if s[0] == "write":
@@ -396,15 +445,15 @@ def test_random_guarded_kernels_run_alike_narrowed_plain_and_as_coroutines(sessi
     got = {form: _run(*sessions[form], kernel, blocks, threads, u) for form in FORMS}
     for form in FORMS[1:]:
         assert got["narrowed"] == got[form], (source, form)
-    # and the analysis narrows what it claims to: a region under a guard bounded above (<, <=, ==) that
-    # does something there (a write or a read before any return), and a region that does nothing at all
+    # and the analysis narrows what it claims to: a region under a guard bounded above (<, <=, ==) or that
+    # lets in the multiples of a power of two, that does something there (a write or a read before any return), and a region that does nothing at all
     # (bound 0: one thread stands for all); up to the first region every thread leaves (then dead code)
     x = np.zeros(8, np.float32)
     narrowed = _narrowed(_bounds(sessions["narrowed"][0], kernel, x, x, np.int32(0)))
     expected, live_regions = [], len(regions) + 1
     for k, (g, body) in enumerate(regions, start=1):
         work = list(itertools.takewhile(lambda st_: st_[0] != "exit", body))
-        if (g is not None and g[0] != ">=" and work) or (g is None and not work):
+        if (g is not None and _narrows(g) and work) or (g is None and not work):
             expected.append(k)
         if g is None and ("exit",) in body:
             live_regions = k

@@ -79,8 +79,10 @@ def abs_i32(b: ir.IRBuilder, v):
 class Loop:
     """``for (v = start; v < stop; v++)`` with an i64/i32 phi; the body is built inside ``with``."""
 
-    def __init__(self, b: ir.IRBuilder, start, stop, name: str) -> None:
-        self.b, self.start, self.stop, self.name = b, start, stop, name
+    def __init__(self, b: ir.IRBuilder, start, stop, name: str, step=None) -> None:
+        """``step``: a positive value of the loop variable's type (1 where None) that cannot take it past
+        the type's greatest value."""
+        self.b, self.start, self.stop, self.name, self.step = b, start, stop, name, step
 
     def __enter__(self):
         b = self.b
@@ -101,7 +103,8 @@ class Loop:
         if exc[0] is not None:
             return False
         b = self.b
-        nxt = b.add(self.iv, ir.Constant(self.iv.type, 1), flags=["nsw", "nuw"])
+        step = ir.Constant(self.iv.type, 1) if self.step is None else self.step
+        nxt = b.add(self.iv, step, flags=["nsw", "nuw"])
         self.iv.add_incoming(nxt, b.block)
         b.branch(self.head)
         b.position_at_end(self.end)

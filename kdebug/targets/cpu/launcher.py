@@ -31,7 +31,7 @@ from kdebug.lazy_dataclasses import dataclass
 from kdebug.targets.cpu import progress_ir
 from kdebug.targets.cpu.checks import sanitizers as sanitizer_ir
 from kdebug.targets.cpu.forms.coroutines.scheduler import BlockScheduler
-from kdebug.targets.cpu.forms.regions.bounds import ALIKE_SUFFIX, BOUND_SUFFIX
+from kdebug.targets.cpu.forms.regions.bounds import ALIKE_SUFFIX, BOUND_SUFFIX, STRIDE_SUFFIX
 from kdebug.targets.cpu.forms.regions.scheduler import SCHEDULER_SUFFIX, region_blocks
 from kdebug.targets.cpu.forms.coroutines.lockstep import LOCKSTEP_GROUP
 from kdebug.targets.cpu.ir_helpers import Loop, cond_value, const, declare, each_thread, entry_alloca, field
@@ -120,7 +120,7 @@ def name_entry(mod, entry: str) -> None:
     for suffix in ("", ".grid", ".grid.body"):
         mod.get_function(PLACEHOLDER_ENTRY + suffix).name = entry + suffix
     # a region-form kernel's launcher asks these (region_bounds.py) and has its block scheduler apart
-    for suffix in (BOUND_SUFFIX, ALIKE_SUFFIX, SCHEDULER_SUFFIX):
+    for suffix in (BOUND_SUFFIX, STRIDE_SUFFIX, ALIKE_SUFFIX, SCHEDULER_SUFFIX):
         try:
             mod.get_function(PLACEHOLDER_ENTRY + suffix).name = entry + suffix
         except NameError:
@@ -161,6 +161,7 @@ def build_grid_launcher(entry: str, argtypes, target, spec: LauncherSpec) -> ir.
         kty = kernel.ftype
         lb.bound = ir.Function(m, ir.FunctionType(i64, [kty.args[0], i32] + list(kty.args[1:])),
                                name=entry + BOUND_SUFFIX)
+        lb.stride = ir.Function(m, lb.bound.ftype, name=entry + STRIDE_SUFFIX)
         lb.alike = ir.Function(m, ir.FunctionType(ir.IntType(1), [i32]), name=entry + ALIKE_SUFFIX)
         region_blocks(lb, spec.regions)
     elif spec.coroutine:
@@ -269,7 +270,8 @@ class LauncherBody:
         same kernel and launch (its own prologue: the arguments, the dimensions, the shuffle table)."""
         lb = LauncherBody(fn, self.kernel, self.argtypes, self.shared_stride, self.sanitize, self.thread_exit,
                           self.shuffle)
-        lb.bound, lb.alike = getattr(self, "bound", None), getattr(self, "alike", None)  # the region form's
+        # the region form's
+        lb.bound, lb.stride, lb.alike = (getattr(self, n, None) for n in ("bound", "stride", "alike"))
         return lb
 
     def _load_shuffle_table(self) -> None:

@@ -16,9 +16,19 @@ then be block-uniform too, so that every thread the guards leave out (an *idle* 
 path to the same stop. The region's *bound* is the greatest ``V - c`` of its guards (``+ 1`` for ``<=``
 and ``==``): no thread with ``x >= bound`` changes anything.
 
-``bound_module`` writes that as a function, ``<kernel>.bound(ctx, region, args...)``, which the launcher
-(region_scheduler.py) calls before each thread loop: it runs the loop for ``x < bound`` only and one idle
-thread for the stop of the rest (their state is the idle thread's). A region it cannot decide on has the
+A guard may also test that ``x`` is a multiple: ``x & M == 0`` or ``x % D == 0`` (``srem``/``urem``, and
+Python's ``%`` as kdebug lowers it: the remainder plus a block-uniform adjustment, which for ``x >= 0`` and
+``D > 0`` is 0), with ``M`` and ``D`` block-uniform; numba's reduction example writes ``tid % (2 * s) == 0``.
+Its *stride* is ``M + 1`` where that is a power of two (``D`` where ``D`` is one), else 1; where the
+guard's block is also entered by an edge under a block-uniform condition (``x % 0`` is 0: every thread),
+that condition gives every thread at run time. The region's stride is the least of its guards' (a guard
+``x < V`` counts 1, or nothing where ``V <= 1``: thread 0 is a multiple of any stride), and the threads
+it lets in are the multiples of the stride below the bound.
+
+``bound_module`` writes that as a function, ``<kernel>.bound(ctx, region, args...)``, and the stride as
+``<kernel>.stride(...)``, which the launcher (region_scheduler.py) calls before each thread loop: it runs
+the loop for the multiples of the stride below the bound only, and one idle thread for the stop of the
+rest (their state is the idle thread's). A region it cannot decide on has the
 bound of every thread (``ALL``), which is the plain thread loop. Kernels with votes
 (``syncthreads_count/and/or``) are never narrowed: an idle thread's vote is its own.
 """
@@ -40,6 +50,7 @@ from kdebug.targets.cpu.layout import (CONTEXT, CTX_BAR_LINE, CTX_BARRIER, CTX_C
 
 ALL = 1 << 62  # the bound of a region whose threads cannot be narrowed: every thread
 BOUND_SUFFIX = ".bound"  # the bound function's name: the kernel's and this (launcher.py declares it)
+STRIDE_SUFFIX = ".stride"  # the stride function's: a power of two, 1 where the region has none
 ALIKE_SUFFIX = ".stops_alike"  # i1 (i32 region): whether a region's threads all stop alike (Region.alike)
 
 _QUIET_INTRINSICS = re.compile(
@@ -48,6 +59,8 @@ _QUIET_INTRINSICS = re.compile(
     r"round|rint|nearbyint|[su](add|sub|mul)\.with\.overflow|[su](add|sub)\.sat|is\.fpclass|invariant\.)")
 _BINOPS = {"add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr"}
 _DIVS = {"udiv", "sdiv", "urem", "srem"}
+ONE = ("const", 64, 1)
+_FEW = ("const", 64, 1 << 30)  # a stride no guard asks for: the least of the strides is taken
 _CASTS = {"zext", "sext", "trunc"}
 # what a block on the way to a failed check's record may hold (no store, no call)
 _PASSIVE = _BINOPS | _DIVS | _CASTS | {"br", "getelementptr", "phi", "select", "icmp", "freeze", "bitcast",
@@ -453,6 +466,8 @@ class Region:
         self.memo: dict = {}
         self.memo_blocks: dict = {}
         self.why: str | None = None  # what keeps every thread, where bound() found it (WHY)
+        self.stride = ONE  # the stride of the threads it lets in (bound() sets it), and in words
+        self.stride_text: str | None = None
 
     def live_incoming(self, phi):
         """The value phi ``phi`` takes in this region, where every edge of the region into its block brings
@@ -534,6 +549,10 @@ class Region:
             return None if None in (c, a, b) else ("select", str(v.type), c, a, b)
         if op == "call":  # llvm.smax/smin/umax/umin of block-uniform values (a range's trip count)
             callee = ops[-1]
+            m = re.fullmatch(r"llvm\.ctpop\.i\d+", callee.name or "")  # a power-of-two test of a divisor
+            if m is not None and len(ops) == 2:
+                a = self.invariant(ops[0], depth + 1)
+                return None if a is None else ("ctpop", str(v.type), a)
             m = re.fullmatch(r"llvm\.([su]m(?:ax|in))\.i\d+", callee.name or "")
             if m is None or len(ops) != 3:
                 return None
@@ -568,13 +587,81 @@ class Region:
                     return ("add", "i64", tx, ("sext", "i64", inv))
         return None
 
+    def multiple_of(self, v, depth: int = 0):
+        """Where ``v == 0`` means that threadIdx.x is a multiple of a block-uniform power of two: (that stride's
+        expression, 1 where it is none at run time; its words), else None."""
+        if depth > 6 or not v.is_instruction:
+            return None
+        op, ops = v.opcode, self.sf.ops(v)
+        if op == "phi":
+            val = self.live_incoming(v)
+            if val is not None:
+                return self.multiple_of(val, depth + 1)
+            here = self.sf.block_of[v]
+            vals = [val for val, blk in zip(ops, v.incoming_blocks)
+                    if self.sf.canon.get(blk) in self.succ and here in self.succ[self.sf.canon.get(blk)]]
+            return self._least([self.multiple_of(val, depth + 1) for val in vals]) if vals else None
+        if op == "select":  # either value may be the one: the least of their strides
+            return self._least([self.multiple_of(o, depth + 1) for o in ops[1:]])
+        if op == "and":  # x & M, M = 2^j - 1
+            for x, m in ((ops[0], ops[1]), (ops[1], ops[0])):
+                if self.thread_x(x, True) == ("const", 64, 0):
+                    mask = self.invariant(m)
+                    if mask is None:
+                        continue
+                    step = ("add", "i64", ("sext", "i64", mask), ONE)
+                    pow2 = ("icmp", "eq", ("and", "i64", ("sext", "i64", mask), step), ("const", 64, 0))
+                    return self._positive_power(step, pow2), _stride_words(mask, plus_one=True)
+            return None
+        if op in ("srem", "urem") and self.thread_x(ops[0], True) == ("const", 64, 0):
+            d = self.invariant(ops[1])
+            if d is None:
+                return None
+            step = ("sext" if op == "srem" else "zext", "i64", d)
+            pow2 = ("icmp", "eq", ("and", "i64", step, ("sub", "i64", step, ONE)), ("const", 64, 0))
+            return self._positive_power(step, pow2), _stride_words(d)
+        if op == "add":  # Python's x % d: srem(x, d') plus select(c, y, 0), y >= 0 (0 for x >= 0, d' > 0)
+            for r, adj in ((ops[0], ops[1]), (ops[1], ops[0])):
+                if not (r.is_instruction and r.opcode == "srem" and adj.is_instruction and adj.opcode == "select"):
+                    continue
+                zero = self.sf.ops(adj)[2]
+                y = self.invariant(self.sf.ops(adj)[1])
+                m = self.multiple_of(r, depth + 1)
+                if m is None or y is None or not (zero.is_constant and zero.value_kind == llvm.ValueKind.constant_int
+                                                  and zero.get_constant_value() == 0):
+                    continue
+                y64 = ("sext", "i64", y)
+                return ("select", "i64", ("icmp", "sge", y64, ("const", 64, 0)), m[0], ONE), m[1]
+        return None
+
+    @staticmethod
+    def _positive_power(step, pow2):
+        return ("select", "i64", ("and", "i1", ("icmp", "sgt", step, ("const", 64, 0)), pow2), step, ONE)
+
+    @staticmethod
+    def _least(found):
+        if not found or any(f is None for f in found):
+            return None
+        out, words = found[0]
+        for e, w in found[1:]:
+            out = ("umin", "i64", out, e)
+            words = words if w == words else ("umin", "i64", words, w)
+        return out, words
+
     def guard_bound(self, cond):
-        """(bound expression, True when the branch's true side is the bounded one) of a guard condition."""
+        """(bound expression, True when the branch's true side is the bounded one, stride expression and its
+        words or None) of a guard condition."""
         if not cond.is_instruction:
             return None
         if cond.opcode == "icmp":
             p = _predicate(cond)
             a, b = self.sf.ops(cond)
+            if p in ("eq", "ne"):
+                for x, z in ((a, b), (b, a)):
+                    if z.is_constant and z.value_kind == llvm.ValueKind.constant_int and z.get_constant_value() == 0:
+                        m = self.multiple_of(x)
+                        if m is not None:
+                            return ("const", 64, ALL), p == "eq", m[0], m[1]
             for x, v, pred in ((a, b, p), (b, a, _SWAP[p])):
                 upper, true_side = _UPPER[pred]
                 signed = upper in ("slt", "sle") or upper == "eq"
@@ -588,7 +675,7 @@ class Region:
                     bound = ("add", "i64", bound, ("const", 64, 1))
                 if not signed and _width(v.type) == 64:  # an i64 bound above 2^63 is every thread
                     bound = ("select", "i64", ("icmp", "slt", bound, ("const", 64, 0)), ("const", 64, ALL), bound)
-                return bound, true_side
+                return bound, true_side, None, None
             return None
         conj = None
         if cond.opcode == "and":
@@ -603,6 +690,26 @@ class Region:
                 if g is not None and g[1]:
                     return g
         return None
+
+    def _entered_anyway(self, active, guard_block):
+        """The condition (an expression) under which the guard's bounded block ``active`` is also entered by
+        its other predecessors, each a branch on a block-uniform condition; None where one is not."""
+        out = None
+        for p in self.preds[active]:
+            if p is guard_block:
+                continue
+            term = list(p.instructions)[-1]
+            ops = self.sf.ops(term)
+            if term.opcode != "br" or len(ops) != 3:
+                return None
+            c = self.invariant(ops[0])
+            if c is None:
+                return None
+            if self.sf.canon[ops[2]] is active and self.sf.canon[ops[1]] is active:
+                return None  # both ways: every thread
+            taken = c if self.sf.canon[ops[2]] is active else ("xor", "i1", c, ("const", 1, 1))
+            out = taken if out is None else ("or", "i1", out, taken)
+        return out
 
     def _passive(self, ins) -> bool:
         """Does nothing a thread's state or memory sees: no store, no call but a debug or other quiet
@@ -695,8 +802,16 @@ class Region:
                 g = self.guard_bound(ops[0])
                 if g is not None:
                     active = self.sf.canon[ops[2] if g[1] else ops[1]]
-                    if len(self.preds[active]) == 1:
-                        guards[active] = (b, g[0])
+                    bound, stride, words = g[0], g[2], g[3]
+                    if len(self.preds[active]) > 1:  # entered another way too: every thread, when it is
+                        anyway = self._entered_anyway(active, b)
+                        if anyway is None:
+                            continue
+                        if bound != ("const", 64, ALL):
+                            bound = ("select", "i64", anyway, ("const", 64, ALL), bound)
+                        if stride is not None:
+                            stride = ("select", "i64", anyway, ONE, stride)
+                    guards[active] = (b, bound, stride, words)
         used = set()
         failed = self.fresh_failures()
         for blk in self.order:
@@ -731,47 +846,80 @@ class Region:
             return ("const", 64, 0)  # nothing any thread does outlives the region but its stop
         out = guards[outer[0]][1]
         for a in outer[1:]:
-            out = ("smax", "i64", out, guards[a][1])
+            every_ = ("const", 64, ALL)
+            out = every_ if every_ in (out, guards[a][1]) else ("smax", "i64", out, guards[a][1])
+        strided = [a for a in outer if guards[a][2] is not None]
+        if strided:  # the least stride: a bound guard's 1, or none where it lets in thread 0 alone
+            stride = _FEW
+            for a in outer:
+                _, bound, s, _ = guards[a]
+                if s is None:
+                    s = ("select", "i64", ("icmp", "sle", bound, ONE), _FEW, ONE)
+                stride = ("umin", "i64", stride, s)
+            self.stride = ("select", "i64", ("icmp", "eq", stride, _FEW), ONE, stride)
+            words = {guards[a][3] for a in strided}
+            self.stride_text = words.pop() if len(words) == 1 else None
         return out
 
 
 # why a region keeps every thread, in the regions snapshot and the IR after finish (describe)
 WHY = {
-    "effect": "what it does is under no guard `threadIdx.x < bound`; a test of `tid % m` or `tid & m` is none",
+    "effect": "what it does is under no guard `threadIdx.x < bound` or `threadIdx.x % m == 0`",
     "branch": "a branch on a per-thread value outside its guards: the threads left out could part ways",
     "votes": "the kernel votes (syncthreads_count, _and, _or): each thread's vote is its own",
     "shape": "its code has a shape the analysis does not follow",
 }
 
 
-def analyse(fn, facts: Facts, reasons: list | None = None) -> tuple[list, list]:
-    """Each region's bound expression and whether its threads all stop alike, for regions 0 .. facts.nsites
-    of the optimised step function ``fn``. ``reasons``, where given, gets each region's reason to keep every
-    thread (``WHY``; None for a narrowed region)."""
+def analyse(fn, facts: Facts, reasons: list | None = None) -> tuple[list, list, list]:
+    """Each region's bound expression, whether its threads all stop alike and its stride (expression, words
+    or None), for regions 0 .. facts.nsites of the optimised step function ``fn``. ``reasons``, where given,
+    gets each region's reason to keep every thread (``WHY``; None for a narrowed region)."""
     n = facts.nsites + 1
     every, apart = [("const", 64, ALL)] * n, [False] * n
+    strides: list = [(ONE, None)] * n
     if reasons is not None:
         reasons[:] = [WHY["votes"] if facts.votes else WHY["shape"]] * n
     if facts.votes:
-        return every, apart
+        return every, apart, strides
     try:
         sf = StepFunction(fn, facts)
     except Undecided:
-        return every, apart
-    bounds, alike = [], []
+        return every, apart, strides
+    bounds, alike, strides = [], [], []
     for k in range(n):
         why = WHY["shape"]
         try:
             r = Region(sf, k)
             both = r.bound(), r.alike()
             why = r.why
+            stride = (r.stride, r.stride_text)
         except Undecided:
-            both = ("const", 64, ALL), False
+            both, stride = (("const", 64, ALL), False), (ONE, None)
         bounds.append(both[0])
         alike.append(both[1])
+        strides.append(stride)
         if reasons is not None:
-            reasons[k] = why if both[0] == ("const", 64, ALL) else None
-    return bounds, alike
+            reasons[k] = why if both[0] == ("const", 64, ALL) and stride[0] == ONE else None
+    return bounds, alike, strides
+
+
+def _stride_words(e, plus_one: bool = False):
+    """The expression a stride shows as (``describe``): ``m + 1`` of a mask ``m = d - 1`` as ``d``, ``umax(d, 1)``
+    (a divisor kept from 0) as ``d``."""
+    while e[0] in _CASTS:
+        e = e[2]
+    if plus_one:
+        if e[0] == "add" and e[3][0] == "const" and e[3][2] == -1:
+            return e[2]
+        return ("add", "i64", e, ONE)
+    if e[0] == "umax" and e[3] == ("const", _width_of(e[1]), 1):
+        return e[2]
+    return e
+
+
+def _width_of(ty: str) -> int:
+    return int(ty[1:])
 
 
 def _immediate_post_dominators(order, succ) -> dict:
@@ -800,12 +948,22 @@ def _immediate_post_dominators(order, succ) -> dict:
     return out
 
 
-def describe(bounds, alike=(), names: dict | None = None, reasons=(), starts=()) -> list[str]:
-    """One line per region: narrowed to what bound, or every thread (and why: ``reasons``, with the line
-    the region starts at: ``starts``, 0 for the kernel's start); and whether its threads all stop alike (one
-    state for all of them). ``names``: ('ctx'|'frame', offset) -> what the value there is called (blockDim.x,
-    a uniform variable's name)."""
+def describe(bounds, alike=(), names: dict | None = None, reasons=(), starts=(), strides=()) -> list[str]:
+    """One line per region: narrowed to what bound and stride, or every thread (and why: ``reasons``, with
+    the line the region starts at: ``starts``, 0 for the kernel's start); and whether its threads all stop
+    alike (one state for all of them). ``names``: ('ctx'|'frame', offset) -> what the value there is called
+    (blockDim.x, a uniform variable's name)."""
     names = names or {}
+
+    def threads(k: int, e) -> str:
+        stride, words = strides[k] if k < len(strides) else (ONE, None)
+        if e == ("const", 64, ALL) and stride == ONE:
+            return "every thread" + why(k)
+        out = [] if e == ("const", 64, ALL) else [f"threadIdx.x < {_show(e, names)}"]
+        if stride != ONE:
+            out.append(f"threadIdx.x a multiple of {_show(words, names)}" if words is not None
+                       else "threadIdx.x a multiple of the least of its guards' strides")
+        return ", ".join(out)
 
     def why(k: int) -> str:
         if k >= len(reasons) or not reasons[k]:
@@ -813,9 +971,8 @@ def describe(bounds, alike=(), names: dict | None = None, reasons=(), starts=())
         start = starts[k] if k < len(starts) else None
         where = "from the kernel's start" if start == 0 else f"from the cut of line {start}" if start else ""
         return f" ({where}: {reasons[k]})" if where else f" ({reasons[k]})"
-    return [f"region {k}: " + ("every thread" + why(k) if e == ("const", 64, ALL)
-                               else f"threadIdx.x < {_show(e, names)}")
-            + ("; the threads stop alike (one state)" if k < len(alike) and alike[k] else "")
+    return [f"region {k}: " + threads(k, e) + ("; the threads stop alike (one state)" if k < len(alike) and alike[k]
+                                                else "")
             for k, e in enumerate(bounds)]
 
 
@@ -852,9 +1009,9 @@ def _show(e, names: dict) -> str:
         return args[1] if kind == "add" else f"-{args[1]}"
     if kind in ("add", "sub") and args[1] == "0":
         return args[0]
-    if all(a.lstrip("-").isdigit() for a in args) and kind in ("add", "sub", "mul", "smax"):
+    if all(a.lstrip("-").isdigit() for a in args) and kind in ("add", "sub", "mul", "smax", "shl"):
         a, b = (int(x) for x in args)
-        return str({"add": a + b, "sub": a - b, "mul": a * b, "smax": max(a, b)}[kind])
+        return str({"add": a + b, "sub": a - b, "mul": a * b, "smax": max(a, b), "shl": a << b}[kind])
     if kind in _MINMAX:
         return f"{kind[1:]}({args[0]}, {args[1]})"
     sym = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^", "shl": "<<", "lshr": ">>",
@@ -865,9 +1022,10 @@ def _show(e, names: dict) -> str:
 
 
 # ---- the bound function --------------------------------------------------------------------------------
-def bound_function(m: ir.Module, name: str, kernel_type: ir.FunctionType, bounds, frame_offset: int) -> ir.Function:
-    """``i64 name(ctx, i32 region, kernel args...)``: region k's bound, computed from the context's block
-    fields, the frame's current uniform entries and the arguments."""
+def bound_function(m: ir.Module, name: str, kernel_type: ir.FunctionType, bounds, frame_offset: int,
+                   default=("const", 64, ALL)) -> ir.Function:
+    """``i64 name(ctx, i32 region, kernel args...)``: region k's bound (or stride: ``default`` 1), computed
+    from the context's block fields, the frame's current uniform entries and the arguments."""
     i32, i64 = ir.IntType(32), ir.IntType(64)
     fty = ir.FunctionType(i64, [kernel_type.args[0], i32] + list(kernel_type.args[1:]))
     fn = ir.Function(m, fty, name=name)
@@ -876,10 +1034,9 @@ def bound_function(m: ir.Module, name: str, kernel_type: ir.FunctionType, bounds
     ctx, region, args = fn.args[0], fn.args[1], fn.args[2:]
     i8p = ir.IntType(8).as_pointer()
     ctx8 = b.bitcast(ctx, i8p)
-    default = fn.append_basic_block("every.thread")
-    sw = b.switch(region, default)
-    with_ = ir.IRBuilder(default)
-    with_.ret(const(ALL, i64))
+    every = fn.append_basic_block("every.thread")
+    sw = b.switch(region, every)
+    ir.IRBuilder(every).ret(const(default[2], i64))
 
     def at(base, off, ty):
         return b.load(b.bitcast(b.gep(base, [const(off, i64)]), ir.IntType(int(ty[1:])).as_pointer()))
@@ -915,6 +1072,9 @@ def bound_function(m: ir.Module, name: str, kernel_type: ir.FunctionType, bounds
         if kind == "select":
             c, x, y = emit(e[2]), emit(e[3]), emit(e[4])
             return b.select(c, x, y)
+        if kind == "ctpop":
+            x = emit(e[2])
+            return b.call(m.declare_intrinsic("llvm.ctpop", [x.type]), [x])
         x, y = emit(e[2]), emit(e[3])
         x, y = _same_width(b, x, y)
         if kind in _MINMAX:
@@ -925,7 +1085,7 @@ def bound_function(m: ir.Module, name: str, kernel_type: ir.FunctionType, bounds
                            "srem": "srem", "urem": "urem"}[kind])(x, y)
 
     for k, e in enumerate(bounds):
-        if e == ("const", 64, ALL):
+        if e == default:
             continue
         blk = fn.append_basic_block(f"region.{k}")
         sw.add_case(const(k), blk)
@@ -963,18 +1123,20 @@ def _same_width(b, x, y):
 
 
 def bound_module(fn, facts: Facts, triple: str, layout: str) -> tuple[str, list]:
-    """The text of a module defining ``<entry>.bound`` for the optimised step function ``fn``, and each
-    region's bound in words."""
+    """The text of a module defining ``<entry>.bound`` and ``<entry>.stride`` for the optimised step function
+    ``fn``, and each region's bound in words."""
     reasons: list = []
-    bounds, alike = analyse(fn, facts, reasons)
+    bounds, alike, strides = analyse(fn, facts, reasons)
     name = facts.entry + BOUND_SUFFIX
     m = ir.Module(name=name)
     m.triple, m.data_layout = triple, layout
-    bound_function(m, name, facts.kernel_type, bounds, dict(facts.offsets)[CTX_FRAME])
+    frame = dict(facts.offsets)[CTX_FRAME]
+    bound_function(m, name, facts.kernel_type, bounds, frame)
+    bound_function(m, facts.entry + STRIDE_SUFFIX, facts.kernel_type, [e for e, _ in strides], frame, default=ONE)
     alike_function(m, facts.entry + ALIKE_SUFFIX, alike)
     # what was decided, for whoever reads the IR after finish (the IR view, kdebug dump)
     md = m.add_named_metadata("kdebug.thread_bounds")
-    lines = describe(bounds, alike, value_names(facts), reasons, facts.starts)
+    lines = describe(bounds, alike, value_names(facts), reasons, facts.starts, strides)
     md.add(m.add_metadata([ir.MetaDataString(m, name)] + [ir.MetaDataString(m, line) for line in lines]))
     return str(m), lines
 

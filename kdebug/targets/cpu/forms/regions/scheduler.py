@@ -237,9 +237,10 @@ class RegionScheduler(BlockScheduler):
         # a failed check ended a thread's step in this thread loop: an or over its threads, which LLVM
         # vectorises with the loop (a scan of the failure slots after it cost a fifth of the reduction)
         self.failed = entry_alloca(b, i1, "memcheck.failed")
-        # narrowed thread loops (region_bounds.py): threads x < pend keep their state in the columns, the
-        # others all have the state of the idle thread the last narrowed loop ran (rep)
+        # narrowed thread loops (region_bounds.py): threads x < pend, multiples of pstride, keep their state in
+        # the columns, the others all have the state of the idle thread the last narrowed loop ran (rep)
         self.pend = entry_alloca(b, i32, "columns.upto")
+        self.pstride = entry_alloca(b, i32, "columns.stride")
         self.rep = {name: entry_alloca(b, i32, f"idle.{name}") for name, _ in _STATE}
         if b.block is lb.fn.entry_basic_block:  # the allocas went in above the builder's place
             b.position_at_end(b.block)
@@ -262,6 +263,7 @@ class RegionScheduler(BlockScheduler):
         b.store(const(0, i64), self.ph)  # the threads start in phase 0 (block_scheduler._start_threads)
         b.store(const(0), self.vtotal)
         b.store(const(LANES), self.pend)
+        b.store(const(1), self.pstride)
         head = fn.append_basic_block("regions.head")
         after = fn.append_basic_block("regions.after")
         done = fn.append_basic_block("regions.done")
@@ -321,6 +323,7 @@ class RegionScheduler(BlockScheduler):
                         self._one_thread(ctx, site, b.zext(t, i64), b.urem(t, lb.bx))
                     if self.narrow:
                         b.store(lb.bx, self.pend)
+                        b.store(const(1), self.pstride)
                 with ordered:
                     self._ordered(ctx, site)
         else:
@@ -328,12 +331,17 @@ class RegionScheduler(BlockScheduler):
 
     def _ordered(self, ctx, site: int) -> None:
         b, lb = self.b, self.lb
-        upto = lb.bx
-        if self.narrow:  # only the threads x < bound can change anything in this region
+        upto, stride = lb.bx, None
+        if self.narrow:  # only the threads x < bound, multiples of the stride, can change anything in this region
             bound = b.call(lb.bound, [ctx, const(site & ~REGION_INDEX)] + lb.args)
             bound = b.select(b.icmp_signed("<", bound, const(0, i64)), const(0, i64), bound)
             bx = b.zext(lb.bx, i64)
             upto = b.trunc(b.select(b.icmp_signed("<", bound, bx), bound, bx), i32)
+            # a power of two, 1 for most regions (a constant once inlined); kept below 2^30, a multiple of
+            # which no thread index but 0 is
+            stride = b.call(lb.stride, [ctx, const(site & ~REGION_INDEX)] + lb.args)
+            few = const(1 << 30, i64)
+            stride = b.trunc(b.select(b.icmp_unsigned("<", stride, few), stride, few), i32)
         # threads that all stop alike (region_bounds.Region.alike) keep one state, the last thread's: a
         # constant once the function is inlined, so LLVM keeps the one form of the loop it asks for
         alike = b.call(lb.alike, [const(site & ~REGION_INDEX)]) if self.narrow else None
@@ -342,17 +350,21 @@ class RegionScheduler(BlockScheduler):
             with Loop(b, const(0), lb.by, "ty") as ty:
                 b.store(ty, field(b, ctx, CTX_TID, 1))
                 row = b.zext(b.mul(lb.bx, b.add(ty, b.mul(lb.by, tz))), i64)
-                with Loop(b, const(0), upto, "tx") as tx:
+                with Loop(b, const(0), upto, "tx", step=stride) as tx:
                     b.store(tx, field(b, ctx, CTX_TID, 0))
                     self._one_thread(ctx, site, b.add(row, b.zext(tx, i64)), tx, alike=alike)
         if not self.narrow:
             return
-        with b.if_else(b.icmp_unsigned("<", upto, lb.bx)) as (idle, every):
+        # threads left out: those from the bound up, and those between the stride's multiples
+        strided = b.and_(b.icmp_unsigned(">", stride, const(1)), b.icmp_unsigned(">", lb.bx, const(1)))
+        with b.if_else(b.or_(b.icmp_unsigned("<", upto, lb.bx), strided)) as (idle, every):
             with idle:  # one idle thread for all of them: they take one path to one stop
-                for k, v in enumerate((upto, const(0), const(0))):
+                first = b.select(b.icmp_unsigned("<", upto, lb.bx), upto, const(1))  # 1: not a multiple
+                for k, v in enumerate((first, const(0), const(0))):
                     b.store(v, field(b, ctx, CTX_TID, k))
-                self._one_thread(ctx, site, b.zext(upto, i64), upto, idle=True)
+                self._one_thread(ctx, site, b.zext(first, i64), first, idle=True)
                 b.store(b.select(alike, const(0), upto), self.pend)
+                b.store(stride, self.pstride)
             with every:
                 with b.if_else(alike) as (one, each):
                     with one:  # the context holds the last thread's state, which is every thread's
@@ -360,6 +372,7 @@ class RegionScheduler(BlockScheduler):
                         b.store(const(0), self.pend)
                     with each:
                         b.store(lb.bx, self.pend)
+                b.store(const(1), self.pstride)
 
     def _state(self, name: str, t, tx):
         """Thread ``t``'s (x index ``tx``) state ``name``: its column, or the idle thread's (narrowed loops)."""
@@ -367,7 +380,8 @@ class RegionScheduler(BlockScheduler):
         col = b.load(b.gep(self.cols[name], [t], inbounds=True))
         if not self.narrow:
             return col
-        return b.select(b.icmp_unsigned("<", tx, b.load(self.pend)), col, b.load(self.rep[name]))
+        multiple = b.icmp_unsigned("==", b.and_(tx, b.sub(b.load(self.pstride), const(1))), const(0))
+        return b.select(b.and_(b.icmp_unsigned("<", tx, b.load(self.pend)), multiple), col, b.load(self.rep[name]))
 
     def _one_thread(self, ctx, site: int, t, tx, idle: bool = False, alike=None) -> None:
         """The step function inlined for thread ``t`` from ``site``; its state into the columns. Every
