@@ -590,6 +590,8 @@ class Region:
     def multiple_of(self, v, depth: int = 0):
         """Where ``v == 0`` means that threadIdx.x is a multiple of a block-uniform power of two: (that stride's
         expression, 1 where it is none at run time; its words), else None."""
+        if v.is_constant and v.value_kind == llvm.ValueKind.constant_int:  # 0: every thread; else none
+            return (ONE, None) if v.get_constant_value() == 0 else (_FEW, None)
         if depth > 6 or not v.is_instruction:
             return None
         op, ops = v.opcode, self.sf.ops(v)
@@ -601,8 +603,13 @@ class Region:
             vals = [val for val, blk in zip(ops, v.incoming_blocks)
                     if self.sf.canon.get(blk) in self.succ and here in self.succ[self.sf.canon.get(blk)]]
             return self._least([self.multiple_of(val, depth + 1) for val in vals]) if vals else None
-        if op == "select":  # either value may be the one: the least of their strides
-            return self._least([self.multiple_of(o, depth + 1) for o in ops[1:]])
+        if op == "select":  # the stride of the value it picks, where the choice is the block's; else the least
+            found = [self.multiple_of(o, depth + 1) for o in ops[1:]]
+            c = self.invariant(ops[0])
+            if c is None or None in found:
+                return self._least(found)
+            words = [w for _, w in found if w is not None]
+            return ("select", "i64", c, found[0][0], found[1][0]), (words[0] if len(set(words)) == 1 else None)
         if op == "and":  # x & M, M = 2^j - 1
             for x, m in ((ops[0], ops[1]), (ops[1], ops[0])):
                 if self.thread_x(x, True) == ("const", 64, 0):
@@ -645,7 +652,7 @@ class Region:
         out, words = found[0]
         for e, w in found[1:]:
             out = ("umin", "i64", out, e)
-            words = words if w == words else ("umin", "i64", words, w)
+            words = w if words is None else words if w in (None, words) else ("umin", "i64", words, w)
         return out, words
 
     def guard_bound(self, cond):
