@@ -52,11 +52,18 @@ def ended_by_sigterm(app: KdebugApp) -> list[bool]:
     def on_sigterm(_signum, _frame) -> None:
         came.append(True)
         app.exit()  # on the app's thread: Python runs signal handlers there
-        # an app that cannot end (its loop stuck) still ends, its debuggee with it (die_with_parent)
-        threading.Timer(SIGTERM_GRACE_S, os._exit, (128 + signal.SIGTERM,)).start()
+        # an app that cannot end in time (its loop stuck, a loaded machine) still ends, its debuggee with it
+        # (die_with_parent), and gives the terminal back first: its exit status is no signal's to the guard
+        threading.Timer(SIGTERM_GRACE_S, end_now, (128 + signal.SIGTERM,)).start()
 
     signal.signal(signal.SIGTERM, on_sigterm)
     return came
+
+
+def end_now(status: int) -> None:
+    """The TUI's process ends at once with ``status``, the terminal given back."""
+    terminal.give_back()
+    os._exit(status)
 
 
 def run_replay(model: SessionModel, path: str, theme: str = "dark") -> int:

@@ -162,8 +162,8 @@ def guard() -> int | None:
     parent = os.getppid()
     pid = os.fork()
     if pid == 0:
-        global guarded_child, guard_parent
-        guarded_child, guard_parent = True, parent
+        global guarded_child, guard_parent, _saved_modes
+        guarded_child, guard_parent, _saved_modes = True, parent, (fd, saved)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
@@ -209,6 +209,24 @@ def guard() -> int | None:
 
 guarded_child = False  # True in the TUI's process that guard() forked
 guard_parent = 0  # there: the guard's parent (the shell, where a shell started kdebug)
+_saved_modes = None  # there: (the terminal's descriptor, its modes before the TUI)
+
+
+def give_back() -> None:
+    """In the TUI's process, about to end without the app's own teardown (``os._exit``): the terminal as it was
+    (the guard restores it only for a child that a signal ended, and this one exits). Written through
+    /dev/tty, which no capture of descriptor 2 moves."""
+    if _saved_modes is None:
+        return
+    try:
+        tty = os.open("/dev/tty", os.O_WRONLY | os.O_NOCTTY)
+    except OSError:
+        tty = None
+    try:
+        restore(*_saved_modes, out=tty)
+    finally:
+        if tty is not None:
+            os.close(tty)
 
 
 def resumable_as_a_job() -> bool:
@@ -286,13 +304,14 @@ def _keyboard_interrupt(_signum, _frame) -> None:
     raise KeyboardInterrupt
 
 
-def restore(fd: int, saved) -> None:
-    """The terminal as it was before the TUI: its modes, the main screen, the cursor, no mouse reporting."""
+def restore(fd: int, saved, out: int | None = None) -> None:
+    """The terminal as it was before the TUI: its modes, the main screen, the cursor, no mouse reporting
+    (written on ``out``, standard error where None)."""
     try:
         termios.tcsetattr(fd, termios.TCSANOW, saved)
     except termios.error:
         pass
     try:
-        os.write(sys.stderr.fileno(), RESET.encode())
+        os.write(sys.stderr.fileno() if out is None else out, RESET.encode())
     except OSError:
         pass

@@ -158,6 +158,42 @@ def _tui_child(term: Terminal) -> int:
     raise AssertionError("the guard has no child")
 
 
+STUCK_APP = """\
+import os, signal, sys, time, tty
+sys.path.insert(0, {root!r})
+from kdebug.tui import entry, terminal
+status = terminal.guard()
+if status is not None:
+    terminal.leave(status)
+tty.setraw(0)
+os.write(1, b"\\x1b[?1049h\\x1b[?1000h\\x1b[?1006h\\x1b[?2004h\\x1b[?25l")  # as an app's driver starts
+
+
+class Stuck:  # an app whose loop cannot end: SIGTERM's exit never comes
+    def exit(self):
+        pass
+
+
+entry.SIGTERM_GRACE_S = 0.3
+entry.ended_by_sigterm(Stuck())
+os.kill(os.getpid(), signal.SIGTERM)
+time.sleep(60)
+"""
+
+
+def test_an_app_that_cannot_end_after_sigterm_still_gives_the_terminal_back(tmp_path):
+    """SIGTERM asks the app to end as q does; one that cannot within the grace (its loop stuck, or slow on a
+    loaded machine: CI saw it) is ended by the grace's timer, whose exit status is no signal to the guard:
+    the TUI's process gives the terminal back itself first (kdebug/tui/entry.py ``end_now``)."""
+    script = tmp_path / "stuck.py"
+    script.write_text(STUCK_APP.format(root=ROOT))
+    with Terminal([sys.executable, str(script)], cwd=str(tmp_path)) as term:
+        code = term.wait_exit(30)
+        assert code == 128 + signal.SIGTERM, (code, term.text())
+        assert term.modes_left_on() == [], term.modes_left_on()
+        assert term.cooked()
+
+
 @pytest.mark.parametrize("sig", [signal.SIGSEGV, signal.SIGKILL, signal.SIGTERM])
 def test_a_tui_that_dies_of_a_signal_leaves_the_terminal_usable_and_no_debuggee(sig, tmp_path):
     """SIGSEGV, SIGKILL: the guard gives the terminal back and says how the TUI ended; SIGTERM: the TUI ends
