@@ -23,20 +23,20 @@ sys.path.insert(0, f"{ROOT}/sample_kernels")
 import reduction  # noqa: E402
 
 
-def _launcher_body(model: str, memcheck: bool) -> str:
-    """The optimised launcher body of the reduction's block_sum (the thread loops, the step function inlined)."""
+def _launcher_body(model: str, memcheck: bool, kernel=reduction.block_sum) -> str:
+    """The optimised launcher body of a reduction (the thread loops, the step function inlined)."""
     previous = seam.current()
     session = live.Session(backend="cpu", passes_on_demand=True, snapshots=True, regions=True, memcheck=memcheck, host_cpu=model)
     try:
         x = np.zeros(4, np.float32)
-        compiled = session.compile_kernel(reduction.block_sum, (T.typeof(x), T.typeof(x)))
+        compiled = session.compile_kernel(kernel, (T.typeof(x), T.typeof(x)))
         assert compiled.record.form[0] == "regions", compiled.record.form
         mod = llvm.parse_assembly(compiled.record.ir_after_finish())
         emit_pipeline(session.target.tm, mod, session.target.speed_level)
     finally:
         live.set_session(previous)
     text = str(mod)
-    start = text.index("define internal fastcc void @block_sum")
+    start = text.index(f"define internal fastcc void @{kernel.__name__}")
     body = [m.start() for m in re.finditer(r"^define ", text, re.M) if m.start() > start and ".grid.body" in
             text[m.start():text.index("\n", m.start())]]
     assert body, "no launcher body in the optimised module"
@@ -55,3 +55,16 @@ def test_the_reductions_thread_loops_are_vectorised(model):
     assert re.search(r"= fadd <\d+ x float>", body), f"the tree step's add is not vectorised for {model}"
     # masked loads: region 0's s[t] = x[i] if i < x.size else 0 too
     assert re.search(r"<\d+ x float> @llvm\.masked\.load", body), f"region 0's x[i] is not vectorised for {model}"
+
+
+@pytest.mark.parametrize("model", ["x86-64-v3", "x86-64-v4"])
+def test_an_index_made_of_the_thread_registers_loads_contiguous_elements(model):
+    """Harris's reduction #4 loads ``x[blockIdx.x * (blockDim.x * 2) + threadIdx.x]`` and the element a block
+    further: the registers are loaded with their ranges (never negative), so the index needs no wraparound
+    and the thread loop loads consecutive elements with masked vector loads. Without the ranges LLVM saw a
+    select on the index's sign and gathered every element (0.89 µs a block of 512 elements against 0.53)."""
+    sys.path.insert(0, f"{ROOT}/benchmarks")
+    from kernel_forms import reduction_forms
+    body = _launcher_body(model, memcheck=False, kernel=reduction_forms.harris_two_loads)
+    assert re.search(r"<\d+ x float> @llvm\.masked\.load", body), f"x[i] is not a masked vector load for {model}"
+    assert "masked.gather" not in body, f"x[i] is gathered for {model}"

@@ -95,6 +95,10 @@ _CTX_FIELD = re.compile(r", i32 0, i32 (\d+), i32 (\d+)\s*(?:,|$)")
 _REGISTER_OF_FIELD = {field: reg for reg, field in SPECIAL_REGISTER_FIELD.items()}
 
 
+# the values a kernel can read, as launches are checked (kdebug/lang/dispatcher.py, runtime/device_launch.py:
+# a block of at most 1024 threads, each dimension at least 1; a grid dimension at most 2^31 - 1): [lo, hi)
+REGISTER_RANGE = {"threadIdx": (0, 1024), "blockDim": (1, 1025), "blockIdx": (0, 2**31 - 1), "gridDim": (1, 2**31 - 1)}
+
 @dataclass
 class CpuModuleState:
     """What the CPU target's lowering hooks record about one module, for finish_ir and emit."""
@@ -242,12 +246,18 @@ class CpuTarget(Target):
         return CONTEXT_P
 
     def special_register(self, lc, reg, dim):
+        """The value, loaded from the thread's context with its range (``REGISTER_RANGE``): LLVM then knows it
+        is not negative, so that ``x[blockIdx.x * n + threadIdx.x]`` needs no wraparound of a negative index,
+        and a thread loop's accesses are contiguous (a masked vector load, where a gather was)."""
         b = lc.builder
         # the context as an opaque pointer (a transform's function, parsed): the struct named for the GEP
         etype = CONTEXT_P.pointee if getattr(lc.thread_ctx.type, "is_opaque", False) else None
         ptr = b.gep(lc.thread_ctx, [ir.Constant(i32, 0), ir.Constant(i32, SPECIAL_REGISTER_FIELD[reg]), ir.Constant(i32, "xyz".index(dim))],
                     inbounds=True, source_etype=etype)
-        return b.load(ptr, typ=i32)
+        value = b.load(ptr, typ=i32)
+        lo, hi = REGISTER_RANGE[reg]
+        value.set_metadata("range", lc.module.add_metadata([ir.Constant(i32, lo), ir.Constant(i32, hi)]))
+        return value
 
     def special_register_of(self, inst, defs, ctx):
         if inst.opcode != "load":
