@@ -284,6 +284,41 @@ def test_loops_whose_threads_would_see_each_others_iterations_stay_per_thread(se
 
 
 @cuda.jit
+def writes_over_ranges_that_meet(y, out, step):
+    """Thread i writes y[i], y[i + step], ...: with a step smaller than the threads, thread i's second element
+    is thread i + step's first, which thread order writes last and rounds of iterations first."""
+    i = cuda.grid(1)
+    for k in range(i, y.size, step):
+        y[k] = float32(i)
+    cuda.syncthreads()
+    out[i] = y[i]
+
+
+@pytest.mark.parametrize("step", [2, 63, 64, 200])
+def test_ranges_that_meet_keep_the_thread_order_of_their_writes(sessions, step):
+    """The loop writes only its own y[k], but the threads' ranges meet where the step is below their number:
+    the coroutines' run checks the step at run time and runs such threads' loops one by one; the region form
+    runs in rounds only a range that is the thread's own (start cuda.grid(1), step gridsize(1) or blockDim.x)."""
+    def launch():
+        y, out = np.full(300, -1, np.float32), np.zeros(64, np.float32)
+        writes_over_ranges_that_meet[1, 64](y, out, step)
+        return np.concatenate([y, out])
+    previous = seam.current()
+    regions = live.Session(backend="cpu", snapshots=False, tiered=False, regions=True)
+    try:
+        in_regions = _run(regions, launch)
+    finally:
+        live.set_session(previous)
+    a, b = _both(sessions, launch)
+    y = np.frombuffer(b[:300].tobytes(), np.float32)
+    # thread order: the last thread whose range holds k wrote it
+    want = [max((i for i in range(64) if i <= k and (k - i) % step == 0), default=-1) for k in range(300)]
+    np.testing.assert_array_equal(y, np.array(want, np.float32))
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(in_regions, b)
+
+
+@cuda.jit
 def fails_in_loop(x, bad, out):
     i = cuda.grid(1)
     acc = float32(0)
