@@ -1,5 +1,6 @@
 """Property: a random kernel with barriers (in uniform loops and branches, under thread-dependent
-branches, with shared and local arrays, early exits before and after barriers, votes, out-of-bounds
+branches: bounds on the thread index and its multiples of a power of two; with shared and local arrays, early
+exits before and after barriers, votes, out-of-bounds
 reads) gives the same outputs, the same errors and the same warnings in the region form
 (kdebug/targets/cpu/forms/regions/cut.py) as in the coroutine form, thread order and shuffled."""
 from __future__ import annotations
@@ -43,6 +44,9 @@ def _blocks(children):
         st.tuples(st.just("uniform_if"), st.integers(0, 4), st.lists(children, min_size=1, max_size=3),
                   st.lists(children, max_size=3)),
         st.tuples(st.just("thread_if"), st.integers(0, 70), st.lists(children, min_size=1, max_size=3)),
+        # the multiples of a power of two known at run time (the strided narrowing: kdebug/targets/cpu/forms/
+        # regions/bounds.py), as numba's reduction example guards its tree step
+        st.tuples(st.just("thread_multiple"), st.integers(0, 3), st.lists(children, min_size=1, max_size=3)),
     )
 
 
@@ -96,6 +100,10 @@ def _emit(stmt, depth: int, out: list, wrap: bool = False) -> None:
                 _emit(s, depth + 1, out, wrap)
     elif kind == "thread_if":
         out.append(f"{pad}if t < {stmt[1]}:")
+        for s in stmt[2]:
+            _emit(s, depth + 1, out, wrap)
+    elif kind == "thread_multiple":
+        out.append(f"{pad}if t % (1 << ((u + {stmt[1]}) % 4)) == 0:")
         for s in stmt[2]:
             _emit(s, depth + 1, out, wrap)
 
