@@ -86,6 +86,9 @@ def form_of(form, inputs) -> str:
     if bounds:
         narrowed = sum("every thread" not in b for b in bounds)
         out.append(f"{narrowed} of {len(bounds)} thread loops narrowed")
+    limits = rec.target_state.block_limits.get(rec.entry)  # memcheck on: the block shape of the loops' copy
+    if limits is not None:
+        out.append("a copy for blocks up to " + " x ".join(map(str, limits)))
     return "; ".join(out)
 
 

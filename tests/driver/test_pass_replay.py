@@ -5,6 +5,7 @@ replay where someone looks gives exactly the passes, modules and remarks a recor
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import subprocess
@@ -75,7 +76,12 @@ def test_a_replay_gives_the_recorded_passes_modules_and_remarks(sample, tmp_path
             assert rows(b) == rows(a) and any(p.changed for p in a.passes[phase])
             texts = lambda model, job: [model.pass_text(p.snapshot) for p in job.passes[phase] if p.changed]  # noqa: E731
             assert texts(got, b) == texts(want, a)
-        assert b.remarks == a.remarks and a.remarks
+        # the same remarks, pass after pass; within a pass, an inliner's remarks on a function called from two
+        # places (the region form's bound function, from the launcher body and its copy for small blocks:
+        # block_limits.py) follow LLVM's use lists, which the bitcode a replay starts from does not keep
+        assert sorted(map(repr, b.remarks)) == sorted(map(repr, a.remarks)) and a.remarks
+        passes = lambda remarks: [k for k, _ in itertools.groupby((r[0], r[1][4]) for r in remarks)]  # noqa: E731
+        assert passes(b.remarks) == passes(a.remarks)
         assert {p: got.snapshot_text(job_id, p) for p in b.snapshots} == \
             {p: want.snapshot_text(job_id, p) for p in a.snapshots}  # the host assembly too
         asm = got.snapshot_text(job_id, "emit")

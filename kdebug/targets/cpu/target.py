@@ -38,6 +38,7 @@ from kdebug.targets.cpu.forms.regions import cut as regions
 from kdebug.targets.cpu.checks import sanitizers as sanitizer_ir
 from kdebug.targets.cpu.adjoint_barriers import WHY_COROUTINES, AdjointBarriers
 from kdebug.frontend.lower import llvm_type
+from kdebug.targets.cpu.forms.regions import block_limits
 from kdebug.targets.cpu.forms.regions import bounds as region_bounds
 from kdebug.targets.cpu.forms import FORM_COROUTINES, FORM_REGIONS, FORM_THREAD_LOOP
 from kdebug.targets.cpu.forms.choice import choose_form
@@ -117,6 +118,8 @@ class CpuModuleState:
     regions: dict = field(default_factory=dict)  # kernel name -> regions.RegionLowering: kernels cut at barriers
     cuts: dict = field(default_factory=dict)  # kernel name -> regions.RegionCut: what the regions stage made
     thread_bounds: dict = field(default_factory=dict)  # kernel name -> each region's thread bound, in words (finish)
+    # kernel name -> the block shape its thread loops have a copy for, or None (block_limits.py; finish)
+    block_limits: dict = field(default_factory=dict)
     forms: dict = field(default_factory=dict)  # kernel name -> (form, why not the region form or None)
     syntax_holders: dict = field(default_factory=dict)  # id(tree) -> (tree, each node's holder): barrier_lines.py
 
@@ -575,14 +578,18 @@ class CpuTarget(Target):
         # its out-of-line call LLVM sinks the block's context stores into the failed checks' blocks, keeping
         # their ~16 values live through the thread loop (measured: saxpy with memcheck ran 1.25x slower)
         shuffle = self.shuffle or (self.memcheck and not thread_exit and rk is None)
-        region_launch = None
+        region_launch = facts = None
         if rk is not None:
             frame = state.cuts[job.entry]
+            facts = self._region_facts(job, state)
+            # memcheck's checks on the thread index fold in a copy of the thread loops for blocks that fit
+            limits = block_limits.block_limits(mod.get_function(job.entry), facts) if self.memcheck else None
+            state.block_limits[job.entry] = limits
             region_launch = RegionLaunch(cuts=len(rk.sites), frame_bytes=frame.frame_bytes, votes=rk.votes,
                                          uniform_copy=frame.uniform_copy, narrow=self.options.narrow,
                                          warp_columns=frame.warp_columns,
                                          rounds=(frame.round_entry, tuple(r for _, r in rk.rounds))
-                                         if rk.rounds else None, fresh=rk.fresh)
+                                         if rk.rounds else None, fresh=rk.fresh, block_limits=limits)
         spec = LauncherSpec(coroutine=coroutine, grid_sync=job.entry in state.grid_sync, shared_bytes=shared_bytes,
                             shared_align=shared_align, racecheck=self.racecheck, initcheck=self.initcheck,
                             thread_exit=thread_exit, lockstep=job.entry in state.lockstep, shuffle=shuffle,
@@ -592,12 +599,22 @@ class CpuTarget(Target):
         # stops is -O2's, which tier 0 does not run (measured: saxpy's tier 0 emit 0.6 ms shorter, its run
         # time unchanged). Tier 1 links the untiered compile's launcher, built on its background thread (once
         # per signature and options: launcher_module keeps it).
-        quick = plan is not None and shuffle and not self.shuffle and not coroutine
-        launcher, bitcode = launcher_module(job.entry, job.argtypes, self,
-                                            dataclasses.replace(spec, shuffle=False) if quick else spec)
+        # Nor has it the block-limited copy of a region-form launcher's blocks (block_limits.py): it would double
+        # the code tier 0 generates, for checks only -O2 folds (measured: matmul_tiled's compile 0.20 s untiered
+        # without the copy, 0.31 s with it).
+        no_shuffle = shuffle and not self.shuffle and not coroutine
+        no_limits = region_launch is not None and region_launch.block_limits is not None
+        quick = plan is not None and (no_shuffle or no_limits)
+        tier0 = spec
+        if quick:
+            tier0 = dataclasses.replace(spec, shuffle=shuffle and not no_shuffle, regions=dataclasses.replace(
+                region_launch, block_limits=None) if no_limits else region_launch)
+        launcher, bitcode = launcher_module(job.entry, job.argtypes, self, tier0)
         link_launcher(mod, job.entry, launcher)
         # after the launcher, as tier 1 links it (tiers.Plan.finished_module): the same module
-        bounds = self._region_bounds(mod, job, state) if rk is not None and self.options.narrow else None
+        bounds = facts if rk is not None and self.options.narrow else None
+        if bounds is not None:  # each region's bound in words
+            state.thread_bounds[job.entry] = region_bounds.link_bounds(mod, facts)
         if plan is not None:  # tier 1 links the untiered compile's launcher (and bound function)
             plan.launchers.append((job.entry, functools.partial(_launcher_bitcode, job.entry, job.argtypes, self,
                                                                 spec) if quick else bitcode))
@@ -605,15 +622,13 @@ class CpuTarget(Target):
                 plan.bounds.append(bounds)
         return [job.entry + ".grid"]
 
-    def _region_bounds(self, mod, job, state) -> region_bounds.Facts:
-        """The bound function of region-form kernel ``job.entry`` (region_bounds.py), read off its optimised step
-        function and linked into ``mod`` (each region's bound in ``state.thread_bounds``); the facts it was made
-        from (tier 1 makes its own from its code)."""
+    def _region_facts(self, job, state) -> region_bounds.Facts:
+        """What the analyses of region-form kernel ``job.entry``'s optimised step function read of it: its bound
+        function's (region_bounds.py; tier 1 makes its own from its code, from these facts) and its block
+        limits' (block_limits.py)."""
         kernel_type = ir.FunctionType(ir.VoidType(), [CONTEXT_P] + [llvm_type(t) for t in job.argtypes])
-        facts = region_bounds.Facts.of(job.entry, state.regions[job.entry], state.cuts[job.entry],
-                                       self.tm.target_data, kernel_type)
-        state.thread_bounds[job.entry] = region_bounds.link_bounds(mod, facts)
-        return facts
+        return region_bounds.Facts.of(job.entry, state.regions[job.entry], state.cuts[job.entry],
+                                      self.tm.target_data, kernel_type)
 
     def finish_module(self, mod, jobs, compilation: tiers.CompilationState) -> None:
         """Internalise everything but the grid launchers, so LLVM may inline and drop it."""

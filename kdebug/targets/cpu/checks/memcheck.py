@@ -29,6 +29,8 @@ FRESH = 1 << 30  # a failure slot's site: a failed check that ended its thread's
 # after the thread loop; without it, a failure a loop in rounds holds back until the region after the loop
 FAILED_STEP = -1  # the barrier field a region-form thread leaves when a failed check ended its step
 
+FAILED_CHECK_BLOCK = "oob"  # the name of a failed check's block (block_limits.py finds the checks by it)
+
 
 def emit_record_error(b: ir.IRBuilder, rt_i8, kind, site, ctaid, tid, index=(), extent=(), aux=()):
     """First error wins: cmpxchg error 0 -> kind; the winner writes the details."""
@@ -109,7 +111,7 @@ def emit_bounds_check(lc, node, arr_t, indices, extents, access: str, thread_exi
     access = "read" if access == "update" else access
     site = lc.state.check_sites.add(M.Site("access", lc.tf.name, lc.src.loc(node), array, lc.memory_space(node),
                                   access, arr_t.ndim, function_kind=lc.tf.kind, debug=lc.debug))
-    fail = lc.new_block("oob")
+    fail = lc.new_block(FAILED_CHECK_BLOCK)
     cont = lc.new_block("inbounds")
     br = b.cbranch(ok, cont, fail)
     br.set_weights([1 << 20, 1])

@@ -106,6 +106,7 @@ def _context_offsets(target_data) -> dict:
 
 
 def _width(ty) -> int:
+    """The width of integer type ``ty`` (a type or its text, ``iN``); anything else is undecided."""
     s = str(ty)
     if not re.fullmatch(r"i\d+", s):
         raise Undecided(f"a value of type {s}")
@@ -920,13 +921,9 @@ def _stride_words(e, plus_one: bool = False):
         if e[0] == "add" and e[3][0] == "const" and e[3][2] == -1:
             return e[2]
         return ("add", "i64", e, ONE)
-    if e[0] == "umax" and e[3] == ("const", _width_of(e[1]), 1):
+    if e[0] == "umax" and e[3] == ("const", _width(e[1]), 1):
         return e[2]
     return e
-
-
-def _width_of(ty: str) -> int:
-    return int(ty[1:])
 
 
 def _immediate_post_dominators(order, succ) -> dict:

@@ -57,6 +57,7 @@ from kdebug.targets.cpu.layout import (CTX_BAR_LINE, CTX_BARRIER, CTX_CTAID, CTX
 ROUND_ITERATIONS = 4  # the iterations a thread runs in one round of a loop in rounds (emit_rounds): fewer
 # rounds, each with its thread loop and the thread's stop (sample_kernels/warp_reduce.py, 2^24 floats: 6.7 ms
 # with 1, 5.7 with 4, memcheck off; 14 and 10 ms with it)
+FRESH_EXIT_BLOCK = "memcheck.failed"  # the block a failed check ends its thread's step in (block_limits.py)
 LANES = 1024  # threads a column holds: the most a block has (launches of more are refused)
 COLUMN_ALIGN = 64  # each column starts on a cache line
 
@@ -497,7 +498,7 @@ def fail_fresh(lc, b, site: int, idx, ext) -> None:
 
 def _fresh_exit(lc, rk: RegionLowering):
     if rk.fresh_exit is None:
-        rk.fresh_exit = lc.new_block("memcheck.failed")
+        rk.fresh_exit = lc.new_block(FRESH_EXIT_BLOCK)
         b = ir.IRBuilder(rk.fresh_exit)
         # the launcher's sign that the step ended so (an or over its thread loop, vectorised with it)
         b.store(const(FAILED_STEP), field(b, lc.thread_ctx, CTX_BARRIER))

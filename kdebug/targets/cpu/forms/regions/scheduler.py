@@ -28,6 +28,8 @@ left.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from llvmlite import ir
 
 from kdebug.runtime import memcheck as M
@@ -41,6 +43,7 @@ from kdebug.runtime.record import REGION_INDEX, ROUND_DONE, ROUND_START
 from kdebug.targets.cpu.forms.regions.cut import LANES
 
 SCHEDULER_SUFFIX = ".grid.scheduler"  # the block scheduler's function of a region-form launcher (_scheduler_function)
+SMALL_BLOCKS_SUFFIX = ".grid.small_blocks"  # its blocks where they fit the kernel's block limits (_small_blocks_function)
 _STATE = (("waits", CTX_BARRIER), ("bar_line", CTX_BAR_LINE), ("exit_line", CTX_EXIT_LINE), ("vote", CTX_VOTE))
 
 
@@ -245,6 +248,43 @@ class RegionScheduler(BlockScheduler):
         if b.block is lb.fn.entry_basic_block:  # the allocas went in above the builder's place
             b.position_at_end(b.block)
         self.cols = {name: b.gep(p, [const(0), const(0)], inbounds=True) for name, p in cols.items()}
+        limits = self.launch.block_limits
+        if limits is None:
+            self._blocks(ctx)
+        else:  # blocks that fit the limits run a copy of their own, which knows they do (block_limits.py)
+            fits = [b.icmp_unsigned("<=", d, const(c)) for d, c in zip((lb.bx, lb.by, lb.bz), limits)]
+            with b.if_else(b.and_(b.and_(fits[0], fits[1]), fits[2]), likely=True) as (small, other):
+                with small:
+                    b.call(self._small_blocks_function(limits), list(self.fn.args))
+                with other:
+                    self._blocks(ctx)
+        b.branch(lb.stop)
+        b.position_at_end(self.fail)
+        b.branch(lb.stop)
+
+    def _small_blocks_function(self, limits) -> ir.Function:
+        """``<entry>.grid.small_blocks``: the launcher body's blocks for a launch whose blocks are no larger than
+        ``limits``, where the body's code reads the block's sizes as at most those (``LauncherBody.within``), so
+        that LLVM folds memcheck's checks of the thread index (block_limits.py). A function of its own, kept
+        out of line: inside the body, beside the copy for other blocks, LLVM's passes left some of those
+        checks unfolded (measured: Harris's reduction #4, its two loads' checks)."""
+        m = self.fn.module
+        fn = ir.Function(m, self.fn.function_type, name=self.lb.kernel.name + SMALL_BLOCKS_SUFFIX)
+        fn.linkage = "internal"
+        fn.attributes.add("noinline")
+        for k, a in enumerate(self.fn.args):  # the body's own: noalias where it has it
+            for attr in a.attributes:
+                fn.args[k].add_attribute(attr)
+        lb = self.lb.on(fn)
+        with lb.within(limits):
+            RegionScheduler(lb, dataclasses.replace(self.launch, block_limits=None)).build()
+        lb.b.position_at_end(lb.stop)
+        lb.b.ret_void()
+        return fn
+
+    def _blocks(self, ctx) -> None:
+        """The launcher's blocks, one after the other: each run region by region (``_run_regions``)."""
+        b, lb = self.b, self.lb
         with Loop(b, lb.first, lb.last, "block") as blk:
             lb.init_ctx(ctx, blk, None, lb.shared, None)
             b.store(lb.frame, field(b, ctx, CTX_FRAME))
@@ -252,9 +292,6 @@ class RegionScheduler(BlockScheduler):
             nxt = self.fn.append_basic_block("block.next")
             b.cbranch(error_flag(b, lb.runtime), lb.stop, nxt)
             b.position_at_end(nxt)
-        b.branch(lb.stop)
-        b.position_at_end(self.fail)
-        b.branch(lb.stop)
 
     def _run_regions(self, ctx, blk) -> None:
         """One block: thread loops region after region while its threads agree; else the scheduler's code."""
@@ -442,7 +479,7 @@ class RegionScheduler(BlockScheduler):
         outside LLVM's optimisation (``optnone``; its threads' steps are the kernel's optimised code, called),
         so that emit's -O2 spends nothing on it: a third of a barrier kernel's emit time before."""
         m = self.fn.module
-        name = self.fn.name[:-len(".grid.body")] + SCHEDULER_SUFFIX
+        name = self.lb.kernel.name + SCHEDULER_SUFFIX
         if name in m.globals:
             return m.globals[name]
         fn = ir.Function(m, ir.FunctionType(i64, list(self.fn.function_type.args) + [i64, i64, i64]), name=name)
