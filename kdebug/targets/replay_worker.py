@@ -63,12 +63,22 @@ class ReplayWorker:
         return PassLog(runs=[PassRun(*run) for run in answer["runs"]], remarks=answer["remarks"],
                        assembly=answer["assembly"])
 
-    def warm(self, wanted: bool = True) -> None:
-        """Start the child now (where ``wanted``: the session keeps passes for a replay), so the first
-        replay does not wait for its start-up (LLVM's import)."""
-        with self._lock:
-            if wanted and not self._closed:
+    @property
+    def started(self) -> bool:
+        """Whether the child runs now."""
+        proc = self._proc
+        return proc is not None and proc.poll() is None
+
+    def warm(self) -> None:
+        """Start the child now, so that the first replay does not wait for its start-up (LLVM's import). Never
+        waits: a replay in flight holds the lock (for as long as LLVM runs), and its child is started already."""
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
+            if not self._closed:
                 self._start()
+        finally:
+            self._lock.release()
 
     def _start(self) -> subprocess.Popen:
         if self._proc is None or self._proc.poll() is not None:

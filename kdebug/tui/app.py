@@ -154,7 +154,6 @@ class KdebugApp(key_help.KeyRouting, App):
             except OSError as exc:  # another run took the file between two runs of this one
                 self.notify(f"{exc}; this run is not recorded", severity="error", timeout=10)
         gen = self._inbox.new_run()
-        self.pass_replayer.warm(self.opts.passes_on_demand)
         self._started_at = time.monotonic()
         self.interrupt.new_run()
         opts = self.opts.replace(kernel_print_stdout=False)  # kernels' print() arrives as events, with threads

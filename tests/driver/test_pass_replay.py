@@ -172,7 +172,8 @@ def _spied(app) -> list:
 
 def test_while_the_script_runs_passes_are_replayed_only_for_a_tab_that_shows_them(tmp_path):
     """A replay runs LLVM's pipelines again beside the debuggee (16 s for gradient_hvp.py's job): while the
-    script runs, the Source tab shown asks for none; the IR tab does."""
+    script runs, the Source tab shown asks for none, and no replay process is started (it would only compete
+    with the debuggee's start); the IR tab asks for one."""
     script = tmp_path / "sleeps.py"
     script.write_text(SLEEPS_AFTER_A_LAUNCH)
     opts = RunOptions(script=str(script), passes_on_demand=True, backend="cpu")
@@ -186,8 +187,10 @@ def test_while_the_script_runs_passes_are_replayed_only_for_a_tab_that_shows_the
             await pilot.pause(0.5)
             assert app.model.ended is None and app.detail.active_tab == "source"
             assert app.model.jobs[1].passes_pending and asked == [], asked
+            assert not app.pass_replayer.started
             await pilot.press("2")
             await wait_for(pilot, lambda: asked, "the IR tab to ask for the replay")
+            assert app.pass_replayer.started
             await wait_for(pilot, lambda: not app.model.jobs[1].passes_pending, "the replayed passes", limit=120)
             assert app.model.ended is None
     asyncio.run(go())
@@ -208,7 +211,10 @@ def _saxpy_to_its_end(then) -> None:
 
 
 def test_a_session_that_ended_replays_the_shown_jobs_passes_whatever_the_tab(tmp_path):
+    """Once the session ended the shown job's passes are replayed (after ``LOOK_S``: a q right after the end
+    asks for none); the replay process is started at the end, while the user looks."""
     async def then(app, pilot, asked):
+        await wait_for(pilot, lambda: app.pass_replayer.started, "the replay process to start", limit=60)
         await wait_for(pilot, lambda: not app.model.jobs[1].passes_pending, "the replayed passes", limit=60)
         assert asked and app.detail.active_tab == "source"
     _saxpy_to_its_end(then)
