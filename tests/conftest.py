@@ -72,6 +72,17 @@ def fresh_session():
     set_session(None)
 
 
+def watched_session(**options):
+    """A CPU session made with ``options`` (no snapshots), and the list its bus adds each diagnostic to: the
+    forms' tests compare the warnings of one launch (empty the list before it)."""
+    from kdebug import events as E
+    from kdebug.session import live
+    session = live.Session(backend="cpu", snapshots=False, **options)
+    seen: list = []
+    session.bus.subscribe(lambda e: seen.append(e) if isinstance(e, E.Diagnostic) else None)
+    return session, seen
+
+
 def module_folder(prefix: str) -> str:
     """A folder for the kernel modules a property test writes and imports (a kernel needs its source in a
     file), removed when the test process ends: the suite leaves nothing behind in the temporary folder."""

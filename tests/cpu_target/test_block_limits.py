@@ -14,9 +14,8 @@ import llvmlite.binding as llvm
 import numpy as np
 import pytest
 
-from conftest import ROOT, module_folder
-from kdebug import events as E
-from kdebug.errors import KernelRuntimeError
+from conftest import ROOT, module_folder, watched_session
+from test_regions_property import _run  # one kernel launch: its outputs, error and warnings
 from kdebug.lang import seam
 from kdebug.lang import types as T
 from kdebug.session import live
@@ -162,29 +161,12 @@ def test_the_copy_for_small_blocks_has_no_check_of_the_tiles_and_the_plain_copy_
 
 
 # ---- what runs: both copies against the coroutines ----------------------------------------------------------
-def _launch(session, seen, kernel, blocks, block, k):
-    live.set_session(session)
-    n = blocks * int(np.prod(block))
-    x = np.linspace(-1, 1, n, dtype=np.float32)
-    out = np.full(n, np.float32(-7), np.float32)
-    del seen[:]
-    try:
-        kernel[blocks, block](x, out, np.int32(k))
-        error = None
-    except KernelRuntimeError as exc:
-        error = str(exc)
-    return out.tobytes(), error, [(d.severity, d.message) for d in seen if d.severity == "warning"]
-
-
 @pytest.fixture(scope="module")
 def forms():
     previous = seam.current()
     made = {}
     for name, regions, tiered in (("regions", True, False), ("tiered", True, True), ("coroutines", False, False)):
-        s = live.Session(backend="cpu", snapshots=False, tiered=tiered, regions=regions, memcheck=True)
-        seen: list = []
-        s.bus.subscribe(lambda e, seen=seen: seen.append(e) if isinstance(e, E.Diagnostic) else None)
-        made[name] = (s, seen)
+        made[name] = watched_session(tiered=tiered, regions=regions, memcheck=True)
     yield made
     live.set_session(previous)
 
@@ -201,17 +183,17 @@ def test_both_copies_give_the_coroutines_outputs_errors_and_warnings(forms, bloc
     region form's other threads still run their step: docs/internals/cpu-forms.md, "Memcheck in the region
     form"); the region form's outputs the same untiered, on tier 0 (no copy) and on tier 1."""
     kernel = _load(TILE_KERNEL, "tile")
-    coroutines = _launch(*forms["coroutines"], kernel, 3, block, k)
-    want = _launch(*forms["regions"], kernel, 3, block, k)
+    coroutines = _run(*forms["coroutines"], kernel, 3, block, k)
+    want = _run(*forms["regions"], kernel, 3, block, k)
     assert want[1:] == coroutines[1:]
     if want[1] is None:
         assert want[0] == coroutines[0]
     assert _limits(forms["regions"][0], kernel, np.zeros(1, np.float32), np.zeros(1, np.float32), np.int32(k)) \
         == (16, 16, 1024)  # the launcher has the copy: s[ty, tx], s[ty, tx + k] (x and y up to 16)
     tiered, seen = forms["tiered"]
-    assert _launch(tiered, seen, kernel, 3, block, k) == want  # tier 0 (no copy) or already tier 1
+    assert _run(tiered, seen, kernel, 3, block, k) == want  # tier 0 (no copy) or already tier 1
     tiers.wait_all()
-    assert _launch(tiered, seen, kernel, 3, block, k) == want  # tier 1's code, with the copy
+    assert _run(tiered, seen, kernel, 3, block, k) == want  # tier 1's code, with the copy
     # the tile's checks fail in blocks larger than it, and s[ty, tx + 1] at tx = 15 (a block that fits)
     if block[0] > 16 or block[1] > 16 or (k == 1 and block[0] == 16):
         assert want[1] is not None and "out-of-bounds" in want[1], want

@@ -14,8 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, module_folder
-from kdebug import events as E
+from conftest import ROOT, module_folder, watched_session
 from test_regions_property import _run  # one kernel launch: its outputs, error and warnings
 from kdebug.lang import seam
 from kdebug.lang import types as T
@@ -40,10 +39,7 @@ def sessions():
     previous = seam.current()
     made = {}
     for form, (regions, narrow) in zip(FORMS, ((True, True), (True, False), (False, True))):
-        s = live.Session(backend="cpu", snapshots=False, tiered=False, regions=regions, narrow=narrow)
-        seen: list = []
-        s.bus.subscribe(lambda e, seen=seen: seen.append(e) if isinstance(e, E.Diagnostic) else None)
-        made[form] = (s, seen)
+        made[form] = watched_session(tiered=False, regions=regions, narrow=narrow)
     yield made
     live.set_session(previous)
 
@@ -55,11 +51,7 @@ def unchecked():
     previous = seam.current()
     made = {}
     for form, (regions, narrow) in zip(FORMS, ((True, True), (True, False), (False, True))):
-        s = live.Session(backend="cpu", snapshots=False, tiered=False, regions=regions, narrow=narrow,
-                         memcheck=False)
-        seen: list = []
-        s.bus.subscribe(lambda e, seen=seen: seen.append(e) if isinstance(e, E.Diagnostic) else None)
-        made[form] = (s, seen)
+        made[form] = watched_session(tiered=False, regions=regions, narrow=narrow, memcheck=False)
     yield made
     live.set_session(previous)
 

@@ -14,8 +14,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import module_folder
-from kdebug import events as E
+from conftest import module_folder, watched_session
 from kdebug.errors import KernelRuntimeError
 from kdebug.lang import seam
 from kdebug.session import live
@@ -151,18 +150,17 @@ def sessions():
     made = {}
     for on in (True, False):
         for shuffle, memcheck in ((None, True), (3, True), (None, False)):
-            s = live.Session(backend="cpu", snapshots=False, tiered=False, regions=on, memcheck=memcheck)
+            s, seen = watched_session(tiered=False, regions=on, memcheck=memcheck)
             s.set_options(shuffle_threads=shuffle)
-            seen: list = []
-            s.bus.subscribe(lambda e, seen=seen: seen.append(e) if isinstance(e, E.Diagnostic) else None)
             made[on, shuffle if memcheck else "unchecked"] = (s, seen)
     yield made
     live.set_session(previous)
 
 
 def _run(session, seen, kernel, blocks, threads, u):
+    """One launch of ``kernel(x, out, u)``, ``threads`` a block's size or shape: its outputs, error and warnings."""
     live.set_session(session)
-    n = blocks * threads
+    n = blocks * int(np.prod(threads))
     x = np.linspace(-1, 1, n, dtype=np.float32)
     out = np.full(n, np.float32(-7), np.float32)
     del seen[:]

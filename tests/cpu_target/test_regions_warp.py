@@ -13,9 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT
+from conftest import ROOT, watched_session
 from test_region_bounds import _load  # a kernel module written to a file and imported: its kernel k
-from kdebug import events as E
 from kdebug.errors import KernelRuntimeError
 from kdebug.lang import seam
 from kdebug.lang import types as T
@@ -33,10 +32,7 @@ def sessions():
     made = {}
     for regions in (True, False):
         for memcheck in (True, False):
-            s = live.Session(backend="cpu", snapshots=False, tiered=False, regions=regions, memcheck=memcheck)
-            seen: list = []
-            s.bus.subscribe(lambda e, seen=seen: seen.append(e) if isinstance(e, E.Diagnostic) else None)
-            made[regions, memcheck] = (s, seen)
+            made[regions, memcheck] = watched_session(tiered=False, regions=regions, memcheck=memcheck)
     yield made
     live.set_session(previous)
 
