@@ -450,6 +450,8 @@ def test_random_guarded_kernels_run_alike_narrowed_plain_and_as_coroutines(sessi
     narrowed = _narrowed(_bounds(sessions["narrowed"][0], kernel, x, x, np.int32(0)))
     expected, live_regions = [], len(regions) + 1
     for k, (g, body) in enumerate(regions, start=1):
+        if g is not None and g[0] == "%" and not g[2] and _divisor(g[1], False) == "1":
+            g = None  # t % 1 == 0 holds for every thread: LLVM folds the guard away (found by this test)
         work = list(itertools.takewhile(lambda st_: st_[0] != "exit", body))
         if (g is not None and _narrows(g) and work) or (g is None and not work):
             expected.append(k)
