@@ -19,9 +19,8 @@ The body depends on what typeinfer found in the kernel:
 """
 from __future__ import annotations
 
-import contextlib
-
 import collections
+import contextlib
 import dataclasses
 import threading
 
@@ -263,9 +262,7 @@ class LauncherBody:
         pstruct = b.bitcast(params, ir.PointerType(param_struct_type(argtypes)))
         self.args = [b.load(b.gep(pstruct, [const(0), const(k)], inbounds=True)) for k in range(len(argtypes))]
         self.dims = [b.load(b.gep(dims, [const(k)])) for k in range(7)]  # gx gy gz bx by bz depth
-        self.bx, self.by, self.bz = self.dims[3:6]
-        self.nt32 = b.mul(b.mul(self.bx, self.by), self.bz)
-        self.nt = b.zext(self.nt32, i64)
+        self._read_sizes(self.dims)
         if shuffle:
             self._load_shuffle_table()
         self.stop = fn.append_basic_block("stop")
@@ -297,6 +294,14 @@ class LauncherBody:
         self.nperm = b.load(nperm_slot)
         self.use_perm = b.icmp_unsigned("!=", self.perm, ir.Constant(ir.PointerType(i32), None))
 
+    def _read_sizes(self, dims) -> None:
+        """The launch's dimensions (gx gy gz bx by bz depth), the block's sizes and its number of threads."""
+        b = self.b
+        self.dims = dims
+        self.bx, self.by, self.bz = dims[3:6]
+        self.nt32 = b.mul(b.mul(self.bx, self.by), self.bz)
+        self.nt = b.zext(self.nt32, i64)
+
     @contextlib.contextmanager
     def within(self, limits):
         """While code is built for blocks no larger than ``limits`` (x, y, z), the block's sizes are read as
@@ -313,10 +318,7 @@ class LauncherBody:
             # it, Harris's reduction #4 kept its loads' checks, 1.9-2.1 ns an element against 1.1)
             b.call(assume, [b.icmp_unsigned("<=", dims[3 + k], const(limit))])
             dims[3 + k] = b.call(umin, [dims[3 + k], const(limit)])
-        self.dims = dims
-        self.bx, self.by, self.bz = dims[3:6]
-        self.nt32 = b.mul(b.mul(self.bx, self.by), self.bz)
-        self.nt = b.zext(self.nt32, i64)
+        self._read_sizes(dims)
         try:
             yield
         finally:
