@@ -2,10 +2,11 @@
 
 llvmlite 0.50 builds the -O pipelines whole (``PassBuilder.getModulePassManager``) and cannot add
 most of their passes by name (no loop vectoriser, GVN, LICM, inliner...), so the pipeline is not
-rebuilt here: the same pipeline runs, and LLVM's own instrumentation (``-print-after-all`` with
-``-print-module-scope``) writes the whole module after each pass into a directory of its own
-(``-ir-dump-directory``), one file per pass, numbered in the order the passes ran. The compiled
-module is the one an unrecorded run makes (the instrumentation only prints; tests compare both).
+rebuilt here: the same pipeline runs, and LLVM's own instrumentation (``-print-after-all``) writes
+what each pass ran on into a directory of its own (``-ir-dump-directory``), one file per pass, numbered
+in the order the passes ran; the whole module is printed after the passes that may have changed it
+(pass_dumps.py). The compiled module is the one an unrecorded run makes (the instrumentation only
+prints; tests compare both).
 
 Those options are process-wide and llvmlite registers the printing callbacks on every
 PassBuilder, so every pipeline of the process runs under ``PIPELINE_LOCK``: an unrecorded
@@ -26,14 +27,14 @@ import contextlib
 import hashlib
 import os
 import re
-import shutil
 import sys
 import tempfile
 import threading
 
 import llvmlite.binding as llvm
 
-from kdebug.passes import PassCut, PassLog, PassRun, PipelineInput, ReplayMismatch
+from kdebug.passes import PassCut, PassLog, PipelineInput, ReplayMismatch
+from kdebug.targets import pass_dumps
 
 PIPELINE_LOCK = threading.RLock()
 
@@ -82,29 +83,6 @@ class BackgroundGate:
 
 
 GATE = BackgroundGate()
-MEMORY_DIR = "/dev/shm"  # Linux's in-memory file system: the dumps never reach a disk
-HEADER = re.compile(r"^; \*\*\* IR Dump After (?P<name>\S+) on (?P<unit>.*?)(?P<gone> \(invalidated\))? \*\*\*$")
-
-
-def _printing(directory: str | None) -> None:
-    on = directory is not None
-    llvm.set_option("", f"-print-after-all={'true' if on else 'false'}")
-    llvm.set_option("", f"-print-module-scope={'true' if on else 'false'}")
-    llvm.set_option("", f"-ir-dump-directory={directory or ''}")
-
-
-def _order(file_name: str) -> int:
-    return int(file_name.split("-", 1)[0])  # LLVM numbers the dumps in the order the passes ran
-
-
-def _dump_directory() -> str:
-    """A fresh directory for one run's dumps, in memory where Linux has one (a third less time)."""
-    if os.path.isdir(MEMORY_DIR):
-        try:
-            return tempfile.mkdtemp(prefix="kdebug-passes-", dir=MEMORY_DIR)
-        except OSError:  # read-only or full: the temp dir will do
-            pass
-    return tempfile.mkdtemp(prefix="kdebug-passes-")
 
 
 def module_pass_manager(pb, passes: tuple[str, ...] | None):
@@ -236,30 +214,19 @@ def replay(pipelines: list[PipelineInput], assembly: bool = False) -> PassLog:
 
 def run_recorded(pass_builder, mod, log: PassLog, passes: tuple[str, ...] | None = None) -> None:
     """Run ``pass_builder()``'s module pipeline (or the pass list ``passes``) on ``mod``, appending each
-    pass to ``log``, and LLVM's remarks of the same pipeline to ``log.remarks``."""
+    pass to ``log`` (the module after it, where it changed: pass_dumps.py), and LLVM's remarks of the same
+    pipeline to ``log.remarks``."""
     with PIPELINE_LOCK, GATE.recording():
         log.remarks += collect_remarks(pass_builder, mod, passes, kinds=("passed", "analysis"))
-    previous = str(mod).rstrip("\n")
-    directory = _dump_directory()
-    try:
-        with PIPELINE_LOCK, GATE.recording():
-            _printing(directory)
-            try:  # the missed remarks come from this run itself: one copy fewer
-                log.remarks += remarks_of(pass_builder, mod, passes, "missed")
-            finally:
-                _printing(None)
-        for file_name in sorted(os.listdir(directory), key=_order):
-            with open(os.path.join(directory, file_name), encoding="utf-8", errors="replace") as f:
-                header, _, text = f.read().partition("\n")
-            m = HEADER.match(header)
-            if m is None:
-                continue  # not a pass dump (LLVM wrote something else there)
-            text = text.rstrip("\n")
-            changed = text != previous
-            log.runs.append(PassRun(m.group("name"), m.group("unit"), changed, text + "\n" if changed else None))
-            previous = text
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
+    before = str(mod).rstrip("\n")
+
+    def run(module) -> list[str]:  # the missed remarks come from the recorded run itself: one copy fewer
+        printed: list[str] = []
+        log.remarks.extend(remarks_of(pass_builder, module, passes, "missed", printed))
+        return printed
+
+    with PIPELINE_LOCK, GATE.recording():
+        log.runs += pass_dumps.record(run, mod, before)
 
 
 # ---- a pipeline cut after pass N (kdebug bisect) -------------------------------------------------
@@ -340,7 +307,7 @@ def run_cut(pass_builder, mod, cut: PassCut, passes: tuple[str, ...] | None = No
             last = [len(cut.runs) + 1, m.group("name"), m.group("unit"), m.group("skip") is None, cut.phase, ""]
             cut.runs.append(last)
             continue
-        h = HEADER.match(line)
+        h = pass_dumps.HEADER.match(line)
         if h is not None and last is not None and not last[5]:
             last[5] = h.group("name")  # the first header after a gated pass is its own
         if h is not None:
@@ -371,8 +338,9 @@ def collect_remarks(pass_builder, mod, passes: tuple[str, ...] | None = None,
     return found
 
 
-def remarks_of(pass_builder, mod, passes: tuple[str, ...] | None, kind: str) -> list[list]:
-    """Run the pipeline on ``mod`` with LLVM's remarks of one kind on: those remarks."""
+def remarks_of(pass_builder, mod, passes: tuple[str, ...] | None, kind: str, printed: list | None = None) -> list[list]:
+    """Run the pipeline on ``mod`` with LLVM's remarks of one kind on: those remarks (``printed``: gets every
+    line LLVM printed meanwhile)."""
     option = REMARK_OPTIONS[kind]
     with captured_stderr() as lines:
         llvm.set_option("", f"{option}=.*")
@@ -384,6 +352,8 @@ def remarks_of(pass_builder, mod, passes: tuple[str, ...] | None, kind: str) -> 
         finally:
             llvm.set_option("", "-opt-bisect-verbose=false")
             llvm.set_option("", f"{option}={NOTHING}")
+    if printed is not None:
+        printed += lines
     found, running = [], ""
     for line in lines:
         m = BISECT.match(line)

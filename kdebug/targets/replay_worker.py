@@ -22,7 +22,7 @@ import threading
 
 from kdebug.passes import PassLog, PassRun, PipelineInput, ReplayMismatch
 
-MEMORY = "/dev/shm"  # where the dumps go where Linux has it (pass_record.MEMORY_DIR)
+MEMORY = "/dev/shm"  # where the dumps go where Linux has it (pass_dumps.MEMORY_DIR)
 
 
 class ReplayWorker:
@@ -108,10 +108,11 @@ def main() -> int:
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8")  # LLVM and anything else writing to fd 1 goes to fd 2
     os.dup2(2, 1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the TUI's process group's ^C is the TUI's to handle
-    from kdebug.targets import pass_record  # kept lazy for start-up time: LLVM, once the answers have their descriptor
+    # kept lazy for start-up time: LLVM, once the answers have their descriptor
+    from kdebug.targets import pass_dumps, pass_record
     folder = sys.argv[1] if len(sys.argv) > 1 and os.path.isdir(sys.argv[1]) else None
     if folder is not None:
-        pass_record.MEMORY_DIR = folder  # the TUI's folder: it removes what a killed replay leaves
+        pass_dumps.MEMORY_DIR = folder  # the TUI's folder: it removes what a killed replay leaves
     try:
         serve_requests(answers, pass_record)
     finally:  # the requests' pipe closed: the TUI is gone (its close() kills this process first)
