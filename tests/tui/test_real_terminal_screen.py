@@ -4,7 +4,6 @@ for the cases its quick path hands to pyte (a run past the line's end, wide and 
 insert mode, the line-drawing character set)."""
 from __future__ import annotations
 
-
 import pyte
 import pytest
 
