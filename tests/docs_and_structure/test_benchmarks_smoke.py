@@ -68,6 +68,15 @@ def test_bench_export_quick_prints_its_table():
     assert "Traceback" not in r.stdout + r.stderr
 
 
+def test_bench_record_quick_prints_both_ways_and_that_they_agree():
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_record.py"), "--quick"],
+                       capture_output=True, text=True, timeout=180, cwd=ROOT)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "two-step wall" in r.stdout and "whole wall" in r.stdout
+    row = [line for line in r.stdout.splitlines() if line.startswith("nested_deferred.py")]
+    assert len(row) == 1 and row[0].endswith("yes"), r.stdout  # the two ways record the same passes and modules
+
+
 def test_ptxas_timer_counts_calls_through_any_binding(monkeypatch):
     """bench_compile's ptxas column: a caller holding ``run_ptxas`` by a ``from ... import`` binding
     (as the package's re-export does) is timed too, not only calls through the defining module."""
