@@ -40,6 +40,7 @@ from typing import Callable, NamedTuple
 
 import llvmlite.binding as llvm
 
+from kdebug import processes
 from kdebug.passes import PassRun
 
 MEMORY_DIR = "/dev/shm"  # Linux's in-memory file system: the dumps never reach a disk
@@ -257,12 +258,14 @@ class Twin:
     def __init__(self, run: Callable[[object], list[str]], mod) -> None:
         requests, self._requests = os.pipe()
         self._replies, replies = os.pipe()
+        recorder = os.getpid()
         with warnings.catch_warnings():
             # a fork beside other threads: the twin only calls LLVM, and the one thread that may be in LLVM
             # (tiers.py's background compile) is kept out by pass_record.GATE while a pipeline records
             warnings.simplefilter("ignore", DeprecationWarning)
             self.pid = os.fork()
         if self.pid == 0:
+            processes.end_with_parent(signal.SIGKILL, recorder)  # a recorder killed leaves no twin behind
             os.close(self._requests)
             os.close(self._replies)
             _serve(requests, replies, run, mod)  # never returns
@@ -309,10 +312,12 @@ def _serve(requests: int, replies: int, run, mod) -> None:
         with os.fdopen(requests, encoding="utf-8") as lines:
             for line in lines:
                 directory, numbers = json.loads(line)
+                twin = os.getpid()
                 pid = os.fork()
                 if pid == 0:
                     code = 1
                     try:
+                        processes.end_with_parent(signal.SIGKILL, twin)
                         if numbers == "all":
                             printing(directory)
                         else:
