@@ -6,25 +6,28 @@ gradient_hvp's optimize pipeline that is 4,395 prints of a module of 200-430 KB 
 the pipeline alone takes 0.16 s), and 950 of those passes changed anything. So a big module is recorded in
 two steps (``record``):
 
-1. The pipeline runs on the module with each pass's own unit printed: a function, a loop's whole function
+1. The recorded run prints each pass's own unit: a function, a loop's whole function
    (``-print-loop-func-scope``), a call-graph SCC's functions, the module after a module pass (78 MB in all
-   for gradient_hvp). A pass may have changed the module where its unit's functions differ from their last
-   print, where its unit was invalidated (LLVM then prints the module), and at the first pass after the
-   inliner's walk over the call graph (``InvalidateAnalysisPass``): the walk deletes the functions it left
-   dead between passes, in no pass's unit.
-2. A forked child runs the same pipeline on a faithful copy of the input and prints the whole module after
-   those passes only (``-print-after-pass-number``: a list option that only grows in a process, so it is
-   never set in this one), and after the pass before each module pass, as a check.
+   for gradient_hvp), and each pass's number (``-print-pass-numbers``). A pass may have changed the module
+   where its unit's functions (with their attributes' line) differ from their last print, where its unit was
+   invalidated (LLVM then prints the module), and at the first pass after the inliner's walk over the call
+   graph (``InvalidateAnalysisPass``): the walk deletes the functions it left dead between passes, in no
+   pass's unit.
+2. A fork of this process made before the run (``Twin``: the module as it was, which a copy from bitcode is
+   not) runs the recorded run again in a fork of its own and prints the whole module after those passes only
+   (``-print-after-pass-number``: a list option that only grows in a process, so it is never set in this
+   one), and after the pass before each module pass, as a check.
 
-The module texts kept are checked where LLVM printed the whole module anyway: each module pass's print
-(after a pass that changed nothing, the module before it is the text kept), and the module the run made. A
-change outside every rule above would show there; then, or where the child failed, the pipeline runs again on
-another copy with every pass printed whole, as a small module always is. Either way the passes and texts are
-those of the whole prints (tests/driver/test_pass_dumps.py compares them).
+The module texts kept are checked where LLVM prints the whole module anyway: at each module pass (the fork
+prints the module before it, which must be the text kept) and at the end (the module the run made). A change outside every
+rule above would show there; then, or where the fork failed, the twin prints every pass whole, as a small
+module (and one with coroutines) always is. Either way the passes and texts are those of the whole prints
+(tests/driver/test_pass_dumps.py compares them; benchmarks/bench_record.py times both).
 
 Dumps share a number where a pass invalidated its unit (a loop fully unrolled: LLVM numbers it as the pass
-before it) and where a pass runs passes of its own (CoroCleanupPass's SimplifyCFGPass): their files are read
-in the order LLVM wrote them.
+before it) and where a pass runs passes of its own (CoroCleanupPass's SimplifyCFGPass, numbered as the last
+of them): their files are read in the order LLVM wrote them, each dump's own number taken from the run's
+``-print-pass-numbers`` lines (``numbers``).
 """
 from __future__ import annotations
 
