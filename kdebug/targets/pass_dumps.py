@@ -112,11 +112,10 @@ def read(directory: str) -> list[Dump]:
     return dumps
 
 
-def runs_of(dumps: list[Dump], before: str, texts: Callable[[Dump], str]) -> list[PassRun]:
-    """The pass runs, each with the module after it where it changed (``texts``: the module after a dump)."""
+def runs_of(dumps: list[Dump], texts: list[str], before: str) -> list[PassRun]:
+    """The pass runs, each with the module after it where it changed (``texts``: the module after each dump)."""
     runs, previous = [], before
-    for dump in dumps:
-        text = texts(dump)
+    for dump, text in zip(dumps, texts):
         changed = text != previous
         runs.append(PassRun(dump.name, dump.unit, changed, text + "\n" if changed else None))
         previous = text
@@ -161,18 +160,18 @@ def record(run: Callable[[object], list[str]], mod, before: str) -> list[PassRun
         # a pass run inside another (CoroCleanupPass's SimplifyCFGPass) cannot be asked for: LLVM's print after
         # it fails an assertion (checked on LLVM 22), so every pass is printed whole then
         whole = twin.whole_after(asked) if None not in asked and not asked & inside else None
-        if whole is not None:
-            texts, previous = {}, before
+        if whole is not None and asked <= {n for n, _ in whole}:  # every print asked for came
+            texts, previous = [], before
             for k, dump in enumerate(first):  # the module after each pass: printed whole, or as after the one before
-                previous = texts[dump.number, dump.name] = dump.text if dump.whole else \
-                    whole.get((number[k], dump.name), previous)
-            found = runs_of(first, before, lambda dump: texts[dump.number, dump.name])
+                previous = dump.text if dump.whole else whole.get((number[k], dump.name), previous)
+                texts.append(previous)
+            found = runs_of(first, texts, before)
             checked = {(number[k], d.name) for k, d in enumerate(first) if (d.number, d.name) in checks}
             if _checked(first, number, found, before, whole, checked, str(mod).rstrip("\n")):
                 return found
         every = twin.every_pass()  # a check failed: every pass printed whole
         if every is not None:
-            return runs_of(every, before, lambda dump: dump.text)
+            return runs_of(every, [dump.text for dump in every], before)
     raise RuntimeError("the pipeline's passes could not be recorded: the process that prints them failed")
 
 
@@ -213,7 +212,8 @@ def _whole(run, mod, before: str) -> list[PassRun]:
             run(mod)
         finally:
             printing(None)
-        return runs_of(read(directory), before, lambda dump: dump.text)
+        dumps = read(directory)
+        return runs_of(dumps, [dump.text for dump in dumps], before)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 

@@ -159,6 +159,21 @@ def test_a_fork_that_fails_leaves_every_pass_printed_whole(optimize_inputs, monk
     assert _runs(two) == _runs(whole)
 
 
+def test_a_print_asked_for_that_never_came_leaves_every_pass_printed_whole(optimize_inputs, monkeypatch,
+                                                                           every_pass_calls):
+    whole, _ = _recorded(optimize_inputs["device functions, loops"], False, monkeypatch)
+    original = pass_dumps.Twin.whole_after
+
+    def one_missing(self, numbers):
+        found = original(self, numbers)
+        found.pop(max(found))  # the last pass asked for: its module would be the one before it
+        return found
+    monkeypatch.setattr(pass_dumps.Twin, "whole_after", one_missing)
+    two, _ = _recorded(optimize_inputs["device functions, loops"], True, monkeypatch)
+    assert every_pass_calls == [1]
+    assert _runs(two) == _runs(whole)
+
+
 def test_a_twin_that_cannot_print_at_all_is_an_error_not_a_wrong_record(optimize_inputs, monkeypatch):
     monkeypatch.setattr(pass_dumps.Twin, "whole_after", lambda self, numbers: None)
     monkeypatch.setattr(pass_dumps.Twin, "every_pass", lambda self: None)
