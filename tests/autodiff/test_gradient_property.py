@@ -26,6 +26,7 @@ from test_grad_property import Program
 
 NTHREADS = 4
 PROGRAMS = 2  # programs per example, in one module and one kernel
+PARTS = [1, 2, 3]  # the examples in three tests (half of them took 58 s beside the suite's other tests)
 
 KERNEL = '''
 
@@ -58,11 +59,11 @@ def program(draw, n: int) -> str:
 
 @pytest.mark.slow
 @pytest.mark.timeout(int(os.environ.get("KDEBUG_PROPERTY_TIMEOUT", 3000)))
-@pytest.mark.parametrize("half", [1, 2])  # 200 examples in all, half each: xdist runs the halves side by side
-@settings(max_examples=-(-int(os.environ.get("KDEBUG_GRADIENT_EXAMPLES", 200)) // 2), deadline=None,
+@pytest.mark.parametrize("part", PARTS)  # 200 examples in all, a third each: xdist runs the parts side by side
+@settings(max_examples=-(-int(os.environ.get("KDEBUG_GRADIENT_EXAMPLES", 200)) // len(PARTS)), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.data())
-def test_random_programs_reverse_mode_matches_forward_mode(half, data):
+def test_random_programs_reverse_mode_matches_forward_mode(part, data):
     from kdebug.session.live import Session, set_session
     set_session(Session(backend="cpu", snapshots=False, tiered=False))
     texts = [program(data.draw, n) for n in range(PROGRAMS)]

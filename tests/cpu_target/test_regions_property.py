@@ -174,20 +174,23 @@ def _run(session, seen, kernel, blocks, threads, u):
 
 
 ORDERS = [None, 3, "unchecked"]
-# the examples (110 in all) are shared among the three orders, each a test of its own: xdist runs them side by
-# side (one test of 110 examples took two minutes on 2 idle cores)
-EXAMPLES = -(-int(os.environ.get("KDEBUG_REGIONS_EXAMPLES", "110")) // len(ORDERS))
+PARTS = [1, 2]
+# the examples (110 in all) are shared among the three orders and two parts of each, each a test of its own:
+# xdist runs them side by side (one test of 110 examples took two minutes on 2 idle cores; a third of them 65 s
+# beside the suite's other tests on three workers)
+EXAMPLES = -(-int(os.environ.get("KDEBUG_REGIONS_EXAMPLES", "110")) // (len(ORDERS) * len(PARTS)))
 
 
 @pytest.mark.slow  # two compilations per example: under a minute on 2 idle cores, more on a busy machine
 @pytest.mark.timeout(1800)
+@pytest.mark.parametrize("part", PARTS)  # the examples' parts: independent draws
 @pytest.mark.parametrize("shuffle", ORDERS)
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(body=stmts, blocks=st.integers(1, 2), threads=st.sampled_from([1, 7, 32, 64]), u=st.integers(0, 6))
 # found by CI: the second loop reads what other threads' first loop wrote; the coroutines ran every thread's
 # first loop before any thread's second (an earlier lockstep loop counted as a suspend point)
 @example(body=[("for", 0, [("shared_write", 1, 0)]), ("for", 0, [("shared_read", 1, 1)])], blocks=1, threads=7, u=1)
-def test_the_region_form_runs_as_the_coroutines_do(sessions, shuffle, body, blocks, threads, u):
+def test_the_region_form_runs_as_the_coroutines_do(sessions, shuffle, part, body, blocks, threads, u):
     """``shuffle``: thread order, shuffled (seed 3), or thread order without memcheck ("unchecked")."""
     wrap = shuffle == "unchecked"
     kernel = load_kernel(body, wrap)
