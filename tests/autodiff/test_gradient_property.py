@@ -26,7 +26,7 @@ from test_grad_property import Program
 
 NTHREADS = 4
 PROGRAMS = 2  # programs per example, in one module and one kernel
-PARTS = [1, 2, 3]  # the examples in three tests (half of them took 58 s beside the suite's other tests)
+PARTS = [1, 2, 3]  # the examples in three tests (half of them took 37-58 s beside the suite's other tests)
 
 KERNEL = '''
 

@@ -176,8 +176,8 @@ def _run(session, seen, kernel, blocks, threads, u):
 ORDERS = [None, 3, "unchecked"]
 PARTS = [1, 2]
 # the examples (110 in all) are shared among the three orders and two parts of each, each a test of its own:
-# xdist runs them side by side (one test of 110 examples took two minutes on 2 idle cores; a third of them 65 s
-# beside the suite's other tests on three workers)
+# xdist runs them side by side (one test of 110 examples took two minutes on 2 idle cores; a third of them 41-65 s
+# beside the suite's other tests)
 EXAMPLES = -(-int(os.environ.get("KDEBUG_REGIONS_EXAMPLES", "110")) // (len(ORDERS) * len(PARTS)))
 
 
