@@ -381,7 +381,7 @@ class Driver:
         mod = self.run_phase(rec, "link_runtime", lambda: target.link_runtime(mod, jobs) or mod)
         # kdebug bisect: this kernel's optimize and emit pipelines cut after pass N, counted over both
         cut = passes.PassCut(self.options.pass_limit) if self.options.cut_kernel == rec.name else None
-        mod = self.run_phase(rec, "optimize", lambda: target.optimize(mod, comp.target_state) or mod, by_pass=True, cut=cut)
+        mod = self.run_phase(rec, "optimize", lambda: target.optimize(mod, jobs, comp.target_state) or mod, by_pass=True, cut=cut)
         for job in comp.records:
             self.snapshot(job, "before_finish", lambda: str(mod) if job is rec else self.job_ir(mod, job))
         mod = self.run_phase(rec, "finish", lambda: self.finish(mod, jobs, comp.target_state) or mod)

@@ -281,8 +281,8 @@ class PipelineHooks:
     def link_runtime(self, mod, jobs) -> None:
         """After expand_deferred: link the target's runtime libraries."""
 
-    def optimize(self, mod, compilation) -> None:
-        """Optimise the linked module (before finish)."""
+    def optimize(self, mod, jobs, compilation) -> None:
+        """Optimise the linked module of ``jobs`` (before finish)."""
 
     def finish_ir(self, mod, job, compilation) -> list[str]:
         """After optimize, once for every job's entry. Returns the names of functions it added."""

@@ -78,6 +78,22 @@ def test_a_straight_line_kernel_keeps_the_check_that_stops_at_once(session):
     assert "kdebug.rt.oob" in body and "kdebug.rt.first_failure" not in body
 
 
+def test_the_stopping_check_calls_the_one_definition_the_engine_holds(session):
+    """A kernel's module declares ``kdebug.rt.oob``; its one definition is the JIT engine's runtime module
+    (memcheck_ir.runtime_module), loaded with the engine. A failed check through it reports the access."""
+    from kdebug.lang import types as T
+    from kdebug.targets.cpu import target as cpu_target
+    x = np.zeros(4, np.float32)
+    compiled = session.compile_kernel(saxpy, (T.float32,) + _types(x, x, x))
+    finished = compiled.record.ir_after_finish()
+    assert re.search(r"^declare .*@kdebug\.rt\.oob\(", finished, re.M), finished
+    assert not re.search(r"^define .*@kdebug\.rt\.oob\(", finished, re.M)
+    assert cpu_target.execution_engine().get_function_address("kdebug.rt.oob") != 0
+    with pytest.raises(KernelRuntimeError, match=r"read of global array 'y' .*index 4 is outside shape \(4,\), "
+                                                 r"in block \(0, 0, 0\), thread \(4, 0, 0\)"):
+        saxpy[1, 8](np.float32(1), np.zeros(8, np.float32), x, np.zeros(8, np.float32))
+
+
 def test_the_first_failed_thread_in_thread_order_is_reported_though_all_ran():
     @cuda.jit
     def kern(idx, out):

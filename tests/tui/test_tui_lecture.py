@@ -74,7 +74,9 @@ def test_step_1_a_kernels_way_through_the_compiler(size):
         term.press("8")
         # the Diff names its A and B, and each hunk the pass that made it: one between A and B, never
         # B itself, a pass that changed nothing (the bar once named the ends of the range)
-        on_screen(term, "A ", " B ", "@@ ", "  by ")
+        on_screen(term, "A ", "@@ ", "  by ")
+        b_label = re.compile(r"(?:^|[\s│])B (?:\w+ )?\d+(?:/\d+)? \S", re.M)  # B's line, wherever the pane wraps
+        assert term.wait_for(lambda text: b_label.search(text), WAIT), term.text()
         pane = " ".join(detail_pane(term))
         a = re.search(r"A (?:\w+ )?(\d+)(?:/\d+)? (\S+)", pane)
         b = re.search(r" B (?:\w+ )?(\d+)(?:/\d+)? (\S+)", pane)

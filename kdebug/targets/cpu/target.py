@@ -28,7 +28,7 @@ from kdebug.runtime.artifacts import CpuArtifact
 from kdebug.settings import CompileOptions, Recording
 from kdebug import passes, stages
 from kdebug.targets import pass_record
-from kdebug.targets.base import Target, init_llvm, run_pipeline
+from kdebug.targets.base import Target, init_llvm, run_passes, run_pipeline
 from kdebug.targets.cpu import exceptions_ir, kernel_print, progress_ir, tiers, warp
 from kdebug.targets.cpu.forms.coroutines import lowering as coroutines
 from kdebug.targets.cpu.forms.coroutines import lockstep as lockstep
@@ -69,8 +69,11 @@ def execution_engine():
             target = llvm.Target.from_triple(llvm.get_process_triple())
             tm = target.create_target_machine(cpu=llvm.get_host_cpu_name(),
                                               features=llvm.get_host_cpu_features().flatten(), opt=3)
-            backing = llvm.parse_assembly("")
+            # the engine's first module: the runtime functions kernels' modules declare (memcheck_ir.runtime_module)
+            backing = llvm.parse_assembly(str(memcheck_ir.runtime_module()))
+            backing.triple, backing.data_layout = llvm.get_process_triple(), str(tm.target_data)
             _engine = llvm.create_mcjit_compiler(backing, tm)
+            _engine.finalize_object()
             provide_half_precision_functions()
         return _engine
 
@@ -122,6 +125,8 @@ class CpuModuleState:
     block_limits: dict = field(default_factory=dict)
     forms: dict = field(default_factory=dict)  # kernel name -> (form, why not the region form or None)
     syntax_holders: dict = field(default_factory=dict)  # id(tree) -> (tree, each node's holder): barrier_lines.py
+    # no loop and no barrier in the module as lowered (tiers.straight_line): its tier 0 takes the short pipeline
+    straight: bool = False
 
 
 # emit's optimisation: optimize has unrolled the kernels' own loops already: unrolling or interleaving
@@ -457,6 +462,9 @@ class CpuTarget(Target):
             raise NotImplementedError(stage.name)
         if target_state is not None:
             self._cut(module, target_state)
+            if self.tiered:  # looked at here, on the module as lowered: optimize gets the linked one
+                target_state.straight = not (target_state.regions or target_state.coroutines or target_state.lockstep
+                                             or target_state.grid_sync) and tiers.straight_line(module)
         return module
 
     def _cut(self, module, state) -> None:
@@ -547,12 +555,16 @@ class CpuTarget(Target):
     def compilation_state(self) -> tiers.CompilationState:
         return tiers.CompilationState()
 
-    def optimize(self, mod, compilation: tiers.CompilationState) -> None:
+    def optimize(self, mod, jobs, compilation: tiers.CompilationState) -> None:
         if self.tiered and passes.open_log() is None:
             # tier 1 starts from this copy in the background (tiers.py); tier 0 takes -O1: it runs
-            # as fast as tier 0 made of -O2 code (measured: saxpy, matmul_tiled), in a third of the time
+            # as fast as tier 0 made of -O2 code (measured: saxpy, matmul_tiled), in a third of the time;
+            # a module without loops and barriers, three passes (tiers.TIER0_STRAIGHT_PASSES)
             compilation.plan = tiers.Plan(mod.as_bitcode(), mod.name, self.speed_level, self.options.host_cpu)
-            run_pipeline(self.tm, mod, tiers.TIER0_SPEED_LEVEL)
+            if jobs and all(module_state(j).straight for j in jobs):
+                run_passes(self.tm, mod, tiers.TIER0_STRAIGHT_PASSES)
+            else:
+                run_pipeline(self.tm, mod, tiers.TIER0_SPEED_LEVEL)
             return
         run_pipeline(self.tm, mod, self.speed_level)
 

@@ -2,7 +2,7 @@
 
 Where nobody looks at the code (a session without snapshots: a plain ``python script.py``, a headless
 run without ``--trace``), the compile makes *tier 0*: optimize runs LLVM's -O1 on the kernel instead of
--O2, and emit runs the -O0 pipeline over the launcher (the always-inliner and the coroutine lowering,
+-O2 (three passes where the module has no loop and no barrier: ``straight_line``), and emit runs the -O0 pipeline over the launcher (the always-inliner and the coroutine lowering,
 nothing else) and the fast instruction selector. For saxpy that is runnable machine code ~20 ms sooner
 than the optimised code (-O2 on the kernel, -O2 again over the launcher with the kernel inlined and
 vectorised, full code generation), running 2-3x slower; matmul_tiled's tier 0 runs ~1.7x slower.
@@ -43,6 +43,7 @@ from typing import Callable
 
 import llvmlite.binding as llvm
 import llvmlite.binding.ffi as ffi
+from llvmlite import ir
 
 from kdebug.targets import pass_record
 from kdebug.targets.base import tuning_options
@@ -50,6 +51,12 @@ from kdebug.targets.cpu.forms.regions import bounds as region_bounds
 from kdebug.targets.cpu.machines import new_machine
 
 TIER0_SPEED_LEVEL = 1  # optimize's pipeline in a tiered compile (tier 1 runs the session's, -O2)
+# ... and these passes instead where the module has no loop and no barrier (``straight_line``): what -O1 adds
+# there (its loop passes, the inliner's walk of the call graph, the fixed cost of some sixty passes a
+# function) buys tier 0 nothing. Measured (benchmarks/README.md): saxpy's tier 0 ran as fast either way
+# (2^16 float32, 0.194 ms) and its warm compile to runnable code took 10.0 ms instead of 11.7. A kernel with
+# loops keeps -O1: matmul_tiled's tier 0 ran 3x slower with these passes alone (128x128: 12.6 against 4.3 ms).
+TIER0_STRAIGHT_PASSES = ("sroa", "instruction_combine", "simplify_cfg")
 TIER1_SUFFIX = ".tier1"
 # Launches of at least this many threads wait for tier 1. Measured (one core, process CPU time): saxpy
 # runs ~1.4 ns a thread slower on tier 0 with ~35 ms of tier 1 left to compile (break-even ~2^24
@@ -76,6 +83,40 @@ def machine(opt: int, host_cpu: str = ""):
         if tm is None:
             tm = _machines[(opt, host_cpu)] = new_machine(host_cpu, opt)
         return tm
+
+
+_KNOWN_TERMINATORS = (ir.Branch, ir.ConditionalBranch, ir.SwitchInstr, ir.Ret, ir.Unreachable)
+
+
+def straight_line(module: ir.Module) -> bool:
+    """Whether no function of ``module`` (llvmlite.ir, as lowered) has a cycle in its control flow. A block
+    without a terminator, or with one this does not follow (indirectbr, invoke...), counts as a cycle."""
+    for fn in module.functions:
+        succ: dict = {}
+        for bb in fn.blocks:
+            term = bb.terminator
+            if not isinstance(term, _KNOWN_TERMINATORS):
+                return False
+            succ[id(bb)] = [term.default] + [b for _, b in term.cases] if isinstance(term, ir.SwitchInstr) \
+                else [op for op in term.operands if isinstance(op, ir.Block)]
+        state: dict = {}  # id(block) -> 1 on the path being walked, 2 done
+        for first in fn.blocks:  # depth first, without recursion; an edge back onto the path is a cycle
+            if id(first) in state:
+                continue
+            state[id(first)] = 1
+            path = [(first, iter(succ[id(first)]))]
+            while path:
+                bb, rest = path[-1]
+                nxt = next(rest, None)
+                if nxt is None:
+                    state[id(bb)] = 2
+                    path.pop()
+                elif state.get(id(nxt)) == 1:
+                    return False
+                elif id(nxt) not in state:
+                    state[id(nxt)] = 1
+                    path.append((nxt, iter(succ[id(nxt)])))
+    return True
 
 
 def tierable(mod) -> bool:

@@ -326,7 +326,7 @@ class PtxTarget(Target):
         if jobs and getattr(jobs[0].job.function, "options", {}).get("fastmath"):
             mod.link_in(llvm.parse_assembly(_REFLECT_FTZ))
 
-    def optimize(self, mod, compilation) -> None:
+    def optimize(self, mod, jobs, compilation) -> None:
         run_pipeline(self.tm, mod, 3)
 
     def finish_ir(self, mod, job, compilation) -> list[str]:

@@ -6,8 +6,8 @@ thread loop keeps no early exit, so LLVM still vectorises it. After the loop the
 launcher tests the flag; ``kdebug.rt.first_failure`` then claims the runtime
 record (kdebug/runtime/memcheck.py reads it) for the block's first failed thread,
 and the launch stops. Elsewhere (straight-line kernels, device functions, kernels with
-barriers, the sanitizers' instrumented code) a failed check calls the cold ``kdebug.rt.oob``,
-which claims the record at once and leaves the launcher with ``longjmp``. A kernel in the region form
+barriers, the sanitizers' instrumented code) a failed check calls the cold ``kdebug.rt.oob`` (one
+definition per process: ``runtime_module``), which claims the record at once and leaves the launcher with ``longjmp``. A kernel in the region form
 (forms/regions/cut.py, ``fresh_checks``) records a failed check in its thread's slot with the site's
 ``FRESH`` bit and ends the thread's step; its launcher reports the first such thread in thread order
 after each thread loop (forms/regions/scheduler.py), so the thread loops keep no early exit either.
@@ -65,15 +65,23 @@ def thread_position(b: ir.IRBuilder, ctx):
     return ctaid, tid
 
 
+OOB = "kdebug.rt.oob"
+OOB_ATTRIBUTES = ("cold", "noreturn", "nounwind")
+
+
 def oob_function(module: ir.Module) -> ir.Function:
-    """``kdebug.rt.oob(ctx, site, i0, i1, i2, e0, e1, e2)``: record an out-of-bounds access, stop the launcher."""
-    name = "kdebug.rt.oob"
-    fn = module.globals.get(name)
-    if fn is not None:
-        return fn
-    fn = ir.Function(module, ir.FunctionType(VOID, [CONTEXT_P, i32] + [i64] * 6), name=name)
-    fn.linkage = "internal"
-    for a in ("noinline", "cold", "noreturn", "nounwind"):
+    """``kdebug.rt.oob(ctx, site, i0, i1, i2, e0, e1, e2)``, declared in ``module``: record an out-of-bounds
+    access, stop the launcher. Defined once per process, in the CPU target's runtime module
+    (``runtime_module``, loaded with the JIT engine: target.py's ``execution_engine``), not in every
+    kernel's module: the same function each time, which every compile with memcheck printed, parsed,
+    optimised and generated code for (its machine code was a sixth of saxpy's tier 0)."""
+    return declare(module, OOB, VOID, [CONTEXT_P, i32] + [i64] * 6, OOB_ATTRIBUTES)
+
+
+def define_oob(module: ir.Module) -> ir.Function:
+    """The definition of ``kdebug.rt.oob`` (``oob_function``) in ``module``."""
+    fn = ir.Function(module, ir.FunctionType(VOID, [CONTEXT_P, i32] + [i64] * 6), name=OOB)
+    for a in ("noinline",) + OOB_ATTRIBUTES:
         fn.attributes.add(a)
     ctx, site = fn.args[0], fn.args[1]
     idx, ext = fn.args[2:5], fn.args[5:8]
@@ -90,6 +98,13 @@ def oob_function(module: ir.Module) -> ir.Function:
     b.call(declare(module, "llvm.trap", VOID, [], ("noreturn", "nounwind")), [])
     b.unreachable()
     return fn
+
+
+def runtime_module() -> ir.Module:
+    """The runtime functions the CPU target's kernels call, for the process's JIT engine: ``kdebug.rt.oob``."""
+    module = ir.Module(name="kdebug.rt")
+    define_oob(module)
+    return module
 
 
 def emit_bounds_check(lc, node, arr_t, indices, extents, access: str, thread_exit: bool = False,
