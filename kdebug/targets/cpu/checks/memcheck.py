@@ -67,6 +67,15 @@ def thread_position(b: ir.IRBuilder, ctx):
 
 OOB = "kdebug.rt.oob"
 OOB_ATTRIBUTES = ("cold", "noreturn", "nounwind")
+# what LLVM inferred of the context argument when each module had the definition: the function only reads the
+# context and keeps no pointer to it. Declared, so that the kernel's own code is optimised as it was.
+OOB_CONTEXT_ATTRIBUTES = ("captures(none)", "readonly")
+
+
+def _oob_context_attributes(fn: ir.Function) -> ir.Function:
+    for a in OOB_CONTEXT_ATTRIBUTES:
+        set.add(fn.args[0].attributes, a)  # llvmlite's list of parameter attributes lacks readonly
+    return fn
 
 
 def oob_function(module: ir.Module) -> ir.Function:
@@ -75,7 +84,9 @@ def oob_function(module: ir.Module) -> ir.Function:
     (``runtime_module``, loaded with the JIT engine: target.py's ``execution_engine``), not in every
     kernel's module: the same function each time, which every compile with memcheck printed, parsed,
     optimised and generated code for (its machine code was a sixth of saxpy's tier 0)."""
-    return declare(module, OOB, VOID, [CONTEXT_P, i32] + [i64] * 6, OOB_ATTRIBUTES)
+    fn = module.globals.get(OOB)
+    return fn if fn is not None else _oob_context_attributes(declare(module, OOB, VOID, [CONTEXT_P, i32] + [i64] * 6,
+                                                                     OOB_ATTRIBUTES))
 
 
 def define_oob(module: ir.Module) -> ir.Function:
@@ -83,6 +94,7 @@ def define_oob(module: ir.Module) -> ir.Function:
     fn = ir.Function(module, ir.FunctionType(VOID, [CONTEXT_P, i32] + [i64] * 6), name=OOB)
     for a in ("noinline",) + OOB_ATTRIBUTES:
         fn.attributes.add(a)
+    _oob_context_attributes(fn)
     ctx, site = fn.args[0], fn.args[1]
     idx, ext = fn.args[2:5], fn.args[5:8]
     b = ir.IRBuilder(fn.append_basic_block("entry"))
