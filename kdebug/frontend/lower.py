@@ -28,6 +28,7 @@ from kdebug.lang import intrinsics as I
 from kdebug.lang import types as T
 from kdebug.frontend import grid_stride
 from kdebug.frontend.index_split import splittable
+from kdebug.frontend import index_bounds
 from kdebug.frontend.math_extra import allow_contraction, apply_fastmath, int_power_function
 
 i1, i8, i32, i64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -126,6 +127,8 @@ class FunctionLowerer:
         self.slots: dict[str, ir.Value] = {}
         self.exit_lines: dict[ir.Block, int] = {}  # block ending in a return -> the return's line
         self.nonneg_names: set[str] = set()  # range loop variables known >= 0 here (index_split.py)
+        # range loop variables that index an array inside its extent here: name -> (array, dimension) (index_bounds.py)
+        self.in_bounds: dict[str, tuple[str, int]] = {}
         self.loops: list[tuple[ir.Block, ir.Block]] = []
         self.whiles: list = []  # the target's enter_while values of the enclosing while loops (inlined calls too)
         self.counter = 0
@@ -161,6 +164,7 @@ class FunctionLowerer:
         il.tf, il.src = callee_tf, callee_tf.source
         il.call_path = self.call_path + ((node, self.tf),)
         il.slots, il.loops = {}, []
+        il.nonneg_names, il.in_bounds = set(), {}  # what is known of the caller's variables is not of its own
         il._hook_context = None  # its own: made at its first hook
         if self.locations is not None:  # its lines are its own file's, inlined at the call
             src = callee_tf.source
@@ -435,8 +439,10 @@ class FunctionLowerer:
                 held_slots.append(negative.slot)
             self._counted_loop(node, counter, negative, start, step, lt)
             self.nonneg_names.add(node.target.id)
+            self._known_in_bounds(node)
             self._counted_loop(node, counter, trips, start, step, lt)
             self.nonneg_names.discard(node.target.id)
+            self.in_bounds.pop(node.target.id, None)
         else:
             self._counted_loop(node, counter, trips, start, step, lt)
         self.target.range_loop_slots(self.hook_context, node, held_slots)
@@ -498,6 +504,7 @@ class FunctionLowerer:
         self.slots, self.ctx, self._hook_context = slots, ctx, None
         if nonneg:
             self.nonneg_names.add(var)
+            self._known_in_bounds(node)
         try:
             self.builder.store(self.cast(value, self.type_of(node.iter), self.tf.locals[var]), slots[var])
             self.loops.append((latch, stop))
@@ -507,6 +514,14 @@ class FunctionLowerer:
         finally:
             self.slots, self.ctx, self._hook_context = saved
             self.nonneg_names.discard(var)
+            self.in_bounds.pop(var, None)
+
+    def _known_in_bounds(self, node) -> None:
+        """Where the range loop ``node``'s variable, known >= 0 now, indexes an array inside its extent
+        (index_bounds.py), note it for the body's accesses."""
+        bound = index_bounds.bound(self.tf, node)
+        if bound is not None:
+            self.in_bounds[node.target.id] = bound
 
     def _range_trip_count(self, start, stop, step, sign: int):
         """How many values range(start, stop, step) yields (0 for a zero step, where Python raises)."""
@@ -720,7 +735,9 @@ class FunctionLowerer:
             if (vt.signed or vt.is_float) and not known_nonneg:  # a float: an atomic's index, cast to intp
                 k = self.wrap_negative(k, extent)
             linear_parts.append(k)
-        self.target.check_bounds(self.hook_context, node, arr_t, linear_parts, extents, access)
+        if not (isinstance(node.value, ast.Name) and len(parts) == arr_t.ndim and all(
+                isinstance(p, ast.Name) and self.in_bounds.get(p.id) == (node.value.id, d) for d, p in enumerate(parts))):
+            self.target.check_bounds(self.hook_context, node, arr_t, linear_parts, extents, access)
         if arr_t.strided:  # a view such as a[:, j]: each index times its stride
             linear = ir.Constant(i64, 0)
             for k, dim in enumerate(linear_parts):
