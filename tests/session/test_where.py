@@ -14,7 +14,9 @@ from kdebug.session.options import RunOptions
 
 pytestmark = pytest.mark.timeout(120)
 
-# most of each turn of the loop runs inside llvmlite's own Python (ir.Module's printing), called from line 9
+# most of each turn of the loop runs inside llvmlite's own Python (ir.Module's printing), called from line 8;
+# the loop is that one line, so that a stack taken at its jump back (where the interpreter may hand the GIL to
+# the thread that answers) names the same line
 IN_A_LIBRARY = """\
 from llvmlite import ir
 
@@ -23,8 +25,7 @@ for k in range(400):
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), []), name=f"f{k}")
     ir.IRBuilder(fn.append_basic_block()).ret_void()
 print("spinning", flush=True)
-while True:
-    text = str(module)
+while True: text = str(module)
 """
 
 
@@ -52,7 +53,7 @@ def test_a_script_stopped_inside_an_installed_package_is_placed_at_its_own_line(
         packages = tuple(os.path.abspath(sysconfig.get_paths()[k]) for k in ("purelib", "platlib"))
         for _ in range(3):  # three moments: each must name the script's line 9 first, and no library's
             where = dbg.where(wait=5.0)
-            assert where and where[0] == f"{script}:9 in <module>", where
+            assert where and where[0] == f"{script}:8 in <module>", where
             assert not any(os.path.abspath(f.rsplit(":", 2)[0]).startswith(packages) for f in where), where
 
 
@@ -63,7 +64,8 @@ def test_asking_where_again_and_again_never_hurts_the_script(tmp_path):
     with spinning_in_a_library(tmp_path) as (dbg, script):
         answers = [dbg.where(wait=5.0) for _ in range(60)]
         assert dbg.alive, (dbg.ended, dbg._fault_text()[-2000:])
-        assert all(a and a[0] == f"{script}:9 in <module>" for a in answers), answers
+        wrong = [(k, a) for k, a in enumerate(answers) if not (a and a[0] == f"{script}:8 in <module>")]
+        assert not wrong, wrong
 
 
 def test_the_scripts_own_frames_are_kept_wherever_it_lives(tmp_path):
