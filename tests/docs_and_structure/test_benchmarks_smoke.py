@@ -170,13 +170,22 @@ def test_bench_startup_runs_and_prints_its_table():
 
 
 def test_bench_kernel_forms_quick_prints_every_form_and_the_goals():
-    """It had stopped running: its report read the regions' thread bounds from where they no longer are."""
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_kernel_forms.py"), "--quick"],
+    """It had stopped running: its report read the regions' thread bounds from where they no longer are.
+    Each form is timed at two placements here (fresh arrays, the heap moved): the figure shown is their
+    median, within the range printed beside it."""
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_kernel_forms.py"), "--quick",
+                        "--placements", "2", "--repeat", "1"],
                        capture_output=True, text=True, timeout=300, cwd=ROOT, env=dict(os.environ, PYTHONUNBUFFERED="1"))
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "best of 1 launches at each of 2 placements, the median shown" in r.stdout, r.stdout[:500]
     for kernel, forms in (("reduction", 5), ("matmul", 4), ("scan", 4)):
         rows = [line for line in r.stdout.splitlines() if line.startswith(f"| {kernel} |")]
         assert len(rows) == forms, (kernel, rows)
         assert all("| regions" in row for row in rows), rows  # how each form ran, from its compile record
+        for row in rows:
+            cells = [c.strip() for c in row.split("|")]
+            on, off = (float(cells[k].split()[0]) * (1e3 if cells[k].endswith("us") else 1) for k in (5, 6))
+            (lo_on, hi_on), (lo_off, hi_off) = (map(float, part.split("-")) for part in cells[11].split(", "))
+            assert lo_on * 0.999 <= on <= hi_on * 1.001 and lo_off * 0.999 <= off <= hi_off * 1.001, row
     assert "thread loops narrowed" in r.stdout
     assert "goals (reported, not asserted):" in r.stdout and "Traceback" not in r.stdout + r.stderr
