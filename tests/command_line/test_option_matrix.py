@@ -69,10 +69,13 @@ def _check(sample: str, flags: list[str], meaning: str) -> None:
 
 @pytest.mark.parametrize("sample", SAMPLES)
 def test_plain_run(sample):
+    """Also every sample's headless report (tests/command_line/test_samples.py runs them as plain scripts)."""
     r = run_kdebug("run", "--headless", "--backend", "cpu", sample, timeout=300)
     out = r.stdout + r.stderr
     assert not INTERNAL.search(out), out[-3000:]
+    assert "Traceback" not in out, out[-3000:]
     assert r.returncode == PLAIN_STATUS[sample], out[-3000:]
+    assert "Launches" in r.stdout and "Diagnostics" in r.stdout, out[-3000:]
 
 
 @pytest.mark.parametrize("option", sorted(SINGLE))
