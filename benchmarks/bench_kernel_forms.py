@@ -211,6 +211,10 @@ def main() -> int:
             wf = mine[vals.index(worst)][0].name
             print(f"  {kernel}, memcheck {'on' if mc else 'off'}: worst/best form {worst / best:.2f}x "
                   f"(worst {wf}; goal <= 2x): {'met' if worst / best <= 2 else 'MISSED'}")
+            if placements > 1:  # each form at its fastest placement: the code's gap without the placements' luck
+                fastest = [r[6][mc][0] for r in mine]
+                print(f"    at each form's fastest placement: {max(fastest) / min(fastest):.2f}x "
+                      f"(worst {mine[fastest.index(max(fastest))][0].name})")
         for r in mine:
             f, on = r[0], r[2]
             value = on * 1e9 if unit == "ns" else on / r[4]

@@ -178,6 +178,7 @@ def test_bench_kernel_forms_quick_prints_every_form_and_the_goals():
                        capture_output=True, text=True, timeout=300, cwd=ROOT, env=dict(os.environ, PYTHONUNBUFFERED="1"))
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert "best of 1 launches at each of 2 placements, the median shown" in r.stdout, r.stdout[:500]
+    assert r.stdout.count("at each form's fastest placement:") == 6, r.stdout[-2000:]  # 3 kernels, memcheck on/off
     for kernel, forms in (("reduction", 5), ("matmul", 4), ("scan", 4)):
         rows = [line for line in r.stdout.splitlines() if line.startswith(f"| {kernel} |")]
         assert len(rows) == forms, (kernel, rows)
