@@ -12,9 +12,9 @@ default): fresh device arrays each time and the heap moved by a held allocation 
 the launcher's own buffers (shared memory, the region frame, the thread contexts) land elsewhere too. The
 same machine code runs up to 2x slower at some placements than at others (measured on an AMD Zen 4: the
 numba_docs reduction at 1.5 or 3.0 ns per element, in the same process, the code unchanged): the table gives
-the median placement's figure and the spread, and the goals read the medians. By default the blocks run on one core (the runtime's parallel
-split off), so that the figures compare with numpy's single-threaded sum and cumsum and do not depend on
-whether the other core is busy; ``--parallel`` keeps the runtime's split. For each kernel the table gives
+the median placement's figure and the spread, and the goals read the medians. By default the blocks run on
+one core (the runtime's parallel split off), so that the figures compare with numpy's single-threaded sum and
+cumsum and do not depend on whether the other core is busy; ``--parallel`` keeps the runtime's split. For each kernel the table gives
 the worst and best forms' ratio, and how each form ran (from its job's record and regions snapshot notes:
 narrowed thread loops, loops run thread by thread and why, why memcheck stops at once where it does).
 Goals (reported, never asserted): the reduction within 3x numpy's sum, the matmul at most 0.3 ns per
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import time
 
@@ -44,7 +45,7 @@ def _optimised_code() -> None:
 
 
 def best_of(fn, repeat: int) -> float:
-    fn()  # compiles (the first time)
+    fn()  # compiles
     _optimised_code()
     fn()  # the optimised tier's first launch
     times = []
@@ -71,11 +72,6 @@ def placed(prepare, inputs, repeat: int, placements: int) -> list[float]:
             _held.append(libc.malloc(200 + 336 * len(_held)))
         out.append(best_of(prepare(*inputs), repeat))
     return out
-
-
-def median(values: list[float]) -> float:
-    v = sorted(values)
-    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
 
 
 def numpy_time(kernel: str, inputs, repeat: int) -> float:
@@ -169,7 +165,7 @@ def main() -> int:
         for mc in (True, False):
             kdebug.set_options(memcheck=mc)
             at = [v / work for v in placed(f.run.prepare, inputs, repeat, placements)]
-            t[mc], spread[mc] = median(at), (min(at), max(at))
+            t[mc], spread[mc] = statistics.median(at), (min(at), max(at))
         kdebug.set_options(memcheck=True)
         key = (f.kernel, n, inputs[0].dtype.str)
         if key not in numpy_cache:
